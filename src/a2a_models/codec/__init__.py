@@ -1,0 +1,214 @@
+"""Encode models to, and decode them from, every A2A wire dialect.
+
+>>> from a2a_models import Message, codec
+>>> wire = codec.encode(Message.user("hi"), dialect="1.0")
+>>> codec.decode(Message, wire, dialect="1.0").text
+'hi'
+
+* :func:`encode` / :func:`decode` work on JSON bytes (or text);
+  :func:`to_wire` / :func:`from_wire` on already-parsed JSON values.
+* :func:`to_dict` / :func:`from_dict` give the snake_case Python-dict form.
+* ``strict=True`` rejects unknown members (lenient by default, as the spec asks).
+* What a dialect cannot express raises :class:`~a2a_models.errors.EncodeError`
+  naming the path; ``lossy=True`` drops it instead.
+* Every decoding problem raises :class:`~a2a_models.errors.DecodeError` with
+  the JSON path of the first problem; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, TypeVar, overload
+
+import cattrs
+
+from .. import models as m
+from ..errors import DecodeError, EncodeError, InvalidModelError
+from . import _json
+from ._converters import Dialect, get_namespace, make_converter, union_name
+from ._gen import LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+
+__all__ = [
+    "Dialect",
+    "decode",
+    "dumps",
+    "encode",
+    "from_dict",
+    "from_wire",
+    "get_converter",
+    "loads",
+    "make_converter",
+    "to_dict",
+    "to_wire",
+]
+
+T = TypeVar("T")
+
+loads = _json.loads
+dumps = _json.dumps
+
+
+@functools.cache
+def get_converter(dialect: Dialect | str = Dialect.V1_0, strict: bool = False) -> cattrs.Converter:
+    """The shared (cached) cattrs converter of ``dialect``."""
+    return make_converter(Dialect(dialect), strict=strict)
+
+
+def _hook_name(tp: Any) -> str:
+    name = union_name(tp)
+    if name is not None:
+        return name
+    if isinstance(tp, type):
+        if issubclass(tp, m.Part):
+            return "Part"
+        if issubclass(tp, m.SecurityScheme):
+            return "SecurityScheme"
+        return tp.__name__
+    raise TypeError(f"cannot decode into {tp!r}: not an A2A model type")
+
+
+def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> Any:
+    ns = get_namespace(dialect, strict)
+    fn = ns.get(f"_s_{_hook_name(tp)}")
+    if fn is None:
+        raise TypeError(f"{tp!r} has no {dialect.value} form")
+    return fn
+
+
+@overload
+def from_wire(
+    tp: type[T], value: Any, dialect: Dialect | str = ..., *, strict: bool = ..., lossy: bool = ...
+) -> T: ...
+@overload
+def from_wire(
+    tp: Any, value: Any, dialect: Dialect | str = ..., *, strict: bool = ..., lossy: bool = ...
+) -> Any: ...
+def from_wire(
+    tp: Any,
+    value: Any,
+    dialect: Dialect | str = Dialect.V1_0,
+    *,
+    strict: bool = False,
+    lossy: bool = False,
+) -> Any:
+    """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias)."""
+    d = Dialect(dialect)
+    fn = _structure_fn(tp, d, strict)
+    token = LOSSY.set(lossy) if lossy else None
+    try:
+        result = fn(value)
+    except Fail as exc:
+        raise DecodeError(render_path(exc.path[::-1]), exc.expected) from None
+    except Loss as exc:
+        raise DecodeError(render_path(exc.path[::-1]), exc.problem) from None
+    except InvalidModelError as exc:
+        raise DecodeError("$", exc.problem) from None
+    except RecursionError:
+        raise DecodeError("$", "input nested too deeply") from None
+    finally:
+        if token is not None:
+            LOSSY.reset(token)
+    if isinstance(tp, type) and not isinstance(result, tp):
+        raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
+    return result
+
+
+@overload
+def decode(
+    tp: type[T],
+    data: bytes | bytearray | memoryview | str,
+    dialect: Dialect | str = ...,
+    *,
+    strict: bool = ...,
+    lossy: bool = ...,
+) -> T: ...
+@overload
+def decode(
+    tp: Any,
+    data: bytes | bytearray | memoryview | str,
+    dialect: Dialect | str = ...,
+    *,
+    strict: bool = ...,
+    lossy: bool = ...,
+) -> Any: ...
+def decode(
+    tp: Any,
+    data: bytes | bytearray | memoryview | str | dict[str, Any] | list[Any],
+    dialect: Dialect | str = Dialect.V1_0,
+    *,
+    strict: bool = False,
+    lossy: bool = False,
+) -> Any:
+    """Decode JSON (bytes, text, or an already-parsed dict) into ``tp``.
+
+    Raises :class:`DecodeError` (with the JSON path of the first problem) for
+    invalid JSON and for anything that is not a valid ``tp`` in ``dialect``.
+    """
+    if isinstance(data, dict | list):
+        value: Any = data
+    else:
+        try:
+            value = _json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise DecodeError("$", f"expected valid JSON ({exc})") from None
+    return from_wire(tp, value, dialect, strict=strict, lossy=lossy)
+
+
+def to_wire(
+    obj: Any,
+    dialect: Dialect | str = Dialect.V1_0,
+    *,
+    as_type: Any = None,
+    lossy: bool = False,
+) -> Any:
+    """Encode a model into JSON-ready Python values of ``dialect``.
+
+    ``as_type`` picks a union form, e.g. ``as_type=StreamResponse`` wraps a
+    Task as ``{"task": {...}}`` in 1.0 (and tags it with ``kind`` in 0.3).
+    """
+    d = Dialect(dialect)
+    ns = get_namespace(d, False)
+    name = _hook_name(as_type) if as_type is not None else _hook_name(type(obj))
+    fn = ns.get(f"_u_{name}")
+    if fn is None:
+        raise TypeError(f"{type(obj).__name__} has no {d.value} form")
+    token = LOSSY.set(lossy) if lossy else None
+    try:
+        return fn(obj)
+    except Loss as exc:
+        raise EncodeError(render_path(exc.path[::-1]), exc.problem) from None
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise EncodeError("$", f"not a valid {name}: {exc!r}") from None
+    finally:
+        if token is not None:
+            LOSSY.reset(token)
+
+
+def encode(
+    obj: Any,
+    dialect: Dialect | str = Dialect.V1_0,
+    *,
+    as_type: Any = None,
+    lossy: bool = False,
+) -> bytes:
+    """Encode a model to compact UTF-8 JSON bytes of ``dialect``."""
+    return _json.dumps(to_wire(obj, dialect, as_type=as_type, lossy=lossy))
+
+
+def to_dict(obj: Any, *, as_type: Any = None) -> Any:
+    """The snake_case Python-dict form of a model (``datetime``/``bytes`` kept native)."""
+    return to_wire(obj, Dialect.PYTHON, as_type=as_type)
+
+
+@overload
+def from_dict(tp: type[T], value: Any, *, strict: bool = ...) -> T: ...
+@overload
+def from_dict(tp: Any, value: Any, *, strict: bool = ...) -> Any: ...
+def from_dict(tp: Any, value: Any, *, strict: bool = False) -> Any:
+    """Build a model from its snake_case Python-dict form."""
+    return from_wire(tp, value, Dialect.PYTHON, strict=strict)
+
+
+# Re-exported for adapters that format timestamps outside models.
+parse_timestamp = timestamp
+__all__ += ["format_timestamp", "parse_timestamp"]

@@ -1,0 +1,484 @@
+"""The A2A 1.0 dialect (ProtoJSON of ``lf.a2a.v1``) and the snake_case Python-dict form.
+
+Both share one structure; they differ in member names (camelCase vs
+snake_case) and in leaf values (RFC 3339 text and base64 vs ``datetime`` and
+``bytes``). Most classes are described by tables derived from the models;
+the oneofs (Part, SecurityScheme, OAuthFlows, the response unions) and
+SecurityRequirement's nested map have hand-written hooks.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from .. import models as m
+from .._state import TaskState
+from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, lose, type_name
+
+__all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
+
+
+def camel(snake: str) -> str:
+    """proto field name -> ProtoJSON ``json_name`` (lowerCamelCase)."""
+    head, *rest = snake.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def snake(name: str) -> str:
+    """Identity naming for the Python-dict form."""
+    return name
+
+
+#: REQUIRED proto fields that have a Python default: always written, and
+#: required when decoding.
+REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = frozenset(
+    {
+        (m.Message, "message_id"),
+        (m.Artifact, "artifact_id"),
+        (m.AgentInterface, "protocol_version"),
+        (m.AgentCard, "capabilities"),
+        (m.AgentCard, "default_input_modes"),
+        (m.AgentCard, "default_output_modes"),
+        (m.AgentCard, "skills"),
+        (m.AuthorizationCodeOAuthFlow, "scopes"),
+        (m.ClientCredentialsOAuthFlow, "scopes"),
+        (m.DeviceCodeOAuthFlow, "scopes"),
+        (m.ListTasksResponse, "tasks"),
+        (m.ListTasksResponse, "next_page_token"),
+        (m.ListTasksResponse, "page_size"),
+        (m.ListTasksResponse, "total_size"),
+    }
+)
+
+#: Classes decoded by generated tables, in dependency-free order.
+TABLE_CLASSES: tuple[type[Any], ...] = (
+    m.TaskStatus,
+    m.Message,
+    m.Artifact,
+    m.Task,
+    m.TaskStatusUpdateEvent,
+    m.TaskArtifactUpdateEvent,
+    m.AuthenticationInfo,
+    m.TaskPushNotificationConfig,
+    m.AgentInterface,
+    m.AgentProvider,
+    m.AgentExtension,
+    m.AgentCapabilities,
+    m.AgentSkill,
+    m.AgentCardSignature,
+    m.AgentCard,
+    m.AuthorizationCodeOAuthFlow,
+    m.ClientCredentialsOAuthFlow,
+    m.ImplicitOAuthFlow,
+    m.PasswordOAuthFlow,
+    m.DeviceCodeOAuthFlow,
+    m.APIKeySecurityScheme,
+    m.HTTPAuthSecurityScheme,
+    m.OAuth2SecurityScheme,
+    m.OpenIdConnectSecurityScheme,
+    m.MutualTlsSecurityScheme,
+    m.SendMessageConfiguration,
+    m.SendMessageRequest,
+    m.GetTaskRequest,
+    m.ListTasksRequest,
+    m.ListTasksResponse,
+    m.CancelTaskRequest,
+    m.SubscribeToTaskRequest,
+    m.GetTaskPushNotificationConfigRequest,
+    m.DeleteTaskPushNotificationConfigRequest,
+    m.ListTaskPushNotificationConfigsRequest,
+    m.ListTaskPushNotificationConfigsResponse,
+    m.GetExtendedAgentCardRequest,
+)
+
+#: Attributes that exist only in 0.3: the 1.0 dialect reports them when set.
+ONLY_IN_V03: dict[tuple[type[Any], str], str] = {
+    (m.TaskStatusUpdateEvent, "final"): "",  # stream closure replaces it: not a loss
+    (m.AgentCapabilities, "state_transition_history"): (
+        "capabilities.stateTransitionHistory was removed in A2A 1.0"
+    ),
+    (m.GetTaskRequest, "metadata"): "GetTaskRequest has no metadata in A2A 1.0",
+    (m.SubscribeToTaskRequest, "metadata"): "SubscribeToTaskRequest has no metadata in A2A 1.0",
+    (m.GetTaskPushNotificationConfigRequest, "metadata"): "no metadata in A2A 1.0",
+    (m.DeleteTaskPushNotificationConfigRequest, "metadata"): "no metadata in A2A 1.0",
+    (m.ListTaskPushNotificationConfigsRequest, "metadata"): "no metadata in A2A 1.0",
+}
+
+
+def _leaf_kinds(python: bool) -> dict[Any, Kind]:
+    str_kind = Kind(decode="({0} if {0}.__class__ is str else _bad_str({0}))", empty="''")
+    if python:
+        ts = Kind(decode="_ts({})")
+        raw = Kind(decode="_bytes({})")
+    else:
+        ts = Kind(decode="_ts({})", encode="_fmt_ts({})")
+        raw = Kind(decode="_b64d({})", encode="_b64e({})")
+    return {
+        str: str_kind,
+        bool: Kind(
+            decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False"
+        ),
+        int: Kind(decode="_int32({})", empty="0"),
+        datetime: ts,
+        bytes: raw,
+        "json_object": Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))"),
+        "json_value": Kind(),
+        # Enum.__hash__ is Python code: key the encode tables by ``_value_``.
+        TaskState: Kind(decode="_E_TaskState({})", encode="_X_TaskState[{}._value_]"),
+        m.Role: Kind(decode="_E_Role({})", encode="_X_Role[{}._value_]"),
+        "str_list": Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]"),
+    }
+
+
+def _unwrap_optional(tp: Any) -> Any:
+    args = typing.get_args(tp)
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return rest[0]
+    return tp
+
+
+def kind_for(tp: Any, leaves: dict[Any, Kind], name_of: Callable[[type[Any]], str]) -> Kind:
+    """The codec kind of an attribute type annotation."""
+    tp = _unwrap_optional(tp)
+    if tp in leaves:
+        return leaves[tp]
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is tuple:
+        item = args[0]
+        if item is str:
+            return leaves["str_list"]
+        n = name_of(item)
+        return Kind(
+            decode=f"_list(_s_{n}, {{}})",
+            encode=f"_ulist(_u_{n}, {{}})",
+            is_list=True,
+            empty="[]",
+        )
+    if origin is dict:
+        key, value = args
+        if value is str:
+            return Kind(decode="_str_map({})")
+        if value is typing.Any:
+            return leaves["json_object"]
+        n = name_of(value)
+        return Kind(decode=f"_map(_s_{n}, {{}})", encode=f"_umap(_u_{n}, {{}})")
+    if tp is typing.Any:
+        return leaves["json_value"]
+    if attrs.has(tp):
+        n = name_of(tp)
+        return Kind(decode=f"_s_{n}({{}})", encode=f"_u_{n}({{}})")
+    raise TypeError(f"no codec kind for {tp!r}")
+
+
+def build_specs(*, python: bool) -> list[ClassSpec]:
+    """Field tables for every table-driven class in 1.0 (or the Python-dict form)."""
+    leaves = _leaf_kinds(python)
+    wire = snake if python else camel
+    specs = []
+    for cls in TABLE_CLASSES:
+        hints = typing.get_type_hints(cls)
+        fields = []
+        for a in attrs.fields(cls):
+            tp = hints[a.name]
+            if a.name in ("metadata", "params", "header"):
+                kind = leaves["json_object"]
+            else:
+                kind = kind_for(tp, leaves, lambda c: c.__name__)
+            required = a.default is attrs.NOTHING or (cls, a.name) in REQUIRED_WITH_DEFAULT
+            only03 = ONLY_IN_V03.get((cls, a.name))
+            unsupported = None
+            if only03 is not None:
+                if not only03:
+                    continue
+                unsupported = only03
+            fields.append(
+                Field(
+                    attr=a.name,
+                    wire=wire(a.name),
+                    kind=kind,
+                    required=required,
+                    always=required or bool(a.metadata.get("always_emit")),
+                    nonempty=required and typing.get_origin(_unwrap_optional(tp)) is tuple
+                    and (cls, a.name) not in _MAY_BE_EMPTY,
+                    empty_is_unset=not python,
+                    unsupported=unsupported,
+                )
+            )
+        specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__))
+    return specs
+
+
+# A REQUIRED repeated field must have an element (§5.7), except a result page.
+_MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks"), (m.AgentCard, "skills")})
+
+
+# --------------------------------------------------------------------------- oneof hooks
+
+
+def _setters(cls: type[Any]) -> dict[str, Any]:
+    out = {}
+    for a in attrs.fields(cls):
+        for klass in cls.__mro__:
+            desc = klass.__dict__.get(a.name)
+            if desc is not None and hasattr(desc, "__set__"):
+                out[a.name] = desc.__set__
+                break
+    return out
+
+
+_PART_CONTENT = ("text", "raw", "url", "data")
+_SCHEME_KEYS = {
+    m.APIKeySecurityScheme: "apiKeySecurityScheme",
+    m.HTTPAuthSecurityScheme: "httpAuthSecurityScheme",
+    m.OAuth2SecurityScheme: "oauth2SecurityScheme",
+    m.OpenIdConnectSecurityScheme: "openIdConnectSecurityScheme",
+    m.MutualTlsSecurityScheme: "mtlsSecurityScheme",
+}
+_FLOW_ATTRS = ("authorization_code", "client_credentials", "implicit", "password", "device_code")
+_STREAM_KEYS = {
+    m.Task: "task",
+    m.Message: "message",
+    m.TaskStatusUpdateEvent: "statusUpdate",
+    m.TaskArtifactUpdateEvent: "artifactUpdate",
+}
+
+
+def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
+    """Add the hand-written hooks of the 1.0 oneofs to ``ns``."""
+    w = snake if python else camel
+    k_text, k_raw, k_url, k_data = "text", "raw", "url", "data"
+    k_meta, k_file, k_media = "metadata", "filename", w("media_type")
+    raw_dec = ns["_bytes"] if python else ns["_b64d"]
+    raw_enc: Callable[[bytes], Any] = (lambda b: b) if python else ns["_b64e"]
+    part_known = frozenset({k_text, k_raw, k_url, k_data, k_meta, k_file, k_media})
+    s_text, s_file, s_data = (_setters(c) for c in (m.TextPart, m.FilePart, m.DataPart))
+    new = object.__new__
+    TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
+
+    def s_part(d: Any) -> m.Part:
+        if d.__class__ is not dict:
+            raise Fail(f"expected an object (Part), got {type_name(d)}")
+        g = d.get
+        text, raw, url = g(k_text), g(k_raw), g(k_url)
+        has_data = k_data in d
+        if (text is not None) + (raw is not None) + (url is not None) + has_data != 1:
+            raise Fail("expected exactly one of text, raw, url, data")
+        meta, filename, media = g(k_meta), g(k_file), g(k_media)
+        if meta is not None and meta.__class__ is not dict:
+            raise Fail(f"expected an object, got {type_name(meta)}", k_meta)
+        if filename is not None and filename.__class__ is not str:
+            raise Fail(f"expected a string, got {type_name(filename)}", k_file)
+        if media is not None and media.__class__ is not str:
+            raise Fail(f"expected a string, got {type_name(media)}", k_media)
+        if strict:
+            for key in d:
+                if key not in part_known:
+                    raise Fail("unknown field (strict mode)", key)
+        if not python:
+            filename = filename or None
+            media = media or None
+        if text is not None:
+            if text.__class__ is not str:
+                raise Fail(f"expected a string, got {type_name(text)}", k_text)
+            p: Any = new(TextPart)
+            s_text["text"](p, text)
+            setters = s_text
+        elif has_data:
+            p = new(DataPart)
+            s_data["data"](p, d[k_data])
+            setters = s_data
+        else:
+            p = new(FilePart)
+            if raw is not None:
+                try:
+                    raw = raw_dec(raw)
+                except Fail as exc:
+                    exc.path.append(k_raw)
+                    raise
+            elif url.__class__ is not str:
+                raise Fail(f"expected a string, got {type_name(url)}", k_url)
+            s_file["raw"](p, raw)
+            s_file["url"](p, url)
+            setters = s_file
+        setters["metadata"](p, meta)
+        setters["filename"](p, filename)
+        setters["media_type"](p, media)
+        return p  # type: ignore[no-any-return]
+
+    def u_part(p: m.Part) -> dict[str, Any]:
+        cls = p.__class__
+        if cls is TextPart or isinstance(p, TextPart):
+            r: dict[str, Any] = {k_text: p.text}  # type: ignore[attr-defined]
+        elif cls is DataPart or isinstance(p, DataPart):
+            r = {k_data: p.data}  # type: ignore[attr-defined]
+        elif isinstance(p, FilePart):
+            r = {k_raw: raw_enc(p.raw)} if p.raw is not None else {k_url: p.url}
+        else:
+            raise Loss(f"unknown Part subclass {type(p).__name__}")
+        if p.metadata is not None:
+            r[k_meta] = p.metadata
+        if p.filename:
+            r[k_file] = p.filename
+        if p.media_type:
+            r[k_media] = p.media_type
+        return r
+
+    ns["_s_Part"], ns["_u_Part"] = s_part, u_part
+
+    scheme_keys = {cls: (w(key) if not python else _to_snake(key)) for cls, key in _SCHEME_KEYS.items()}
+    by_key = {key: cls for cls, key in scheme_keys.items()}
+    scheme_choices = ", ".join(by_key)
+
+    def s_scheme(d: Any) -> m.SecurityScheme:
+        if d.__class__ is not dict:
+            raise Fail(f"expected an object (SecurityScheme), got {type_name(d)}")
+        present = [k for k in d if k in by_key and d[k] is not None]
+        if len(present) != 1 or (strict and len(d) != 1):
+            raise Fail(f"expected exactly one of {scheme_choices}")
+        key = present[0]
+        try:
+            return ns[f"_s_{by_key[key].__name__}"](d[key])  # type: ignore[no-any-return]
+        except Fail as exc:
+            exc.path.append(key)
+            raise
+
+    def u_scheme(s: m.SecurityScheme) -> dict[str, Any]:
+        key = scheme_keys.get(type(s))
+        if key is None:
+            raise Loss(f"unknown SecurityScheme subclass {type(s).__name__}")
+        return {key: ns[f"_u_{type(s).__name__}"](s)}
+
+    ns["_s_SecurityScheme"], ns["_u_SecurityScheme"] = s_scheme, u_scheme
+
+    flow_keys = {attr: w(attr) for attr in _FLOW_ATTRS}
+    flow_classes = {
+        "authorization_code": "AuthorizationCodeOAuthFlow",
+        "client_credentials": "ClientCredentialsOAuthFlow",
+        "implicit": "ImplicitOAuthFlow",
+        "password": "PasswordOAuthFlow",
+        "device_code": "DeviceCodeOAuthFlow",
+    }
+    s_flows_set = _setters(m.OAuthFlows)
+    flow_choices = ", ".join(flow_keys.values())
+
+    def s_flows(d: Any) -> m.OAuthFlows:
+        if d.__class__ is not dict:
+            raise Fail(f"expected an object (OAuthFlows), got {type_name(d)}")
+        o: Any = new(m.OAuthFlows)
+        count = 0
+        for attr, key in flow_keys.items():
+            value = d.get(key)
+            if value is not None:
+                count += 1
+                try:
+                    value = ns[f"_s_{flow_classes[attr]}"](value)
+                except Fail as exc:
+                    exc.path.append(key)
+                    raise
+            s_flows_set[attr](o, value)
+        if count != 1:
+            raise Fail(f"expected exactly one of {flow_choices}")
+        if strict:
+            for key in d:
+                if key not in flow_keys.values():
+                    raise Fail("unknown field (strict mode)", key)
+        return o  # type: ignore[no-any-return]
+
+    def u_flows(o: m.OAuthFlows) -> dict[str, Any]:
+        r = {}
+        for attr, key in flow_keys.items():
+            value = getattr(o, attr)
+            if value is not None:
+                if r:
+                    lose("A2A 1.0 allows exactly one OAuth flow per scheme", key)
+                    continue
+                r[key] = ns[f"_u_{flow_classes[attr]}"](value)
+        return r
+
+    ns["_s_OAuthFlows"], ns["_u_OAuthFlows"] = s_flows, u_flows
+
+    s_req = _setters(m.SecurityRequirement)
+    k_schemes = "schemes"
+
+    def s_requirement(d: Any) -> m.SecurityRequirement:
+        if d.__class__ is not dict:
+            raise Fail(f"expected an object (SecurityRequirement), got {type_name(d)}")
+        schemes = d.get(k_schemes)
+        out: dict[str, tuple[str, ...]] = {}
+        if schemes is not None:
+            if schemes.__class__ is not dict:
+                raise Fail(f"expected an object, got {type_name(schemes)}", k_schemes)
+            for name, lst in schemes.items():
+                if lst.__class__ is not dict:
+                    raise Fail(f"expected a StringList object, got {type_name(lst)}", k_schemes, name)
+                scopes = lst.get("list")
+                if scopes is None:
+                    out[name] = ()
+                    continue
+                try:
+                    out[name] = ns["_str_list"](scopes)
+                except Fail as exc:
+                    exc.path += ["list", name, k_schemes]
+                    raise
+        o: Any = new(m.SecurityRequirement)
+        s_req["schemes"](o, out)
+        return o  # type: ignore[no-any-return]
+
+    def u_requirement(o: m.SecurityRequirement) -> dict[str, Any]:
+        if not o.schemes:
+            return {}
+        return {k_schemes: {name: {"list": list(scopes)} for name, scopes in o.schemes.items()}}
+
+    ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement
+
+    stream_keys = {cls: _to_snake(key) if python else key for cls, key in _STREAM_KEYS.items()}
+    install_wrapper_union(ns, "StreamResponse", stream_keys, strict=strict)
+    send_keys = {m.Task: stream_keys[m.Task], m.Message: stream_keys[m.Message]}
+    install_wrapper_union(ns, "SendMessageResponse", send_keys, strict=strict)
+
+
+def _to_snake(camel_name: str) -> str:
+    out = []
+    for ch in camel_name:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def install_wrapper_union(
+    ns: Namespace, name: str, keys: dict[type[Any], str], *, strict: bool
+) -> None:
+    """A oneof wrapper ``{"task": {...}}`` <-> the bare model object."""
+    by_key = {key: cls.__name__ for cls, key in keys.items()}
+    choices = ", ".join(by_key)
+
+    def structure(d: Any) -> Any:
+        if d.__class__ is not dict:
+            raise Fail(f"expected an object ({name}), got {type_name(d)}")
+        present = [k for k in by_key if d.get(k) is not None]
+        if len(present) != 1 or (strict and len(d) != 1):
+            raise Fail(f"expected exactly one of {choices}")
+        key = present[0]
+        try:
+            return ns[f"_s_{by_key[key]}"](d[key])
+        except Fail as exc:
+            exc.path.append(key)
+            raise
+
+    def unstructure(o: Any) -> dict[str, Any]:
+        key = keys.get(type(o))
+        if key is None:
+            raise Loss(f"{name} cannot hold a {type(o).__name__}")
+        return {key: ns[f"_u_{type(o).__name__}"](o)}
+
+    ns[f"_s_{name}"], ns[f"_u_{name}"] = structure, unstructure

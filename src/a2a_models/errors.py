@@ -1,0 +1,391 @@
+"""Every exception a2a-models raises, in one hierarchy.
+
+Whose fault an error is shows in its class, as in h11:
+
+* :class:`InvalidModelError` – *you* built a model with a bad value (local misuse).
+* :class:`DecodeError` – *the peer* sent bytes that are not a valid A2A payload.
+* :class:`EncodeError` – a value cannot be written in the requested dialect
+  (for example a 1.0-only field encoded for a 0.3 peer).
+* :class:`JSONRPCError` and its subclasses – the protocol's own errors, with the
+  spec's codes. A server raises them to answer a request; a client raises them
+  when the peer answered with an error (``err.remote`` is then ``True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+__all__ = [
+    "ERROR_DOMAIN",
+    "A2AError",
+    "ContentTypeNotSupportedError",
+    "DecodeError",
+    "EncodeError",
+    "ExtendedAgentCardNotConfiguredError",
+    "ExtensionSupportRequiredError",
+    "InternalError",
+    "InvalidAgentResponseError",
+    "InvalidModelError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JSONParseError",
+    "JSONRPCError",
+    "MethodNotFoundError",
+    "PushNotificationNotSupportedError",
+    "TaskNotCancelableError",
+    "TaskNotFoundError",
+    "UnsupportedOperationError",
+    "VersionNotSupportedError",
+    "error_from_code",
+    "error_from_reason",
+]
+
+#: ``google.rpc.ErrorInfo.domain`` used by every A2A error (spec §9.5).
+ERROR_DOMAIN = "a2a-protocol.org"
+_ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+class A2AError(Exception):
+    """Base class of every error raised by a2a-models."""
+
+
+class InvalidModelError(A2AError, ValueError):
+    """A model was constructed with an invalid value (the caller's fault).
+
+    ``field`` names the offending attribute as ``Class.attribute``.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+class DecodeError(A2AError, ValueError):
+    """Input could not be decoded into the requested type (the peer's fault).
+
+    ``path`` is a JSON path (``$.params.message.parts[2]``) to the first
+    problem and ``expected`` says what should have been there.
+    """
+
+    def __init__(self, path: str, expected: str) -> None:
+        self.path = path
+        self.expected = expected
+        super().__init__(f"{path}: {expected}")
+
+
+class EncodeError(A2AError, ValueError):
+    """A value cannot be expressed in the requested wire dialect."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class JSONRPCError(A2AError):
+    """A JSON-RPC 2.0 error object: ``code``, ``message`` and optional ``data``.
+
+    Subclasses exist for every code the JSON-RPC and A2A specifications define;
+    :func:`error_from_code` maps a code back to its class. ``remote`` is true
+    when the error was received from a peer rather than raised locally.
+    """
+
+    code: ClassVar[int] = -32000
+    default_message: ClassVar[str] = "Server error"
+    #: UPPER_SNAKE ``google.rpc.ErrorInfo.reason`` for A2A-specific errors.
+    reason: ClassVar[str | None] = None
+    #: HTTP status for the HTTP+JSON binding (spec §11.6).
+    http_status: ClassVar[int] = 500
+    #: ``google.rpc.Code`` name used in HTTP+JSON and gRPC error bodies.
+    grpc_status: ClassVar[str] = "UNKNOWN"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        code: int | None = None,
+        remote: bool = False,
+    ) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        self.remote = remote
+        if code is not None:
+            # Only meaningful for the base class: an unknown code from a peer.
+            self.code = code  # type: ignore[misc]
+        super().__init__(self.message)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+    def error_info(self, metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The ``google.rpc.ErrorInfo`` detail (1.0 wire form, with ``@type``)."""
+        info: dict[str, Any] = {
+            "@type": _ERROR_INFO_TYPE,
+            "reason": self.reason or "UNKNOWN",
+            "domain": ERROR_DOMAIN,
+        }
+        if metadata:
+            info["metadata"] = dict(metadata)
+        return info
+
+    def to_jsonrpc(self, version: str = "1.0") -> dict[str, Any]:
+        """The JSON-RPC ``error`` member for ``version`` ("1.0" or "0.3").
+
+        1.0 carries ``data`` as an array of ``@type`` detail objects with an
+        ``ErrorInfo`` for A2A errors (spec §9.5); 0.3 carries ``data`` as is.
+        """
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if version.startswith("0."):
+            if self.data is not None:
+                err["data"] = self.data
+            return err
+        details = _as_details(self.data)
+        if self.reason is not None and not any(
+            isinstance(d, dict) and d.get("@type") == _ERROR_INFO_TYPE for d in details
+        ):
+            details.insert(0, self.error_info())
+        if details:
+            err["data"] = details
+        return err
+
+    def to_http_status(self) -> dict[str, Any]:
+        """The ``google.rpc.Status`` body used by the 1.0 HTTP+JSON binding."""
+        details = _as_details(self.data)
+        if self.reason is not None and not any(
+            isinstance(d, dict) and d.get("@type") == _ERROR_INFO_TYPE for d in details
+        ):
+            details.insert(0, self.error_info())
+        body: dict[str, Any] = {
+            "code": self.http_status,
+            "status": self.grpc_status,
+            "message": self.message,
+        }
+        if details:
+            body["details"] = details
+        return {"error": body}
+
+    @classmethod
+    def from_jsonrpc(cls, error: Mapping[str, Any], *, remote: bool = True) -> JSONRPCError:
+        """Rebuild the typed error from a JSON-RPC ``error`` object (either version)."""
+        code = error.get("code")
+        message = error.get("message")
+        data = error.get("data")
+        if not isinstance(code, int) or isinstance(code, bool):
+            return InternalError(
+                f"peer sent an error without an integer code: {error!r}", remote=remote
+            )
+        klass = error_from_code(code)
+        if klass is JSONRPCError:
+            return JSONRPCError(
+                message if isinstance(message, str) else None, data, code=code, remote=remote
+            )
+        return klass(message if isinstance(message, str) else None, data, remote=remote)
+
+    @classmethod
+    def from_http_status(cls, body: Mapping[str, Any], *, remote: bool = True) -> JSONRPCError:
+        """Rebuild the typed error from a ``google.rpc.Status`` REST error body."""
+        inner = body.get("error", body)
+        if not isinstance(inner, Mapping):
+            return InternalError(f"peer sent an unreadable error body: {body!r}", remote=remote)
+        message = inner.get("message")
+        details = inner.get("details")
+        msg = message if isinstance(message, str) else None
+        if isinstance(details, list):
+            for detail in details:
+                if isinstance(detail, Mapping) and detail.get("@type") == _ERROR_INFO_TYPE:
+                    reason = detail.get("reason")
+                    if isinstance(reason, str) and reason in _BY_REASON:
+                        return _BY_REASON[reason](msg, details, remote=remote)
+        status = inner.get("status")
+        for klass in _STATUS_FALLBACK:
+            if klass.grpc_status == status:
+                return klass(msg, details, remote=remote)
+        return InternalError(msg, details, remote=remote)
+
+
+def _as_details(data: Any) -> list[Any]:
+    if data is None:
+        return []
+    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        return list(data)
+    return [data]
+
+
+class JSONParseError(JSONRPCError):
+    """-32700: the payload is not valid JSON."""
+
+    code = -32700
+    default_message = "Invalid JSON payload"
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+
+
+class InvalidRequestError(JSONRPCError):
+    """-32600: the JSON is not a valid JSON-RPC request."""
+
+    code = -32600
+    default_message = "Request payload validation error"
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+
+
+class MethodNotFoundError(JSONRPCError):
+    """-32601: no such method."""
+
+    code = -32601
+    default_message = "Method not found"
+    http_status = 404
+    grpc_status = "UNIMPLEMENTED"
+
+
+class InvalidParamsError(JSONRPCError):
+    """-32602: the method's parameters are invalid."""
+
+    code = -32602
+    default_message = "Invalid parameters"
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+
+
+class InternalError(JSONRPCError):
+    """-32603: the server failed unexpectedly."""
+
+    code = -32603
+    default_message = "Internal error"
+    http_status = 500
+    grpc_status = "INTERNAL"
+
+
+class TaskNotFoundError(JSONRPCError):
+    """-32001: the task does not exist or is not visible to the caller."""
+
+    code = -32001
+    default_message = "Task not found"
+    reason = "TASK_NOT_FOUND"
+    http_status = 404
+    grpc_status = "NOT_FOUND"
+
+
+class TaskNotCancelableError(JSONRPCError):
+    """-32002: the task is in a state that cannot be canceled."""
+
+    code = -32002
+    default_message = "Task cannot be canceled"
+    reason = "TASK_NOT_CANCELABLE"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+class PushNotificationNotSupportedError(JSONRPCError):
+    """-32003: the agent does not support push notifications."""
+
+    code = -32003
+    default_message = "Push Notification is not supported"
+    reason = "PUSH_NOTIFICATION_NOT_SUPPORTED"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+class UnsupportedOperationError(JSONRPCError):
+    """-32004: the operation is not supported by this agent or in this state."""
+
+    code = -32004
+    default_message = "This operation is not supported"
+    reason = "UNSUPPORTED_OPERATION"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+class ContentTypeNotSupportedError(JSONRPCError):
+    """-32005: a requested or supplied media type is not supported."""
+
+    code = -32005
+    default_message = "Incompatible content types"
+    reason = "CONTENT_TYPE_NOT_SUPPORTED"
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+
+
+class InvalidAgentResponseError(JSONRPCError):
+    """-32006: the agent produced a response that violates the protocol."""
+
+    code = -32006
+    default_message = "Invalid agent response"
+    reason = "INVALID_AGENT_RESPONSE"
+    http_status = 500
+    grpc_status = "INTERNAL"
+
+
+class ExtendedAgentCardNotConfiguredError(JSONRPCError):
+    """-32007: the extended agent card is declared but not configured.
+
+    0.3 called this ``AuthenticatedExtendedCardNotConfiguredError``.
+    """
+
+    code = -32007
+    default_message = "Extended agent card is not configured"
+    reason = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+class ExtensionSupportRequiredError(JSONRPCError):
+    """-32008: a required extension was not requested by the client (1.0)."""
+
+    code = -32008
+    default_message = "Extension support required"
+    reason = "EXTENSION_SUPPORT_REQUIRED"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+class VersionNotSupportedError(JSONRPCError):
+    """-32009: the requested A2A protocol version is not supported (1.0)."""
+
+    code = -32009
+    default_message = "Protocol version not supported"
+    reason = "VERSION_NOT_SUPPORTED"
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+
+
+_BY_CODE: dict[int, type[JSONRPCError]] = {
+    klass.code: klass
+    for klass in (
+        JSONParseError,
+        InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        TaskNotFoundError,
+        TaskNotCancelableError,
+        PushNotificationNotSupportedError,
+        UnsupportedOperationError,
+        ContentTypeNotSupportedError,
+        InvalidAgentResponseError,
+        ExtendedAgentCardNotConfiguredError,
+        ExtensionSupportRequiredError,
+        VersionNotSupportedError,
+    )
+}
+_BY_REASON: dict[str, type[JSONRPCError]] = {
+    k.reason: k for k in _BY_CODE.values() if k.reason is not None
+}
+# Generic REST errors without an ErrorInfo fall back on their status.
+_STATUS_FALLBACK = (InvalidParamsError, MethodNotFoundError, TaskNotFoundError, InternalError)
+
+
+def error_from_code(code: int) -> type[JSONRPCError]:
+    """The error class for a JSON-RPC ``code`` (``JSONRPCError`` if unknown)."""
+    return _BY_CODE.get(code, JSONRPCError)
+
+
+def error_from_reason(reason: str) -> type[JSONRPCError] | None:
+    """The error class for a ``google.rpc.ErrorInfo.reason``, if it is an A2A one."""
+    return _BY_REASON.get(reason)

@@ -1,0 +1,210 @@
+"""Shared building blocks of the models: JSON types, validators, converters.
+
+Validators are plain functions (not attrs' combinators) because they run on
+every construction, including every object the codec decodes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeAlias, TypeVar
+
+import attrs
+
+from ..errors import InvalidModelError
+
+__all__ = [
+    "ALWAYS_EMIT",
+    "JSONObject",
+    "JSONValue",
+    "new_id",
+    "utc_now",
+]
+
+#: Any JSON value (``google.protobuf.Value``).
+JSONValue: TypeAlias = Any
+#: A JSON object (``google.protobuf.Struct``); keys keep their order.
+JSONObject: TypeAlias = dict[str, Any]
+
+#: Field metadata of a REQUIRED field that has a Python default: the wire
+#: dialects emit it even at its default value (spec §8.4.1).
+ALWAYS_EMIT: Mapping[str, bool] = {"always_emit": True}
+
+T = TypeVar("T")
+_Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
+
+def new_id() -> str:
+    """A fresh random identifier (UUID4, as a string)."""
+    return str(uuid.uuid4())
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware in UTC, with millisecond precision."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _where(inst: Any, attribute: attrs.Attribute[Any]) -> str:
+    return f"{type(inst).__name__}.{attribute.name}"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def fail(inst: Any, attribute: attrs.Attribute[Any], problem: str) -> None:
+    """Raise the model error for ``attribute`` of ``inst``."""
+    raise InvalidModelError(_where(inst, attribute), problem)
+
+
+def required_str(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A REQUIRED string: present and non-empty."""
+    if type(value) is not str:
+        fail(inst, attribute, f"expected a string, got {_describe(value)}")
+    if not value:
+        fail(inst, attribute, "must not be empty")
+
+
+def any_str(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A string, possibly empty."""
+    if type(value) is not str:
+        fail(inst, attribute, f"expected a string, got {_describe(value)}")
+
+
+def optional_str(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A string or ``None``."""
+    if value is not None and type(value) is not str:
+        fail(inst, attribute, f"expected a string or None, got {_describe(value)}")
+
+
+def boolean(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A bool (``1`` is not a bool)."""
+    if value is not True and value is not False:
+        fail(inst, attribute, f"expected a bool, got {_describe(value)}")
+
+
+def optional_bool(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A bool or ``None``."""
+    if value is not None and value is not True and value is not False:
+        fail(inst, attribute, f"expected a bool or None, got {_describe(value)}")
+
+
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+
+
+def int32(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An int32 (the only integer width A2A uses)."""
+    if type(value) is not int:
+        fail(inst, attribute, f"expected an integer, got {_describe(value)}")
+    if not _INT32_MIN <= value <= _INT32_MAX:
+        fail(inst, attribute, f"{value} is outside the int32 range")
+
+
+def optional_int32(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An int32 or ``None``."""
+    if value is not None:
+        int32(inst, attribute, value)
+
+
+def non_negative_optional_int32(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An int32 >= 0, or ``None``."""
+    if value is not None:
+        int32(inst, attribute, value)
+        if value < 0:
+            fail(inst, attribute, f"must not be negative, got {value}")
+
+
+def optional_json_object(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A JSON object (dict with string keys) or ``None``."""
+    if value is None:
+        return
+    if type(value) is not dict:
+        fail(inst, attribute, f"expected a JSON object (dict) or None, got {_describe(value)}")
+    for key in value:
+        if type(key) is not str:
+            fail(inst, attribute, f"object keys must be strings, got {_describe(key)}")
+
+
+def optional_datetime(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A timezone-aware datetime or ``None``."""
+    if value is None:
+        return
+    if not isinstance(value, datetime):
+        fail(inst, attribute, f"expected a datetime or None, got {_describe(value)}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        fail(inst, attribute, "expected a timezone-aware datetime (A2A timestamps are UTC)")
+
+
+def instance_of(cls: type[Any] | tuple[type[Any], ...], label: str) -> _Validator:
+    """A validator accepting only instances of ``cls``."""
+
+    def check(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not isinstance(value, cls):
+            fail(inst, attribute, f"expected {label}, got {_describe(value)}")
+
+    return check
+
+
+def optional_instance_of(cls: type[Any] | tuple[type[Any], ...], label: str) -> _Validator:
+    """A validator accepting ``None`` or instances of ``cls``."""
+
+    def check(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is not None and not isinstance(value, cls):
+            fail(inst, attribute, f"expected {label} or None, got {_describe(value)}")
+
+    return check
+
+
+def tuple_of(
+    cls: type[Any] | tuple[type[Any], ...], label: str, *, non_empty: bool = False
+) -> _Validator:
+    """A validator for a tuple whose items are all instances of ``cls``."""
+
+    def check(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if non_empty and not value:
+            fail(inst, attribute, f"must contain at least one {label}")
+        for i, item in enumerate(value):
+            if not isinstance(item, cls):
+                fail(inst, attribute, f"item {i}: expected {label}, got {_describe(item)}")
+
+    return check
+
+
+def str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A tuple of strings."""
+    for i, item in enumerate(value):
+        if type(item) is not str:
+            fail(inst, attribute, f"item {i}: expected a string, got {_describe(item)}")
+
+
+def non_empty_str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A non-empty tuple of strings (a REQUIRED repeated string field)."""
+    if not value:
+        fail(inst, attribute, "must contain at least one string")
+    str_tuple(inst, attribute, value)
+
+
+def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A dict of strings to strings (proto ``map<string, string>``)."""
+    if type(value) is not dict:
+        fail(inst, attribute, f"expected a dict of strings, got {_describe(value)}")
+    for key, item in value.items():
+        if type(key) is not str or type(item) is not str:
+            fail(inst, attribute, f"entry {key!r}: expected string keys and values")
+
+
+def to_tuple(value: Iterable[T]) -> tuple[T, ...]:
+    """Convert any iterable (a list, typically) into a tuple, cheaply for tuples."""
+    if type(value) is tuple:
+        return value
+    if isinstance(value, str | bytes | Mapping):
+        # A bare string would silently become a tuple of characters.
+        raise InvalidModelError("sequence field", f"expected a list or tuple, got {_describe(value)}")
+    return tuple(value)

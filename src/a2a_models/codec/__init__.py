@@ -75,6 +75,38 @@ def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> Any:
     return fn
 
 
+# (type, dialect value, strict) -> structure function, and (type, dialect
+# value) -> unstructure function: one dict lookup per call instead of the
+# Dialect() conversion, the namespace lookup and the name formatting.
+_DECODERS: dict[tuple[Any, str, bool], Any] = {}
+_ENCODERS: dict[tuple[Any, str], tuple[Any, str]] = {}
+_DIALECT_VALUES = {d.value: d for d in Dialect}
+
+
+def _dialect_key(dialect: Any) -> str | None:
+    """The plain-string value of a dialect (Enum.__hash__ is Python code)."""
+    if dialect.__class__ is str:
+        return dialect if dialect in _DIALECT_VALUES else None
+    if dialect.__class__ is Dialect:
+        return dialect._value_  # type: ignore[no-any-return]
+    return None
+
+
+def _decoder(tp: Any, dialect: Dialect | str, strict: bool) -> Any:
+    key = _dialect_key(dialect)
+    if key is not None:
+        try:
+            return _DECODERS[tp, key, strict]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable "type": the slow path explains
+            key = None
+    fn = _structure_fn(tp, Dialect(dialect), strict)
+    if key is not None:
+        _DECODERS[tp, key, strict] = fn
+    return fn
+
+
 @overload
 def from_wire(
     tp: type[T], value: Any, dialect: Dialect | str = ..., *, strict: bool = ..., lossy: bool = ...
@@ -92,8 +124,7 @@ def from_wire(
     lossy: bool = False,
 ) -> Any:
     """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias)."""
-    d = Dialect(dialect)
-    fn = _structure_fn(tp, d, strict)
+    fn = _decoder(tp, dialect, strict)
     token = LOSSY.set(lossy) if lossy else None
     try:
         result = fn(value)
@@ -108,7 +139,7 @@ def from_wire(
     finally:
         if token is not None:
             LOSSY.reset(token)
-    if isinstance(tp, type) and not isinstance(result, tp):
+    if result.__class__ is not tp and isinstance(tp, type) and not isinstance(result, tp):
         raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
     return result
 
@@ -144,8 +175,9 @@ def decode(
     Raises :class:`DecodeError` (with the JSON path of the first problem) for
     invalid JSON and for anything that is not a valid ``tp`` in ``dialect``.
     """
-    if isinstance(data, dict | list):
-        value: Any = data
+    value: Any
+    if data.__class__ is not bytes and isinstance(data, dict | list):
+        value = data
     else:
         try:
             value = _json.loads(data)
@@ -166,12 +198,7 @@ def to_wire(
     ``as_type`` picks a union form, e.g. ``as_type=StreamResponse`` wraps a
     Task as ``{"task": {...}}`` in 1.0 (and tags it with ``kind`` in 0.3).
     """
-    d = Dialect(dialect)
-    ns = get_namespace(d, False)
-    name = _hook_name(as_type) if as_type is not None else _hook_name(type(obj))
-    fn = ns.get(f"_u_{name}")
-    if fn is None:
-        raise TypeError(f"{type(obj).__name__} has no {d.value} form")
+    fn, name = _encoder(obj, dialect, as_type)
     token = LOSSY.set(lossy) if lossy else None
     try:
         return fn(obj)
@@ -182,6 +209,28 @@ def to_wire(
     finally:
         if token is not None:
             LOSSY.reset(token)
+
+
+def _encoder(obj: Any, dialect: Dialect | str, as_type: Any) -> tuple[Any, str]:
+    """The unstructure function (and the name used in messages) for ``obj``."""
+    tp = as_type if as_type is not None else obj.__class__
+    key = _dialect_key(dialect)
+    if key is not None:
+        try:
+            return _ENCODERS[tp, key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable as_type: the slow path explains
+            key = None
+    d = Dialect(dialect)
+    ns = get_namespace(d, False)
+    name = _hook_name(as_type) if as_type is not None else _hook_name(type(obj))
+    fn = ns.get(f"_u_{name}")
+    if fn is None:
+        raise TypeError(f"{type(obj).__name__} has no {d.value} form")
+    if key is not None:
+        _ENCODERS[tp, key] = (fn, name)
+    return fn, name
 
 
 def encode(

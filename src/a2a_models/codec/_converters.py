@@ -122,6 +122,9 @@ def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
         ts_decode["unknown"] = TaskState.UNSPECIFIED
         role_names = {m.Role.USER: "user", m.Role.AGENT: "agent", m.Role.UNSPECIFIED: "unknown"}
         role_decode = {"user": m.Role.USER, "agent": m.Role.AGENT}
+    # String fast paths of the decoders, inlined by the generated functions.
+    ns["_EN_TaskState"] = {k: v for k, v in ts_decode.items() if k.__class__ is str}
+    ns["_EN_Role"] = {k: v for k, v in role_decode.items() if k.__class__ is str}
     ns["_E_TaskState"] = _gen.enum_decoder(ts_decode, "task state")
     ns["_X_TaskState"] = {s.value: name for s, name in ts_names.items()}
     ns["_E_Role"] = _gen.enum_decoder(role_decode, "role")
@@ -150,6 +153,7 @@ def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
     ns = _base_ns(dialect)
     if dialect in (Dialect.V1_0, Dialect.PYTHON):
         python = dialect is Dialect.PYTHON
+        ns.update(_v10.inline_part_encoder())
         _gen.compile_dialect(_v10.build_specs(python=python), ns, strict=strict)
         _v10.install_oneof_hooks(ns, python=python, strict=strict)
     else:

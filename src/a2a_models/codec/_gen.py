@@ -13,7 +13,6 @@ them into :class:`~a2a_models.errors.DecodeError` / ``EncodeError``.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import contextvars
 import re
@@ -230,14 +229,18 @@ def b64decode(value: Any) -> bytes:
     try:
         raw = value.encode("ascii").translate(_URLSAFE)
         raw += b"=" * (-len(raw) % 4)
-        return base64.b64decode(raw, validate=True)
+        return _a2b(raw, strict_mode=True)  # = base64.b64decode(raw, validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         raise Fail(f"expected base64 data, got {value[:40]!r}") from None
 
 
 def b64encode(value: bytes) -> str:
     """bytes -> standard padded base64 text."""
-    return base64.b64encode(value).decode("ascii")
+    return _b2a(value, newline=False).decode("ascii")
+
+
+_b2a = binascii.b2a_base64
+_a2b = binascii.a2b_base64
 
 
 def enum_decoder(table: dict[Any, Any], label: str) -> Callable[[Any], Any]:
@@ -272,6 +275,11 @@ class Kind:
     is_list: bool = False
     #: Python source of the ProtoJSON default value ("''", "0", "False", "[]").
     empty: str | None = None
+    #: An array of objects of this namespace name: the generator inlines the
+    #: loop (``decode``/``encode`` are then only documentation).
+    items: str | None = None
+    #: An enum of this namespace name (``_E_<enum>``/``_EN_<enum>``/``_X_<enum>``).
+    enum: str | None = None
 
 
 @attrs.frozen
@@ -312,12 +320,41 @@ class ClassSpec:
 
 Namespace = dict[str, Any]
 
-def _slot_setter(cls: type[Any], attr: str) -> Any:
-    for klass in cls.__mro__:
-        desc = klass.__dict__.get(attr)
-        if desc is not None and hasattr(desc, "__set__"):
-            return desc.__set__
-    raise AttributeError(f"{cls.__name__}.{attr} is not a slot")
+def builder(cls: type[Any]) -> type[Any]:
+    """A mutable twin of the frozen slotted ``cls`` for building instances fast.
+
+    The twin is a subclass adding no slots and restoring ``object``'s
+    ``__setattr__``, so its slots are filled with plain attribute stores (a few
+    ns each, where calling a slot descriptor's ``__set__`` costs ~40 ns);
+    assigning ``__class__ = cls`` afterwards (allowed: identical layout) leaves
+    an ordinary ``cls`` instance. Like before, neither ``__init__`` nor the
+    validators run: the codec has checked every value itself.
+    """
+    twin = _BUILDERS.get(cls)
+    if twin is not None:
+        return twin
+    twin = type(
+        cls.__name__,
+        (cls,),
+        {
+            "__slots__": (),
+            "__module__": cls.__module__,
+            "__qualname__": f"{cls.__qualname__}.<codec builder>",
+            "__doc__": "Internal to a2a_models.codec: never escapes a decode.",
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+            "__init__": object.__init__,
+        },
+    )
+    probe = twin()
+    for a in attrs.fields(cls):
+        setattr(probe, a.name, None)
+    probe.__class__ = cls  # raises TypeError if the layouts ever differ
+    _BUILDERS[cls] = twin
+    return twin
+
+
+_BUILDERS: dict[type[Any], type[Any]] = {}
 
 
 def _default_of(a: attrs.Attribute[Any]) -> tuple[str, Any]:
@@ -333,16 +370,48 @@ def compile_class(spec: ClassSpec, ns: Namespace, *, strict: bool) -> None:
     name = spec.name or cls.__name__
     by_attr = {a.name: a for a in attrs.fields(cls)}
     ns[f"_C_{name}"] = cls
-    wire_of = {f.attr: f.wire for f in spec.fields}
-    ns[f"_W_{name}"] = wire_of
+    ns[f"_T_{name}"] = builder(cls)
+    _exec(_decode_source(spec, name, by_attr, ns, strict=strict), ns)
+    _exec(_encode_source(spec, name, by_attr, ns), ns)
 
-    # ---- decode
+
+def _literal(value: Any) -> str | None:
+    """Python source of a default that is cheaper as a constant than a global."""
+    if value is None or value is True or value is False or value == () and value.__class__ is tuple:
+        return repr(value)
+    if value.__class__ in (int, str):
+        return repr(value)
+    return None
+
+
+def _default_source(name: str, key: str, how: str, default: Any, ns: Namespace) -> str:
+    if how == "factory":
+        ns[f"_F_{name}_{key}"] = default
+        return f"_F_{name}_{key}()"
+    literal = _literal(default)
+    if literal is not None:
+        return literal
+    ns[f"_D_{name}_{key}"] = default
+    return f"_D_{name}_{key}"
+
+
+def _decode_source(
+    spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Namespace, *, strict: bool
+) -> str:
+    """The structure function: checks every member, then fills a builder instance.
+
+    The instance is a :func:`builder` twin whose slots are plain stores; the
+    last step turns it into the model class. Nothing else differs from setting
+    the slots of a fresh model instance one by one.
+    """
+    cls = spec.cls
     lines = [
         f"def _s_{name}(d):",
         "    if d.__class__ is not dict:",
         f"        raise _Fail('expected an object ({cls.__name__}), got ' + _type_name(d))",
         "    g = d.get",
         "    f = None",
+        f"    o = _T_{name}()",
         "    try:",
     ]
     for wire, const in spec.constants:
@@ -352,38 +421,17 @@ def compile_class(spec: ClassSpec, ns: Namespace, *, strict: bool) -> None:
             f"        if v is not None and v != {const!r}:",
             f"            raise _Fail({'expected ' + repr(const) + ', got '!r} + repr(v))",
         ]
-    assigned: list[tuple[str, str]] = []
     for i, fld in enumerate(spec.fields):
         if fld.unsupported is not None:
             continue
-        a = by_attr[fld.attr]
-        var = f"a{i}"
-        how, default = _default_of(a)
-        has_default = default is not attrs.NOTHING
+        how, default = _default_of(by_attr[fld.attr])
+        if fld.required or default is attrs.NOTHING:
+            absent = "raise _Fail('required field missing')"
+        else:
+            absent = f"o.{fld.attr} = {_default_source(name, str(i), how, default, ns)}"
         lines.append(f"        f = {fld.wire!r}")
         lines.append(f"        v = g({fld.wire!r})")
-        missing_test = "v is None"
-        if fld.empty_is_unset and fld.kind.empty is not None:
-            op = "is" if fld.kind.empty == "False" else "=="
-            missing_test = f"v is None or v {op} {fld.kind.empty}"
-        lines.append(f"        if {missing_test}:")
-        if fld.required or not has_default:
-            lines.append("            raise _Fail('required field missing')")
-        elif how == "factory":
-            ns[f"_F_{name}_{i}"] = default
-            lines.append(f"            {var} = _F_{name}_{i}()")
-        else:
-            ns[f"_D_{name}_{i}"] = default
-            lines.append(f"            {var} = _D_{name}_{i}")
-        lines.append("        else:")
-        if fld.kind.decode:
-            lines.append(f"            {var} = {fld.kind.decode.format('v')}")
-        else:
-            lines.append(f"            {var} = v")
-        if fld.nonempty:
-            lines.append(f"            if not {var}:")
-            lines.append("                raise _Fail('must not be empty')")
-        assigned.append((fld.attr, var))
+        lines += _decode_field(fld, absent)
     if strict:
         known = {f.wire for f in spec.fields} | {w for w, _ in spec.constants}
         ns[f"_K_{name}"] = frozenset(known)
@@ -394,34 +442,23 @@ def compile_class(spec: ClassSpec, ns: Namespace, *, strict: bool) -> None:
             "                raise _Fail('unknown field (strict mode)')",
         ]
     lines.append("        f = None")
-    lines.append(f"        o = _new(_C_{name})")
-    for attr, var in assigned:
-        ns[f"_set_{name}_{attr}"] = _slot_setter(cls, attr)
-        lines.append(f"        _set_{name}_{attr}(o, {var})")
     # Fields the dialect cannot carry take their defaults.
     for fld in spec.fields:
         if fld.unsupported is None:
             continue
-        a = by_attr[fld.attr]
-        how, default = _default_of(a)
-        ns[f"_set_{name}_{fld.attr}"] = _slot_setter(cls, fld.attr)
-        ns[f"_D_{name}_{fld.attr}"] = default
-        call = "()" if how == "factory" else ""
-        lines.append(f"        _set_{name}_{fld.attr}(o, _D_{name}_{fld.attr}{call})")
+        how, default = _default_of(by_attr[fld.attr])
+        lines.append(f"        o.{fld.attr} = {_default_source(name, fld.attr, how, default, ns)}")
     placeholders = dict(spec.placeholders)
     for attr, value in placeholders.items():
-        ns[f"_set_{name}_{attr}"] = _slot_setter(cls, attr)
         ns[f"_P_{name}_{attr}"] = value
-        lines.append(f"        _set_{name}_{attr}(o, _P_{name}_{attr})")
+        lines.append(f"        o.{attr} = _P_{name}_{attr}")
     missing = set(by_attr) - {f.attr for f in spec.fields} - set(placeholders)
     for attr in sorted(missing):
         how, default = _default_of(by_attr[attr])
         if default is attrs.NOTHING:
             raise TypeError(f"{name}: dialect table lacks required attribute {attr}")
-        ns[f"_set_{name}_{attr}"] = _slot_setter(cls, attr)
-        ns[f"_D_{name}_{attr}"] = default
-        call = "()" if how == "factory" else ""
-        lines.append(f"        _set_{name}_{attr}(o, _D_{name}_{attr}{call})")
+        lines.append(f"        o.{attr} = {_default_source(name, attr, how, default, ns)}")
+    lines.append(f"        o.__class__ = _C_{name}")
     if _needs_post_validation(cls):
         # Cross-field rules (exactly one flow, ...) live in the model's validators.
         lines.append("        _validate(o)")
@@ -432,42 +469,193 @@ def compile_class(spec: ClassSpec, ns: Namespace, *, strict: bool) -> None:
         "            e.path.append(f)",
         "        raise",
     ]
-    _exec("\n".join(lines), ns)
+    return "\n".join(lines)
 
-    # ---- encode
-    lines = [
-        f"def _u_{name}(o):",
-        "    r = {}",
-        "    f = None",
-        "    try:",
-    ]
+
+def _decode_field(fld: Field, absent: str) -> list[str]:
+    """Lines decoding the member value ``v`` of ``fld`` into the builder ``o``.
+
+    Same checks, in the same order, as the plain form::
+
+        if v is None [or v == <empty>]:   # ProtoJSON: the default means unset
+            <absent>
+        else:
+            x = <decode>(v); [if not x: fail 'must not be empty']; o.attr = x
+
+    but with the common shapes (a string, a short array of objects, an enum
+    name) tested first so they pay for one class check.
+    """
+    kind = fld.kind
+    unset = fld.empty_is_unset and kind.empty is not None
+    store = f"o.{fld.attr} = x"
+    nonempty = ["if not x:", "    raise _Fail('must not be empty')"] if fld.nonempty else []
+
+    def block(body: list[str], depth: int) -> list[str]:
+        return [" " * (4 * depth) + line for line in body]
+
+    if kind.items is not None:
+        # An array of objects: short arrays inline, longer ones map() in C. On
+        # failure the slow helper re-runs it to put the failing index in the path.
+        fn = f"_s_{kind.items}"
+        fast = [
+            "n = len(v)",
+            "try:",
+            "    if n == 1:",
+            f"        x = ({fn}(v[0]),)",
+            "    elif n == 2:",
+            f"        x = ({fn}(v[0]), {fn}(v[1]))",
+            "    else:",
+            f"        x = _tuple(_imap({fn}, v))",
+            "except _Fail:",
+            f"    _list({fn}, v)",
+            "    raise",
+        ]
+        if unset:
+            # [] is the unset default: an empty array takes the absent branch.
+            return [
+                *block(["if v.__class__ is list and v:"], 2),
+                *block([*fast, *nonempty, store], 3),
+                *block(["elif v is None or v == []:", f"    {absent}", "else:"], 2),
+                *block([f"x = _list({fn}, v)", *nonempty, store], 3),
+            ]
+        return [
+            *block(["if v.__class__ is list:"], 2),
+            *block([*fast, *nonempty, store], 3),
+            *block(["elif v is None:", f"    {absent}", "else:"], 2),
+            *block([f"x = _list({fn}, v)", *nonempty, store], 3),
+        ]
+    if kind.decode == _STR_DECODE:
+        if unset:
+            # "" is the unset default.
+            return block(
+                [
+                    "if v.__class__ is str and v:",
+                    *(["    x = v", *block(nonempty, 1), "    " + store] if nonempty else [
+                        f"    o.{fld.attr} = v"]),
+                    f"elif v is None or v == {kind.empty}:",
+                    f"    {absent}",
+                    "else:",
+                    "    _bad_str(v)",
+                ],
+                2,
+            )
+        return block(
+            [
+                "if v.__class__ is str:",
+                *(["    x = v", *block(nonempty, 1), "    " + store] if nonempty else [
+                    f"    o.{fld.attr} = v"]),
+                "elif v is None:",
+                f"    {absent}",
+                "else:",
+                "    _bad_str(v)",
+            ],
+            2,
+        )
+    missing_test = "v is None"
+    if unset:
+        op = "is" if kind.empty == "False" else "=="
+        missing_test = f"v is None or v {op} {kind.empty}"
+    if kind.enum is not None:
+        # Enum.__hash__ is Python code: look the wire string up directly;
+        # everything else (numbers, members, errors) goes to the full decoder.
+        decode = [
+            f"x = _EN_{kind.enum}.get(v) if v.__class__ is str else None",
+            "if x is None:",
+            f"    x = _E_{kind.enum}(v)",
+        ]
+    elif kind.decode:
+        decode = [f"x = {kind.decode.format('v')}"]
+    else:
+        decode = ["x = v"]
+    return block(
+        [f"if {missing_test}:", f"    {absent}", "else:", *block([*decode, *nonempty, store], 1)],
+        2,
+    )
+
+
+#: The decode template of a JSON string (the generator specialises it).
+_STR_DECODE = "({0} if {0}.__class__ is str else _bad_str({0}))"
+
+
+def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Namespace) -> str:
+    """The unstructure function: a dict literal of the leading always-written
+    members, then one test per optional member."""
+    lines = [f"def _u_{name}(o):", "    f = None", "    try:"]
+    literal: list[str] = []  # "'wire': expr" items of the leading dict literal
+    started = False
+
+    def value_lines(fld: Field, target: str, indent: str) -> list[str]:
+        """Lines computing the encoded ``v`` into ``target``."""
+        kind = fld.kind
+        if kind.items is not None:
+            # Short tuples inline, longer ones map() in C; on failure the slow
+            # helper re-runs it to put the failing index in the path.
+            fn = f"_u_{kind.items}"
+            # A dialect may give an inline expression for the commonest item
+            # shape (falling back to the function), saving a call per item.
+            inline = ns.get(f"_INLINE_u_{kind.items}")
+            if inline is not None:
+                one, rest = inline.format("p"), f"[{inline.format('p')} for p in v]"
+                two = inline.format("q")
+            else:
+                one, two, rest = f"{fn}(p)", f"{fn}(q)", f"[*_imap({fn}, v)]"
+            return [
+                f"{indent}f = {fld.wire!r}",
+                f"{indent}n = len(v)",
+                f"{indent}try:",
+                f"{indent}    if n == 1:",
+                f"{indent}        p = v[0]",
+                f"{indent}        {target} = [{one}]",
+                f"{indent}    elif n == 2:",
+                f"{indent}        p, q = v",
+                f"{indent}        {target} = [{one}, {two}]",
+                f"{indent}    else:",
+                f"{indent}        {target} = {rest}",
+                f"{indent}except _Loss:",
+                f"{indent}    _ulist({fn}, v)",
+                f"{indent}    raise",
+            ]
+        if kind.encode:
+            return [f"{indent}f = {fld.wire!r}", f"{indent}{target} = {kind.encode.format('v')}"]
+        return [f"{indent}{target} = v"]
+
     for i, fld in enumerate(spec.fields):
-        a = by_attr[fld.attr]
-        how, default = _default_of(a)
-        lines.append(f"        v = o.{fld.attr}")
-        expr = fld.kind.encode.format("v") if fld.kind.encode else "v"
+        how, default = _default_of(by_attr[fld.attr])
         if fld.unsupported is not None:
+            if not started:
+                lines.append(f"        r = {{{', '.join(literal)}}}")
+                started = True
+            lines.append(f"        v = o.{fld.attr}")
             lines.append(f"        if {_present_test(how, default)}:")
             lines.append(f"            f = {fld.attr!r}")
             lines.append(f"            _lose({fld.unsupported!r})")
             continue
-        if default is attrs.NOTHING or fld.always:
-            if fld.kind.encode:
-                lines.append(f"        f = {fld.wire!r}")
+        always = default is attrs.NOTHING or fld.always
+        if always and default is not None and not started:
+            # Leading always-written members: computed in order, one dict literal.
+            lines.append(f"        v = o.{fld.attr}")
+            lines += value_lines(fld, f"t{i}", "        ")
+            literal.append(f"{fld.wire!r}: t{i}")
+            continue
+        if not started:
+            lines.append(f"        r = {{{', '.join(literal)}}}")
+            started = True
+        lines.append(f"        v = o.{fld.attr}")
+        if always:
             if default is None:
                 # Optional in the model, REQUIRED in this dialect.
                 lines.append("        if v is None:")
                 lines.append(f"            f = {fld.attr!r}")
                 lines.append(f"            _lose('required by this dialect ({fld.wire})')")
                 lines.append("        else:")
-                lines.append(f"            r[{fld.wire!r}] = {expr}")
+                lines += value_lines(fld, f"r[{fld.wire!r}]", "            ")
             else:
-                lines.append(f"        r[{fld.wire!r}] = {expr}")
+                lines += value_lines(fld, f"r[{fld.wire!r}]", "        ")
         else:
             lines.append(f"        if {_present_test(how, default)}:")
-            if fld.kind.encode:
-                lines.append(f"            f = {fld.wire!r}")
-            lines.append(f"            r[{fld.wire!r}] = {expr}")
+            lines += value_lines(fld, f"r[{fld.wire!r}]", "            ")
+    if not started:
+        lines.append(f"        r = {{{', '.join(literal)}}}")
     for wire, const in spec.constants:
         lines.append(f"        r[{wire!r}] = {const!r}")
     lines += [
@@ -477,7 +665,7 @@ def compile_class(spec: ClassSpec, ns: Namespace, *, strict: bool) -> None:
         "            e.path.append(f)",
         "        raise",
     ]
-    _exec("\n".join(lines), ns)
+    return "\n".join(lines)
 
 
 def _present_test(how: str, default: Any) -> str:
@@ -527,6 +715,7 @@ def base_namespace(*, quoted_ints: bool) -> Namespace:
         "_b64e": b64encode,
         "_tuple": tuple,
         "_listify": list,
+        "_imap": map,
     }
 
 

@@ -23,7 +23,7 @@ import attrs
 from .. import models as m
 from .._state import TaskState
 from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, compile_dialect, lose, type_name
-from ._v10 import camel, install_wrapper_union
+from ._v10 import camel, inline_part_encoder, install_wrapper_union
 
 __all__ = ["V03_STATES", "install"]
 
@@ -47,8 +47,8 @@ _OBJ = Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))")
 _TS = Kind(decode="_ts({})", encode="_fmt_ts({})")
 _STRS = Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]")
 _STRMAP = Kind(decode="_str_map({})")
-_STATE = Kind(decode="_E_TaskState({})", encode="_X_TaskState[{}._value_]")
-_ROLE = Kind(decode="_E_Role({})", encode="_X_Role[{}._value_]")
+_STATE = Kind(decode="_E_TaskState({})", encode="_X_TaskState[{}._value_]", enum="TaskState")
+_ROLE = Kind(decode="_E_Role({})", encode="_X_Role[{}._value_]", enum="Role")
 
 
 def _obj(name: str) -> Kind:
@@ -61,6 +61,7 @@ def _objs(name: str) -> Kind:
         encode=f"_ulist(_u_{name}, {{}})",
         is_list=True,
         empty="[]",
+        items=name,
     )
 
 
@@ -367,6 +368,7 @@ def _check_str(value: Any, *path: str | int) -> None:
 def install(ns: Namespace, *, http: bool, strict: bool) -> None:
     """Compile a 0.3 dialect (JSON-RPC, or HTTP+JSON when ``http``) into ``ns``."""
     ns["_res"] = _parse_resource
+    ns.update(inline_part_encoder(extra="" if http else "'kind': 'text', "))
     compile_dialect(_specs(http), ns, strict=strict)
     _install_parts(ns, http=http, strict=strict)
     _install_security(ns, http=http, strict=strict)

@@ -18,7 +18,7 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
-from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, lose, type_name
+from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, builder, lose, type_name
 
 __all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
 
@@ -52,6 +52,23 @@ REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = frozenset(
         (m.ListTasksResponse, "next_page_token"),
         (m.ListTasksResponse, "page_size"),
         (m.ListTasksResponse, "total_size"),
+    }
+)
+
+#: proto3 ``optional`` fields: presence is tracked, so ``0``/``false``/``""``
+#: are real values there, not "unset" (``historyLength: 0`` means no history).
+PRESENCE_TRACKED: frozenset[tuple[type[Any], str]] = frozenset(
+    {
+        (m.SendMessageConfiguration, "history_length"),
+        (m.GetTaskRequest, "history_length"),
+        (m.ListTasksRequest, "page_size"),
+        (m.ListTasksRequest, "history_length"),
+        (m.ListTasksRequest, "include_artifacts"),
+        (m.AgentCard, "documentation_url"),
+        (m.AgentCard, "icon_url"),
+        (m.AgentCapabilities, "streaming"),
+        (m.AgentCapabilities, "push_notifications"),
+        (m.AgentCapabilities, "extended_agent_card"),
     }
 )
 
@@ -129,8 +146,10 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
         "json_object": Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))"),
         "json_value": Kind(),
         # Enum.__hash__ is Python code: key the encode tables by ``_value_``.
-        TaskState: Kind(decode="_E_TaskState({})", encode="_X_TaskState[{}._value_]"),
-        m.Role: Kind(decode="_E_Role({})", encode="_X_Role[{}._value_]"),
+        TaskState: Kind(
+            decode="_E_TaskState({})", encode="_X_TaskState[{}._value_]", enum="TaskState"
+        ),
+        m.Role: Kind(decode="_E_Role({})", encode="_X_Role[{}._value_]", enum="Role"),
         "str_list": Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]"),
     }
 
@@ -161,6 +180,7 @@ def kind_for(tp: Any, leaves: dict[Any, Kind], name_of: Callable[[type[Any]], st
             encode=f"_ulist(_u_{n}, {{}})",
             is_list=True,
             empty="[]",
+            items=n,
         )
     if origin is dict:
         key, value = args
@@ -208,7 +228,7 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                     always=required or bool(a.metadata.get("always_emit")),
                     nonempty=required and typing.get_origin(_unwrap_optional(tp)) is tuple
                     and (cls, a.name) not in _MAY_BE_EMPTY,
-                    empty_is_unset=not python,
+                    empty_is_unset=not python and (cls, a.name) not in PRESENCE_TRACKED,
                     unsupported=unsupported,
                 )
             )
@@ -221,6 +241,23 @@ _MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks"), (m.AgentCard, "skills
 
 
 # --------------------------------------------------------------------------- oneof hooks
+
+
+def inline_part_encoder(text_key: str = "text", extra: str = "") -> Namespace:
+    """Namespace entries inlining the encoding of a plain text part.
+
+    A :class:`~a2a_models.TextPart` without metadata, filename or media type
+    (most parts) becomes ``{"text": ...}`` (plus ``extra`` members, source
+    text) right in the generated list code; any other part calls ``_u_Part``,
+    which gives the same result for plain text parts.
+    """
+    template = (
+        f"({{{{{extra}{text_key!r}: {{0}}.text}}}} if {{0}}.__class__ is _TextPart"
+        " and {0}.metadata is None and not {0}.filename and not {0}.media_type"
+        " else _u_Part({0}))"
+    )
+    return {"_INLINE_u_Part": template, "_TextPart": m.TextPart}
+
 
 
 def _setters(cls: type[Any]) -> dict[str, Any]:
@@ -259,15 +296,25 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     raw_dec = ns["_bytes"] if python else ns["_b64d"]
     raw_enc: Callable[[bytes], Any] = (lambda b: b) if python else ns["_b64e"]
     part_known = frozenset({k_text, k_raw, k_url, k_data, k_meta, k_file, k_media})
-    s_text, s_file, s_data = (_setters(c) for c in (m.TextPart, m.FilePart, m.DataPart))
     new = object.__new__
     TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
+    # Mutable twins (see _gen.builder): slots filled by plain stores.
+    TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
 
     def s_part(d: Any) -> m.Part:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (Part), got {type_name(d)}")
         g = d.get
-        text, raw, url = g(k_text), g(k_raw), g(k_url)
+        text = g(k_text)
+        p: Any
+        if text.__class__ is str and len(d) == 1:
+            # The common case, a bare {"text": "..."}, skips the general checks.
+            p = TextB()
+            p.text = text
+            p.metadata = p.filename = p.media_type = None
+            p.__class__ = TextPart
+            return p  # type: ignore[no-any-return]
+        raw, url = g(k_raw), g(k_url)
         has_data = k_data in d
         if (text is not None) + (raw is not None) + (url is not None) + has_data != 1:
             raise Fail("expected exactly one of text, raw, url, data")
@@ -285,18 +332,18 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         if not python:
             filename = filename or None
             media = media or None
+        cls: type[Any]
         if text is not None:
             if text.__class__ is not str:
                 raise Fail(f"expected a string, got {type_name(text)}", k_text)
-            p: Any = new(TextPart)
-            s_text["text"](p, text)
-            setters = s_text
+            p = TextB()
+            p.text = text
+            cls = TextPart
         elif has_data:
-            p = new(DataPart)
-            s_data["data"](p, d[k_data])
-            setters = s_data
+            p = DataB()
+            p.data = d[k_data]
+            cls = DataPart
         else:
-            p = new(FilePart)
             if raw is not None:
                 try:
                     raw = raw_dec(raw)
@@ -305,20 +352,30 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
                     raise
             elif url.__class__ is not str:
                 raise Fail(f"expected a string, got {type_name(url)}", k_url)
-            s_file["raw"](p, raw)
-            s_file["url"](p, url)
-            setters = s_file
-        setters["metadata"](p, meta)
-        setters["filename"](p, filename)
-        setters["media_type"](p, media)
+            p = FileB()
+            p.raw = raw
+            p.url = url
+            cls = FilePart
+        p.metadata = meta
+        p.filename = filename
+        p.media_type = media
+        p.__class__ = cls
         return p  # type: ignore[no-any-return]
 
     def u_part(p: m.Part) -> dict[str, Any]:
         cls = p.__class__
-        if cls is TextPart or isinstance(p, TextPart):
-            r: dict[str, Any] = {k_text: p.text}  # type: ignore[attr-defined]
-        elif cls is DataPart or isinstance(p, DataPart):
+        r: dict[str, Any]
+        # Exact classes first (the three are siblings: order does not matter).
+        if cls is TextPart:
+            r = {k_text: p.text}  # type: ignore[attr-defined]
+        elif cls is DataPart:
             r = {k_data: p.data}  # type: ignore[attr-defined]
+        elif cls is FilePart:
+            r = {k_raw: raw_enc(p.raw)} if p.raw is not None else {k_url: p.url}  # type: ignore[attr-defined]
+        elif isinstance(p, TextPart):
+            r = {k_text: p.text}
+        elif isinstance(p, DataPart):
+            r = {k_data: p.data}
         elif isinstance(p, FilePart):
             r = {k_raw: raw_enc(p.raw)} if p.raw is not None else {k_url: p.url}
         else:

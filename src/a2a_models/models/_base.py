@@ -200,8 +200,12 @@ def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -
             fail(inst, attribute, f"entry {key!r}: expected string keys and values")
 
 
-def to_tuple(value: Iterable[T]) -> tuple[T, ...]:
-    """Convert any iterable (a list, typically) into a tuple, cheaply for tuples."""
+def to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    """Convert any iterable (a list, typically) into a tuple, cheaply for tuples.
+
+    Typed with ``Any`` on purpose: mypy's attrs plugin cannot solve a generic
+    converter, and would reject ``Task(history=[...])`` in users' code.
+    """
     if type(value) is tuple:
         return value
     if isinstance(value, str | bytes | Mapping):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._base import optional_instance_of, optional_str, required_str
+from ._base import optional_instance_of, optional_str, required_str, str_tuple, to_tuple
 
 __all__ = ["AuthenticationInfo", "TaskPushNotificationConfig"]
 
@@ -13,12 +13,15 @@ __all__ = ["AuthenticationInfo", "TaskPushNotificationConfig"]
 class AuthenticationInfo:
     """Credentials the agent sends to the webhook: ``Authorization: {scheme} {credentials}``.
 
-    0.3 had a list ``schemes``; a 0.3 config with several schemes keeps the
-    first one and the codec reports the others as not expressible.
+    0.3 had a list ``schemes``: its first entry is ``scheme`` and the rest are
+    kept in ``other_schemes`` (0.3 only; the 1.0 encoder reports them).
     """
 
     scheme: str = attrs.field(validator=required_str)
     credentials: str | None = attrs.field(default=None, validator=optional_str)
+    other_schemes: tuple[str, ...] = attrs.field(
+        default=(), converter=to_tuple, validator=str_tuple
+    )
 
 
 @attrs.frozen(slots=True, kw_only=True)

@@ -124,7 +124,9 @@ class ListTasksRequest:
 class ListTasksResponse:
     """Result of ``ListTasks``. ``next_page_token`` is ``""`` on the last page."""
 
-    tasks: tuple[Task, ...] = attrs.field(converter=to_tuple, validator=tuple_of(Task, "Task"))
+    tasks: tuple[Task, ...] = attrs.field(
+        default=(), converter=to_tuple, validator=tuple_of(Task, "Task"), metadata=ALWAYS_EMIT
+    )
     next_page_token: str = attrs.field(default="", validator=any_str, metadata=ALWAYS_EMIT)
     page_size: int = attrs.field(default=0, validator=int32, metadata=ALWAYS_EMIT)
     total_size: int = attrs.field(default=0, validator=int32, metadata=ALWAYS_EMIT)

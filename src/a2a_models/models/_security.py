@@ -92,18 +92,13 @@ class DeviceCodeOAuthFlow:
     refresh_url: str | None = attrs.field(default=None, validator=optional_str)
 
 
-def _check_flows(inst: OAuthFlows, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if inst.flow_count == 0:
-        fail(inst, attribute, "at least one OAuth flow is required")
-
-
 @attrs.frozen(slots=True, kw_only=True)
 class OAuthFlows:
     """The OAuth flows a scheme supports.
 
-    1.0 allows exactly one flow (a oneof); 0.3 allows several at once. The
-    model accepts any non-empty combination, and the 1.0 encoder reports a
-    card with more than one as not expressible.
+    1.0 allows exactly one flow (a oneof); 0.3 allows any number, none
+    included. The model accepts any combination, and the 1.0 encoder reports
+    a scheme without exactly one flow as not expressible.
     """
 
     authorization_code: AuthorizationCodeOAuthFlow | None = attrs.field(
@@ -120,7 +115,7 @@ class OAuthFlows:
     )
     device_code: DeviceCodeOAuthFlow | None = attrs.field(
         default=None,
-        validator=[optional_instance_of(DeviceCodeOAuthFlow, "a flow"), _check_flows],
+        validator=optional_instance_of(DeviceCodeOAuthFlow, "a flow"),
     )
 
     @property

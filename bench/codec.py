@@ -1,0 +1,278 @@
+"""Codec benchmark: a2a_models vs plain orjson (the floor) vs the official a2a-sdk.
+
+Run: ``.venv/bin/python bench/codec.py`` (about 30-50 s).
+
+For three payloads (a small SendMessageRequest, a medium Task with a 10-message
+history and 2 artifacts, a large Task with 200 messages and 20 artifacts) it
+times, on the same JSON bytes:
+
+* floor   – ``orjson.loads(bytes)`` / ``orjson.dumps(plain_dict)``
+* codec   – ``decode(T, bytes, "1.0")`` / ``encode(obj, "1.0")``
+* SDK     – ``json_format.ParseDict(json.loads(bytes), a2a.types.T())`` /
+            ``json.dumps(MessageToDict(pb))`` (what the SDK does on the wire)
+
+and prints best-of-N microseconds, ratios and whether the targets hold:
+decode of the medium/large Task <= 4x floor, encode <= 5x floor, and both at
+least 10x faster than the SDK. A second table does the same for the 0.3
+JSON-RPC dialect against the SDK's 0.3 pydantic models.
+
+Options: ``--quick`` (fewer repeats), ``--only small|medium|large``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import timeit
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import orjson  # noqa: E402
+
+from a2a_models import codec  # noqa: E402
+from a2a_models import models as m  # noqa: E402
+
+DECODE_TARGET = 4.0  # x plain orjson.loads
+ENCODE_TARGET = 5.0  # x plain orjson.dumps
+SDK_TARGET = 10.0  # x faster than the SDK
+
+
+# --------------------------------------------------------------------------- payloads
+
+T0 = datetime(2025, 6, 1, 12, 0, 0, 123000, tzinfo=UTC)
+
+
+def _data(i: int) -> dict[str, Any]:
+    return {
+        "id": i,
+        "name": f"record-{i}",
+        "ok": i % 2 == 0,
+        "tags": ["alpha", f"t{i % 7}"],
+        "nested": {"level": 2, "values": [i, i * 2, i * 3], "note": None},
+    }
+
+
+def _parts(i: int) -> list[m.Part]:
+    """A varied mix: mostly text, then data, file by url, inline file, text with metadata."""
+    kind = i % 5
+    parts: list[m.Part] = [m.Part.text(f"Message {i}: summarise the Q3 report, please.")]
+    if kind == 1:
+        parts.append(m.Part.data(_data(i)))
+    elif kind == 2:
+        parts.append(m.Part.file(url=f"https://files.example.com/doc-{i}.pdf",
+                                 media_type="application/pdf", filename=f"doc-{i}.pdf"))
+    elif kind == 3:
+        parts.append(m.Part.file(raw=bytes(range(48)), media_type="image/png",
+                                 filename=f"img-{i}.png"))
+    elif kind == 4:
+        parts.append(m.Part.text("Follow-up", metadata={"lang": "en", "confidence": 97}))
+    return parts
+
+
+def _message(i: int, task_id: str, context_id: str) -> m.Message:
+    return m.Message(
+        role=m.Role.USER if i % 2 == 0 else m.Role.AGENT,
+        parts=_parts(i),
+        message_id=f"msg-{i:05d}-5c1e2d7a",
+        context_id=context_id,
+        task_id=task_id,
+        metadata={"turn": i, "source": "bench"} if i % 3 == 0 else None,
+    )
+
+
+def _artifact(i: int) -> m.Artifact:
+    parts: list[m.Part] = [
+        m.Part.text(f"Artifact {i}: revenue grew 12% quarter on quarter."),
+        m.Part.data({"summary": _data(i), "rows": [_data(i * 10 + j) for j in range(2)]}),
+    ]
+    if i % 2:
+        parts.append(m.Part.file(url=f"https://files.example.com/out-{i}.csv",
+                                 media_type="text/csv"))
+    return m.Artifact(
+        artifact_id=f"art-{i:04d}",
+        name=f"result-{i}",
+        description="generated output",
+        parts=parts,
+        metadata={"index": i},
+    )
+
+
+def make_task(n_messages: int, n_artifacts: int) -> m.Task:
+    tid, cid = "task-7f3c2b1a-9d8e-4f6a-b5c4-3e2d1f0a9b8c", "ctx-1a2b3c4d-5e6f"
+    status_msg = m.Message(role=m.Role.AGENT, parts=[m.Part.text("Working on it")],
+                           message_id="status-msg-1", task_id=tid, context_id=cid)
+    return m.Task(
+        id=tid,
+        context_id=cid,
+        status=m.TaskStatus(state=m.TaskState.WORKING, message=status_msg,
+                            timestamp=T0 + timedelta(seconds=5)),
+        history=[_message(i, tid, cid) for i in range(n_messages)],
+        artifacts=[_artifact(i) for i in range(n_artifacts)],
+        metadata={"owner": "bench", "priority": 3, "labels": ["a", "b"]},
+    )
+
+
+def make_send() -> m.SendMessageRequest:
+    return m.SendMessageRequest(
+        message=m.Message(role=m.Role.USER, parts=[m.Part.text("What is the weather in Paris?")],
+                          message_id="9229e770-767c-417b-a0b0-f0741243c589",
+                          context_id="ctx-1a2b3c4d-5e6f"),
+        configuration=m.SendMessageConfiguration(accepted_output_modes=("text/plain",)),
+    )
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def best_us(fn: Callable[[], Any], repeat: int, budget: float) -> float:
+    """Best per-call time in µs over ``repeat`` runs of about ``budget`` seconds each."""
+    timer = timeit.Timer(fn)
+    t = timer.timeit(1)
+    number = max(1, int(budget / max(t, 1e-7)))
+    gc.collect()
+    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e6
+
+
+def _sdk() -> tuple[Any, Any, Any] | None:
+    try:
+        import a2a.types as pb
+        from google.protobuf import json_format
+    except ImportError:
+        return None
+    return pb, json_format.ParseDict, json_format.MessageToDict
+
+
+def _sdk03() -> Any:
+    try:
+        from a2a.compat.v0_3 import types as v03
+    except ImportError:
+        return None
+    return v03
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None:
+        return "-"
+    return f"{a / b:.2f}x"
+
+
+def run(names: list[str], repeat: int, budget: float) -> bool:
+    sdk = _sdk()
+    v03 = _sdk03()
+    payloads: dict[str, tuple[Any, type[Any], str]] = {
+        "small": (make_send(), m.SendMessageRequest, "SendMessageRequest"),
+        "medium": (make_task(10, 2), m.Task, "Task"),
+        "large": (make_task(200, 20), m.Task, "Task"),
+    }
+    all_ok = True
+    rows: list[list[str]] = []
+    rows03: list[list[str]] = []
+    checks: list[str] = []
+    for name in names:
+        obj, tp, sdk_name = payloads[name]
+        data = codec.encode(obj, "1.0")
+        plain = orjson.loads(data)
+        assert codec.decode(tp, data, "1.0") == obj
+        assert codec.encode(codec.decode(tp, data, "1.0"), "1.0") == data
+
+        floor_d = best_us(lambda: orjson.loads(data), repeat, budget)
+        floor_e = best_us(lambda: orjson.dumps(plain), repeat, budget)
+        dec = best_us(lambda: codec.decode(tp, data, "1.0"), repeat, budget)
+        enc = best_us(lambda: codec.encode(obj, "1.0"), repeat, budget)
+        sdk_d = sdk_e = None
+        if sdk is not None:
+            pb, parse_dict, to_dict = sdk
+            cls = getattr(pb, sdk_name)
+            msg = parse_dict(json.loads(data), cls())
+            sdk_d = best_us(lambda: parse_dict(json.loads(data), cls()), repeat, budget)
+            sdk_e = best_us(lambda: json.dumps(to_dict(msg)).encode(), repeat, budget)
+        rows.append([f"{name} decode", f"{len(data):,}", _fmt(floor_d), _fmt(dec), _fmt(sdk_d),
+                     _ratio(dec, floor_d), _ratio(sdk_d, dec)])
+        rows.append([f"{name} encode", "", _fmt(floor_e), _fmt(enc), _fmt(sdk_e),
+                     _ratio(enc, floor_e), _ratio(sdk_e, enc)])
+        if name != "small":
+            for what, val, floor, target, sdk_t in (
+                ("decode", dec, floor_d, DECODE_TARGET, sdk_d),
+                ("encode", enc, floor_e, ENCODE_TARGET, sdk_e),
+            ):
+                ok = val / floor <= target
+                all_ok &= ok
+                line = (f"{name:6} {what}: {val / floor:5.2f}x floor "
+                        f"(target <= {target:.0f}x) {'OK' if ok else 'MISS'}")
+                if sdk_t is not None:
+                    sok = sdk_t / val >= SDK_TARGET
+                    all_ok &= sok
+                    line += (f"; {sdk_t / val:5.1f}x faster than SDK "
+                             f"(target >= {SDK_TARGET:.0f}x) {'OK' if sok else 'MISS'}")
+                checks.append(line)
+
+        # ---- 0.3 JSON-RPC dialect
+        data03 = codec.encode(obj, "0.3")
+        plain03 = orjson.loads(data03)
+        assert codec.decode(tp, data03, "0.3") == obj
+        f03_d = best_us(lambda: orjson.loads(data03), repeat, budget)
+        f03_e = best_us(lambda: orjson.dumps(plain03), repeat, budget)
+        d03 = best_us(lambda: codec.decode(tp, data03, "0.3"), repeat, budget)
+        e03 = best_us(lambda: codec.encode(obj, "0.3"), repeat, budget)
+        p_d = p_e = None
+        if v03 is not None:
+            pcls = v03.Task if tp is m.Task else v03.MessageSendParams
+            pobj = pcls.model_validate_json(data03)
+            p_d = best_us(lambda: pcls.model_validate_json(data03), repeat, budget)
+            p_e = best_us(
+                lambda: orjson.dumps(pobj.model_dump(mode="json", by_alias=True,
+                                                     exclude_none=True)),
+                repeat, budget)
+        rows03.append([f"{name} decode", f"{len(data03):,}", _fmt(f03_d), _fmt(d03), _fmt(p_d),
+                       _ratio(d03, f03_d), _ratio(p_d, d03)])
+        rows03.append([f"{name} encode", "", _fmt(f03_e), _fmt(e03), _fmt(p_e),
+                       _ratio(e03, f03_e), _ratio(p_e, e03)])
+
+    head = ["payload", "bytes", "orjson µs", "codec µs", "SDK µs", "codec/orjson", "SDK/codec"]
+    print(f"A2A 1.0 (ProtoJSON) – best of {repeat}; SDK = a2a-sdk protobuf json_format")
+    _table(head, rows)
+    print()
+    print("A2A 0.3 JSON-RPC – SDK column = a2a.compat.v0_3 pydantic "
+          "(model_validate_json / model_dump+orjson)")
+    _table(head, rows03)
+    print()
+    print("Targets:")
+    for line in checks:
+        print("  " + line)
+    print("ALL TARGETS MET" if all_ok else "SOME TARGETS MISSED")
+    return all_ok
+
+
+def _table(head: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+    print(fmt.format(*head))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(fmt.format(*r))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    ap.add_argument("--only", choices=["small", "medium", "large"], action="append")
+    args = ap.parse_args()
+    names = args.only or ["small", "medium", "large"]
+    repeat, budget = (3, 0.05) if args.quick else (7, 0.1)
+    run(names, repeat, budget)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Clients: the abstract base every transport subclasses, and the in-process transport."""
+
+from ._base import (
+    A2AClient,
+    ClientCall,
+    ClientInterceptor,
+    ClientTimeoutError,
+    EventStream,
+    StreamChunk,
+)
+from ._inprocess import InProcessClient
+
+__all__ = [
+    "A2AClient",
+    "ClientCall",
+    "ClientInterceptor",
+    "ClientTimeoutError",
+    "EventStream",
+    "InProcessClient",
+    "StreamChunk",
+]

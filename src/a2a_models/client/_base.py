@@ -1,0 +1,342 @@
+"""The abstract A2A client: every operation, on top of two byte-moving primitives.
+
+A transport subclasses :class:`A2AClient` and implements :meth:`send_bytes`
+(one JSON-RPC request in, one response out) and :meth:`stream_bytes` (one
+request in, a stream of JSON-RPC responses out, each with its event id). The
+base builds requests in the negotiated version, parses results into models,
+raises the typed :mod:`a2a_models.errors` a peer answered with, and runs the
+interceptors around every call.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Mapping, MutableMapping, Sequence
+from typing import Any
+
+import attrs
+
+from .. import models as m
+from ..errors import A2AError, InvalidAgentResponseError
+from ..protocol import (
+    METHODS,
+    Batch,
+    ErrorResponse,
+    MethodSpec,
+    SuccessResponse,
+    decode_result,
+    encode_request,
+    normalize_version,
+    parse_response,
+)
+
+__all__ = [
+    "A2AClient",
+    "ClientCall",
+    "ClientInterceptor",
+    "ClientTimeoutError",
+    "EventStream",
+    "StreamChunk",
+]
+
+#: The header carrying the protocol version (spec §3.6).
+VERSION_HEADER = "A2A-Version"
+#: The header listing requested extensions (1.0; 0.3 used ``X-A2A-Extensions``).
+EXTENSIONS_HEADER = "A2A-Extensions"
+#: The header asking a stream to resume after an event id (W3C EventSource).
+LAST_EVENT_ID_HEADER = "Last-Event-ID"
+
+
+class ClientTimeoutError(A2AError, TimeoutError):
+    """A call did not complete within its timeout."""
+
+
+@attrs.frozen(slots=True)
+class StreamChunk:
+    """One item of a byte stream: a JSON-RPC response and its event id (if any)."""
+
+    data: bytes
+    event_id: str | None = None
+
+
+@attrs.define(slots=True)
+class ClientCall:
+    """What an interceptor sees: the operation, its params, and the outgoing headers.
+
+    ``headers`` may be changed by ``before`` hooks (to add credentials, a trace
+    id, ...). ``result`` / ``error`` are set for ``after`` hooks.
+    """
+
+    method: MethodSpec
+    params: Any
+    version: str
+    headers: MutableMapping[str, str]
+    timeout: float | None
+    result: Any = None
+    error: BaseException | None = None
+
+
+class ClientInterceptor:
+    """Hooks run around every call, in registration order (``after`` in reverse)."""
+
+    async def before(self, call: ClientCall) -> None:
+        """Called before the request is sent; may modify ``call.headers``."""
+
+    async def after(self, call: ClientCall) -> None:
+        """Called after the call completed (``call.result``) or failed (``call.error``)."""
+
+
+class EventStream:
+    """An async iterator of stream items that remembers the last event id seen.
+
+    ``last_event_id`` is what to pass as ``resume_after`` to
+    :meth:`A2AClient.subscribe` after a disconnect.
+    """
+
+    def __init__(self, items: AsyncIterator[tuple[str | None, m.StreamResponse]]) -> None:
+        self._items = items
+        self.last_event_id: str | None = None
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> m.StreamResponse:
+        event_id, item = await self._items.__anext__()
+        if event_id is not None:
+            self.last_event_id = event_id
+        return item
+
+    async def aclose(self) -> None:
+        """Stop reading and release the underlying stream."""
+        closer = getattr(self._items, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+class A2AClient(abc.ABC):
+    """Base of every A2A client; subclasses only move bytes.
+
+    ``version`` is "1.0" or "0.3": it picks method names, the payload dialect
+    and the ``A2A-Version`` header. ``timeout`` is the default per-call limit
+    in seconds (``None``: no limit; long tasks may block for a while).
+    """
+
+    def __init__(
+        self,
+        *,
+        version: str = "1.0",
+        timeout: float | None = None,
+        interceptors: Sequence[ClientInterceptor] = (),
+        extensions: Sequence[str] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.version = normalize_version(version)
+        self.timeout = timeout
+        self.interceptors = list(interceptors)
+        self.extensions = tuple(extensions)
+        self.headers = dict(headers or {})
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------ transport primitives
+
+    @abc.abstractmethod
+    async def send_bytes(self, body: bytes, headers: Mapping[str, str]) -> bytes:
+        """Send one JSON-RPC request; return the response body."""
+
+    @abc.abstractmethod
+    def stream_bytes(self, body: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamChunk]:
+        """Send one JSON-RPC request; yield each JSON-RPC response of the stream."""
+
+    async def aclose(self) -> None:
+        """Release the transport's resources (nothing by default)."""
+
+    async def __aenter__(self) -> A2AClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self.version != "0.3":
+            headers[VERSION_HEADER] = self.version
+        if self.extensions:
+            name = EXTENSIONS_HEADER if self.version != "0.3" else "X-A2A-Extensions"
+            headers[name] = ", ".join(self.extensions)
+        return headers
+
+    async def _call(self, name: str, params: Any, timeout: float | None) -> Any:
+        spec = METHODS[name]
+        call = ClientCall(spec, params, self.version, self._headers(), self._timeout(timeout))
+        for interceptor in self.interceptors:
+            await interceptor.before(call)
+        try:
+            body = encode_request(spec, call.params, self.version, next(self._ids))
+            try:
+                async with asyncio.timeout(call.timeout):
+                    reply = await self.send_bytes(body, call.headers)
+            except TimeoutError:
+                raise ClientTimeoutError(
+                    f"{spec.name} did not complete within {call.timeout} s"
+                ) from None
+            call.result = self._result(spec, reply)
+            return call.result
+        except BaseException as exc:
+            call.error = exc
+            raise
+        finally:
+            for interceptor in reversed(self.interceptors):
+                await interceptor.after(call)
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+    def _result(self, spec: MethodSpec, reply: bytes) -> Any:
+        parsed = parse_response(reply)
+        if isinstance(parsed, Batch):
+            raise InvalidAgentResponseError("Invalid agent response: a batch for a single call")
+        if isinstance(parsed, ErrorResponse):
+            raise parsed.error
+        assert isinstance(parsed, SuccessResponse)
+        return decode_result(spec, parsed.result, self.version)
+
+    async def _stream(
+        self, name: str, params: Any, timeout: float | None, resume_after: str | None
+    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
+        spec = METHODS[name]
+        call = ClientCall(spec, params, self.version, self._headers(), self._timeout(timeout))
+        if resume_after is not None:
+            call.headers[LAST_EVENT_ID_HEADER] = resume_after
+        for interceptor in self.interceptors:
+            await interceptor.before(call)
+        count = 0
+        try:
+            body = encode_request(spec, call.params, self.version, next(self._ids))
+            chunks = self.stream_bytes(body, call.headers)
+            try:
+                while True:
+                    try:
+                        async with asyncio.timeout(call.timeout):
+                            chunk = await anext(chunks)
+                    except StopAsyncIteration:
+                        break
+                    except TimeoutError:
+                        raise ClientTimeoutError(
+                            f"{spec.name}: no event within {call.timeout} s"
+                        ) from None
+                    count += 1
+                    yield chunk.event_id, self._result(spec, chunk.data)
+            finally:
+                await _aclose(chunks)
+            call.result = count
+        except BaseException as exc:
+            call.error = exc
+            raise
+        finally:
+            for interceptor in reversed(self.interceptors):
+                await interceptor.after(call)
+
+    # ------------------------------------------------------------ operations
+
+    async def send_message(
+        self,
+        message: m.Message | m.SendMessageRequest,
+        *,
+        configuration: m.SendMessageConfiguration | None = None,
+        timeout: float | None = None,
+    ) -> m.Task | m.Message:
+        """``SendMessage``: the resulting Task, or the agent's direct Message."""
+        return await self._call("SendMessage", _send_request(message, configuration), timeout)  # type: ignore[no-any-return]
+
+    def send_streaming_message(
+        self,
+        message: m.Message | m.SendMessageRequest,
+        *,
+        configuration: m.SendMessageConfiguration | None = None,
+        timeout: float | None = None,
+    ) -> EventStream:
+        """``SendStreamingMessage``: the Task and its updates (or one Message) as they happen.
+
+        ``timeout`` bounds the wait for each event, not the whole stream.
+        """
+        params = _send_request(message, configuration)
+        return EventStream(self._stream("SendStreamingMessage", params, timeout, None))
+
+    async def get_task(
+        self, task_id: str, *, history_length: int | None = None, timeout: float | None = None
+    ) -> m.Task:
+        """``GetTask``; ``history_length`` 0 omits the history, n keeps the last n messages."""
+        params = m.GetTaskRequest(id=task_id, history_length=history_length)
+        return await self._call("GetTask", params, timeout)  # type: ignore[no-any-return]
+
+    async def list_tasks(
+        self, request: m.ListTasksRequest | None = None, *, timeout: float | None = None
+    ) -> m.ListTasksResponse:
+        """``ListTasks`` (1.0 only): one page of the caller's tasks, newest first."""
+        return await self._call("ListTasks", request or m.ListTasksRequest(), timeout)  # type: ignore[no-any-return]
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> m.Task:
+        """``CancelTask``: the task in its new (canceled) state."""
+        return await self._call("CancelTask", m.CancelTaskRequest(id=task_id), timeout)  # type: ignore[no-any-return]
+
+    def subscribe(
+        self, task_id: str, *, resume_after: str | None = None, timeout: float | None = None
+    ) -> EventStream:
+        """``SubscribeToTask``: the Task, then its live updates.
+
+        ``resume_after`` is the last event id seen on an earlier stream (see
+        :attr:`EventStream.last_event_id`): the server replays what came after it.
+        """
+        params = m.SubscribeToTaskRequest(id=task_id)
+        return EventStream(self._stream("SubscribeToTask", params, timeout, resume_after))
+
+    async def create_push_config(
+        self, config: m.TaskPushNotificationConfig, *, timeout: float | None = None
+    ) -> m.TaskPushNotificationConfig:
+        """``CreateTaskPushNotificationConfig``: the stored config, with its id."""
+        return await self._call("CreateTaskPushNotificationConfig", config, timeout)  # type: ignore[no-any-return]
+
+    async def get_push_config(
+        self, task_id: str, config_id: str, *, timeout: float | None = None
+    ) -> m.TaskPushNotificationConfig:
+        """``GetTaskPushNotificationConfig``."""
+        params = m.GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
+        return await self._call("GetTaskPushNotificationConfig", params, timeout)  # type: ignore[no-any-return]
+
+    async def list_push_configs(
+        self, task_id: str, *, timeout: float | None = None
+    ) -> m.ListTaskPushNotificationConfigsResponse:
+        """``ListTaskPushNotificationConfigs``."""
+        params = m.ListTaskPushNotificationConfigsRequest(task_id=task_id)
+        return await self._call("ListTaskPushNotificationConfigs", params, timeout)  # type: ignore[no-any-return]
+
+    async def delete_push_config(
+        self, task_id: str, config_id: str, *, timeout: float | None = None
+    ) -> None:
+        """``DeleteTaskPushNotificationConfig`` (idempotent)."""
+        params = m.DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
+        await self._call("DeleteTaskPushNotificationConfig", params, timeout)
+
+    async def get_extended_agent_card(self, *, timeout: float | None = None) -> m.AgentCard:
+        """``GetExtendedAgentCard`` (requires authentication)."""
+        return await self._call("GetExtendedAgentCard", m.GetExtendedAgentCardRequest(), timeout)  # type: ignore[no-any-return]
+
+
+def _send_request(
+    message: m.Message | m.SendMessageRequest, configuration: m.SendMessageConfiguration | None
+) -> m.SendMessageRequest:
+    if isinstance(message, m.SendMessageRequest):
+        if configuration is not None:
+            return attrs.evolve(message, configuration=configuration)
+        return message
+    return m.SendMessageRequest(message=message, configuration=configuration)
+
+
+async def _aclose(stream: AsyncIterator[Any]) -> None:
+    closer = getattr(stream, "aclose", None)
+    if closer is not None:
+        await closer()

@@ -1,0 +1,433 @@
+"""The abstract A2A server: JSON-RPC bytes in, reply bytes (or a stream of them) out.
+
+:class:`A2AServer` is a template method. :meth:`A2AServer.handle` parses the
+body, negotiates the version, authenticates the caller, decodes params,
+dispatches to an ``on_*`` method and encodes the result in the caller's
+dialect. Subclasses override only the ``on_*`` methods they support (the
+rest answer with the spec's "unsupported" errors) and, optionally,
+:meth:`A2AServer.authenticate`. Transports (HTTP, in-process, anything)
+only move the bytes and render a :class:`StreamingReply` as they like.
+
+:class:`AgentServer` is the reference implementation on top of the engine's
+:class:`~a2a_models.server.RequestHandler`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .. import models as m
+from ..errors import (
+    A2AError,
+    EncodeError,
+    InternalError,
+    InvalidRequestError,
+    JSONRPCError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+)
+from ..protocol import (
+    SUPPORTED_VERSIONS,
+    V0_3,
+    Batch,
+    ErrorResponse,
+    MethodSpec,
+    Notification,
+    Request,
+    Response,
+    SuccessResponse,
+    decode_params,
+    encode_response,
+    encode_result,
+    method_for,
+    negotiate_version,
+    parse_message,
+)
+from ._agent import Agent, CallContext
+from ._handler import RequestHandler
+from ._lifecycle import closes_stream
+from ._push import PushNotificationSender
+from ._store import TaskStore
+from ._streams import EventBroker, EventStream
+
+__all__ = ["A2AServer", "AgentServer", "Reply", "ServerSentEvent", "StreamingReply"]
+
+log = logging.getLogger("a2a_models.server")
+
+
+@attrs.frozen(slots=True)
+class Reply:
+    """A complete answer: the JSON-RPC response body (``None``: send nothing, 204).
+
+    ``headers`` are response headers the transport should add (for example
+    ``A2A-Extensions`` listing the activated extensions).
+    """
+
+    body: bytes | None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(slots=True)
+class ServerSentEvent:
+    """One stream item: a JSON-RPC response body and its event id (the task sequence)."""
+
+    data: bytes
+    id: str | None = None
+
+
+@attrs.frozen(slots=True)
+class StreamingReply:
+    """A streaming answer; iterate ``events`` and send each as it comes.
+
+    Close it (``await reply.aclose()``) if the client goes away early.
+    """
+
+    events: AsyncIterator[ServerSentEvent]
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+    async def aclose(self) -> None:
+        """Stop the stream and release what it holds."""
+        closer = getattr(self.events, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def _lower(headers: Mapping[str, str]) -> dict[str, str]:
+    # Service parameters are case-insensitive (spec §9.2).
+    return {k.lower(): v for k, v in headers.items()}
+
+
+def _uris(value: str | None) -> frozenset[str]:
+    if not value:
+        return frozenset()
+    return frozenset(u.strip() for u in value.split(",") if u.strip())
+
+
+class A2AServer:
+    """Base class of A2A servers. Override the ``on_*`` methods you support.
+
+    ``card`` is the public agent card (used for extension negotiation and by
+    transports that serve it). ``max_batch_size`` bounds JSON-RPC batches.
+    """
+
+    def __init__(
+        self,
+        card: m.AgentCard | None = None,
+        *,
+        supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
+        max_batch_size: int = 100,
+    ) -> None:
+        self.card = card
+        self.supported_versions = tuple(supported_versions)
+        self.max_batch_size = max_batch_size
+
+    # ----------------------------------------------------------------- template
+
+    async def handle(self, body: bytes, headers: Mapping[str, str]) -> Reply | StreamingReply:
+        """Answer one JSON-RPC message (a request, a notification or a batch)."""
+        hdrs = _lower(headers)
+        parsed = parse_message(body, max_batch_size=self.max_batch_size)
+        try:
+            version = negotiate_version(hdrs.get("a2a-version"), self.supported_versions)
+        except JSONRPCError as exc:
+            return Reply(encode_response(ErrorResponse(_id_of(parsed), exc), "1.0"))
+        response_headers = self._response_headers(hdrs, version)
+        if isinstance(parsed, ErrorResponse):
+            return Reply(encode_response(parsed, version), response_headers)
+        if isinstance(parsed, Batch):
+            responses = [
+                r for r in [await self._answer(item, hdrs, version, batched=True) for item in parsed]
+                if r is not None
+            ]
+            body_out = encode_response(Batch(tuple(responses)), version) if responses else None
+            return Reply(body_out, response_headers)
+        if isinstance(parsed, Request):
+            try:
+                spec = method_for(parsed.method, version)
+            except JSONRPCError as exc:
+                return Reply(encode_response(ErrorResponse(parsed.id, exc), version), response_headers)
+            if spec.streaming:
+                return await self._stream(parsed, spec, hdrs, version, response_headers)
+        response = await self._answer(parsed, hdrs, version, batched=False)
+        return Reply(encode_response(response, version) if response else None, response_headers)
+
+    async def authenticate(self, headers: Mapping[str, str]) -> str | None:
+        """The caller's identity (the task owner) from lowercased request headers.
+
+        ``None`` is the anonymous caller. Raise a :class:`JSONRPCError` to refuse
+        the call. The default accepts everyone anonymously.
+        """
+        return None
+
+    def call_context(self, headers: Mapping[str, str], version: str, owner: str | None) -> CallContext:
+        """The :class:`CallContext` handed to ``on_*`` methods."""
+        requested = _uris(headers.get("a2a-extensions")) | _uris(headers.get("x-a2a-extensions"))
+        return CallContext(owner=owner, extensions=requested, version=version)
+
+    # ----------------------------------------------------------------- operations
+
+    async def on_send_message(self, request: m.SendMessageRequest, call: CallContext) -> m.Task | m.Message:
+        """``SendMessage`` / ``message/send``."""
+        raise UnsupportedOperationError("SendMessage is not supported by this agent")
+
+    async def on_send_streaming_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> EventStream:
+        """``SendStreamingMessage`` / ``message/stream``: a stream of ``(seq, item)``."""
+        raise UnsupportedOperationError("streaming is not supported by this agent")
+
+    async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task:
+        """``GetTask`` / ``tasks/get``."""
+        raise UnsupportedOperationError("GetTask is not supported by this agent")
+
+    async def on_list_tasks(self, request: m.ListTasksRequest, call: CallContext) -> m.ListTasksResponse:
+        """``ListTasks`` (1.0)."""
+        raise UnsupportedOperationError("ListTasks is not supported by this agent")
+
+    async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task:
+        """``CancelTask`` / ``tasks/cancel``."""
+        raise UnsupportedOperationError("CancelTask is not supported by this agent")
+
+    async def on_subscribe_to_task(
+        self, request: m.SubscribeToTaskRequest, call: CallContext, *, after_seq: int | None = None
+    ) -> EventStream:
+        """``SubscribeToTask`` / ``tasks/resubscribe``; ``after_seq`` resumes a stream."""
+        raise UnsupportedOperationError("streaming is not supported by this agent")
+
+    async def on_create_task_push_notification_config(
+        self, config: m.TaskPushNotificationConfig, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        """``CreateTaskPushNotificationConfig`` / ``tasks/pushNotificationConfig/set``."""
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_task_push_notification_config(
+        self, request: m.GetTaskPushNotificationConfigRequest, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        """``GetTaskPushNotificationConfig``."""
+        raise PushNotificationNotSupportedError()
+
+    async def on_list_task_push_notification_configs(
+        self, request: m.ListTaskPushNotificationConfigsRequest, call: CallContext
+    ) -> m.ListTaskPushNotificationConfigsResponse:
+        """``ListTaskPushNotificationConfigs``."""
+        raise PushNotificationNotSupportedError()
+
+    async def on_delete_task_push_notification_config(
+        self, request: m.DeleteTaskPushNotificationConfigRequest, call: CallContext
+    ) -> None:
+        """``DeleteTaskPushNotificationConfig``."""
+        raise PushNotificationNotSupportedError()
+
+    async def on_get_extended_agent_card(
+        self, request: m.GetExtendedAgentCardRequest, call: CallContext
+    ) -> m.AgentCard:
+        """``GetExtendedAgentCard`` / ``agent/getAuthenticatedExtendedCard``."""
+        raise UnsupportedOperationError("this agent has no extended agent card")
+
+    # ----------------------------------------------------------------- internals
+
+    def _response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
+        if self.card is None:
+            return {}
+        requested = _uris(headers.get("a2a-extensions")) | _uris(headers.get("x-a2a-extensions"))
+        offered = {e.uri for e in self.card.capabilities.extensions if e.uri}
+        active = sorted(requested & offered)
+        if not active:
+            return {}
+        name = "X-A2A-Extensions" if version == V0_3 else "A2A-Extensions"
+        return {name: ", ".join(active)}
+
+    async def _prepare(
+        self, item: Request | Notification, headers: Mapping[str, str], version: str
+    ) -> tuple[MethodSpec, Any, CallContext]:
+        spec = method_for(item.method, version)
+        owner = await self.authenticate(headers)
+        call = self.call_context(headers, version, owner)
+        params = decode_params(spec, item.params, version)
+        return spec, params, call
+
+    async def _answer(
+        self,
+        item: Request | Notification | ErrorResponse,
+        headers: Mapping[str, str],
+        version: str,
+        *,
+        batched: bool,
+    ) -> Response | None:
+        if isinstance(item, ErrorResponse):
+            return item
+        request_id = item.id if isinstance(item, Request) else None
+        try:
+            spec, params, call = await self._prepare(item, headers, version)
+            if spec.streaming:
+                raise InvalidRequestError(
+                    f"{item.method} streams its result: send it alone, not in a batch"
+                    if batched
+                    else f"{item.method} streams its result and cannot be a notification"
+                )
+            result = await getattr(self, spec.handler)(params, call)
+            wire = encode_result(spec, result, version)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON-RPC error
+            error = self._error(exc, item.method)
+            return ErrorResponse(request_id, error) if isinstance(item, Request) else None
+        if isinstance(item, Notification):
+            return None
+        return SuccessResponse(request_id, wire)
+
+    def _error(self, exc: Exception, method: str) -> JSONRPCError:
+        if isinstance(exc, JSONRPCError):
+            return exc
+        if isinstance(exc, EncodeError):
+            log.warning("%s: result not expressible for the caller: %s", method, exc)
+            return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
+        if isinstance(exc, A2AError):
+            log.warning("%s failed: %s", method, exc)
+            return InternalError(str(exc))
+        # Never leak internals to the peer; the log has the traceback.
+        log.exception("unexpected error while handling %s", method)
+        return InternalError()
+
+    async def _stream(
+        self,
+        request: Request,
+        spec: MethodSpec,
+        headers: Mapping[str, str],
+        version: str,
+        response_headers: dict[str, str],
+    ) -> Reply | StreamingReply:
+        try:
+            _, params, call = await self._prepare(request, headers, version)
+            if spec.handler == "on_subscribe_to_task":
+                stream = await self.on_subscribe_to_task(
+                    params, call, after_seq=_after_seq(headers.get("last-event-id"))
+                )
+            else:
+                stream = await getattr(self, spec.handler)(params, call)
+        except Exception as exc:  # noqa: BLE001
+            error = self._error(exc, request.method)
+            return Reply(encode_response(ErrorResponse(request.id, error), version), response_headers)
+        return StreamingReply(self._events(request, spec, stream, version), response_headers)
+
+    async def _events(
+        self, request: Request, spec: MethodSpec, stream: EventStream, version: str
+    ) -> AsyncIterator[ServerSentEvent]:
+        interrupt_closes = spec.handler == "on_send_streaming_message"
+        try:
+            async for seq, item in stream:
+                if version == V0_3 and isinstance(item, m.TaskStatusUpdateEvent):
+                    # 0.3 marks the stream's last event; 1.0 just closes the stream.
+                    final = closes_stream(item, on_interrupted=interrupt_closes)
+                    if final != item.final:
+                        item = attrs.evolve(item, final=final)
+                try:
+                    wire = encode_result(spec, item, version)
+                    data = encode_response(SuccessResponse(request.id, wire), version)
+                except Exception as exc:  # noqa: BLE001
+                    error = self._error(exc, request.method)
+                    yield ServerSentEvent(encode_response(ErrorResponse(request.id, error), version))
+                    return
+                yield ServerSentEvent(data, str(seq) if seq else None)
+        except Exception as exc:  # noqa: BLE001
+            error = self._error(exc, request.method)
+            yield ServerSentEvent(encode_response(ErrorResponse(request.id, error), version))
+        finally:
+            await stream.aclose()
+
+
+def _id_of(parsed: Any) -> Any:
+    return parsed.id if isinstance(parsed, Request) else None
+
+
+def _after_seq(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        seq = int(value.strip())
+    except ValueError:
+        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}") from None
+    if seq < 0:
+        raise InvalidRequestError("Last-Event-ID must not be negative")
+    return seq
+
+
+class AgentServer(A2AServer):
+    """The reference server: an :class:`Agent` run by the engine's :class:`RequestHandler`.
+
+    >>> server = AgentServer(MyAgent(), card)            # doctest: +SKIP
+    >>> reply = await server.handle(body, {"A2A-Version": "1.0"})  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        card: m.AgentCard,
+        *,
+        store: TaskStore | None = None,
+        broker: EventBroker | None = None,
+        push_sender: PushNotificationSender | None = None,
+        extended_card: m.AgentCard | None = None,
+        supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
+        max_batch_size: int = 100,
+    ) -> None:
+        super().__init__(card, supported_versions=supported_versions, max_batch_size=max_batch_size)
+        self.handler = RequestHandler(
+            agent,
+            card,
+            store=store,
+            broker=broker,
+            push_sender=push_sender,
+            extended_card=extended_card,
+        )
+
+    async def aclose(self) -> None:
+        """Stop running agents and release the engine."""
+        await self.handler.aclose()
+
+    async def on_send_message(self, request: m.SendMessageRequest, call: CallContext) -> m.Task | m.Message:
+        return await self.handler.on_send_message(request, call)
+
+    async def on_send_streaming_message(self, request: m.SendMessageRequest, call: CallContext) -> EventStream:
+        return await self.handler.on_send_streaming_message(request, call)
+
+    async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task:
+        return await self.handler.on_get_task(request, call)
+
+    async def on_list_tasks(self, request: m.ListTasksRequest, call: CallContext) -> m.ListTasksResponse:
+        return await self.handler.on_list_tasks(request, call)
+
+    async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task:
+        return await self.handler.on_cancel_task(request, call)
+
+    async def on_subscribe_to_task(
+        self, request: m.SubscribeToTaskRequest, call: CallContext, *, after_seq: int | None = None
+    ) -> EventStream:
+        return await self.handler.on_subscribe_to_task(request, call, after_seq=after_seq)
+
+    async def on_create_task_push_notification_config(
+        self, config: m.TaskPushNotificationConfig, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        return await self.handler.on_create_task_push_notification_config(config, call)
+
+    async def on_get_task_push_notification_config(
+        self, request: m.GetTaskPushNotificationConfigRequest, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        return await self.handler.on_get_task_push_notification_config(request, call)
+
+    async def on_list_task_push_notification_configs(
+        self, request: m.ListTaskPushNotificationConfigsRequest, call: CallContext
+    ) -> m.ListTaskPushNotificationConfigsResponse:
+        return await self.handler.on_list_task_push_notification_configs(request, call)
+
+    async def on_delete_task_push_notification_config(
+        self, request: m.DeleteTaskPushNotificationConfigRequest, call: CallContext
+    ) -> None:
+        await self.handler.on_delete_task_push_notification_config(request, call)
+
+    async def on_get_extended_agent_card(
+        self, request: m.GetExtendedAgentCardRequest, call: CallContext
+    ) -> m.AgentCard:
+        return await self.handler.on_get_extended_agent_card(request, call)

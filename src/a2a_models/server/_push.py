@@ -1,0 +1,87 @@
+"""Push notifications: the :class:`PushNotificationSender` interface and the
+engine's dispatcher, which calls it in the background.
+
+Delivery (HTTP POST, ``Authorization`` header, retries) belongs to the
+sender; the dispatcher only guarantees that a task never waits for a
+webhook, that a failing sender is logged and never breaks the task, and
+that the notifications of one task are sent in order.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import collections
+import logging
+
+from ..models import StreamResponse, TaskPushNotificationConfig
+from ._store import TaskStore
+
+__all__ = ["PushNotificationSender"]
+
+log = logging.getLogger("a2a_models.server")
+
+
+class PushNotificationSender(abc.ABC):
+    """Delivers one notification to one webhook (spec §4.3.3)."""
+
+    @abc.abstractmethod
+    async def send(self, config: TaskPushNotificationConfig, item: StreamResponse) -> None:
+        """POST ``item`` (a StreamResponse body) to ``config.url``; raise on failure."""
+
+
+class PushDispatcher:
+    """Sends a task's notifications to all its configs, in a background task per task."""
+
+    def __init__(self, sender: PushNotificationSender, store: TaskStore) -> None:
+        self._sender = sender
+        self._store = store
+        self._queues: dict[str, collections.deque[StreamResponse]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+
+    def dispatch(self, task_id: str, item: StreamResponse) -> None:
+        """Queue ``item`` for every config ``task_id`` has when it is sent."""
+        self._queues.setdefault(task_id, collections.deque()).append(item)
+        if task_id not in self._workers:
+            self._workers[task_id] = asyncio.create_task(
+                self._drain(task_id), name=f"a2a-push-{task_id}"
+            )
+
+    async def _drain(self, task_id: str) -> None:
+        queue = self._queues[task_id]
+        try:
+            while queue:
+                item = queue.popleft()
+                # Configs are read at send time: a deleted one gets nothing more.
+                try:
+                    configs = await self._store.list_push_configs(task_id)
+                except Exception:
+                    log.exception("reading push configs of task %s failed", task_id)
+                    continue
+                for config in configs:
+                    try:
+                        await self._sender.send(config, item)
+                    except Exception:
+                        log.warning(
+                            "push notification for task %s to %s failed",
+                            task_id,
+                            config.url,
+                            exc_info=True,
+                        )
+        finally:
+            del self._workers[task_id]
+            if not queue:
+                del self._queues[task_id]
+
+    async def idle(self) -> None:
+        """Wait until every queued notification has been sent (or failed)."""
+        while self._workers:
+            await asyncio.gather(*self._workers.values(), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Drop what is queued and stop the workers."""
+        workers = list(self._workers.values())
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        self._queues.clear()

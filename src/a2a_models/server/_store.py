@@ -1,0 +1,455 @@
+"""Task storage: the abstract :class:`TaskStore` and a bounded in-memory one.
+
+A store keeps, per task, one record: the latest :class:`~a2a_models.Task`
+snapshot, its ``version``, the caller that owns it (``owner``/``tenant``), an
+append-only event log and the task's push-notification configs.
+
+Concurrency is optimistic: every write names the version it was computed
+from and fails with :class:`ConcurrentModificationError` if the record moved
+on meanwhile. The engine re-reads, re-applies its event and tries again.
+
+Every write to a record (``create``, ``update``, ``append_event``) increases
+its version by exactly one. Event sequence numbers start at 1 and grow by
+exactly one per appended event, so ``update(task, v, event=e)`` succeeding
+means ``e`` got ``last_seq + 1`` of the record read at version ``v``. A
+database store implements ``update`` with ``event`` as one transaction:
+snapshot and log must never disagree, because subscribers resume from
+``(snapshot, last_seq)``.
+"""
+
+from __future__ import annotations
+
+import abc
+import base64
+import binascii
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple, TypeAlias
+
+import attrs
+
+from .._state import TaskState
+from ..errors import A2AError, InternalError, InvalidParamsError, TaskNotFoundError
+from ..models import StreamResponse, Task, TaskPushNotificationConfig
+
+__all__ = [
+    "ConcurrentModificationError",
+    "InMemoryTaskStore",
+    "LoggedEvent",
+    "StoredTask",
+    "TaskPage",
+    "TaskStore",
+    "TaskStoreFullError",
+]
+
+#: One entry of a task's event log: ``(seq, event)``.
+LoggedEvent: TypeAlias = tuple[int, StreamResponse]
+_Events: TypeAlias = list[LoggedEvent]
+_Configs: TypeAlias = list[TaskPushNotificationConfig]
+
+
+class ConcurrentModificationError(A2AError):
+    """A write named a stale version: someone else changed the task first."""
+
+    def __init__(self, task_id: str, expected_version: int, actual_version: int) -> None:
+        self.task_id = task_id
+        self.expected_version = expected_version
+        self.actual_version = actual_version
+        super().__init__(
+            f"task {task_id!r} is at version {actual_version}, "
+            f"the write expected version {expected_version}"
+        )
+
+
+class TaskStoreFullError(InternalError):
+    """The store holds its maximum number of tasks and none can be evicted."""
+
+    default_message = "Task store is full"
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class StoredTask:
+    """A task as read from the store, with what the engine needs to write it back."""
+
+    task: Task
+    #: Revision of the record; the next write must name it.
+    version: int
+    owner: str | None
+    tenant: str | None
+    #: Sequence number of the newest logged event ``task`` already reflects (0: none).
+    last_seq: int = 0
+
+
+class TaskPage(NamedTuple):
+    """One page of :meth:`TaskStore.list`."""
+
+    tasks: list[Task]
+    #: Opaque cursor of the next page; ``""`` on the last page.
+    next_page_token: str
+    #: Number of tasks matching the filters, over all pages.
+    total_size: int
+
+
+class TaskStore(abc.ABC):
+    """Abstract async storage of tasks, their event logs and push configs.
+
+    Visibility is scoped by ``(owner, tenant)``: a task created for one owner
+    is ``None``/absent for every other one. The per-task methods that take no
+    owner (``update``, the event log, push configs) are called by the engine
+    only after it has read the task with the caller's scope.
+    """
+
+    @abc.abstractmethod
+    async def get(
+        self, task_id: str, owner: str | None, tenant: str | None = None
+    ) -> StoredTask | None:
+        """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``."""
+
+    @abc.abstractmethod
+    async def create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+    ) -> StoredTask:
+        """Store a new task at version 1; ``event`` (if any) becomes log entry 1.
+
+        Raises :class:`TaskStoreFullError` if the store cannot take it and
+        :class:`ConcurrentModificationError` if the id is already taken.
+        """
+
+    @abc.abstractmethod
+    async def update(
+        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+    ) -> int:
+        """Replace the snapshot of ``task.id`` and return the new version.
+
+        ``event`` is appended to the log in the same atomic step. Raises
+        :class:`ConcurrentModificationError` if the record is not at
+        ``expected_version`` and :class:`~a2a_models.errors.TaskNotFoundError`
+        if it does not exist.
+        """
+
+    @abc.abstractmethod
+    async def list(
+        self,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        context_id: str | None = None,
+        status: TaskState | None = None,
+        status_timestamp_after: datetime | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> TaskPage:
+        """The tasks of ``(owner, tenant)`` matching the filters, newest status first.
+
+        Ties are broken by task id. ``status_timestamp_after`` keeps tasks whose
+        status timestamp is at or after it. ``page_token`` is a cursor from an
+        earlier page; a token this store did not issue raises
+        :class:`~a2a_models.errors.InvalidParamsError`.
+        """
+
+    @abc.abstractmethod
+    async def append_event(self, task_id: str, event: StreamResponse) -> int:
+        """Append ``event`` to the task's log without changing the snapshot; returns its seq."""
+
+    @abc.abstractmethod
+    async def events_after(self, task_id: str, seq: int) -> _Events:
+        """The logged events with a sequence number greater than ``seq``, in order."""
+
+    @abc.abstractmethod
+    async def set_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        """Store ``config`` (which has an ``id``) for the task, replacing one with that id."""
+
+    @abc.abstractmethod
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
+        """The task's config with ``config_id``, if any."""
+
+    @abc.abstractmethod
+    async def list_push_configs(self, task_id: str) -> _Configs:
+        """Every config of the task, in creation order."""
+
+    @abc.abstractmethod
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        """Remove a config; removing an absent one is not an error."""
+
+
+# --- page tokens ------------------------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+#: Sort key of a task without a status timestamp: after every stamped one.
+_NO_TIMESTAMP = -(2**62)
+_TOKEN_PREFIX = "v1|"
+
+
+def status_key(task: Task) -> int:
+    """A task's status timestamp in whole microseconds since the epoch (the sort key)."""
+    ts = task.status.timestamp
+    if ts is None:
+        return _NO_TIMESTAMP
+    return (ts - _EPOCH) // _MICRO
+
+
+def encode_page_token(task: Task) -> str:
+    """The opaque cursor that continues a listing after ``task``."""
+    raw = f"{_TOKEN_PREFIX}{status_key(task)}|{task.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_page_token(token: str) -> tuple[int, str]:
+    """``(status_key, task_id)`` of a cursor; raises ``InvalidParamsError`` if malformed."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        if not raw.startswith(_TOKEN_PREFIX):
+            raise ValueError(raw)
+        key, task_id = raw[len(_TOKEN_PREFIX) :].split("|", 1)
+        if not task_id:
+            raise ValueError(raw)
+        return int(key), task_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidParamsError(
+            "invalid pageToken: use the nextPageToken of a previous ListTasks response",
+            {"field": "pageToken"},
+        ) from None
+
+
+def _order(task: Task) -> tuple[int, str]:
+    # Ascending order of this tuple = newest status first, then by id.
+    return (-status_key(task), task.id)
+
+
+# --- in memory --------------------------------------------------------------------------
+
+
+@attrs.define(slots=True, kw_only=True)
+class _Record:
+    task: Task
+    version: int
+    owner: str | None
+    tenant: str | None
+    events: _Events = attrs.field(factory=list)
+    push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
+
+    def stored(self) -> StoredTask:
+        return StoredTask(
+            task=self.task,
+            version=self.version,
+            owner=self.owner,
+            tenant=self.tenant,
+            last_seq=len(self.events),
+        )
+
+
+class InMemoryTaskStore(TaskStore):
+    """A :class:`TaskStore` in a dict, bounded in size and in how long it keeps finished tasks.
+
+    * ``terminal_ttl`` (seconds): a task that reached a terminal state is
+      forgotten that long afterwards (``None``: kept until evicted for space).
+    * ``max_tasks``: when full, creating a task first evicts the terminal
+      tasks that finished longest ago. Active and interrupted tasks are never
+      evicted; if every stored task is one, ``create`` raises
+      :class:`TaskStoreFullError`.
+    * ``clock``: monotonic seconds, injectable for tests.
+
+    Evicting a task drops its event log and push configs too.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_tasks: int | None = 10_000,
+        terminal_ttl: float | None = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_tasks is not None and max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1 (or None for no bound)")
+        if terminal_ttl is not None and terminal_ttl < 0:
+            raise ValueError("terminal_ttl must not be negative (or None to keep forever)")
+        self.max_tasks = max_tasks
+        self.terminal_ttl = terminal_ttl
+        self._clock = clock
+        self._records: dict[str, _Record] = {}
+        # Terminal task ids with the time they finished, oldest first (dicts keep order).
+        self._finished: dict[str, float] = {}
+
+    def __len__(self) -> int:
+        """Number of tasks currently held (after evicting expired ones)."""
+        self._evict_expired()
+        return len(self._records)
+
+    # -- eviction ------------------------------------------------------------------------
+
+    def _evict_expired(self) -> None:
+        if self.terminal_ttl is None or not self._finished:
+            return
+        deadline = self._clock() - self.terminal_ttl
+        while self._finished:
+            task_id, finished_at = next(iter(self._finished.items()))
+            if finished_at > deadline:
+                break
+            self._drop(task_id)
+
+    def _drop(self, task_id: str) -> None:
+        self._finished.pop(task_id, None)
+        self._records.pop(task_id, None)
+
+    def _make_room(self) -> None:
+        if self.max_tasks is None:
+            return
+        while len(self._records) >= self.max_tasks and self._finished:
+            self._drop(next(iter(self._finished)))
+        if len(self._records) >= self.max_tasks:
+            raise TaskStoreFullError(
+                f"task store is full: all {self.max_tasks} stored tasks are still active; "
+                "retry when some have finished"
+            )
+
+    def _note_state(self, record: _Record) -> None:
+        if record.task.status.state.is_terminal and record.task.id not in self._finished:
+            self._finished[record.task.id] = self._clock()
+
+    def _record(self, task_id: str) -> _Record:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        if record is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        return record
+
+    # -- tasks ---------------------------------------------------------------------------
+
+    async def get(
+        self, task_id: str, owner: str | None, tenant: str | None = None
+    ) -> StoredTask | None:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        if record is None or record.owner != owner or record.tenant != tenant:
+            return None  # absent and not yours look the same
+        return record.stored()
+
+    async def create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+    ) -> StoredTask:
+        self._evict_expired()
+        if task.id in self._records:
+            raise ConcurrentModificationError(task.id, 0, self._records[task.id].version)
+        self._make_room()
+        record = _Record(task=task, version=1, owner=owner, tenant=tenant)
+        if event is not None:
+            record.events.append((1, event))
+        self._records[task.id] = record
+        self._note_state(record)
+        return record.stored()
+
+    async def update(
+        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+    ) -> int:
+        record = self._record(task.id)
+        if record.version != expected_version:
+            raise ConcurrentModificationError(task.id, expected_version, record.version)
+        record.task = task
+        record.version += 1
+        if event is not None:
+            record.events.append((len(record.events) + 1, event))
+        self._note_state(record)
+        return record.version
+
+    async def list(
+        self,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        context_id: str | None = None,
+        status: TaskState | None = None,
+        status_timestamp_after: datetime | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> TaskPage:
+        if page_size < 1:
+            raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
+        cursor = decode_page_token(page_token) if page_token else None
+        self._evict_expired()
+        after_key = (
+            None
+            if status_timestamp_after is None
+            else ((status_timestamp_after - _EPOCH) // _MICRO)
+        )
+        matching = [
+            r.task
+            for r in self._records.values()
+            if r.owner == owner
+            and r.tenant == tenant
+            and (context_id is None or r.task.context_id == context_id)
+            and (status is None or r.task.status.state is status)
+            and (
+                after_key is None
+                or (r.task.status.timestamp is not None and status_key(r.task) >= after_key)
+            )
+        ]
+        matching.sort(key=_order)
+        start = 0
+        if cursor is not None:
+            position = (-cursor[0], cursor[1])
+            while start < len(matching) and _order(matching[start]) <= position:
+                start += 1
+        page = matching[start : start + page_size]
+        more = start + page_size < len(matching)
+        token = encode_page_token(page[-1]) if more and page else ""
+        return TaskPage(page, token, len(matching))
+
+    # -- event log -----------------------------------------------------------------------
+
+    async def append_event(self, task_id: str, event: StreamResponse) -> int:
+        record = self._record(task_id)
+        seq = len(record.events) + 1
+        record.events.append((seq, event))
+        record.version += 1
+        return seq
+
+    async def events_after(self, task_id: str, seq: int) -> _Events:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        if record is None:
+            return []
+        return record.events[max(seq, 0) :]
+
+    # -- push configs --------------------------------------------------------------------
+
+    async def set_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        if not config.id:
+            raise ValueError("a stored push config needs an id")
+        self._record(task_id).push[config.id] = config
+        return config
+
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        return None if record is None else record.push.get(config_id)
+
+    async def list_push_configs(self, task_id: str) -> _Configs:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        return [] if record is None else list(record.push.values())
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        if record is not None:
+            record.push.pop(config_id, None)

@@ -1,0 +1,227 @@
+"""Per-task event fan-out: the :class:`EventBroker` interface, an in-memory
+broker, and :func:`task_event_stream`, which merges the store's event log
+with live events into one ordered stream with no gap and no duplicate.
+
+The broker is only a doorbell with a payload. Ordering and completeness come
+from the store's sequence numbers: a subscriber that sees a jump in ``seq``
+(or a notification without its event) reads the missing entries from the
+log. So a broker may drop, batch or reorder notifications, or (like a
+PostgreSQL ``LISTEN/NOTIFY`` one with its 8 kB payload limit) send only
+sequence numbers, and every stream still delivers each event once, in order.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import collections
+from collections.abc import AsyncGenerator, AsyncIterator
+from types import TracebackType
+from typing import TypeAlias
+
+from ..models import StreamResponse, Task
+from ._lifecycle import closes_stream, trim_history
+from ._store import TaskStore
+
+__all__ = [
+    "BrokerSubscription",
+    "EventBroker",
+    "EventStream",
+    "InMemoryEventBroker",
+    "StreamItem",
+    "task_event_stream",
+]
+
+#: What a stream yields: ``(seq, item)``. ``seq`` is the event's position in
+#: the task's log (usable as an SSE ``id`` for resuming); a direct
+#: :class:`~a2a_models.Message` reply, which belongs to no task, has ``seq`` 0.
+StreamItem: TypeAlias = tuple[int, StreamResponse]
+#: A broker notification: ``(seq, event)``, the event possibly left out.
+Notification: TypeAlias = tuple[int, StreamResponse | None]
+
+
+class BrokerSubscription(abc.ABC):
+    """Live notifications of one task, in the order the broker received them."""
+
+    @abc.abstractmethod
+    async def next(self) -> Notification:
+        """Wait for the next notification."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Stop receiving; idempotent."""
+
+
+class EventBroker(abc.ABC):
+    """Delivers ``(seq, event)`` published for a task to its current subscribers."""
+
+    @abc.abstractmethod
+    async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        """Notify every subscriber of ``task_id``; must not wait for slow subscribers."""
+
+    @abc.abstractmethod
+    async def subscribe(self, task_id: str) -> BrokerSubscription:
+        """Start receiving the notifications published from now on."""
+
+
+class _MemorySubscription(BrokerSubscription):
+    def __init__(self, broker: InMemoryEventBroker, task_id: str, buffer: int) -> None:
+        self._broker = broker
+        self._task_id = task_id
+        # Overflow drops the oldest entries: the stream notices the gap and
+        # reads them from the store, while the newest (maybe final) one stays.
+        self._items: collections.deque[Notification] = collections.deque(maxlen=buffer)
+        self._ready = asyncio.Event()
+        self.closed = False
+
+    def push(self, item: Notification) -> None:
+        self._items.append(item)
+        self._ready.set()
+
+    async def next(self) -> Notification:
+        while not self._items:
+            if self.closed:
+                raise RuntimeError("subscription is closed")
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._broker._remove(self._task_id, self)
+            self._ready.set()
+
+
+class InMemoryEventBroker(EventBroker):
+    """A broker for one process: each subscriber has a bounded buffer.
+
+    ``buffer`` bounds what a slow subscriber may hold; when it overflows, the
+    oldest notifications are dropped and the stream recovers them from the
+    store.
+    """
+
+    def __init__(self, *, buffer: int = 1024) -> None:
+        if buffer < 1:
+            raise ValueError("buffer must be at least 1")
+        self._buffer = buffer
+        self._subscribers: dict[str, set[_MemorySubscription]] = {}
+
+    def subscriber_count(self, task_id: str) -> int:
+        """How many subscriptions ``task_id`` currently has."""
+        return len(self._subscribers.get(task_id, ()))
+
+    async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        for subscription in tuple(self._subscribers.get(task_id, ())):
+            subscription.push((seq, event))
+
+    async def subscribe(self, task_id: str) -> BrokerSubscription:
+        subscription = _MemorySubscription(self, task_id, self._buffer)
+        self._subscribers.setdefault(task_id, set()).add(subscription)
+        return subscription
+
+    def _remove(self, task_id: str, subscription: _MemorySubscription) -> None:
+        subscribers = self._subscribers.get(task_id)
+        if subscribers is not None:
+            subscribers.discard(subscription)
+            if not subscribers:
+                del self._subscribers[task_id]
+
+
+async def task_event_stream(
+    store: TaskStore,
+    broker: EventBroker,
+    task_id: str,
+    *,
+    after_seq: int,
+    first: StreamItem | None = None,
+    close_on_interrupted: bool = False,
+    history_length: int | None = None,
+) -> AsyncGenerator[StreamItem, None]:
+    """The events of ``task_id`` with ``seq > after_seq``: first the logged ones, then live.
+
+    ``first`` (a task snapshot and the seq it reflects) is yielded before
+    anything else and replaces ``after_seq``. The stream ends after a
+    terminal state, or an interrupted one if ``close_on_interrupted`` (see
+    :func:`closes_stream`), or when the consumer stops iterating. Task items
+    are trimmed to ``history_length`` (:func:`trim_history`).
+
+    No gap, no duplicate: the broker subscription starts *before* the log is
+    read, so an event committed meanwhile is in one or the other (or both,
+    and is then skipped by its seq); a jump in seq is filled from the log.
+    """
+
+    def shown(event: StreamResponse) -> StreamResponse:
+        return trim_history(event, history_length) if isinstance(event, Task) else event
+
+    subscription = await broker.subscribe(task_id)
+    try:
+        last = after_seq
+        if first is not None:
+            yield first[0], shown(first[1])
+            last = first[0]
+            if closes_stream(first[1], on_interrupted=close_on_interrupted):
+                return
+        while True:
+            # Catch up from the log, then wait for the next notification.
+            for seq, event in await store.events_after(task_id, last):
+                if seq <= last:
+                    continue
+                yield seq, shown(event)
+                last = seq
+                if closes_stream(event, on_interrupted=close_on_interrupted):
+                    return
+            while True:
+                seq, maybe = await subscription.next()
+                if seq <= last:
+                    continue  # already delivered from the log
+                if seq > last + 1 or maybe is None:
+                    break  # missed something: read the log again
+                yield seq, shown(maybe)
+                last = seq
+                if closes_stream(maybe, on_interrupted=close_on_interrupted):
+                    return
+    finally:
+        await subscription.aclose()
+
+
+class EventStream(AsyncIterator[StreamItem]):
+    """An async iterator of :data:`StreamItem` that releases its resources on close.
+
+    Iterate it with ``async for``; call :meth:`aclose` (or use ``async with``)
+    when stopping early, e.g. when the client disconnects. Closing a stream
+    never affects the task or other streams of it (spec §3.5.2).
+    """
+
+    def __init__(self, items: AsyncGenerator[StreamItem, None]) -> None:
+        self._items = items
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> StreamItem:
+        return await self._items.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the stream."""
+        await self._items.aclose()
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @classmethod
+    def single(cls, item: StreamResponse) -> EventStream:
+        """A stream of one item with seq 0 (a direct message reply)."""
+
+        async def one() -> AsyncGenerator[StreamItem, None]:
+            yield 0, item
+
+        return cls(one())

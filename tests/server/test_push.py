@@ -1,0 +1,195 @@
+"""Push notifications, push-config operations, the extended card, required extensions."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import pytest
+
+from a2a_models import (
+    AgentExtension,
+    DeleteTaskPushNotificationConfigRequest,
+    ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    InvalidParamsError,
+    ListTaskPushNotificationConfigsRequest,
+    PushNotificationNotSupportedError,
+    StreamResponse,
+    Task,
+    TaskNotFoundError,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+    UnsupportedOperationError,
+)
+from a2a_models.server import AgentEvent, CallContext, RequestContext, RequestHandler
+
+from ._support import FuncAgent, RecordingSender, make_card, send
+
+HOOK = TaskPushNotificationConfig(url="https://client.example/hook", token="tok")
+
+
+async def work(context: RequestContext) -> AsyncIterator[AgentEvent]:
+    yield context.working()
+    yield context.artifact("out")
+    yield context.complete()
+
+
+async def asks(context: RequestContext) -> AsyncIterator[AgentEvent]:
+    yield context.ask("?")
+
+
+def _states(sent: list[tuple[TaskPushNotificationConfig, StreamResponse]]) -> list[TaskState]:
+    states = []
+    for _, item in sent:
+        if isinstance(item, Task | TaskStatusUpdateEvent):
+            states.append(item.status.state)
+    return states
+
+
+async def test_push_sender_is_called_on_every_state_change() -> None:
+    sender = RecordingSender()
+    handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    await handler.idle()
+    assert _states(sender.sent) == [TaskState.SUBMITTED, TaskState.WORKING, TaskState.COMPLETED]
+    assert len(sender.sent) == 3  # artifact updates are not state changes
+    config = sender.sent[0][0]
+    assert (config.url, config.token, config.task_id) == (HOOK.url, "tok", task.id)
+    assert config.id  # assigned by the engine
+
+
+async def test_failing_push_sender_does_not_break_the_task(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sender = RecordingSender(fail=True)
+    handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
+    with caplog.at_level(logging.WARNING, logger="a2a_models.server"):
+        task = await handler.on_send_message(send(push=HOOK))
+        await handler.idle()
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert len(sender.sent) == 3
+    assert sum("push notification" in r.getMessage() for r in caplog.records) == 3
+
+
+async def test_push_configs_added_later_and_deleted_ones() -> None:
+    sender = RecordingSender()
+    handler = RequestHandler(FuncAgent(asks), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send())
+    assert isinstance(task, Task)
+    created = await handler.on_create_task_push_notification_config(
+        TaskPushNotificationConfig(url="https://a", task_id=task.id)
+    )
+    other = await handler.on_create_task_push_notification_config(
+        TaskPushNotificationConfig(url="https://b", task_id=task.id, id="mine")
+    )
+    assert created.id and other.id == "mine"
+    await handler.on_delete_task_push_notification_config(
+        DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
+    )
+    await handler.on_send_message(send("answer", task_id=task.id))
+    await handler.idle()
+    assert {c.url for c, _ in sender.sent} == {"https://b"}
+
+
+async def test_push_config_operations() -> None:
+    handler = RequestHandler(FuncAgent(asks), make_card())
+    task = await handler.on_send_message(send())
+    assert isinstance(task, Task)
+    configs = [
+        await handler.on_create_task_push_notification_config(
+            TaskPushNotificationConfig(url=f"https://h/{i}", task_id=task.id)
+        )
+        for i in range(3)
+    ]
+    got = await handler.on_get_task_push_notification_config(
+        GetTaskPushNotificationConfigRequest(task_id=task.id, id=configs[1].id)
+    )
+    assert got == configs[1]
+    first = await handler.on_get_task_push_notification_config(
+        GetTaskPushNotificationConfigRequest(task_id=task.id)
+    )
+    assert first == configs[0]
+    listed = await handler.on_list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(task_id=task.id)
+    )
+    assert listed.configs == tuple(configs)
+    page = await handler.on_list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(task_id=task.id, page_size=2)
+    )
+    assert page.configs == tuple(configs[:2]) and page.next_page_token
+    rest = await handler.on_list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(
+            task_id=task.id, page_size=2, page_token=page.next_page_token
+        )
+    )
+    assert rest.configs == (configs[2],) and rest.next_page_token == ""
+    with pytest.raises(InvalidParamsError):
+        await handler.on_list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task.id, page_token="%%")
+        )
+    delete = DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=configs[0].id or "")
+    await handler.on_delete_task_push_notification_config(delete)
+    await handler.on_delete_task_push_notification_config(delete)  # idempotent
+    with pytest.raises(TaskNotFoundError):
+        await handler.on_get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id=task.id, id=configs[0].id)
+        )
+    with pytest.raises(TaskNotFoundError):
+        await handler.on_create_task_push_notification_config(
+            TaskPushNotificationConfig(url="https://x", task_id="unknown")
+        )
+    with pytest.raises(InvalidParamsError, match="taskId"):
+        await handler.on_create_task_push_notification_config(
+            TaskPushNotificationConfig(url="https://x")
+        )
+
+
+async def test_push_operations_need_the_capability() -> None:
+    handler = RequestHandler(FuncAgent(asks), make_card(push=False))
+    calls = [
+        handler.on_create_task_push_notification_config(
+            TaskPushNotificationConfig(url="https://x", task_id="t")
+        ),
+        handler.on_get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id="t", id="p")
+        ),
+        handler.on_list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id="t")
+        ),
+        handler.on_delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest(task_id="t", id="p")
+        ),
+        handler.on_send_message(send(push=HOOK)),
+    ]
+    for call in calls:
+        with pytest.raises(PushNotificationNotSupportedError):
+            await call
+
+
+async def test_extended_agent_card() -> None:
+    agent = FuncAgent(asks)
+    request = GetExtendedAgentCardRequest()
+    with pytest.raises(UnsupportedOperationError):
+        await RequestHandler(agent, make_card()).on_get_extended_agent_card(request)
+    with pytest.raises(ExtendedAgentCardNotConfiguredError):
+        await RequestHandler(agent, make_card(extended=True)).on_get_extended_agent_card(request)
+    extended = make_card(extended=True)
+    handler = RequestHandler(agent, make_card(extended=True), extended_card=extended)
+    assert await handler.on_get_extended_agent_card(request) is extended
+
+
+async def test_required_extensions_must_be_requested() -> None:
+    uri = "https://example.com/ext/v1"
+    card = make_card(extensions=(AgentExtension(uri=uri, required=True),))
+    agent = FuncAgent(work)
+    handler = RequestHandler(agent, card)
+    with pytest.raises(ExtensionSupportRequiredError, match=uri):
+        await handler.on_send_message(send())
+    task = await handler.on_send_message(send(), CallContext(extensions={uri}))
+    assert isinstance(task, Task)
+    assert agent.contexts[-1].requested_extensions == {uri}

@@ -13,6 +13,7 @@ Whose fault an error is shows in its class, as in h11:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -44,6 +45,12 @@ __all__ = [
 #: ``google.rpc.ErrorInfo.domain`` used by every A2A error (spec §9.5).
 ERROR_DOMAIN = "a2a-protocol.org"
 _ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+_STRUCT_TYPE = "type.googleapis.com/google.protobuf.Struct"
+_VALUE_TYPE = "type.googleapis.com/google.protobuf.Value"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 class A2AError(Exception):
@@ -145,22 +152,14 @@ class JSONRPCError(A2AError):
             if self.data is not None:
                 err["data"] = self.data
             return err
-        details = _as_details(self.data)
-        if self.reason is not None and not any(
-            isinstance(d, dict) and d.get("@type") == _ERROR_INFO_TYPE for d in details
-        ):
-            details.insert(0, self.error_info())
+        details = self.details()
         if details:
             err["data"] = details
         return err
 
     def to_http_status(self) -> dict[str, Any]:
         """The ``google.rpc.Status`` body used by the 1.0 HTTP+JSON binding."""
-        details = _as_details(self.data)
-        if self.reason is not None and not any(
-            isinstance(d, dict) and d.get("@type") == _ERROR_INFO_TYPE for d in details
-        ):
-            details.insert(0, self.error_info())
+        details = self.details()
         body: dict[str, Any] = {
             "code": self.http_status,
             "status": self.grpc_status,
@@ -169,6 +168,35 @@ class JSONRPCError(A2AError):
         if details:
             body["details"] = details
         return {"error": body}
+
+    def details(self) -> list[Any]:
+        """The 1.0 ``details`` array: every entry carries ``@type`` (spec §9.5, §11.6).
+
+        A2A errors lead with their ``google.rpc.ErrorInfo``. Free-form ``data``
+        (``{"taskId": "t1"}``) goes into that ErrorInfo's ``metadata`` (string
+        values, as the map requires); without an ErrorInfo it travels as a
+        ``google.protobuf.Struct``, and any other untyped value as a
+        ``google.protobuf.Value``. Already typed entries are kept as they are.
+        """
+        raw = _as_details(self.data)
+        typed = [d for d in raw if isinstance(d, dict) and "@type" in d]
+        info = next((d for d in typed if d["@type"] == _ERROR_INFO_TYPE), None)
+        if info is None and self.reason is not None:
+            info = self.error_info()
+            typed.insert(0, info)
+        for item in raw:
+            if isinstance(item, dict) and "@type" in item:
+                continue
+            if isinstance(item, dict) and info is not None:
+                metadata = dict(info.get("metadata") or {})
+                for key, value in item.items():
+                    metadata.setdefault(str(key), value if isinstance(value, str) else _json_text(value))
+                info["metadata"] = metadata
+            elif isinstance(item, dict):
+                typed.append({"@type": _STRUCT_TYPE, "value": item})
+            else:
+                typed.append({"@type": _VALUE_TYPE, "value": item})
+        return typed
 
     @classmethod
     def from_jsonrpc(cls, error: Mapping[str, Any], *, remote: bool = True) -> JSONRPCError:

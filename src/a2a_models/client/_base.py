@@ -14,7 +14,8 @@ import abc
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Mapping, MutableMapping, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import attrs
 
@@ -79,7 +80,14 @@ class ClientCall:
 
 
 class ClientInterceptor:
-    """Hooks run around every call, in registration order (``after`` in reverse)."""
+    """Hooks run around every call, in registration order (``after`` in reverse).
+
+    Every interceptor whose ``before`` ran gets its ``after``, even when a
+    later ``before``, the transport or the peer failed. For a stream,
+    ``before`` runs when iteration starts and ``after`` when the stream
+    ends, fails or is closed early (``call.result`` is then the number of
+    items received).
+    """
 
     async def before(self, call: ClientCall) -> None:
         """Called before the request is sent; may modify ``call.headers``."""
@@ -113,6 +121,17 @@ class EventStream:
         closer = getattr(self._items, "aclose", None)
         if closer is not None:
             await closer()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 class A2AClient(abc.ABC):
@@ -149,10 +168,10 @@ class A2AClient(abc.ABC):
     def stream_bytes(self, body: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamChunk]:
         """Send one JSON-RPC request; yield each JSON-RPC response of the stream."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release the transport's resources (nothing by default)."""
 
-    async def __aenter__(self) -> A2AClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -172,33 +191,66 @@ class A2AClient(abc.ABC):
     async def _call(self, name: str, params: Any, timeout: float | None) -> Any:
         spec = METHODS[name]
         call = ClientCall(spec, params, self.version, self._headers(), self._timeout(timeout))
-        for interceptor in self.interceptors:
-            await interceptor.before(call)
+        entered: list[ClientInterceptor] = []
         try:
-            body = encode_request(spec, call.params, self.version, next(self._ids))
+            for interceptor in self.interceptors:
+                entered.append(interceptor)
+                await interceptor.before(call)
             try:
                 async with asyncio.timeout(call.timeout):
-                    reply = await self.send_bytes(body, call.headers)
+                    result = await self._unary(spec, call)
+            except ClientTimeoutError:
+                raise
             except TimeoutError:
                 raise ClientTimeoutError(
                     f"{spec.name} did not complete within {call.timeout} s"
                 ) from None
-            call.result = self._result(spec, reply)
+            call.result = result
             return call.result
         except BaseException as exc:
             call.error = exc
             raise
         finally:
-            for interceptor in reversed(self.interceptors):
+            for interceptor in reversed(entered):
                 await interceptor.after(call)
+
+    async def _unary(self, spec: MethodSpec, call: ClientCall) -> Any:
+        """One request and its answer: a JSON-RPC envelope through :meth:`send_bytes`.
+
+        Bindings without JSON-RPC envelopes (HTTP+JSON) override this and
+        :meth:`_streaming`; the interceptors and timeouts stay in :meth:`_call`.
+        """
+        request_id = next(self._ids)
+        body = encode_request(spec, call.params, self.version, request_id)
+        return self._result(spec, await self.send_bytes(body, call.headers), request_id)
+
+    async def _streaming(
+        self, spec: MethodSpec, call: ClientCall
+    ) -> AsyncIterator[tuple[str | None, Any]]:
+        """One stream: ``(event id, decoded item)`` pairs, via :meth:`stream_bytes`."""
+        request_id = next(self._ids)
+        body = encode_request(spec, call.params, self.version, request_id)
+        chunks = self.stream_bytes(body, call.headers)
+        try:
+            async for chunk in chunks:
+                yield chunk.event_id, self._result(spec, chunk.data, request_id)
+        finally:
+            await _aclose(chunks)
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
 
-    def _result(self, spec: MethodSpec, reply: bytes) -> Any:
+    def _result(self, spec: MethodSpec, reply: bytes, request_id: int) -> Any:
         parsed = parse_response(reply)
         if isinstance(parsed, Batch):
             raise InvalidAgentResponseError("Invalid agent response: a batch for a single call")
+        # JSON-RPC answers echo the request's id (null only when it was unreadable).
+        if parsed.id != request_id and not (
+            isinstance(parsed, ErrorResponse) and parsed.id is None
+        ):
+            raise InvalidAgentResponseError(
+                f"Invalid agent response: id {parsed.id!r} does not match the request's {request_id}"
+            )
         if isinstance(parsed, ErrorResponse):
             raise parsed.error
         assert isinstance(parsed, SuccessResponse)
@@ -211,33 +263,40 @@ class A2AClient(abc.ABC):
         call = ClientCall(spec, params, self.version, self._headers(), self._timeout(timeout))
         if resume_after is not None:
             call.headers[LAST_EVENT_ID_HEADER] = resume_after
-        for interceptor in self.interceptors:
-            await interceptor.before(call)
+        entered: list[ClientInterceptor] = []
         count = 0
         try:
-            body = encode_request(spec, call.params, self.version, next(self._ids))
-            chunks = self.stream_bytes(body, call.headers)
+            for interceptor in self.interceptors:
+                entered.append(interceptor)
+                await interceptor.before(call)
+            items = self._streaming(spec, call)
             try:
                 while True:
                     try:
                         async with asyncio.timeout(call.timeout):
-                            chunk = await anext(chunks)
+                            event_id, item = await anext(items)
                     except StopAsyncIteration:
                         break
+                    except ClientTimeoutError:
+                        raise
                     except TimeoutError:
                         raise ClientTimeoutError(
                             f"{spec.name}: no event within {call.timeout} s"
                         ) from None
                     count += 1
-                    yield chunk.event_id, self._result(spec, chunk.data)
+                    yield event_id, item
             finally:
-                await _aclose(chunks)
+                await _aclose(items)
             call.result = count
+        except GeneratorExit:
+            # The consumer closed the stream early: not a failure.
+            call.result = count
+            raise
         except BaseException as exc:
             call.error = exc
             raise
         finally:
-            for interceptor in reversed(self.interceptors):
+            for interceptor in reversed(entered):
                 await interceptor.after(call)
 
     # ------------------------------------------------------------ operations

@@ -88,7 +88,7 @@ def _dialect_key(dialect: Any) -> str | None:
     if dialect.__class__ is str:
         return dialect if dialect in _DIALECT_VALUES else None
     if dialect.__class__ is Dialect:
-        return dialect._value_  # type: ignore[no-any-return]
+        return dialect._value_
     return None
 
 

@@ -153,7 +153,13 @@ def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
     ns = _base_ns(dialect)
     if dialect in (Dialect.V1_0, Dialect.PYTHON):
         python = dialect is Dialect.PYTHON
-        ns.update(_v10.inline_part_encoder())
+        ns.update(
+            _v10.inline_part_encoder(
+                "{{'text': {p}.text}}",
+                "{{'data': {p}.data}}",
+                text_meta="{{'text': {p}.text, 'metadata': {p}.metadata}}",
+            )
+        )
         _gen.compile_dialect(_v10.build_specs(python=python), ns, strict=strict)
         _v10.install_oneof_hooks(ns, python=python, strict=strict)
     else:

@@ -409,7 +409,6 @@ def _decode_source(
         f"def _s_{name}(d):",
         "    if d.__class__ is not dict:",
         f"        raise _Fail('expected an object ({cls.__name__}), got ' + _type_name(d))",
-        "    g = d.get",
         "    f = None",
         f"    o = _T_{name}()",
         "    try:",
@@ -417,7 +416,7 @@ def _decode_source(
     for wire, const in spec.constants:
         lines += [
             f"        f = {wire!r}",
-            f"        v = g({wire!r})",
+            f"        v = d.get({wire!r})",
             f"        if v is not None and v != {const!r}:",
             f"            raise _Fail({'expected ' + repr(const) + ', got '!r} + repr(v))",
         ]
@@ -425,12 +424,19 @@ def _decode_source(
         if fld.unsupported is not None:
             continue
         how, default = _default_of(by_attr[fld.attr])
+        lines.append(f"        f = {fld.wire!r}")
         if fld.required or default is attrs.NOTHING:
             absent = "raise _Fail('required field missing')"
+            # Present on every valid input: d[k] is cheaper than d.get(k).
+            lines += [
+                "        try:",
+                f"            v = d[{fld.wire!r}]",
+                "        except KeyError:",
+                "            v = None",
+            ]
         else:
             absent = f"o.{fld.attr} = {_default_source(name, str(i), how, default, ns)}"
-        lines.append(f"        f = {fld.wire!r}")
-        lines.append(f"        v = g({fld.wire!r})")
+            lines.append(f"        v = d.get({fld.wire!r})")
         lines += _decode_field(fld, absent)
     if strict:
         known = {f.wire for f in spec.fields} | {w for w, _ in spec.constants}
@@ -595,8 +601,7 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
             # shape (falling back to the function), saving a call per item.
             inline = ns.get(f"_INLINE_u_{kind.items}")
             if inline is not None:
-                one, rest = inline.format("p"), f"[{inline.format('p')} for p in v]"
-                two = inline.format("q")
+                one, two, rest = inline("p"), inline("q"), f"[{inline('p')} for p in v]"
             else:
                 one, two, rest = f"{fn}(p)", f"{fn}(q)", f"[*_imap({fn}, v)]"
             return [
@@ -619,6 +624,15 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
             return [f"{indent}f = {fld.wire!r}", f"{indent}{target} = {kind.encode.format('v')}"]
         return [f"{indent}{target} = v"]
 
+    # Index of the last computed member (encode expression or array) of the
+    # literal prefix: reads before it stay in order as temporaries.
+    last_computed = -1
+    for i, fld in enumerate(spec.fields):
+        d = _default_of(by_attr[fld.attr])[1]
+        if fld.unsupported is not None or not (d is attrs.NOTHING or fld.always) or d is None:
+            break
+        if fld.kind.items is not None or fld.kind.encode:
+            last_computed = i
     for i, fld in enumerate(spec.fields):
         how, default = _default_of(by_attr[fld.attr])
         if fld.unsupported is not None:
@@ -632,7 +646,11 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
             continue
         always = default is attrs.NOTHING or fld.always
         if always and default is not None and not started:
-            # Leading always-written members: computed in order, one dict literal.
+            # Leading always-written members: computed in order, one dict literal
+            # (plain reads go in the literal once no computed member follows).
+            if fld.kind.items is None and not fld.kind.encode and i > last_computed:
+                literal.append(f"{fld.wire!r}: o.{fld.attr}")
+                continue
             lines.append(f"        v = o.{fld.attr}")
             lines += value_lines(fld, f"t{i}", "        ")
             literal.append(f"{fld.wire!r}: t{i}")

@@ -15,6 +15,7 @@ through ``_gen.lose`` (an :class:`~a2a_models.errors.EncodeError` unless lossy).
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,18 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
-from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, compile_dialect, lose, type_name
+from ._gen import (
+    ClassSpec,
+    Fail,
+    Field,
+    Kind,
+    Loss,
+    Namespace,
+    builder,
+    compile_dialect,
+    lose,
+    type_name,
+)
 from ._v10 import camel, inline_part_encoder, install_wrapper_union
 
 __all__ = ["V03_STATES", "install"]
@@ -76,8 +88,8 @@ def _no(attr: str, why: str) -> Field:
 def _specs(http: bool) -> list[ClassSpec]:
     """Field tables of the table-driven classes of one 0.3 dialect."""
     # ProtoJSON: "" / 0 / false / [] mean unset; JSON-RPC keeps them.
-    pj = {"empty_is_unset": True} if http else {}
-    req = {"required": True, "always": True, "nonempty": True}
+    pj: dict[str, Any] = {"empty_is_unset": True} if http else {}
+    req: dict[str, Any] = {"required": True, "always": True, "nonempty": True}
     kind = (lambda value: ((("kind", value),))) if not http else (lambda value: ())
     no_tenant = _no("tenant", "A2A 0.3 has no tenants")
     specs = [
@@ -368,7 +380,19 @@ def _check_str(value: Any, *path: str | int) -> None:
 def install(ns: Namespace, *, http: bool, strict: bool) -> None:
     """Compile a 0.3 dialect (JSON-RPC, or HTTP+JSON when ``http``) into ``ns``."""
     ns["_res"] = _parse_resource
-    ns.update(inline_part_encoder(extra="" if http else "'kind': 'text', "))
+    # 0.3 data parts hold objects only (anything else goes to _u_Part: a
+    # loss); the 0.3 proto's parts have no metadata.
+    dict_data = " and {p}.data.__class__ is dict"
+    if http:
+        ns.update(inline_part_encoder(
+            "{{'text': {p}.text}}", "{{'data': {{'data': {p}.data}}}}", data_guard=dict_data))
+    else:
+        ns.update(inline_part_encoder(
+            "{{'kind': 'text', 'text': {p}.text}}",
+            "{{'kind': 'data', 'data': {p}.data}}",
+            text_meta="{{'kind': 'text', 'text': {p}.text, 'metadata': {p}.metadata}}",
+            data_guard=dict_data,
+        ))
     compile_dialect(_specs(http), ns, strict=strict)
     _install_parts(ns, http=http, strict=strict)
     _install_security(ns, http=http, strict=strict)
@@ -411,15 +435,11 @@ def _install_kind_union(ns: Namespace, name: str, kinds: dict[str, type[Any]]) -
 
 
 def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
-    new = object.__new__
-    s_text, s_file, s_data = (_setters(c) for c in (m.TextPart, m.FilePart, m.DataPart))
-    b64d, b64e = ns["_b64d"], ns["_b64e"]
-
-    def finish(p: Any, setters: dict[str, Any], meta: Any, filename: Any, media: Any) -> Any:
-        setters["metadata"](p, meta)
-        setters["filename"](p, filename)
-        setters["media_type"](p, media)
-        return p
+    TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
+    # Mutable twins (see _gen.builder): slots filled by plain stores.
+    TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
+    b64d = ns["_b64d"]
+    b2a = binascii.b2a_base64  # b2a(raw, newline=False).decode("ascii") = _gen.b64encode(raw)
 
     def decode_file(f: Any, meta: Any) -> m.FilePart:
         if f.__class__ is not dict:
@@ -434,7 +454,6 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             raise Fail(f"expected exactly one of {k_raw}, {k_url}", "file")
         _check_str(media, "mimeType", "file")
         _check_str(name, "name", "file")
-        p: Any = new(m.FilePart)
         if raw is not None:
             try:
                 raw = b64d(raw)
@@ -443,13 +462,32 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
                 raise
         else:
             _check_str(url, k_url, "file")
-        s_file["raw"](p, raw)
-        s_file["url"](p, url)
-        return finish(p, s_file, meta, name or None if http else name, media or None if http else media)  # type: ignore[no-any-return]
+        p: Any = FileB()
+        p.raw = raw
+        p.url = url
+        p.metadata = meta
+        p.filename = (name or None) if http else name
+        p.media_type = (media or None) if http else media
+        p.__class__ = FilePart
+        return p  # type: ignore[no-any-return]
+
+    def text_part(text: str, meta: Any) -> m.TextPart:
+        p: Any = TextB()
+        p.text = text
+        p.metadata = meta
+        p.filename = p.media_type = None
+        p.__class__ = TextPart
+        return p  # type: ignore[no-any-return]
 
     def s_part(d: Any) -> m.Part:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (Part), got {type_name(d)}")
+        if len(d) == (1 if http else 2):
+            # The common case, a bare text part, skips the general checks.
+            text = d.get("text")
+            if text.__class__ is str and (http or d.get("kind") == "text"):
+                return text_part(text, None)
+        k: Any
         if http:
             present = [k for k in ("text", "file", "data") if d.get(k) is not None]
             if len(present) != 1:
@@ -476,9 +514,7 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             text = d.get("text")
             if text.__class__ is not str:
                 raise Fail(f"expected a string, got {type_name(text)}", "text")
-            p: Any = new(m.TextPart)
-            s_text["text"](p, text)
-            return finish(p, s_text, meta, None, None)  # type: ignore[no-any-return]
+            return text_part(text, meta)
         if k == "file":
             return decode_file(d.get("file"), meta)
         data = d.get("data")
@@ -488,19 +524,26 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             data = data.get("data", {})
         if data.__class__ is not dict:
             raise Fail(f"expected an object, got {type_name(data)}", "data")
-        p = new(m.DataPart)
-        s_data["data"](p, data)
-        return finish(p, s_data, meta, None, None)  # type: ignore[no-any-return]
+        p: Any = DataB()
+        p.data = data
+        p.metadata = meta
+        p.filename = p.media_type = None
+        p.__class__ = DataPart
+        return p  # type: ignore[no-any-return]
 
-    def u_part(p: m.Part) -> dict[str, Any]:
+    def u_part(p: Any) -> dict[str, Any]:
         r: dict[str, Any]
-        if isinstance(p, m.TextPart):
+        cls = p.__class__
+        if cls is not TextPart and cls is not DataPart and cls is not FilePart:
+            # A subclass: classify it like its base (the three are siblings).
+            cls = next((c for c in (TextPart, DataPart, FilePart) if isinstance(p, c)), None)
+        if cls is TextPart:
             r = {"kind": "text", "text": p.text} if not http else {"text": p.text}
             if p.filename:
                 lose("a 0.3 text part has no filename", "filename")
             if p.media_type:
                 lose("a 0.3 text part has no mediaType", "mediaType")
-        elif isinstance(p, m.DataPart):
+        elif cls is DataPart:
             data = p.data
             if data.__class__ is not dict:
                 lose("0.3 data parts hold objects only", "data")
@@ -510,11 +553,11 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
                 lose("a 0.3 data part has no filename", "filename")
             if p.media_type:
                 lose("a 0.3 data part has no mediaType", "mediaType")
-        elif isinstance(p, m.FilePart):
+        elif cls is FilePart:
             f: dict[str, Any] = {}
             if http:
                 if p.raw is not None:
-                    f["fileWithBytes"] = b64e(p.raw)
+                    f["fileWithBytes"] = b2a(p.raw, newline=False).decode("ascii")
                 else:
                     f["fileWithUri"] = p.url
                 if p.media_type:
@@ -524,7 +567,7 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
                 r = {"file": f}
             else:
                 if p.raw is not None:
-                    f["bytes"] = b64e(p.raw)
+                    f["bytes"] = b2a(p.raw, newline=False).decode("ascii")
                 else:
                     f["uri"] = p.url
                 if p.media_type is not None:

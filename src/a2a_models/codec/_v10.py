@@ -9,6 +9,7 @@ SecurityRequirement's nested map have hand-written hooks.
 
 from __future__ import annotations
 
+import binascii
 import typing
 from collections.abc import Callable
 from datetime import datetime
@@ -243,21 +244,36 @@ _MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks"), (m.AgentCard, "skills
 # --------------------------------------------------------------------------- oneof hooks
 
 
-def inline_part_encoder(text_key: str = "text", extra: str = "") -> Namespace:
-    """Namespace entries inlining the encoding of a plain text part.
+def inline_part_encoder(
+    text: str, data: str, *, text_meta: str | None = None, data_guard: str = ""
+) -> Namespace:
+    """Namespace entries inlining the encoding of plain text and data parts.
 
-    A :class:`~a2a_models.TextPart` without metadata, filename or media type
-    (most parts) becomes ``{"text": ...}`` (plus ``extra`` members, source
-    text) right in the generated list code; any other part calls ``_u_Part``,
-    which gives the same result for plain text parts.
+    The arguments are the encoded dict's source with ``{p}`` for the part
+    variable: ``text`` for a :class:`~a2a_models.TextPart` without metadata,
+    filename or media type, ``text_meta`` (if the dialect has part metadata)
+    for one with metadata only, ``data`` for such a
+    :class:`~a2a_models.DataPart` (``data_guard``: an extra condition). Those
+    shapes, most parts, are then encoded right in the generated list code; any
+    other part calls ``_u_Part``, which gives the same result for them.
     """
-    template = (
-        f"({{{{{extra}{text_key!r}: {{0}}.text}}}} if {{0}}.__class__ is _TextPart"
-        " and {0}.metadata is None and not {0}.filename and not {0}.media_type"
-        " else _u_Part({0}))"
-    )
-    return {"_INLINE_u_Part": template, "_TextPart": m.TextPart}
 
+    def inline(p: str) -> str:
+        bare = f"not {p}.filename and not {p}.media_type"
+        if text_meta is None:
+            text_src = f"{text.format(p=p)} if {p}.__class__ is _TextPart and {p}.metadata is None"
+        else:
+            text_src = (
+                f"({text.format(p=p)} if {p}.metadata is None else {text_meta.format(p=p)})"
+                f" if {p}.__class__ is _TextPart"
+            )
+        return (
+            f"({text_src} and {bare}"
+            f" else {data.format(p=p)} if {p}.__class__ is _DataPart{data_guard.format(p=p)}"
+            f" and {p}.metadata is None and {bare} else _u_Part({p}))"
+        )
+
+    return {"_INLINE_u_Part": inline, "_TextPart": m.TextPart, "_DataPart": m.DataPart}
 
 
 def _setters(cls: type[Any]) -> dict[str, Any]:
@@ -294,7 +310,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     k_text, k_raw, k_url, k_data = "text", "raw", "url", "data"
     k_meta, k_file, k_media = "metadata", "filename", w("media_type")
     raw_dec = ns["_bytes"] if python else ns["_b64d"]
-    raw_enc: Callable[[bytes], Any] = (lambda b: b) if python else ns["_b64e"]
+    b2a = binascii.b2a_base64
     part_known = frozenset({k_text, k_raw, k_url, k_data, k_meta, k_file, k_media})
     new = object.__new__
     TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
@@ -304,16 +320,25 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     def s_part(d: Any) -> m.Part:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (Part), got {type_name(d)}")
+        p: Any
+        if len(d) == 1:
+            # The common cases, a bare {"text": "..."} or {"data": ...}, skip
+            # the general checks (which would find nothing else to check).
+            text = d.get(k_text)
+            if text.__class__ is str:
+                p = TextB()
+                p.text = text
+                p.metadata = p.filename = p.media_type = None
+                p.__class__ = TextPart
+                return p  # type: ignore[no-any-return]
+            if k_data in d:
+                p = DataB()
+                p.data = d[k_data]
+                p.metadata = p.filename = p.media_type = None
+                p.__class__ = DataPart
+                return p  # type: ignore[no-any-return]
         g = d.get
         text = g(k_text)
-        p: Any
-        if text.__class__ is str and len(d) == 1:
-            # The common case, a bare {"text": "..."}, skips the general checks.
-            p = TextB()
-            p.text = text
-            p.metadata = p.filename = p.media_type = None
-            p.__class__ = TextPart
-            return p  # type: ignore[no-any-return]
         raw, url = g(k_raw), g(k_url)
         has_data = k_data in d
         if (text is not None) + (raw is not None) + (url is not None) + has_data != 1:
@@ -362,30 +387,37 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         p.__class__ = cls
         return p  # type: ignore[no-any-return]
 
-    def u_part(p: m.Part) -> dict[str, Any]:
+    def u_part(p: Any) -> dict[str, Any]:
         cls = p.__class__
         r: dict[str, Any]
         # Exact classes first (the three are siblings: order does not matter).
         if cls is TextPart:
-            r = {k_text: p.text}  # type: ignore[attr-defined]
+            r = {k_text: p.text}
         elif cls is DataPart:
-            r = {k_data: p.data}  # type: ignore[attr-defined]
-        elif cls is FilePart:
-            r = {k_raw: raw_enc(p.raw)} if p.raw is not None else {k_url: p.url}  # type: ignore[attr-defined]
+            r = {k_data: p.data}
+        elif cls is FilePart or isinstance(p, FilePart):
+            raw = p.raw
+            if raw is None:
+                r = {k_url: p.url}
+            elif python:
+                r = {k_raw: raw}
+            else:
+                r = {k_raw: b2a(raw, newline=False).decode("ascii")}  # = _gen.b64encode
         elif isinstance(p, TextPart):
             r = {k_text: p.text}
         elif isinstance(p, DataPart):
             r = {k_data: p.data}
-        elif isinstance(p, FilePart):
-            r = {k_raw: raw_enc(p.raw)} if p.raw is not None else {k_url: p.url}
         else:
             raise Loss(f"unknown Part subclass {type(p).__name__}")
-        if p.metadata is not None:
-            r[k_meta] = p.metadata
-        if p.filename:
-            r[k_file] = p.filename
-        if p.media_type:
-            r[k_media] = p.media_type
+        v = p.metadata
+        if v is not None:
+            r[k_meta] = v
+        v = p.filename
+        if v:
+            r[k_file] = v
+        v = p.media_type
+        if v:
+            r[k_media] = v
         return r
 
     ns["_s_Part"], ns["_u_Part"] = s_part, u_part
@@ -450,7 +482,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         return o  # type: ignore[no-any-return]
 
     def u_flows(o: m.OAuthFlows) -> dict[str, Any]:
-        r = {}
+        r: dict[str, Any] = {}
         for attr, key in flow_keys.items():
             value = getattr(o, attr)
             if value is not None:

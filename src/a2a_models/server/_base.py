@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
 from typing import Any
 
 import attrs
 
 from .. import models as m
 from ..errors import (
-    A2AError,
     EncodeError,
     InternalError,
     InvalidRequestError,
@@ -83,7 +83,9 @@ class ServerSentEvent:
 class StreamingReply:
     """A streaming answer; iterate ``events`` and send each as it comes.
 
-    Close it (``await reply.aclose()``) if the client goes away early.
+    Close it (``await reply.aclose()``, or use ``async with reply:``) when
+    done, and in particular if the client goes away early: that releases the
+    subscription (the task itself goes on).
     """
 
     events: AsyncIterator[ServerSentEvent]
@@ -94,6 +96,17 @@ class StreamingReply:
         closer = getattr(self.events, "aclose", None)
         if closer is not None:
             await closer()
+
+    async def __aenter__(self) -> StreamingReply:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:
@@ -111,7 +124,12 @@ class A2AServer:
     """Base class of A2A servers. Override the ``on_*`` methods you support.
 
     ``card`` is the public agent card (used for extension negotiation and by
-    transports that serve it). ``max_batch_size`` bounds JSON-RPC batches.
+    transports that serve it). ``supported_versions`` are the A2A versions
+    served ("1.0", "0.3"); ``max_batch_size`` bounds JSON-RPC batches
+    (``None``: no limit).
+
+    :meth:`handle` never raises for anything a peer sends or an ``on_*``
+    method raises: every failure becomes a JSON-RPC error response.
     """
 
     def __init__(
@@ -119,8 +137,16 @@ class A2AServer:
         card: m.AgentCard | None = None,
         *,
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
-        max_batch_size: int = 100,
+        max_batch_size: int | None = 100,
     ) -> None:
+        if max_batch_size is not None and max_batch_size < 1:
+            raise ValueError("max_batch_size must be at least 1 (or None for no limit)")
+        unknown = [v for v in supported_versions if v not in SUPPORTED_VERSIONS]
+        if unknown or not supported_versions:
+            raise ValueError(
+                f"supported_versions must be a non-empty subset of {SUPPORTED_VERSIONS}, "
+                f"got {tuple(supported_versions)}"
+            )
         self.card = card
         self.supported_versions = tuple(supported_versions)
         self.max_batch_size = max_batch_size
@@ -134,26 +160,25 @@ class A2AServer:
         try:
             version = negotiate_version(hdrs.get("a2a-version"), self.supported_versions)
         except JSONRPCError as exc:
-            return Reply(encode_response(ErrorResponse(_id_of(parsed), exc), "1.0"))
+            # Answered even for a notification: the request as a whole is refused.
+            return Reply(_encode(ErrorResponse(_id_of(parsed), exc), "1.0"))
         response_headers = self._response_headers(hdrs, version)
         if isinstance(parsed, ErrorResponse):
-            return Reply(encode_response(parsed, version), response_headers)
+            return Reply(_encode(parsed, version), response_headers)
         if isinstance(parsed, Batch):
-            responses = [
-                r for r in [await self._answer(item, hdrs, version, batched=True) for item in parsed]
-                if r is not None
-            ]
-            body_out = encode_response(Batch(tuple(responses)), version) if responses else None
+            answers = [await self._answer(item, hdrs, version, batched=True) for item in parsed]
+            encoded = [_encode(r, version) for r in answers if r is not None]
+            body_out = b"[" + b",".join(encoded) + b"]" if encoded else None
             return Reply(body_out, response_headers)
         if isinstance(parsed, Request):
             try:
                 spec = method_for(parsed.method, version)
             except JSONRPCError as exc:
-                return Reply(encode_response(ErrorResponse(parsed.id, exc), version), response_headers)
+                return Reply(_encode(ErrorResponse(parsed.id, exc), version), response_headers)
             if spec.streaming:
                 return await self._stream(parsed, spec, hdrs, version, response_headers)
         response = await self._answer(parsed, hdrs, version, batched=False)
-        return Reply(encode_response(response, version) if response else None, response_headers)
+        return Reply(_encode(response, version) if response else None, response_headers)
 
     async def authenticate(self, headers: Mapping[str, str]) -> str | None:
         """The caller's identity (the task owner) from lowercased request headers.
@@ -163,14 +188,18 @@ class A2AServer:
         """
         return None
 
-    def call_context(self, headers: Mapping[str, str], version: str, owner: str | None) -> CallContext:
+    def call_context(
+        self, headers: Mapping[str, str], version: str, owner: str | None
+    ) -> CallContext:
         """The :class:`CallContext` handed to ``on_*`` methods."""
         requested = _uris(headers.get("a2a-extensions")) | _uris(headers.get("x-a2a-extensions"))
         return CallContext(owner=owner, extensions=requested, version=version)
 
     # ----------------------------------------------------------------- operations
 
-    async def on_send_message(self, request: m.SendMessageRequest, call: CallContext) -> m.Task | m.Message:
+    async def on_send_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> m.Task | m.Message:
         """``SendMessage`` / ``message/send``."""
         raise UnsupportedOperationError("SendMessage is not supported by this agent")
 
@@ -184,7 +213,9 @@ class A2AServer:
         """``GetTask`` / ``tasks/get``."""
         raise UnsupportedOperationError("GetTask is not supported by this agent")
 
-    async def on_list_tasks(self, request: m.ListTasksRequest, call: CallContext) -> m.ListTasksResponse:
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
         """``ListTasks`` (1.0)."""
         raise UnsupportedOperationError("ListTasks is not supported by this agent")
 
@@ -271,7 +302,7 @@ class A2AServer:
                 )
             result = await getattr(self, spec.handler)(params, call)
             wire = encode_result(spec, result, version)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON-RPC error
+        except Exception as exc:
             error = self._error(exc, item.method)
             return ErrorResponse(request_id, error) if isinstance(item, Request) else None
         if isinstance(item, Notification):
@@ -284,11 +315,10 @@ class A2AServer:
         if isinstance(exc, EncodeError):
             log.warning("%s: result not expressible for the caller: %s", method, exc)
             return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
-        if isinstance(exc, A2AError):
-            log.warning("%s failed: %s", method, exc)
-            return InternalError(str(exc))
-        # Never leak internals to the peer; the log has the traceback.
-        log.exception("unexpected error while handling %s", method)
+        # Anything else (including a non-JSON-RPC A2AError such as an
+        # InvalidModelError from a bug) is ours: never leak its text or
+        # traceback to the peer; the log has both.
+        log.error("unexpected error while handling %s", method, exc_info=exc)
         return InternalError()
 
     async def _stream(
@@ -307,9 +337,9 @@ class A2AServer:
                 )
             else:
                 stream = await getattr(self, spec.handler)(params, call)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             error = self._error(exc, request.method)
-            return Reply(encode_response(ErrorResponse(request.id, error), version), response_headers)
+            return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
         return StreamingReply(self._events(request, spec, stream, version), response_headers)
 
     async def _events(
@@ -326,14 +356,14 @@ class A2AServer:
                 try:
                     wire = encode_result(spec, item, version)
                     data = encode_response(SuccessResponse(request.id, wire), version)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     error = self._error(exc, request.method)
-                    yield ServerSentEvent(encode_response(ErrorResponse(request.id, error), version))
+                    yield ServerSentEvent(_encode(ErrorResponse(request.id, error), version))
                     return
                 yield ServerSentEvent(data, str(seq) if seq else None)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             error = self._error(exc, request.method)
-            yield ServerSentEvent(encode_response(ErrorResponse(request.id, error), version))
+            yield ServerSentEvent(_encode(ErrorResponse(request.id, error), version))
         finally:
             await stream.aclose()
 
@@ -342,13 +372,28 @@ def _id_of(parsed: Any) -> Any:
     return parsed.id if isinstance(parsed, Request) else None
 
 
+def _encode(response: Response, version: str) -> bytes:
+    """``encode_response`` that cannot fail: an unencodable answer becomes -32603.
+
+    An error raised with ``data`` that is not JSON (an object, a datetime)
+    must not make :meth:`A2AServer.handle` raise.
+    """
+    try:
+        return encode_response(response, version)
+    except Exception:
+        log.exception("cannot encode the response to request %r", response.id)
+        return encode_response(ErrorResponse(response.id, InternalError()), version)
+
+
 def _after_seq(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
     try:
         seq = int(value.strip())
     except ValueError:
-        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}") from None
+        raise InvalidRequestError(
+            f"Last-Event-ID must be an event id we sent, got {value[:40]!r}"
+        ) from None
     if seq < 0:
         raise InvalidRequestError("Last-Event-ID must not be negative")
     return seq
@@ -371,7 +416,7 @@ class AgentServer(A2AServer):
         push_sender: PushNotificationSender | None = None,
         extended_card: m.AgentCard | None = None,
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
-        max_batch_size: int = 100,
+        max_batch_size: int | None = 100,
     ) -> None:
         super().__init__(card, supported_versions=supported_versions, max_batch_size=max_batch_size)
         self.handler = RequestHandler(
@@ -387,16 +432,22 @@ class AgentServer(A2AServer):
         """Stop running agents and release the engine."""
         await self.handler.aclose()
 
-    async def on_send_message(self, request: m.SendMessageRequest, call: CallContext) -> m.Task | m.Message:
+    async def on_send_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> m.Task | m.Message:
         return await self.handler.on_send_message(request, call)
 
-    async def on_send_streaming_message(self, request: m.SendMessageRequest, call: CallContext) -> EventStream:
+    async def on_send_streaming_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> EventStream:
         return await self.handler.on_send_streaming_message(request, call)
 
     async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task:
         return await self.handler.on_get_task(request, call)
 
-    async def on_list_tasks(self, request: m.ListTasksRequest, call: CallContext) -> m.ListTasksResponse:
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
         return await self.handler.on_list_tasks(request, call)
 
     async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task:

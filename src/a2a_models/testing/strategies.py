@@ -26,13 +26,13 @@ Dialects (the ``dialect=`` parameter of every model strategy):
 * ``"0.3"`` – A2A 0.3 JSON-RPC (the TypeScript/JSON-Schema shapes):
   ``DataPart.data`` is an object, text and data parts carry no
   ``filename``/``media_type``, ``tenant`` is ``None`` everywhere, OAuthFlows may
-  hold several flows but no device-code flow (and no PKCE flag), every
+  hold any number of flows but no device-code flow (and no PKCE flag), every
   interface of a card shares one ``protocol_version`` starting with ``"0."``,
   ``Task.context_id`` is set, and the 1.0-only types (``ListTasksRequest``,
   ``ListTasksResponse``) are not generated (see :func:`expressible`).
 * ``"0.3-http"`` – A2A 0.3 HTTP+JSON (ProtoJSON of the 0.3 proto): as ``"0.3"``
   and additionally parts carry no ``metadata`` (files keep only
-  ``media_type``), OAuthFlows hold exactly one flow, messages have no
+  ``media_type``), OAuthFlows hold at most one flow (a proto oneof), messages have no
   ``reference_task_ids``, plain proto3 scalars are never at their default
   (optional bools are ``None`` or ``True``, optional counts ``None`` or
   positive), and ids used in resource names contain no ``/``.
@@ -141,8 +141,9 @@ class _Rules:
     """What a dialect can express, beyond what every valid model is."""
 
     name: str
-    #: OAuthFlows: exactly one flow (a proto oneof) instead of any non-empty set.
-    one_flow: bool
+    #: OAuthFlows: how many flows at least and at most (1.0: exactly one).
+    min_flows: int
+    max_flows: int
     #: The 1.0-only device-code flow and ``pkce_required``.
     device_code: bool
     #: ``AgentCapabilities.state_transition_history`` (0.3 JSON-RPC only).
@@ -196,7 +197,8 @@ class _Rules:
 _RULES: dict[str, _Rules] = {
     "1.0": _Rules(
         name="1.0",
-        one_flow=True,
+        min_flows=1,
+        max_flows=1,
         device_code=True,
         state_transition_history=False,
         final=False,
@@ -223,7 +225,8 @@ _RULES: dict[str, _Rules] = {
     ),
     "0.3": _Rules(
         name="0.3",
-        one_flow=False,
+        min_flows=0,
+        max_flows=4,
         device_code=False,
         state_transition_history=True,
         final=True,
@@ -250,7 +253,8 @@ _RULES: dict[str, _Rules] = {
     ),
     "0.3-http": _Rules(
         name="0.3-http",
-        one_flow=True,
+        min_flows=0,
+        max_flows=1,
         device_code=False,
         state_transition_history=False,
         final=True,
@@ -277,7 +281,8 @@ _RULES: dict[str, _Rules] = {
     ),
     "python": _Rules(
         name="python",
-        one_flow=False,
+        min_flows=0,
+        max_flows=5,
         device_code=True,
         state_transition_history=True,
         final=True,
@@ -781,7 +786,7 @@ _FLOW_FIELDS = ("authorization_code", "client_credentials", "implicit", "passwor
 
 @_dialect_cached
 def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
-    """:class:`OAuthFlows`: exactly one flow (1.0, 0.3-http) or several (0.3, python)."""
+    """:class:`OAuthFlows`: exactly one flow (1.0), at most one (0.3-http), or any number (0.3, python)."""
     r = _rules(dialect)
     makers = {
         "authorization_code": authorization_code_oauth_flows(dialect),
@@ -791,10 +796,12 @@ def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
         "device_code": device_code_oauth_flows(dialect),
     }
     names = [n for n in _FLOW_FIELDS if r.device_code or n != "device_code"]
-    if r.one_flow:
-        chosen = st.sampled_from(names).map(lambda n: [n])
-    else:
-        chosen = st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True)
+    chosen = st.lists(
+        st.sampled_from(names),
+        min_size=r.min_flows,
+        max_size=min(r.max_flows, len(names)),
+        unique=True,
+    )
 
     @st.composite
     def build(draw: st.DrawFn) -> m.OAuthFlows:

@@ -1,0 +1,118 @@
+"""``a2a-models serve``: the options, the agent loader, and the hand-off to the HTTP server.
+
+The command line is parsed into a :class:`ServeOptions` and passed to
+``a2a_models.adapters.http.run_server(options)``, which owns everything from
+there (building the app, the store, signals, shutdown). ``run_server`` may be
+a plain function or a coroutine function; its return value is the exit code
+(``None`` means 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+__all__ = ["ServeOptions", "load_agent", "run"]
+
+
+def _tokens(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class ServeOptions:
+    """What ``a2a-models serve`` was asked for.
+
+    * ``host``, ``port``: where to listen (port 0: any free port).
+    * ``store``: the task store URL: ``memory:``, ``sqlite:///path/to.db``,
+      ``postgresql://user:pass@host/db``.
+    * ``base_path``: the path prefix of the A2A endpoints (``""``: at the root).
+    * ``agent``: ``demo`` (the built-in demo agent), ``conformance`` (the
+      agent the conformance suite drives) or ``module:object`` (an
+      :class:`~a2a_models.server.Agent` instance, class or factory).
+    * ``auth_tokens``: bearer tokens accepted (none: no authentication).
+    * ``public_url``: the base URL advertised in the agent card (default:
+      ``http://{host}:{port}``).
+    * ``log_level``: ``debug``, ``info``, ``warning`` or ``error``.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    store: str = "sqlite:///a2a-tasks.db"
+    base_path: str = ""
+    agent: str = "demo"
+    auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens)
+    public_url: str | None = None
+    log_level: str = "info"
+
+
+def load_agent(spec: str) -> Any:
+    """The agent named by ``spec``: ``demo`` or ``module:object`` (``module.object`` too).
+
+    A class or a factory function is called without arguments. Other names
+    (``conformance``) are left to the server: :class:`ValueError`.
+    """
+    from ..server import Agent
+
+    if spec == "demo":
+        from ._demo import DemoAgent
+
+        return DemoAgent()
+    module_name, sep, attr = spec.partition(":")
+    if not sep:
+        module_name, _, attr = spec.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(f"--agent {spec!r}: expected demo, conformance or module:object")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"--agent {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    obj: Any = module
+    for name in attr.split("."):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            raise ValueError(f"--agent {spec!r}: {module_name!r} has no {attr!r}") from None
+    if isinstance(obj, Agent):
+        return obj
+    if callable(obj):
+        try:
+            made = obj()
+        except TypeError as exc:
+            raise ValueError(
+                f"--agent {spec!r}: calling it without arguments failed: {exc}"
+            ) from None
+        if isinstance(made, Agent):
+            return made
+    raise ValueError(f"--agent {spec!r} is not an a2a_models.server.Agent (nor makes one)")
+
+
+def run(options: ServeOptions) -> int:
+    """Hand ``options`` to ``a2a_models.adapters.http.run_server``."""
+    try:
+        http = importlib.import_module("a2a_models.adapters.http")
+    except ImportError as exc:
+        print(
+            f"a2a-models serve: the HTTP server is not available ({exc}). "
+            "Install the extra with: pip install 'a2a-models[http]'",
+            file=sys.stderr,
+        )
+        return 2
+    run_server = getattr(http, "run_server", None)
+    if run_server is None:
+        print(
+            "a2a-models serve: not available in this build "
+            "(a2a_models.adapters.http has no run_server)",
+            file=sys.stderr,
+        )
+        return 2
+    result = run_server(options)
+    if inspect.iscoroutine(result):
+        result = asyncio.run(result)
+    return int(result or 0)

@@ -1,0 +1,160 @@
+"""A2A over HTTP: an ASGI server (Starlette + uvicorn) and an httpx client.
+
+Needs the ``http`` extra (``pip install a2a-models[http]``)::
+
+    from a2a_models.adapters.http import HTTPServer, connect
+    from a2a_models.server import AgentServer
+
+    async with HTTPServer(AgentServer(MyAgent(), card)) as http:   # uvicorn, 127.0.0.1
+        async with await connect(http.url) as client:               # reads the card
+            task = await client.send_message(Message.user("hi"))
+
+Server side:
+
+* :func:`create_app` - JSON-RPC at the base path, the 1.0 HTTP+JSON routes
+  (and ``/{tenant}/...``), 0.3's ``/v1/...`` routes, the well-known card;
+  CORS, body limits, SSE streams that end on disconnect and at shutdown.
+* :class:`HTTPServer` - uvicorn in the current event loop (127.0.0.1 by default).
+* Authentication: :class:`Authenticator` (the protocol), :class:`Principal`,
+  :class:`BearerTokenAuthenticator`, :class:`APIKeyAuthenticator`,
+  :func:`authenticator_for_card`; refusals are :class:`AuthenticationError`
+  (401) and :class:`PermissionDeniedError` (403).
+* :class:`WebhookPushSender` - push notifications with retries and an SSRF guard.
+* :func:`run_server` - what ``a2a-models serve`` runs.
+
+Client side: :class:`HTTPClient` (JSON-RPC), :class:`RESTClient` (HTTP+JSON),
+:func:`resolve_card` and :func:`connect` (discovery), :class:`SSEParser`.
+
+Names load on first use, so the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._app import DEFAULT_MAX_BODY_BYTES, CORSConfig, create_app, normalize_base_path
+    from ._auth import (
+        APIKeyAuthenticator,
+        AuthenticationError,
+        Authenticator,
+        BearerTokenAuthenticator,
+        CardAuthenticator,
+        Credentials,
+        PermissionDeniedError,
+        Principal,
+        SecretVerifier,
+        authenticator_for_card,
+    )
+    from ._card import combined_card
+    from ._client import (
+        A2A_MEDIA_TYPE,
+        JSON_MEDIA_TYPE,
+        SSE_MEDIA_TYPE,
+        BaseHTTPClient,
+        HTTPClient,
+        HTTPStatusError,
+        HTTPTransportError,
+        Reconnect,
+        RESTClient,
+        StreamDisconnectedError,
+        Timeouts,
+    )
+    from ._discovery import (
+        AGENT_CARD_PATH,
+        LEGACY_AGENT_CARD_PATH,
+        CardResolutionError,
+        NoCompatibleInterfaceError,
+        connect,
+        decode_card,
+        resolve_card,
+        select_interface,
+    )
+    from ._push import (
+        NOTIFICATION_TOKEN_HEADER,
+        UnsafeWebhookURLError,
+        WebhookDeliveryError,
+        WebhookPushSender,
+    )
+    from ._run import build_agent_server, run_server
+    from ._serve import HTTPServer
+    from ._sse import SSEError, SSEEvent, SSEParser, format_comment, format_event
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        ["DEFAULT_MAX_BODY_BYTES", "CORSConfig", "create_app", "normalize_base_path"], "_app"
+    ),
+    **dict.fromkeys(
+        [
+            "APIKeyAuthenticator",
+            "AuthenticationError",
+            "Authenticator",
+            "BearerTokenAuthenticator",
+            "CardAuthenticator",
+            "Credentials",
+            "PermissionDeniedError",
+            "Principal",
+            "SecretVerifier",
+            "authenticator_for_card",
+        ],
+        "_auth",
+    ),
+    "combined_card": "_card",
+    **dict.fromkeys(
+        [
+            "A2A_MEDIA_TYPE",
+            "JSON_MEDIA_TYPE",
+            "SSE_MEDIA_TYPE",
+            "BaseHTTPClient",
+            "HTTPClient",
+            "HTTPStatusError",
+            "HTTPTransportError",
+            "Reconnect",
+            "RESTClient",
+            "StreamDisconnectedError",
+            "Timeouts",
+        ],
+        "_client",
+    ),
+    **dict.fromkeys(
+        [
+            "AGENT_CARD_PATH",
+            "LEGACY_AGENT_CARD_PATH",
+            "CardResolutionError",
+            "NoCompatibleInterfaceError",
+            "connect",
+            "decode_card",
+            "resolve_card",
+            "select_interface",
+        ],
+        "_discovery",
+    ),
+    **dict.fromkeys(
+        [
+            "NOTIFICATION_TOKEN_HEADER",
+            "UnsafeWebhookURLError",
+            "WebhookDeliveryError",
+            "WebhookPushSender",
+        ],
+        "_push",
+    ),
+    **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
+    "HTTPServer": "_serve",
+    **dict.fromkeys(["SSEError", "SSEEvent", "SSEParser", "format_comment", "format_event"], "_sse"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,697 @@
+"""A2A clients over HTTP (httpx): JSON-RPC (:class:`HTTPClient`) and HTTP+JSON (:class:`RESTClient`).
+
+Both speak A2A 1.0 or 0.3 (``version=``), run the base class's interceptors
+and timeouts, and resume a dropped stream by themselves: when the connection
+of a ``SendStreamingMessage`` or ``SubscribeToTask`` stream breaks before the
+task reached a final state, the iterator re-subscribes to the task with
+``Last-Event-ID`` set to the last event id it saw (spec §3.1.6, W3C
+EventSource), up to ``reconnect.attempts`` times in a row with exponential
+backoff, and goes on yielding events as if nothing happened.
+
+>>> async with HTTPClient("https://agent.example.com/a2a") as client:    # doctest: +SKIP
+...     task = await client.send_message(Message.user("hi"))
+...     async for event in client.subscribe(task.id):
+...         print(event)
+
+Timeouts are per phase (:class:`Timeouts`): 10 s to connect, 600 s to wait
+for a unary answer (a blocking ``SendMessage`` may run for minutes), and no
+limit between the events of a stream (a task may stay quiet for hours). The
+base class's ``timeout`` (per call, or per event for streams) applies on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import quote
+
+import attrs
+import httpx
+
+from ... import codec
+from ... import models as m
+from ..._state import TaskState
+from ...client._base import (
+    A2AClient,
+    ClientCall,
+    ClientInterceptor,
+    ClientTimeoutError,
+    StreamChunk,
+)
+from ...errors import (
+    A2AError,
+    DecodeError,
+    InvalidAgentResponseError,
+    JSONRPCError,
+    MethodNotFoundError,
+    UnsupportedOperationError,
+)
+from ...protocol import V1_0, MethodSpec
+from ._sse import SSEError, SSEEvent, SSEParser
+
+__all__ = [
+    "A2A_MEDIA_TYPE",
+    "BaseHTTPClient",
+    "HTTPClient",
+    "HTTPStatusError",
+    "HTTPTransportError",
+    "JSON_MEDIA_TYPE",
+    "RESTClient",
+    "Reconnect",
+    "SSE_MEDIA_TYPE",
+    "StreamDisconnectedError",
+    "Timeouts",
+]
+
+#: JSON-RPC bodies (spec §9.1) and 0.3 HTTP+JSON bodies.
+JSON_MEDIA_TYPE: Final = "application/json"
+#: 1.0 HTTP+JSON bodies and push notifications (spec §11.1, §14.1).
+A2A_MEDIA_TYPE: Final = "application/a2a+json"
+#: Streams.
+SSE_MEDIA_TYPE: Final = "text/event-stream"
+
+_ERROR_BODY_LIMIT = 2000
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+class HTTPTransportError(A2AError, ConnectionError):
+    """The HTTP exchange itself failed: no connection, a reset, an unreadable stream."""
+
+
+class StreamDisconnectedError(HTTPTransportError):
+    """A stream broke (or ended) before its last event.
+
+    ``last_event_id`` is the id of the last event received (``None``: none
+    had an id); the clients resume from there on their own before giving up.
+    """
+
+    def __init__(self, message: str, last_event_id: str | None = None) -> None:
+        super().__init__(message)
+        self.last_event_id = last_event_id
+
+
+class HTTPStatusError(A2AError):
+    """The server answered with an HTTP error status and no A2A error in the body.
+
+    Typically 401/403 from an authenticating proxy, 404 for a wrong URL, or
+    a 5xx from a gateway. ``body`` is the start of the response text.
+    """
+
+    def __init__(self, status_code: int, body: str, url: str) -> None:
+        self.status_code = status_code
+        self.body = body
+        self.url = url
+        reason = httpx.codes.get_reason_phrase(status_code) or "HTTP error"
+        detail = f": {body[:200]}" if body else ""
+        super().__init__(f"{url} answered {status_code} {reason}{detail}")
+
+
+# ---------------------------------------------------------------------------- options
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class Timeouts:
+    """Per-phase HTTP timeouts in seconds (``None``: no limit).
+
+    ``read`` bounds the wait for a unary answer (long: blocking sends run
+    until the task finishes); ``stream_read`` bounds the silence between two
+    chunks of a stream (none by default: tasks may pause for long). A stream
+    silent for longer is taken for a dead connection and resumed, so set it
+    above the server's keep-alive interval (15 s for this package's server)
+    to detect half-open connections.
+    """
+
+    connect: float | None = 10.0
+    read: float | None = 600.0
+    stream_read: float | None = None
+    write: float | None = 60.0
+    pool: float | None = 10.0
+
+    def unary(self) -> httpx.Timeout:
+        """The httpx timeout of a request/response call."""
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
+
+    def stream(self) -> httpx.Timeout:
+        """The httpx timeout of a stream."""
+        return httpx.Timeout(
+            connect=self.connect, read=self.stream_read, write=self.write, pool=self.pool
+        )
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class Reconnect:
+    """How a dropped stream is resumed.
+
+    Up to ``attempts`` reconnections in a row (the count restarts after an
+    event arrives), waiting ``delay * multiplier**n`` seconds (at most
+    ``max_delay``; a ``retry:`` field sent by the server replaces ``delay``),
+    with up to 10 % jitter. ``attempts=0`` turns resumption off.
+    """
+
+    attempts: int = 3
+    delay: float = 0.25
+    multiplier: float = 2.0
+    max_delay: float = 10.0
+
+    def wait(self, attempt: int, server_retry: float | None = None) -> float:
+        """Seconds to wait before reconnection number ``attempt`` (0-based)."""
+        base = self.delay if server_retry is None else server_retry
+        seconds = min(self.max_delay, base * self.multiplier**attempt)
+        return float(seconds * (1 + random.random() / 10))
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _body_text(response: httpx.Response) -> str:
+    try:
+        return response.text[:_ERROR_BODY_LIMIT]
+    except Exception:
+        return ""
+
+
+def _json_object(content: bytes) -> dict[str, Any] | None:
+    if not content:
+        return None
+    try:
+        value = codec.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _status_error(response: httpx.Response) -> A2AError:
+    """The typed error for an HTTP error answer (``google.rpc.Status`` body if any)."""
+    body = _json_object(response.content)
+    if body is not None and isinstance(body.get("error"), dict) and "jsonrpc" not in body:
+        return JSONRPCError.from_http_status(body)
+    return HTTPStatusError(response.status_code, _body_text(response), str(response.request.url))
+
+
+def _merge_headers(headers: Mapping[str, str], **fixed: str) -> httpx.Headers:
+    merged = httpx.Headers(dict(headers))
+    for name, value in fixed.items():
+        merged[name.replace("_", "-")] = value
+    return merged
+
+
+async def _close(iterator: AsyncIterator[Any]) -> None:
+    closer = getattr(iterator, "aclose", None)
+    if closer is not None:
+        await closer()
+
+
+def _state(item: object) -> TaskState | None:
+    if isinstance(item, m.Task):
+        return item.status.state
+    if isinstance(item, m.TaskStatusUpdateEvent):
+        return item.status.state
+    return None
+
+
+def _task_id(item: object) -> str | None:
+    if isinstance(item, m.Task):
+        return item.id
+    if isinstance(item, m.TaskStatusUpdateEvent | m.TaskArtifactUpdateEvent):
+        return item.task_id
+    return None
+
+
+def _ends_stream(item: object, previous: bool) -> bool:
+    """Whether a stream may end after ``item`` (given the answer for the item before)."""
+    if isinstance(item, m.Message):
+        return True
+    if isinstance(item, m.TaskStatusUpdateEvent) and item.final:
+        return True  # 0.3 marks the last event
+    state = _state(item)
+    if state is None:
+        return previous  # an artifact update does not change the state
+    return state.is_terminal or state.is_interrupted
+
+
+# ---------------------------------------------------------------------------- shared base
+
+
+class BaseHTTPClient(A2AClient):
+    """What both HTTP bindings share: the httpx client, SSE reading, stream resumption.
+
+    Use :class:`HTTPClient` or :class:`RESTClient`; this is their common type
+    (what :func:`~a2a_models.adapters.http.connect` returns).
+    """
+
+    binding: str = ""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        version: str = "1.0",
+        tenant: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeouts: Timeouts | None = None,
+        reconnect: Reconnect | None = None,
+        max_event_size: int | None = 64 * 1024 * 1024,
+        card: m.AgentCard | None = None,
+        timeout: float | None = None,
+        interceptors: Sequence[ClientInterceptor] = (),
+        extensions: Sequence[str] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            version=version,
+            timeout=timeout,
+            interceptors=interceptors,
+            extensions=extensions,
+            headers=headers,
+        )
+        self.url = url
+        #: The tenant of the chosen interface, sent with every request (spec §8.3.2).
+        self.tenant = tenant or None
+        self.timeouts = timeouts or Timeouts()
+        self.reconnect = reconnect or Reconnect()
+        self.max_event_size = max_event_size
+        #: The agent card this client was made from (by :func:`connect`), if any.
+        self.card = card
+        #: Response headers of the most recent exchange (e.g. activated extensions).
+        self.last_headers: Mapping[str, str] = {}
+        self._http = http_client if http_client is not None else httpx.AsyncClient()
+        self._owns_http = http_client is None
+        self._server_retry: float | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}, version={self.version!r})"
+
+    async def aclose(self) -> None:
+        """Close the httpx client (unless it was passed in)."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    # ------------------------------------------------------------------ http
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self._http.send(request)
+        except httpx.TimeoutException as exc:
+            raise ClientTimeoutError(f"{request.method} {request.url}: {exc!r}") from exc
+        except httpx.HTTPError as exc:
+            raise HTTPTransportError(f"{request.method} {request.url} failed: {exc!r}") from exc
+        self.last_headers = response.headers
+        return response
+
+    async def _events(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[SSEEvent | httpx.Response, None]:
+        """Open a stream: its SSE events, or the (read) response if it is not a stream."""
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise ClientTimeoutError(f"{request.method} {request.url}: {exc!r}") from exc
+        except httpx.HTTPError as exc:
+            raise HTTPTransportError(f"{request.method} {request.url} failed: {exc!r}") from exc
+        try:
+            self.last_headers = response.headers
+            media = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if not response.is_success or media != SSE_MEDIA_TYPE:
+                try:
+                    await response.aread()
+                except httpx.HTTPError as exc:
+                    raise HTTPTransportError(f"reading {request.url} failed: {exc!r}") from exc
+                yield response
+                return
+            parser = SSEParser(max_event_size=self.max_event_size)
+            try:
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        if parser.retry is not None:
+                            self._server_retry = parser.retry / 1000
+                        yield event
+            except httpx.TimeoutException as exc:
+                # Silence beyond ``stream_read``: the connection is taken for dead.
+                raise StreamDisconnectedError(
+                    f"the stream from {request.url} went silent: {exc!r}",
+                    parser.last_event_id or None,
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise StreamDisconnectedError(
+                    f"the stream from {request.url} broke: {exc!r}", parser.last_event_id or None
+                ) from exc
+            except SSEError as exc:
+                raise InvalidAgentResponseError(f"Invalid agent response: {exc}") from exc
+            parser.close()
+        finally:
+            await response.aclose()
+
+    # ------------------------------------------------------------------ resumption
+
+    async def _stream(
+        self, name: str, params: Any, timeout: float | None, resume_after: str | None
+    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
+        """The base stream, resumed with ``SubscribeToTask`` + ``Last-Event-ID`` when it drops."""
+        task_id: str | None = params.id if isinstance(params, m.SubscribeToTaskRequest) else None
+        last_id = resume_after
+        finished = False
+        failures = 0
+        resuming = False
+        inner = super()._stream(name, params, timeout, resume_after)
+        while True:
+            error: HTTPTransportError
+            try:
+                async for event_id, item in inner:
+                    failures = 0
+                    if event_id is not None:
+                        last_id = event_id
+                    task_id = task_id or _task_id(item)
+                    finished = _ends_stream(item, finished)
+                    yield event_id, item
+                if finished:
+                    return
+                error = StreamDisconnectedError("the stream ended before the task did", last_id)
+            except HTTPTransportError as exc:
+                if finished:
+                    return  # everything arrived; only the close was unclean
+                if not resuming and not isinstance(exc, StreamDisconnectedError):
+                    raise  # never connected: nothing to resume
+                error = exc
+            except UnsupportedOperationError:
+                if not resuming or task_id is None:
+                    raise
+                # The task ended while we were away: report where it ended.
+                task = await self.get_task(task_id, timeout=timeout)
+                yield None, task
+                return
+            finally:
+                await _close(inner)
+            if task_id is None or failures >= self.reconnect.attempts:
+                if isinstance(error, StreamDisconnectedError):
+                    error.last_event_id = last_id  # of the whole stream, not the last try
+                    raise error
+                if resuming:
+                    raise StreamDisconnectedError(
+                        f"the stream broke and resuming it failed: {error}", last_id
+                    ) from error
+                raise error
+            await asyncio.sleep(self.reconnect.wait(failures, self._server_retry))
+            failures += 1
+            resuming = True
+            request = m.SubscribeToTaskRequest(id=task_id)
+            inner = super()._stream("SubscribeToTask", request, timeout, last_id)
+
+    # ------------------------------------------------------------------ tenant
+
+    def _with_tenant(self, params: Any) -> Any:
+        if (
+            self.tenant is not None
+            and self.version == V1_0
+            and attrs.has(type(params))
+            and "tenant" in attrs.fields_dict(type(params))
+            and params.tenant is None
+        ):
+            return attrs.evolve(params, tenant=self.tenant)
+        return params
+
+
+# ---------------------------------------------------------------------------- JSON-RPC
+
+
+class HTTPClient(BaseHTTPClient):
+    """A2A over JSON-RPC 2.0 + HTTP (spec §9): ``POST url`` for every call.
+
+    Streams are ``text/event-stream`` answers whose events each carry one
+    JSON-RPC response. ``tenant`` (from the chosen card interface) is set in
+    every request's params (1.0 only). Options are those of :class:`A2AClient`
+    plus ``http_client`` (an ``httpx.AsyncClient`` to share; it is not closed),
+    ``timeouts``, ``reconnect``, ``max_event_size`` and ``card``.
+    """
+
+    binding = "JSONRPC"
+
+    async def _unary(self, spec: MethodSpec, call: ClientCall) -> Any:
+        call.params = self._with_tenant(call.params)
+        return await super()._unary(spec, call)
+
+    def _streaming(self, spec: MethodSpec, call: ClientCall) -> AsyncIterator[Any]:
+        call.params = self._with_tenant(call.params)
+        return super()._streaming(spec, call)
+
+    async def send_bytes(self, body: bytes, headers: Mapping[str, str]) -> bytes:
+        """POST one JSON-RPC request; the response body (typed error for HTTP failures)."""
+        request = self._http.build_request(
+            "POST",
+            self.url,
+            content=body,
+            headers=_merge_headers(headers, Content_Type=JSON_MEDIA_TYPE, Accept=JSON_MEDIA_TYPE),
+            timeout=self.timeouts.unary(),
+        )
+        response = await self._send(request)
+        if response.is_success or _is_jsonrpc(response.content):
+            return response.content
+        raise _status_error(response)
+
+    async def stream_bytes(
+        self, body: bytes, headers: Mapping[str, str]
+    ) -> AsyncIterator[StreamChunk]:
+        """POST one JSON-RPC request accepting ``text/event-stream``; one chunk per event."""
+        request = self._http.build_request(
+            "POST",
+            self.url,
+            content=body,
+            headers=_merge_headers(
+                headers,
+                Content_Type=JSON_MEDIA_TYPE,
+                Accept=f"{SSE_MEDIA_TYPE}, {JSON_MEDIA_TYPE}",
+                Cache_Control="no-cache",
+            ),
+            timeout=self.timeouts.stream(),
+        )
+        async for event in self._events(request):
+            if isinstance(event, httpx.Response):
+                # Answered without a stream: a JSON-RPC error (or one result).
+                if event.is_success or _is_jsonrpc(event.content):
+                    yield StreamChunk(event.content)
+                    return
+                raise _status_error(event)
+            yield StreamChunk(event.data.encode("utf-8"), event.id or None)
+
+
+def _is_jsonrpc(content: bytes) -> bool:
+    body = _json_object(content)
+    return body is not None and body.get("jsonrpc") == "2.0"
+
+
+# ---------------------------------------------------------------------------- HTTP+JSON
+
+
+@attrs.frozen(slots=True)
+class _Route:
+    method: str
+    path: str
+    body: bytes | None = None
+    query: Mapping[str, str] | None = None
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _query_value(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+class RESTClient(BaseHTTPClient):
+    """A2A over HTTP+JSON (spec §11): one REST route per operation.
+
+    1.0 uses ``/message:send``, ``/tasks/{id}``, ... under ``url`` (below
+    ``/{tenant}`` when the interface has a tenant) with ProtoJSON bodies
+    (``application/a2a+json``); errors are ``google.rpc.Status`` bodies,
+    raised as the typed :mod:`a2a_models.errors`. 0.3 uses the same routes
+    below ``/v1`` (``/v1/card`` for the extended card), in the 0.3 proto's
+    ProtoJSON (the ``"0.3-http"`` dialect). ``SubscribeToTask`` is sent as
+    ``POST`` (spec §11.3), and as ``GET`` (the proto's binding) from then on
+    if the server answers 405. Options are those of :class:`HTTPClient`.
+
+    The JSON-RPC byte primitives (:meth:`send_bytes`, :meth:`stream_bytes`)
+    do not exist in this binding.
+    """
+
+    binding = "HTTP+JSON"
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url.rstrip("/"), **options)
+        self._subscribe_method = "POST"
+
+    @property
+    def _dialect(self) -> str:
+        return "1.0" if self.version == V1_0 else "0.3-http"
+
+    async def send_bytes(self, body: bytes, headers: Mapping[str, str]) -> bytes:
+        raise NotImplementedError("HTTP+JSON has no JSON-RPC envelopes; use the operations")
+
+    def stream_bytes(self, body: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamChunk]:
+        raise NotImplementedError("HTTP+JSON has no JSON-RPC envelopes; use the operations")
+
+    # ------------------------------------------------------------------ routes
+
+    def _encode(self, params: Any) -> bytes:
+        if self.version == V1_0:
+            if "tenant" in attrs.fields_dict(type(params)):
+                params = attrs.evolve(params, tenant=None)  # it is in the path
+            return codec.encode(params, self._dialect)
+        return codec.encode(params, self._dialect, lossy=True)
+
+    def _route(self, spec: MethodSpec, params: Any) -> _Route:
+        if spec.name_for(self.version) is None:
+            raise MethodNotFoundError(
+                f"Method not found: {spec.name} does not exist in A2A {self.version}"
+            )
+        v1 = self.version == V1_0
+        tenant = getattr(params, "tenant", None) or self.tenant
+        if not v1:
+            prefix = "/v1"
+        elif tenant:
+            prefix = f"/{_segment(tenant)}"
+        else:
+            prefix = ""
+        name = spec.name
+        if name == "SendMessage":
+            return _Route("POST", f"{prefix}/message:send", self._encode(params))
+        if name == "SendStreamingMessage":
+            return _Route("POST", f"{prefix}/message:stream", self._encode(params))
+        if name == "GetTask":
+            query = {}
+            if params.history_length is not None:
+                query["historyLength"] = str(params.history_length)
+            return _Route("GET", f"{prefix}/tasks/{_segment(params.id)}", query=query)
+        if name == "ListTasks":
+            wire = codec.to_wire(attrs.evolve(params, tenant=None), "1.0")
+            query = {key: _query_value(value) for key, value in wire.items()}
+            return _Route("GET", f"{prefix}/tasks", query=query)
+        if name == "CancelTask":
+            return _Route(
+                "POST", f"{prefix}/tasks/{_segment(params.id)}:cancel", self._encode(params)
+            )
+        if name == "SubscribeToTask":
+            path = f"{prefix}/tasks/{_segment(params.id)}:subscribe"
+            if self._subscribe_method == "POST":
+                return _Route("POST", path, self._encode(params))
+            return _Route("GET", path)
+        if name == "CreateTaskPushNotificationConfig":
+            if not params.task_id:
+                raise ValueError("the push config needs a task_id")
+            path = f"{prefix}/tasks/{_segment(params.task_id)}/pushNotificationConfigs"
+            if v1:
+                return _Route("POST", path, self._encode(params))
+            # The 0.3 proto binds the body to the config ("body: config"); the
+            # SDK sends and reads the whole request message. Both fit in one body.
+            config = codec.to_wire(params, self._dialect, lossy=True)
+            body = {
+                "parent": f"tasks/{params.task_id}",
+                "configId": params.id or "",
+                "config": config,
+                **config,
+            }
+            return _Route("POST", path, codec.dumps(body))
+        if name in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
+            if params.id is None:
+                raise ValueError("the push config id is required")
+            path = (
+                f"{prefix}/tasks/{_segment(params.task_id)}"
+                f"/pushNotificationConfigs/{_segment(params.id)}"
+            )
+            return _Route("GET" if name.startswith("Get") else "DELETE", path)
+        if name == "ListTaskPushNotificationConfigs":
+            query = {}
+            if params.page_size is not None:
+                query["pageSize"] = str(params.page_size)
+            if params.page_token:
+                query["pageToken"] = params.page_token
+            path = f"{prefix}/tasks/{_segment(params.task_id)}/pushNotificationConfigs"
+            return _Route("GET", path, query=query)
+        if name == "GetExtendedAgentCard":
+            return _Route("GET", f"{prefix}/extendedAgentCard" if v1 else "/v1/card")
+        raise MethodNotFoundError(f"Method not found: no HTTP+JSON route for {name}")
+
+    def _request(self, route: _Route, headers: Mapping[str, str], *, stream: bool) -> httpx.Request:
+        media = A2A_MEDIA_TYPE if self.version == V1_0 else JSON_MEDIA_TYPE
+        fixed: dict[str, str] = {
+            "Accept": f"{SSE_MEDIA_TYPE}, {media}" if stream else f"{media}, {JSON_MEDIA_TYPE}"
+        }
+        if route.body is not None:
+            fixed["Content_Type"] = media
+        if stream:
+            fixed["Cache_Control"] = "no-cache"
+        return self._http.build_request(
+            route.method,
+            self.url + route.path,
+            content=route.body,
+            params=dict(route.query) if route.query else None,
+            headers=_merge_headers(headers, **fixed),
+            timeout=self.timeouts.stream() if stream else self.timeouts.unary(),
+        )
+
+    def _decode(self, spec: MethodSpec, result_type: Any, content: bytes) -> Any:
+        try:
+            return codec.decode(result_type, content, self._dialect)
+        except DecodeError as exc:
+            raise InvalidAgentResponseError(
+                f"Invalid agent response to {spec.name}: {exc.path}: {exc.expected}"
+            ) from None
+
+    # ------------------------------------------------------------------ hooks
+
+    async def _unary(self, spec: MethodSpec, call: ClientCall) -> Any:
+        route = self._route(spec, call.params)
+        response = await self._send(self._request(route, call.headers, stream=False))
+        if not response.is_success:
+            raise _status_error(response)
+        if spec.result_type is None:
+            return None
+        return self._decode(spec, spec.result_type, response.content)
+
+    async def _streaming(
+        self, spec: MethodSpec, call: ClientCall
+    ) -> AsyncIterator[tuple[str | None, Any]]:
+        route = self._route(spec, call.params)
+        retried = False
+        while True:
+            events = self._events(self._request(route, call.headers, stream=True))
+            try:
+                async for event in events:
+                    if isinstance(event, httpx.Response):
+                        if (
+                            event.status_code == 405
+                            and spec.name == "SubscribeToTask"
+                            and not retried
+                        ):
+                            # The proto binds subscribe to GET, the spec text to POST.
+                            self._subscribe_method = "GET" if route.method == "POST" else "POST"
+                            route = self._route(spec, call.params)
+                            retried = True
+                            break
+                        if not event.is_success:
+                            raise _status_error(event)
+                        # One result instead of a stream.
+                        yield None, self._decode(spec, spec.result_type, event.content)
+                        return
+                    if event.event == "error":
+                        body = _json_object(event.data.encode("utf-8"))
+                        if body is None:
+                            raise InvalidAgentResponseError(
+                                f"Invalid agent response: stream error event {event.data[:200]!r}"
+                            )
+                        raise JSONRPCError.from_http_status(body)
+                    yield (
+                        event.id or None,
+                        self._decode(spec, spec.result_type, event.data.encode("utf-8")),
+                    )
+                else:
+                    return
+            finally:
+                await events.aclose()

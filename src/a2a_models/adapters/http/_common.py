@@ -1,0 +1,188 @@
+"""Plumbing shared by the JSON-RPC, HTTP+JSON and agent-card endpoints.
+
+Everything here is about HTTP, not A2A: service parameters from headers (and
+the ``A2A-Version`` query parameter), content types, bounded body reads, and
+the two error body shapes (a JSON-RPC envelope and a ``google.rpc.Status``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+
+from ... import codec
+from ...errors import InvalidRequestError, JSONRPCError
+
+__all__ = [
+    "A2A_JSON",
+    "JSON",
+    "BodyTooLargeError",
+    "is_json_media_type",
+    "json_response",
+    "jsonrpc_error_response",
+    "read_body",
+    "service_headers",
+    "status_body",
+    "status_error_response",
+    "typed_details",
+]
+
+#: Media type of JSON-RPC bodies (spec §9.1).
+JSON = "application/json"
+#: Media type of 1.0 HTTP+JSON bodies (spec §11.1, a SHOULD since 1.0.1).
+A2A_JSON = "application/a2a+json"
+
+_VERSION_PARAM = "a2a-version"
+
+
+class BodyTooLargeError(Exception):
+    """The request body exceeds the app's limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the request body exceeds the limit of {limit} bytes")
+
+
+def is_json_media_type(value: str | None) -> bool:
+    """True for a missing content type, ``application/json`` or any ``+json`` type."""
+    if value is None:
+        return True
+    media = value.split(";", 1)[0].strip().lower()
+    if not media:
+        return True
+    return media == JSON or (media.startswith("application/") and media.endswith("+json"))
+
+
+def service_headers(request: HTTPConnection) -> dict[str, str]:
+    """The request headers, lowercased, repeated ones joined with ``", "``.
+
+    ``A2A-Version`` may also come as a query parameter (spec §3.6); the
+    header wins when both are present.
+    """
+    out: dict[str, str] = {}
+    for raw_name, raw_value in request.scope["headers"]:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    if _VERSION_PARAM not in out:
+        for key, value in request.query_params.multi_items():
+            if key.lower() == _VERSION_PARAM:
+                out[_VERSION_PARAM] = value
+                break
+    return out
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body, or :class:`BodyTooLargeError` as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLargeError(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def json_response(
+    value: Any,
+    *,
+    status: int = 200,
+    media_type: str = JSON,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """``value`` as compact JSON."""
+    return Response(codec.dumps(value), status_code=status, media_type=media_type, headers=headers)
+
+
+def status_body(error: JSONRPCError) -> dict[str, Any]:
+    """The ``google.rpc.Status`` body of ``error``, every detail ``@type``-tagged."""
+    body = error.to_http_status()
+    details = body["error"].get("details")
+    if details:
+        body["error"]["details"] = typed_details(details)
+    return body
+
+
+def status_error_response(
+    error: JSONRPCError,
+    *,
+    status: int | None = None,
+    media_type: str = A2A_JSON,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """An HTTP+JSON error: the error's HTTP status and ``google.rpc.Status`` body (§11.6)."""
+    body = status_body(error)
+    if status is not None:
+        body["error"]["code"] = status
+    return json_response(
+        body, status=status or error.http_status, media_type=media_type, headers=headers
+    )
+
+
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+_STRUCT = "type.googleapis.com/google.protobuf.Struct"
+_VALUE = "type.googleapis.com/google.protobuf.Value"
+
+
+def typed_details(details: list[Any]) -> list[Any]:
+    """``details`` where every entry has the ``@type`` §11.6 requires.
+
+    An error's free-form ``data`` object (``{"taskId": ...}``) becomes the
+    ``metadata`` of its ``google.rpc.ErrorInfo`` (string values, as that
+    map requires), or a ``google.protobuf.Struct`` when there is no
+    ErrorInfo; any other untyped value becomes a ``google.protobuf.Value``.
+    """
+    typed = [d for d in details if isinstance(d, dict) and "@type" in d]
+    info = next((d for d in typed if d["@type"] == _ERROR_INFO), None)
+    out = list(typed)
+    for detail in details:
+        if isinstance(detail, dict) and "@type" in detail:
+            continue
+        if isinstance(detail, dict) and info is not None:
+            metadata = dict(info.get("metadata") or {})
+            for key, value in detail.items():
+                metadata.setdefault(
+                    str(key), value if isinstance(value, str) else codec.dumps(value).decode()
+                )
+            info["metadata"] = metadata
+        elif isinstance(detail, dict):
+            out.append({"@type": _STRUCT, "value": detail})
+        else:
+            out.append({"@type": _VALUE, "value": detail})
+    return out
+
+
+def jsonrpc_error_response(
+    error: JSONRPCError,
+    *,
+    status: int,
+    version: str = "1.0",
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """A JSON-RPC error envelope (``id`` null) sent with an HTTP error ``status``.
+
+    Used for failures found before the body is read (authentication, size,
+    content type); everything after that is the server base's business.
+    """
+    body = {"jsonrpc": "2.0", "id": None, "error": error.to_jsonrpc(version)}
+    return json_response(body, status=status, headers=headers)
+
+
+def too_large(limit: int) -> InvalidRequestError:
+    """The error reported for an oversized body."""
+    return InvalidRequestError(f"Request body too large: the limit is {limit} bytes")
+
+
+def unsupported_media(value: str | None, accepted: str) -> InvalidRequestError:
+    """The error reported for a body that is not JSON."""
+    shown = (value or "")[:80]
+    return InvalidRequestError(
+        f"Unsupported Content-Type {shown!r}: send {accepted} (application/json is accepted too)"
+    )

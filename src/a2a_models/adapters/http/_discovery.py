@@ -1,0 +1,227 @@
+"""Agent discovery (spec §8): fetch an agent card, pick an interface, connect.
+
+>>> card = await resolve_card("https://agent.example.com")          # doctest: +SKIP
+>>> client = await connect("https://agent.example.com")             # doctest: +SKIP
+>>> client = await connect(card, prefer=("1.0",))                  # doctest: +SKIP
+
+:func:`resolve_card` reads ``/.well-known/agent-card.json`` (falling back to
+0.2's ``/.well-known/agent.json``) and decodes it as a 1.0 card when it has
+``supportedInterfaces``, else as a 0.3 card (``url``/``preferredTransport``/
+``protocolVersion``). Dual cards (1.0 fields plus the legacy 0.3 ones, as the
+a2a-sdk serves) are read as 1.0: their interfaces carry every version.
+
+:func:`connect` follows §8.3.2: the first interface, in the card's order,
+whose binding and protocol version this client speaks wins, and the client
+speaks that interface's version (0.3 agents get a 0.3 client) and sends its
+``tenant``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from ... import codec
+from ... import models as m
+from ...errors import A2AError, DecodeError, VersionNotSupportedError
+from ...protocol import SUPPORTED_VERSIONS, negotiate_version
+from ._client import (
+    BaseHTTPClient,
+    HTTPClient,
+    HTTPStatusError,
+    RESTClient,
+    Timeouts,
+)
+
+__all__ = [
+    "AGENT_CARD_PATH",
+    "LEGACY_AGENT_CARD_PATH",
+    "CardResolutionError",
+    "NoCompatibleInterfaceError",
+    "connect",
+    "decode_card",
+    "resolve_card",
+    "select_interface",
+]
+
+#: The well-known card path of 0.3 and 1.0 (spec §8.2, §14.3).
+AGENT_CARD_PATH: Final = "/.well-known/agent-card.json"
+#: The path 0.2 used; tried when the current one is missing.
+LEGACY_AGENT_CARD_PATH: Final = "/.well-known/agent.json"
+#: Bindings this package has clients for.
+HTTP_BINDINGS: Final = ("JSONRPC", "HTTP+JSON")
+
+
+class CardResolutionError(A2AError):
+    """No valid agent card could be fetched (``url`` is the last one tried)."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class NoCompatibleInterfaceError(A2AError):
+    """The card offers no interface with a binding and version we speak."""
+
+
+def decode_card(data: bytes | str | dict[str, Any]) -> m.AgentCard:
+    """Decode card JSON of either version.
+
+    1.0 if it has ``supportedInterfaces``, else 0.3. Raises
+    :class:`~a2a_models.errors.DecodeError`.
+    """
+    value = data if isinstance(data, dict) else codec.loads(data)
+    if not isinstance(value, dict):
+        raise DecodeError("$", "expected an object (AgentCard)")
+    dialect = "1.0" if "supportedInterfaces" in value else "0.3"
+    return codec.from_wire(m.AgentCard, value, dialect)
+
+
+def _candidates(base_url: str, path: str | None) -> list[str]:
+    if path is not None:
+        return [urljoin(base_url if base_url.endswith("/") else base_url + "/", path.lstrip("/"))]
+    parts = urlsplit(base_url)
+    if parts.path.endswith(".json"):
+        return [base_url]  # already the card's URL
+    here = base_url.rstrip("/")
+    root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    urls = [here + AGENT_CARD_PATH]
+    if here != root:
+        urls.append(root + AGENT_CARD_PATH)
+    urls.append(here + LEGACY_AGENT_CARD_PATH)
+    if here != root:
+        urls.append(root + LEGACY_AGENT_CARD_PATH)
+    return urls
+
+
+async def resolve_card(
+    base_url: str,
+    *,
+    http_client: httpx.AsyncClient | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = 30.0,
+    path: str | None = None,
+) -> m.AgentCard:
+    """Fetch and decode the agent card of the agent at ``base_url``.
+
+    Tries ``{base_url}/.well-known/agent-card.json``, then the same at the
+    origin's root when ``base_url`` has a path, then the legacy
+    ``agent.json`` names; the first 200 answer that is a valid card wins
+    (404s and 410s go on to the next URL; other failures raise). A URL
+    ending in ``.json`` is fetched as is; ``path`` replaces the well-known
+    path. Raises :class:`CardResolutionError`.
+    """
+    client = http_client if http_client is not None else httpx.AsyncClient()
+    try:
+        last = base_url
+        missing: list[str] = []
+        for url in _candidates(base_url, path):
+            last = url
+            try:
+                response = await client.get(
+                    url, headers={"Accept": "application/json", **(headers or {})}, timeout=timeout
+                )
+            except httpx.HTTPError as exc:
+                raise CardResolutionError(
+                    f"fetching the agent card {url} failed: {exc!r}", url
+                ) from exc
+            if response.status_code in (404, 410):
+                missing.append(url)
+                continue
+            if not response.is_success:
+                raise CardResolutionError(
+                    f"fetching the agent card {url} failed: "
+                    f"{HTTPStatusError(response.status_code, response.text[:200], url)}",
+                    url,
+                )
+            try:
+                return decode_card(response.content)
+            except (DecodeError, ValueError) as exc:
+                raise CardResolutionError(f"{url} is not a valid agent card: {exc}", url) from exc
+        raise CardResolutionError(f"no agent card at {', '.join(missing)}", last)
+    finally:
+        if http_client is None:
+            await client.aclose()
+
+
+def _version_of(interface: m.AgentInterface) -> str | None:
+    try:
+        return negotiate_version(interface.protocol_version, SUPPORTED_VERSIONS)
+    except VersionNotSupportedError:
+        return None
+
+
+def select_interface(
+    card: m.AgentCard,
+    *,
+    prefer: Sequence[str] = SUPPORTED_VERSIONS,
+    transports: Sequence[str] = HTTP_BINDINGS,
+) -> tuple[m.AgentInterface, str]:
+    """The interface to use and its ``Major.Minor`` version (spec §8.3.2).
+
+    The card's order decides (its first interface is the agent's preferred
+    one); ``prefer`` and ``transports`` say which versions and bindings the
+    caller accepts. Raises :class:`NoCompatibleInterfaceError`.
+    """
+    versions = {negotiate_version(v) for v in prefer}
+    bindings = {b.upper() for b in transports}
+    for interface in card.supported_interfaces:
+        version = _version_of(interface)
+        if version in versions and interface.protocol_binding.upper() in bindings:
+            return interface, version
+    offered = ", ".join(
+        f"{i.protocol_binding} {i.protocol_version} at {i.url}" for i in card.supported_interfaces
+    )
+    raise NoCompatibleInterfaceError(
+        f"agent {card.name!r} offers no interface with a binding in {tuple(transports)} "
+        f"and a version in {tuple(prefer)}; it offers: {offered}"
+    )
+
+
+async def connect(
+    target: str | m.AgentCard,
+    *,
+    prefer: Sequence[str] = SUPPORTED_VERSIONS,
+    transports: Sequence[str] = HTTP_BINDINGS,
+    http_client: httpx.AsyncClient | None = None,
+    card_url: str | None = None,
+    **options: Any,
+) -> BaseHTTPClient:
+    """A client for the best interface of an agent (a base URL, or its card).
+
+    Returns an :class:`HTTPClient` (JSON-RPC) or :class:`RESTClient`
+    (HTTP+JSON) speaking the interface's version, with its ``tenant``, and
+    with ``client.card`` set. ``options`` go to the client (``headers``,
+    ``interceptors``, ``timeouts``, ``reconnect``, ...); ``headers`` are also
+    sent when fetching the card. Relative interface URLs are resolved against
+    the card's URL (``card_url``, or ``target`` when it is a URL).
+    """
+    # One connection pool for the card and the calls; the client owns it
+    # unless the caller passed one.
+    http = http_client if http_client is not None else httpx.AsyncClient()
+    try:
+        if isinstance(target, m.AgentCard):
+            card = target
+            base = card_url
+        else:
+            base = card_url or target
+            timeouts = options.get("timeouts")
+            connect_timeout = timeouts.connect if isinstance(timeouts, Timeouts) else 30.0
+            card = await resolve_card(
+                target, http_client=http, headers=options.get("headers"), timeout=connect_timeout
+            )
+        interface, version = select_interface(card, prefer=prefer, transports=transports)
+    except BaseException:
+        if http_client is None:
+            await http.aclose()
+        raise
+    url = urljoin(base, interface.url) if base else interface.url
+    kind = HTTPClient if interface.protocol_binding.upper() == "JSONRPC" else RESTClient
+    client = kind(
+        url, version=version, tenant=interface.tenant, http_client=http, card=card, **options
+    )
+    client._owns_http = http_client is None
+    return client

@@ -1,0 +1,337 @@
+"""Webhook delivery of push notifications (spec §4.3.3, §13.2).
+
+:class:`WebhookPushSender` is the engine's
+:class:`~a2a_models.server.PushNotificationSender` over httpx::
+
+    server = AgentServer(agent, card, push_sender=WebhookPushSender())
+
+Each notification is one ``POST`` of the StreamResponse (1.0 ProtoJSON,
+``Content-Type: application/a2a+json``) to ``config.url`` with
+``Authorization: {scheme} {credentials}`` from ``config.authentication`` and
+``X-A2A-Notification-Token: {token}`` when the config has a token. Failures
+(connection errors, timeouts, 408/425/429 and 5xx answers) are retried with
+exponential backoff, a bounded number of times; any other answer is final.
+The engine calls senders in a background task per task, in order, so a slow
+webhook never holds up the task; every request still has a timeout.
+
+SSRF guard: only ``http``/``https`` URLs are accepted, and the host's
+addresses (every one ``getaddrinfo`` returns) must be public: loopback,
+private, link-local, multicast, reserved, unspecified, shared (CGNAT) and
+cloud-metadata addresses are refused unless ``allow_private=True`` or the
+host or address is in ``allowlist``. The request then goes to the address
+that was checked (the ``Host`` header and TLS server name stay the URL's), so
+a DNS answer that changes between check and connect cannot redirect it.
+Redirects are not followed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import ipaddress
+import logging
+import random
+import socket
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from email.utils import parsedate_to_datetime
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from ... import codec
+from ... import models as m
+from ...errors import A2AError
+from ...server import PushNotificationSender
+from ._client import A2A_MEDIA_TYPE
+
+__all__ = [
+    "NOTIFICATION_TOKEN_HEADER",
+    "UnsafeWebhookURLError",
+    "WebhookDeliveryError",
+    "WebhookPushSender",
+]
+
+log = logging.getLogger("a2a_models.push")
+
+#: The header carrying ``config.token`` (0.3 practice, kept by 1.0 agents).
+NOTIFICATION_TOKEN_HEADER: Final = "X-A2A-Notification-Token"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+
+#: Cloud instance-metadata endpoints (AWS, GCP, Azure, ...; and AWS's IPv6 one).
+METADATA_ADDRESSES: Final[frozenset[IPAddress]] = frozenset(
+    {
+        ipaddress.ip_address("169.254.169.254"),
+        ipaddress.ip_address("169.254.170.2"),
+        ipaddress.ip_address("100.100.100.200"),
+        ipaddress.ip_address("fd00:ec2::254"),
+    }
+)
+_SHARED = ipaddress.ip_network("100.64.0.0/10")
+_RETRY_STATUSES: Final = frozenset({408, 425, 429})
+
+
+class UnsafeWebhookURLError(A2AError, ValueError):
+    """The webhook URL is refused by the SSRF guard (or is not a valid http(s) URL)."""
+
+
+class WebhookDeliveryError(A2AError):
+    """The notification could not be delivered (``status_code``: the last answer, if any)."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+def _unsafe_reason(address: IPAddress) -> str | None:
+    """Why ``address`` may not be called (``None``: it is a public address)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address.teredo is not None:
+            embedded = address.teredo[1]
+        if embedded is not None:
+            reason = _unsafe_reason(embedded)
+            if reason is not None:
+                return f"{reason} (embedded in {address})"
+    if address in METADATA_ADDRESSES:
+        return "a cloud metadata address"
+    checks = (
+        ("unspecified", address.is_unspecified),
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("private", address.is_private),
+        ("reserved", address.is_reserved),
+        ("shared (CGNAT)", isinstance(address, ipaddress.IPv4Address) and address in _SHARED),
+        ("not globally routable", not address.is_global),
+    )
+    for name, hit in checks:
+        if hit:
+            return f"a {name} address"
+    return None
+
+
+async def _getaddrinfo(host: str, port: int) -> Sequence[str]:
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+class WebhookPushSender(PushNotificationSender):
+    """POSTs notifications to webhooks, with retries and an SSRF guard.
+
+    * ``timeout``: seconds per request (connect, write and read each).
+    * ``max_attempts``: tries per notification (1 = no retry).
+    * ``backoff`` / ``max_backoff``: the wait before retry *n* is
+      ``backoff * 2**n`` seconds (at most ``max_backoff``, plus jitter; a
+      ``Retry-After`` answer is honoured up to ``max_backoff``).
+    * ``allow_private``: turn the address check off (tests, trusted networks).
+    * ``allowlist``: host names (exact, case-insensitive) and IP addresses or
+      networks (``"10.1.0.0/16"``) that may be called although private.
+    * ``http_client``: an ``httpx.AsyncClient`` to use (not closed by
+      :meth:`aclose`); ``resolver``: ``async (host, port) -> [address, ...]``
+      replacing ``getaddrinfo``.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 10.0,
+        max_attempts: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        allow_private: bool = False,
+        allowlist: Iterable[str] = (),
+        http_client: httpx.AsyncClient | None = None,
+        resolver: Resolver | None = None,
+        user_agent: str = "a2a-models-push/1",
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.allow_private = allow_private
+        self.user_agent = user_agent
+        self._hosts: set[str] = set()
+        self._networks: list[IPNetwork] = []
+        for entry in allowlist:
+            try:
+                self._networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+            except ValueError:
+                self._hosts.add(entry.lower().rstrip("."))
+        self._resolve: Resolver = resolver or _getaddrinfo
+        self._http = http_client or httpx.AsyncClient(
+            follow_redirects=False, trust_env=False, timeout=timeout
+        )
+        self._owns_http = http_client is None
+
+    async def aclose(self) -> None:
+        """Close the httpx client (unless it was passed in)."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    # ------------------------------------------------------------------ the guard
+
+    def _allowed(self, address: IPAddress) -> bool:
+        return any(address in net for net in self._networks if net.version == address.version)
+
+    async def check_url(self, url: str) -> list[str]:
+        """The addresses ``url`` may be called at; :class:`UnsafeWebhookURLError` if none.
+
+        Servers can call this when a push config is created, to refuse a bad
+        URL early; :meth:`send` calls it before every delivery. With
+        ``allow_private`` only the URL's form is checked and ``[]`` is returned.
+        """
+        addresses, _ = await self._vet(url)
+        return addresses
+
+    async def _vet(self, url: str) -> tuple[list[str], bool]:
+        """The host's addresses, and whether the request must be pinned to them."""
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise UnsafeWebhookURLError(f"invalid webhook URL {url!r}: {exc}") from None
+        if parts.scheme not in ("http", "https"):
+            raise UnsafeWebhookURLError(
+                f"webhook URL {url!r}: only http and https are allowed, not {parts.scheme!r}"
+            )
+        host = (parts.hostname or "").rstrip(".")
+        if not host:
+            raise UnsafeWebhookURLError(f"webhook URL {url!r} has no host")
+        if parts.username is not None or parts.password is not None:
+            raise UnsafeWebhookURLError(f"webhook URL {url!r}: credentials in URLs are refused")
+        if self.allow_private:
+            return [], False
+        port = port or (443 if parts.scheme == "https" else 80)
+        try:
+            literal: IPAddress | None = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        if literal is not None:
+            addresses = [str(literal)]
+        else:
+            try:
+                addresses = list(dict.fromkeys(await self._resolve(host, port)))
+            except (OSError, UnicodeError) as exc:
+                raise UnsafeWebhookURLError(
+                    f"webhook host {host!r} does not resolve: {exc}"
+                ) from None
+            if not addresses:
+                raise UnsafeWebhookURLError(f"webhook host {host!r} does not resolve")
+        if host.lower() in self._hosts:
+            return addresses, False
+        for text in addresses:
+            address = ipaddress.ip_address(text.split("%", 1)[0])
+            reason = _unsafe_reason(address)
+            if reason is not None and not self._allowed(address):
+                raise UnsafeWebhookURLError(
+                    f"webhook URL {url!r} refused: {host} resolves to {address}, {reason} "
+                    "(allow it with allow_private=True or an allowlist entry)"
+                )
+        return addresses, literal is None
+
+    # ------------------------------------------------------------------ delivery
+
+    def headers(self, config: m.TaskPushNotificationConfig) -> dict[str, str]:
+        """The request headers for ``config`` (credentials and token included)."""
+        headers = {"Content-Type": A2A_MEDIA_TYPE, "User-Agent": self.user_agent}
+        auth = config.authentication
+        if auth is not None:
+            headers["Authorization"] = (
+                f"{auth.scheme} {auth.credentials}" if auth.credentials else auth.scheme
+            )
+        if config.token:
+            headers[NOTIFICATION_TOKEN_HEADER] = config.token
+        return headers
+
+    def _pinned(self, url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
+        """``url`` aimed at ``address``, with the Host header and TLS name of the original."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        netloc = f"[{ip}]" if ip.version == 6 else str(ip)
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+        host_header = host if parts.port is None else f"{host}:{parts.port}"
+        pinned = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+        extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
+        return pinned, {"Host": host_header}, extensions
+
+    async def send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
+        """Deliver ``item`` to ``config.url``; raise when every attempt failed."""
+        addresses, pin = await self._vet(config.url)
+        body = codec.encode(item, "1.0", as_type=m.StreamResponse)
+        last: str = ""
+        status: int | None = None
+        unreachable = 0  # connection failures so far: try the next checked address
+        for attempt in range(self.max_attempts):
+            wait: float | None = None
+            headers = self.headers(config)
+            url = config.url
+            extensions: dict[str, str] = {}
+            if pin:
+                url, host_header, extensions = self._pinned(
+                    config.url, addresses[unreachable % len(addresses)]
+                )
+                headers.update(host_header)
+            try:
+                response = await self._http.post(
+                    url,
+                    content=body,
+                    headers=headers,
+                    timeout=self.timeout,
+                    extensions=extensions,
+                )
+            except httpx.HTTPError as exc:
+                last, status = f"{type(exc).__name__}: {exc}", None
+                if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+                    unreachable += 1
+            else:
+                if response.is_success:
+                    return
+                status = response.status_code
+                last = f"HTTP {status}"
+                if not (status >= 500 or status in _RETRY_STATUSES):
+                    raise WebhookDeliveryError(
+                        f"webhook {config.url} refused the notification: {last}", status
+                    )
+                wait = _retry_after(response)
+            if attempt + 1 == self.max_attempts:
+                break
+            delay = min(self.max_backoff, self.backoff * 2**attempt)
+            delay *= 1 + random.random() / 4
+            if wait is not None:
+                delay = min(self.max_backoff, max(delay, wait))
+            log.info(
+                "push to %s failed (%s), attempt %d of %d; retrying in %.2f s",
+                config.url,
+                last,
+                attempt + 1,
+                self.max_attempts,
+                delay,
+            )
+            await asyncio.sleep(delay)
+        raise WebhookDeliveryError(
+            f"webhook {config.url} failed after {self.max_attempts} attempts: {last}", status
+        )

@@ -1,0 +1,137 @@
+"""``a2a-models serve``: build the agent, its card, the store and the app, then serve.
+
+Runs until SIGINT or SIGTERM, then stops gracefully (open streams are
+closed, running agents are cancelled, the store is released).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
+from ...server import AgentServer
+from ._auth import BearerTokenAuthenticator
+from ._serve import HTTPServer
+
+if TYPE_CHECKING:
+    from ..._cli import ServeOptions
+
+__all__ = ["build_agent_server", "run_server"]
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
+    bindings = (ProtocolBinding.JSONRPC, ProtocolBinding.HTTP_JSON)
+    if spec == "conformance":
+        from ...conformance import ConformanceAgent, conformance_card
+
+        return ConformanceAgent(), conformance_card(url)
+    from ..._cli import load_agent
+    from ..._cli._demo import demo_card
+
+    agent = load_agent(spec)
+    card = getattr(agent, "card", None)
+    if callable(card):
+        card = card(url)
+    if not isinstance(card, AgentCard):
+        # An agent without its own card is served under the demo card's shape.
+        card = demo_card(url, bindings=bindings)
+        if spec != "demo":
+            import attrs
+
+            card = attrs.evolve(
+                card,
+                name=type(agent).__name__,
+                description=(type(agent).__doc__ or "An A2A agent").strip().splitlines()[0],
+                skills=(),
+            )
+    return agent, card
+
+
+def _with_bearer_security(card: AgentCard) -> AgentCard:
+    import attrs
+
+    schemes = dict(card.security_schemes)
+    schemes.setdefault("bearer", HTTPAuthSecurityScheme(scheme="Bearer"))
+    return attrs.evolve(
+        card,
+        security_schemes=schemes,
+        security_requirements=(SecurityRequirement(schemes={"bearer": ()}),),
+    )
+
+
+def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, Any]:
+    """The :class:`AgentServer` and the authenticator (or ``None``) for ``options``."""
+    from ...stores import broker_from_url, store_from_url
+
+    agent, card = _agent_and_card(options.agent, url)
+    authenticator = None
+    if options.auth_tokens:
+        card = _with_bearer_security(card)
+        authenticator = BearerTokenAuthenticator(
+            {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
+        )
+    store = store_from_url(options.store)
+    broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
+    push_sender = None
+    if card.capabilities.push_notifications:
+        from ._push import WebhookPushSender
+
+        push_sender = WebhookPushSender()
+    server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
+    return server, authenticator
+
+
+async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
+    """Serve ``options`` until SIGINT/SIGTERM (or until the task is cancelled)."""
+    port = options.port or _free_port(options.host)
+    base = options.base_path.strip("/")
+    public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    url = f"{public}/{base}" if base else public
+    try:
+        server, authenticator = build_agent_server(options, url)
+    except ValueError as exc:
+        print(f"a2a-models serve: {exc}", file=sys.stderr)
+        return 2
+    http = HTTPServer(
+        server,
+        host=options.host,
+        port=port,
+        base_path=base,
+        authenticator=authenticator,
+        log_level=options.log_level,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await http.start()
+        print(f"a2a-models: serving {server.card.name if server.card else 'agent'} at {url}",
+              flush=True)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+        await http.stop()
+        await server.aclose()
+        for resource in (server.handler.store, getattr(server.handler, "broker", None)):
+            closer = getattr(resource, "aclose", None)
+            if closer is not None:
+                await closer()
+    print("a2a-models: stopped", flush=True)
+    return 0

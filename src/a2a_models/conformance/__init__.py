@@ -1,0 +1,108 @@
+"""The A2A conformance harness: a black-box suite to point at any A2A server over HTTP.
+
+* :func:`run_suite` runs it and returns a :class:`SuiteReport`; the CLI is
+  ``a2a-models conformance URL`` (``python -m a2a_models.conformance URL``),
+  the pytest plugin ``pytest --a2a-url URL``.
+* :data:`CHECKS` is the registry (id, spec section, level, versions,
+  transports, required capability); :func:`check` registers more.
+* :class:`ConformanceAgent` and :func:`conformance_card` are the reference
+  implementation of the conformance contract (see ``docs/conformance.md``):
+  an agent whose card advertises the skill :data:`CONTRACT_SKILL_ID` gets
+  the behaviour checks too.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._agent import (
+    ARTIFACT_TEXT,
+    CONTRACT_SKILL_ID,
+    REPLY_TEXT,
+    ConformanceAgent,
+    conformance_card,
+    parse_command,
+)
+
+# Everything else needs httpx (the ``http`` extra): imported on first use, so that
+# ``from a2a_models.conformance import ConformanceAgent`` works without it.
+if TYPE_CHECKING:
+    from ._context import CallResult, CheckContext, RemoteError, StreamEvent, StreamSession
+    from ._registry import (
+        CHECKS,
+        Check,
+        CheckFailed,
+        CheckResult,
+        CheckSkipped,
+        Exchange,
+        Level,
+        NotApplicable,
+        Requirement,
+        Status,
+        check,
+    )
+    from ._report import progress_line, render_json, render_junit, render_text
+    from ._runner import PlannedRun, SuiteReport, plan, run_suite
+    from ._target import Endpoint, Target, discover
+
+_LAZY = {
+    "CallResult": "._context", "CheckContext": "._context", "RemoteError": "._context",
+    "StreamEvent": "._context", "StreamSession": "._context",
+    "CHECKS": "._registry", "Check": "._registry", "CheckFailed": "._registry",
+    "CheckResult": "._registry", "CheckSkipped": "._registry", "Exchange": "._registry",
+    "Level": "._registry", "NotApplicable": "._registry", "Requirement": "._registry",
+    "Status": "._registry", "check": "._registry",
+    "progress_line": "._report", "render_json": "._report", "render_junit": "._report",
+    "render_text": "._report",
+    "PlannedRun": "._runner", "SuiteReport": "._runner", "plan": "._runner",
+    "run_suite": "._runner",
+    "Endpoint": "._target", "Target": "._target", "discover": "._target",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    if name == "CHECKS":
+        importlib.import_module("._checks", __name__)  # registers the built-in checks
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "ARTIFACT_TEXT",
+    "CHECKS",
+    "CONTRACT_SKILL_ID",
+    "REPLY_TEXT",
+    "CallResult",
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "CheckResult",
+    "CheckSkipped",
+    "ConformanceAgent",
+    "Endpoint",
+    "Exchange",
+    "Level",
+    "NotApplicable",
+    "PlannedRun",
+    "RemoteError",
+    "Requirement",
+    "Status",
+    "StreamEvent",
+    "StreamSession",
+    "SuiteReport",
+    "Target",
+    "check",
+    "conformance_card",
+    "discover",
+    "parse_command",
+    "plan",
+    "progress_line",
+    "render_json",
+    "render_junit",
+    "render_text",
+    "run_suite",
+]

@@ -1,0 +1,367 @@
+"""Agent card checks (spec §4.4, §5.7, §8; 0.3 §5)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from ... import codec
+from ... import models as m
+from ...errors import DecodeError, EncodeError
+from .._context import CheckContext
+from .._jws import b64url_decode, canonicalize, verify_jws
+from .._registry import CARD, JSONRPC, Level, check
+from .._target import WELL_KNOWN, normalize_version
+
+MUST, SHOULD = Level.MUST, Level.SHOULD
+_CARD = (CARD,)
+
+
+def _evidence(ctx: CheckContext) -> None:
+    if ctx.target.card_exchange is not None:
+        ctx.evidence.append(ctx.target.card_exchange)
+
+
+@check("card.well-known", "§8.2", MUST, "The agent card is served at /.well-known/agent-card.json",
+       transports=_CARD)
+async def card_well_known(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    t = ctx.target
+    if not t.card_url.endswith(WELL_KNOWN):
+        parts = urlsplit(t.card_url)
+        reply = await ctx.request("GET", f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}",
+                                  headers={"Accept": "application/json"})
+        ctx.expect(reply.status == 200, f"GET {WELL_KNOWN} answered "
+                   f"{reply.status if reply.status is not None else reply.error}")
+        return None
+    if t.card is None:
+        ctx.fail(t.card_problem or "no agent card")
+    return None
+
+
+@check("card.content-type", "§8.2", SHOULD, "The card is served as application/json",
+       transports=_CARD)
+async def card_content_type(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    ctx.card  # noqa: B018 - skips without a card
+    media = ctx.target.card_headers.get("content-type", "").split(";")[0].strip().lower()
+    ctx.expect(media == "application/json" or media.endswith("+json"),
+               f"the card's Content-Type is {media or '(none)'!r}, expected application/json")
+    return None
+
+
+@check("card.caching", "§8.6.1", SHOULD, "The card response carries Cache-Control or ETag",
+       transports=_CARD)
+async def card_caching(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    ctx.card  # noqa: B018
+    h = ctx.target.card_headers
+    ctx.expect("cache-control" in h or "etag" in h,
+               "the card response has neither a Cache-Control nor an ETag header")
+    return None
+
+
+def _missing(card: dict[str, Any], version: str) -> list[str]:
+    problems: list[str] = []
+
+    def need_str(obj: dict[str, Any], key: str, where: str) -> None:
+        if not isinstance(obj.get(key), str) or (key != "description" and not obj.get(key)):
+            problems.append(f"{where}.{key}: required string missing")
+
+    def need_list(obj: dict[str, Any], key: str, where: str, non_empty: bool = True) -> list[Any]:
+        value = obj.get(key)
+        if not isinstance(value, list):
+            problems.append(f"{where}.{key}: required list missing")
+            return []
+        if non_empty and not value:
+            problems.append(f"{where}.{key}: required list is empty (§5.7: at least one element)")
+        return value
+
+    for key in ("name", "description", "version"):
+        need_str(card, key, "$")
+    if not isinstance(card.get("capabilities"), dict):
+        problems.append("$.capabilities: required object missing")
+    need_list(card, "defaultInputModes", "$")
+    need_list(card, "defaultOutputModes", "$")
+    skills = need_list(card, "skills", "$", non_empty=version == "1.0")
+    for i, skill in enumerate(skills):
+        where = f"$.skills[{i}]"
+        if not isinstance(skill, dict):
+            problems.append(f"{where}: not an object")
+            continue
+        for key in ("id", "name", "description"):
+            need_str(skill, key, where)
+        need_list(skill, "tags", where)
+    provider = card.get("provider")
+    if isinstance(provider, dict):
+        need_str(provider, "organization", "$.provider")
+        need_str(provider, "url", "$.provider")
+    if version == "1.0":
+        for i, iface in enumerate(need_list(card, "supportedInterfaces", "$")):
+            where = f"$.supportedInterfaces[{i}]"
+            if not isinstance(iface, dict):
+                problems.append(f"{where}: not an object")
+                continue
+            for key in ("url", "protocolBinding", "protocolVersion"):
+                need_str(iface, key, where)
+    else:
+        for key in ("url", "protocolVersion", "preferredTransport"):
+            need_str(card, key, "$")
+    return problems
+
+
+@check("card.valid", "§5.7, §4.4.1 (0.3: §5.5)", MUST,
+       "The card has every required field and decodes in its version's shape", transports=_CARD)
+async def card_valid(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    card = ctx.card
+    problems = _missing(card, ctx.version)
+    try:
+        codec.from_wire(m.AgentCard, card, ctx.version)
+    except DecodeError as exc:
+        problems.append(f"not a valid {ctx.version} AgentCard: {exc}")
+    if problems:
+        ctx.fail("; ".join(problems))
+    return None
+
+
+@check("card.interfaces", "§8.3.1, §5.2 (0.3: §5.6)", MUST,
+       "Declared interfaces have absolute http(s) URLs, a binding and a Major.Minor version",
+       transports=_CARD)
+async def card_interfaces(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    card = ctx.card
+    problems: list[str] = []
+    entries: list[tuple[str, Any, Any, Any]] = []
+    if ctx.version == "1.0":
+        for i, iface in enumerate(card.get("supportedInterfaces") or []):
+            if isinstance(iface, dict):
+                entries.append((f"supportedInterfaces[{i}]", iface.get("url"),
+                                iface.get("protocolBinding"), iface.get("protocolVersion")))
+    else:
+        entries.append(("url/preferredTransport", card.get("url"),
+                        card.get("preferredTransport"), card.get("protocolVersion")))
+        for i, iface in enumerate(card.get("additionalInterfaces") or []):
+            if isinstance(iface, dict):
+                entries.append((f"additionalInterfaces[{i}]", iface.get("url"),
+                                iface.get("transport"), card.get("protocolVersion")))
+    if not entries:
+        ctx.fail("the card declares no interface")
+    for where, url, binding, version in entries:
+        if not isinstance(binding, str) or not binding:
+            problems.append(f"{where}: no protocol binding")
+        if binding in ("JSONRPC", "HTTP+JSON"):
+            parts = urlsplit(url) if isinstance(url, str) else None
+            if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+                problems.append(f"{where}: url {url!r} is not an absolute http(s) URL")
+        if normalize_version(version) is None:
+            problems.append(f"{where}: protocol version {version!r} is not Major.Minor")
+    if problems:
+        ctx.fail("; ".join(problems))
+    return None
+
+
+@check("card.protocol-version-format", "§3.6", SHOULD,
+       "Interface protocol versions carry no patch number", versions=("1.0",), transports=_CARD)
+async def card_protocol_version_format(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    bad = [
+        f"supportedInterfaces[{i}].protocolVersion={iface.get('protocolVersion')!r}"
+        for i, iface in enumerate(ctx.card.get("supportedInterfaces") or [])
+        if isinstance(iface, dict) and isinstance(iface.get("protocolVersion"), str)
+        and iface["protocolVersion"].count(".") > 1
+    ]
+    ctx.expect(not bad, "patch numbers in protocol versions: " + ", ".join(bad))
+    return None
+
+
+@check("card.interfaces-reachable", "§8.3.1 (0.3: §5.6.4)", MUST,
+       "Every declared JSON-RPC and HTTP+JSON interface of the version answers", transports=_CARD)
+async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
+    ctx.card  # noqa: B018
+    endpoints = [e for e in ctx.target.endpoints if e.version == ctx.version]
+    if not endpoints:
+        ctx.not_applicable(f"the card declares no {ctx.version} JSON-RPC or HTTP+JSON interface")
+    dead: list[str] = []
+    for ep in endpoints:
+        sub = CheckContext(client=ctx.client, target=ctx.target, version=ep.version,
+                           transport=ep.transport, endpoint=ep, auth_headers=ctx.auth_headers,
+                           shared={}, request_timeout=ctx.request_timeout)
+        res = await sub.call("GetTask", m.GetTaskRequest(id="a2a-conformance-probe"))
+        ctx.evidence.extend(sub.evidence)
+        status = res.http.status
+        if status is None:
+            dead.append(f"{ep.transport} {ep.url}: {res.http.error}")
+        elif ep.transport == JSONRPC and res.error is None and not res.has_result:
+            dead.append(f"{ep.transport} {ep.url}: {res.problem}")
+        elif status >= 500 or (ep.transport != JSONRPC and status in (404, 405)
+                               and (res.error is None or not res.error.body_shape_ok)):
+            dead.append(f"{ep.transport} {ep.url}: HTTP {status} "
+                        f"({'no A2A route' if status in (404, 405) else 'server error'})")
+    ctx.expect(not dead, "; ".join(dead))
+    return f"{len(endpoints)} interface(s) answered"
+
+
+def _requirement_names(reqs: Any, version: str) -> list[str]:
+    names: list[str] = []
+    if not isinstance(reqs, list):
+        return names
+    for req in reqs:
+        if not isinstance(req, dict):
+            continue
+        schemes = req.get("schemes") if version == "1.0" else req
+        if isinstance(schemes, dict):
+            names += [str(k) for k in schemes]
+    return names
+
+
+@check("card.security-coherent", "§4.4.1, §4.5 (0.3: §5.5)", MUST,
+       "Security requirements only name declared security schemes", transports=_CARD)
+async def card_security(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    card = ctx.card
+    key = "securityRequirements" if ctx.version == "1.0" else "security"
+    declared = card.get("securitySchemes")
+    declared_names = set(declared) if isinstance(declared, dict) else set()
+    used: list[tuple[str, str]] = [(f"$.{key}", n) for n in _requirement_names(card.get(key), ctx.version)]
+    for i, skill in enumerate(card.get("skills") or []):
+        if isinstance(skill, dict):
+            used += [(f"$.skills[{i}].{key}", n)
+                     for n in _requirement_names(skill.get(key), ctx.version)]
+    if not used and not declared_names:
+        ctx.not_applicable("the card declares no security")
+    undeclared = [f"{where} names {name!r}" for where, name in used if name not in declared_names]
+    ctx.expect(not undeclared, "undeclared security schemes: " + "; ".join(undeclared)
+               + f" (declared: {sorted(declared_names)})")
+    return None
+
+
+def _signatures(ctx: CheckContext) -> list[Any]:
+    sigs = ctx.card.get("signatures")
+    if not sigs:
+        ctx.not_applicable("the card is not signed")
+    if not isinstance(sigs, list):
+        ctx.fail("$.signatures is not a list")
+    return sigs
+
+
+def _protected_header(sig: Any, where: str) -> dict[str, Any]:
+    if not isinstance(sig, dict):
+        raise ValueError(f"{where}: not an object")
+    protected = sig.get("protected")
+    if not isinstance(protected, str) or not protected:
+        raise ValueError(f"{where}.protected: missing")
+    try:
+        header = json.loads(b64url_decode(protected))
+    except ValueError as exc:
+        raise ValueError(f"{where}.protected: not base64url-encoded JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{where}.protected: the header is not a JSON object")
+    return header
+
+
+@check("card.signatures", "§8.4.2", MUST,
+       "Signature protected headers decode to JSON with alg and kid", transports=_CARD)
+async def card_signatures(ctx: CheckContext) -> str | None:
+    _evidence(ctx)
+    problems: list[str] = []
+    notes: list[str] = []
+    for i, sig in enumerate(_signatures(ctx)):
+        where = f"$.signatures[{i}]"
+        try:
+            header = _protected_header(sig, where)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        for key in ("alg", "kid"):
+            if not isinstance(header.get(key), str) or not header[key]:
+                problems.append(f"{where}: the protected header has no {key!r}")
+        if header.get("typ") not in (None, "JOSE"):
+            notes.append(f"{where}: typ is {header.get('typ')!r} (SHOULD be 'JOSE')")
+        try:
+            if not b64url_decode(str(sig.get("signature", ""))):
+                problems.append(f"{where}.signature: empty")
+        except ValueError:
+            problems.append(f"{where}.signature: not base64url")
+    ctx.expect(not problems, "; ".join(problems))
+    return "; ".join(notes) or None
+
+
+def _payloads(card: dict[str, Any], version: str) -> list[bytes]:
+    body = {k: v for k, v in card.items() if k != "signatures"}
+    out = [canonicalize(body).encode()]
+    try:
+        model = codec.from_wire(m.AgentCard, card, version)
+        wire = codec.to_wire(model, version)
+        if isinstance(wire, dict):
+            wire.pop("signatures", None)
+            out.append(canonicalize(wire).encode())
+    except (DecodeError, EncodeError):
+        pass
+    return out
+
+
+@check("card.signature-verify", "§8.4.1, §8.4.3", MUST,
+       "Card signatures verify against the key named by kid at jku", transports=_CARD)
+async def card_signature_verify(ctx: CheckContext) -> str | None:
+    sigs = _signatures(ctx)
+    _evidence(ctx)
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        ctx.skip("install 'cryptography' to verify card signatures")
+    payloads = _payloads(ctx.card, ctx.version)
+    verified: list[str] = []
+    skipped: list[str] = []
+    for i, sig in enumerate(sigs):
+        where = f"$.signatures[{i}]"
+        try:
+            header = _protected_header(sig, where)
+        except ValueError as exc:
+            skipped.append(str(exc))
+            continue
+        jku, kid, alg = header.get("jku"), header.get("kid"), header.get("alg")
+        if not isinstance(jku, str) or not jku:
+            skipped.append(f"{where}: no jku, so no key to verify with")
+            continue
+        reply = await ctx.request("GET", urljoin(ctx.target.card_url, jku),
+                                  headers={"Accept": "application/json"})
+        try:
+            jwks = reply.json() if reply.status == 200 else None
+        except ValueError:
+            jwks = None
+        keys = jwks.get("keys") if isinstance(jwks, dict) else None
+        if not isinstance(keys, list):
+            skipped.append(f"{where}: the JWKS at {jku} is not reachable or not a key set")
+            continue
+        jwk = next((k for k in keys if isinstance(k, dict) and k.get("kid") == kid), None)
+        if jwk is None:
+            ctx.fail(f"{where}: the JWKS at {jku} has no key with kid {kid!r}")
+        try:
+            signature = b64url_decode(str(sig.get("signature", "")))
+        except ValueError:
+            ctx.fail(f"{where}.signature: not base64url")
+        protected = str(sig["protected"]).encode()
+        ok = False
+        try:
+            for payload in payloads:
+                signing_input = protected + b"." + _b64(payload)
+                if verify_jws(str(alg), jwk, signing_input, signature):
+                    ok = True
+                    break
+        except NotImplementedError as exc:
+            skipped.append(f"{where}: {exc}")
+            continue
+        if not ok:
+            ctx.fail(f"{where}: the signature does not verify over the JCS-canonical card "
+                     f"(without 'signatures') with key {kid!r} from {jku}")
+        verified.append(where)
+    if not verified:
+        ctx.skip("; ".join(skipped))
+    return f"verified {', '.join(verified)}" + (f"; not verified: {'; '.join(skipped)}" if skipped else "")
+
+
+def _b64(data: bytes) -> bytes:
+    return base64.urlsafe_b64encode(data).rstrip(b"=")

@@ -1,0 +1,120 @@
+"""``a2a-models conformance URL ...`` / ``python -m a2a_models.conformance URL ...``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from ._registry import CheckResult
+from ._report import progress_line, render
+from ._runner import PlannedRun, run_suite
+from ._target import Target
+
+__all__ = ["build_parser", "main", "parse_header"]
+
+
+def parse_header(value: str) -> tuple[str, str]:
+    """``'Authorization: Bearer x'`` → ``("Authorization", "Bearer x")``."""
+    name, sep, rest = value.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {value!r}")
+    return name.strip(), rest.strip()
+
+
+def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Run the A2A conformance suite against an agent over HTTP. Exits 1 if a "
+                    "MUST check failed, 0 otherwise (2 for usage errors).",
+    )
+    p.add_argument("url", help="the agent's base URL (its card is read from "
+                               "/.well-known/agent-card.json) or the card's URL")
+    p.add_argument("--version", dest="a2a_version", choices=["1.0", "0.3", "auto"], default="auto",
+                   help="protocol version(s) to test (default: every version the card declares)")
+    p.add_argument("--transport", choices=["jsonrpc", "rest", "all"], default="all",
+                   help="transport(s) to test (default: all the card declares)")
+    p.add_argument("--level", choices=["must", "should", "all"], default="all",
+                   help="must: MUST checks only; should: MUST and SHOULD; all (default)")
+    p.add_argument("--auth-header", action="append", type=parse_header, default=[],
+                   metavar="'NAME: VALUE'", help="a header sent with every request (repeatable)")
+    p.add_argument("--report", choices=["text", "json", "junit"], default="text",
+                   help="the summary's format (default: text)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
+    p.add_argument("--check", action="append", default=[], metavar="GLOB",
+                   help="run only checks whose id matches GLOB (repeatable), e.g. 'stream.*'")
+    p.add_argument("--skip", action="append", default=[], metavar="GLOB",
+                   help="do not run checks whose id matches GLOB (repeatable)")
+    p.add_argument("--timeout-scale", type=float, default=1.0,
+                   help="multiply every check's time limit (slow agents)")
+    p.add_argument("--request-timeout", type=float, default=10.0,
+                   help="seconds per HTTP request (default 10)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    p.add_argument("--list", action="store_true", help="list the checks and exit")
+    return p
+
+
+def _list_checks() -> str:
+    from ._registry import CHECKS
+    from ._runner import _order
+
+    lines = []
+    for c in _order(CHECKS.values()):
+        extra = []
+        if c.versions != frozenset({"1.0", "0.3"}):
+            extra.append("only " + "/".join(sorted(c.versions)))
+        if c.requires:
+            extra.append("needs " + ", ".join(sorted(r.value for r in c.requires)))
+        transports = "card" if "card" in c.transports else "+".join(sorted(c.transports))
+        lines.append(f"{c.id:<40} {c.level.value:<6} {c.section:<28} {transports:<12} {c.title}"
+                     + (f" [{'; '.join(extra)}]" if extra else ""))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conformance") -> int:
+    """Run the CLI; returns the exit code (1 iff a MUST check failed)."""
+    args = build_parser(prog).parse_args(list(argv) if argv is not None else None)
+    if args.list:
+        sys.stdout.write(_list_checks())
+        return 0
+    err = sys.stderr
+
+    def on_plan(target: Target, runs: list[PlannedRun]) -> None:
+        if args.quiet:
+            return
+        state = "ok" if target.card is not None else target.card_problem
+        err.write(f"A2A conformance: {target.url}\n  card {target.card_url}: {state}\n")
+        for e in target.endpoints:
+            err.write(f"  endpoint {e.version} {e.transport} {e.url}\n")
+        err.write(f"  {len(runs)} checks to run\n")
+        err.flush()
+
+    def on_result(result: CheckResult) -> None:
+        if not args.quiet:
+            err.write(progress_line(result) + "\n")
+            err.flush()
+
+    try:
+        report = asyncio.run(run_suite(
+            args.url, version=args.a2a_version, transport=args.transport, level=args.level,
+            auth_headers=dict(args.auth_header), include=args.check, exclude=args.skip,
+            on_plan=on_plan, on_result=on_result, timeout_scale=args.timeout_scale,
+            request_timeout=args.request_timeout,
+        ))
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        return 130
+    text = render(report, args.report)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if not args.quiet and args.report != "text":
+            err.write(f"report written to {args.output}\n")
+        if args.report != "text" or args.quiet:
+            pass
+        else:
+            sys.stdout.write(text)
+    else:
+        sys.stdout.write(text)
+    return report.exit_code

@@ -1,0 +1,136 @@
+"""Reports: a progress line per check, and text / JSON / JUnit XML summaries."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+from ._registry import CheckResult, Level, Status
+from ._runner import SuiteReport
+
+__all__ = ["FORMATS", "progress_line", "render", "render_json", "render_junit", "render_text"]
+
+_LABEL = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.NOT_APPLICABLE: "N/A "}
+
+
+def progress_line(r: CheckResult) -> str:
+    """``PASS  MUST    get.unknown-task [1.0-jsonrpc]  §3.1.3  0.01s  note``."""
+    msg = r.message.replace("\n", " ")
+    if len(msg) > 160:
+        msg = msg[:157] + "..."
+    where = r.key[len(r.id):]
+    return (f"{_LABEL[r.status]}  {r.check.level.value:<6}  {r.id}{where}  {r.check.section}  "
+            f"{r.duration:.2f}s" + (f"  {msg}" if msg else ""))
+
+
+def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
+    t = report.target
+    out = [
+        "A2A conformance report",
+        f"  target:     {t.url}",
+        f"  card:       {t.card_url} ({'ok' if t.card is not None else t.card_problem})",
+        "  endpoints:  " + (", ".join(f"{e.version} {e.transport} {e.url}" for e in t.endpoints)
+                            or "(none)"),
+        f"  versions:   {', '.join(report.versions) or '(none)'}   "
+        f"transports: {', '.join(report.transports)}",
+        f"  started:    {report.started_at}   duration: {report.duration:.2f}s",
+    ]
+    out += [f"  note:       {n}" for n in report.notes]
+    out.append("")
+    rows = [("status", "level", "check", "§", "message")]
+    for r in report.results:
+        msg = r.message.replace("\n", " ")
+        rows.append((_LABEL[r.status].strip(), r.check.level.value, r.key, r.check.section,
+                     msg if len(msg) <= 90 else msg[:87] + "..."))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        out.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:4])) + "  " + row[4])
+    out.append("")
+    counts = report.counts()
+    by_level = Counter(r.check.level for r in report.results if r.status is Status.FAIL)
+    out.append(
+        f"{counts['pass']} passed, {counts['fail']} failed "
+        f"({by_level[Level.MUST]} MUST, {by_level[Level.SHOULD]} SHOULD, {by_level[Level.MAY]} MAY), "
+        f"{counts['skip']} skipped, {counts['not-applicable']} not applicable"
+    )
+    out.append("RESULT: " + ("NOT CONFORMANT (a MUST check failed)" if report.exit_code
+                             else "conformant (no MUST check failed)"))
+    if evidence:
+        failures = [r for r in report.results if r.status is Status.FAIL]
+        if failures:
+            out += ["", "Failures with evidence", "======================"]
+        for r in failures:
+            out += ["", f"{r.key}  {r.check.level.value}  {r.check.section}  {r.check.title}",
+                    textwrap.indent(r.message, "  ")]
+            for ex in r.evidence[-3:]:
+                out.append(textwrap.indent(ex.render(), "    "))
+    return "\n".join(out) + "\n"
+
+
+def render_json(report: SuiteReport) -> str:
+    t = report.target
+    doc = {
+        "target": {
+            "url": t.url,
+            "cardUrl": t.card_url,
+            "cardProblem": t.card_problem,
+            "endpoints": [{"version": e.version, "transport": e.transport, "url": e.url,
+                           "tenant": e.tenant, "source": e.source} for e in t.endpoints],
+        },
+        "versions": report.versions,
+        "transports": report.transports,
+        "startedAt": report.started_at,
+        "duration": round(report.duration, 4),
+        "notes": report.notes,
+        "summary": {**report.counts(), "failedMust": len(report.failed_must),
+                    "exitCode": report.exit_code},
+        "results": [r.to_dict() for r in report.results],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_junit(report: SuiteReport) -> str:
+    """JUnit XML: one <testsuite> per (version, transport), one <testcase> per check."""
+    root = ET.Element("testsuites", name="a2a-conformance", time=f"{report.duration:.3f}")
+    groups: dict[str, list[CheckResult]] = {}
+    for r in report.results:
+        groups.setdefault(f"{r.version}-{r.transport}", []).append(r)
+    for name, results in groups.items():
+        suite = ET.SubElement(
+            root, "testsuite", name=f"a2a-conformance.{name}", tests=str(len(results)),
+            failures=str(sum(r.status is Status.FAIL for r in results)), errors="0",
+            skipped=str(sum(r.status in (Status.SKIP, Status.NOT_APPLICABLE) for r in results)),
+            time=f"{sum(r.duration for r in results):.3f}", timestamp=report.started_at,
+        )
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="target", value=report.target.url)
+        for r in results:
+            case = ET.SubElement(suite, "testcase", name=r.id,
+                                 classname=f"a2a_conformance.{name.replace('.', '_')}",
+                                 time=f"{r.duration:.3f}")
+            cprops = ET.SubElement(case, "properties")
+            ET.SubElement(cprops, "property", name="section", value=r.check.section)
+            ET.SubElement(cprops, "property", name="level", value=r.check.level.value)
+            if r.status is Status.FAIL:
+                text = "\n\n".join(ex.render() for ex in r.evidence[-3:])
+                fail = ET.SubElement(case, "failure",
+                                     message=f"[{r.check.level.value} {r.check.section}] {r.message}",
+                                     type=r.check.level.value)
+                fail.text = text
+            elif r.status in (Status.SKIP, Status.NOT_APPLICABLE):
+                ET.SubElement(case, "skipped", message=f"{r.status.value}: {r.message}")
+            if r.message and r.status is Status.PASS:
+                ET.SubElement(case, "system-out").text = r.message
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+FORMATS = {"text": render_text, "json": render_json, "junit": render_junit}
+
+
+def render(report: SuiteReport, fmt: str) -> str:
+    if fmt == "text":
+        return render_text(report)
+    return FORMATS[fmt](report)

@@ -1,0 +1,243 @@
+"""Run the suite: discover the agent, plan (check, version, transport) runs, execute them.
+
+Each check runs under its own timeout; whatever it raises becomes its
+verdict, so one broken check never stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+import httpx
+
+from . import _checks  # noqa: F401 - registers the built-in checks
+from ._context import CheckContext
+from ._registry import (
+    ALL_TRANSPORTS,
+    CARD,
+    CHECKS,
+    Check,
+    CheckFailed,
+    CheckResult,
+    CheckSkipped,
+    Level,
+    NotApplicable,
+    Status,
+    select_checks,
+)
+from ._target import Endpoint, Target, discover
+
+__all__ = ["PlannedRun", "SuiteReport", "levels_for", "plan", "run_suite"]
+
+CATEGORY_ORDER = ["card", "version", "jsonrpc", "rest", "send", "get", "list", "cancel",
+                  "subscribe", "stream", "lifecycle", "push", "capability", "extended-card",
+                  "wire", "robustness"]
+
+
+def levels_for(level: str) -> tuple[Level, ...]:
+    """``must`` → MUST; ``should`` → MUST+SHOULD; ``all`` → every level."""
+    return {"must": (Level.MUST,), "should": (Level.MUST, Level.SHOULD),
+            "all": tuple(Level)}[level.lower()]
+
+
+@attrs.frozen(slots=True)
+class PlannedRun:
+    check: Check
+    version: str
+    transport: str
+    endpoint: Endpoint | None
+
+    @property
+    def key(self) -> str:
+        where = self.version if self.transport == CARD else f"{self.version}-{self.transport}"
+        return f"{self.check.id}[{where}]"
+
+
+@attrs.define
+class SuiteReport:
+    """Everything a run found."""
+
+    target: Target
+    results: list[CheckResult]
+    versions: list[str]
+    transports: list[str]
+    started_at: str
+    duration: float
+    notes: list[str] = attrs.field(factory=list)
+
+    @property
+    def failed_must(self) -> list[CheckResult]:
+        return [r for r in self.results if r.failed_must]
+
+    @property
+    def exit_code(self) -> int:
+        """1 iff a MUST check failed."""
+        return 1 if self.failed_must else 0
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Status}
+        for r in self.results:
+            out[r.status.value] += 1
+        return out
+
+    def result(self, key: str) -> CheckResult | None:
+        for r in self.results:
+            if r.key == key:
+                return r
+        return None
+
+    def by_status(self, status: Status) -> list[str]:
+        return [r.key for r in self.results if r.status is status]
+
+
+def _order(checks: Iterable[Check]) -> list[Check]:
+    def rank(c: Check) -> int:
+        try:
+            return CATEGORY_ORDER.index(c.category)
+        except ValueError:
+            return len(CATEGORY_ORDER)
+
+    return sorted(checks, key=rank)  # stable: registration order within a category
+
+
+def plan(
+    target: Target,
+    checks: Sequence[Check],
+    versions: Sequence[str],
+    transports: Sequence[str],
+) -> list[PlannedRun]:
+    """The (check, version, transport) runs, grouped by version, then transport."""
+    runs: list[PlannedRun] = []
+    ordered = _order(checks)
+    for version in versions:
+        runs += [PlannedRun(c, version, CARD, None) for c in ordered if c.applies_to(version, CARD)]
+        for transport in transports:
+            ep = target.endpoint(version, transport)
+            if ep is None:
+                continue
+            runs += [PlannedRun(c, version, transport, ep) for c in ordered
+                     if c.applies_to(version, transport)]
+    return runs
+
+
+async def run_check(
+    run: PlannedRun,
+    *,
+    client: httpx.AsyncClient,
+    target: Target,
+    auth_headers: Mapping[str, str],
+    shared: dict[str, Any],
+    timeout_scale: float = 1.0,
+    request_timeout: float = 10.0,
+    stream_grace: float = 1.0,
+) -> CheckResult:
+    """One check on one (version, transport): its verdict, never an exception."""
+    ctx = CheckContext(client=client, target=target, version=run.version,
+                       transport=run.transport, endpoint=run.endpoint,
+                       auth_headers=auth_headers, shared=shared,
+                       request_timeout=request_timeout, stream_grace=stream_grace)
+    started = time.monotonic()
+
+    def done(status: Status, message: str = "") -> CheckResult:
+        return CheckResult(check=run.check, version=run.version, transport=run.transport,
+                           status=status, message=message, evidence=tuple(ctx.evidence[-8:]),
+                           duration=time.monotonic() - started)
+
+    for req in run.check.requires:
+        if not target.claims(req, run.version):
+            return done(Status.NOT_APPLICABLE, f"the card does not claim {req.value}"
+                        if not req.name.startswith("NO_") else
+                        f"the card claims {req.value[3:]}")
+    limit = run.check.timeout * timeout_scale
+    try:
+        note = await asyncio.wait_for(run.check.func(ctx), limit)
+    except CheckFailed as exc:
+        return done(Status.FAIL, str(exc))
+    except CheckSkipped as exc:
+        return done(Status.SKIP, str(exc))
+    except NotApplicable as exc:
+        return done(Status.NOT_APPLICABLE, str(exc))
+    except TimeoutError:
+        return done(Status.FAIL, f"timed out after {limit:.1f}s")
+    except Exception as exc:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return done(Status.FAIL, f"the check crashed: {type(exc).__name__}: {exc} "
+                                 f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")
+    return done(Status.PASS, note or "")
+
+
+async def run_suite(
+    url: str,
+    *,
+    version: str = "auto",
+    transport: str = "all",
+    level: str = "all",
+    auth_headers: Mapping[str, str] | None = None,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    on_plan: Callable[[Target, list[PlannedRun]], None] | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+    client: httpx.AsyncClient | None = None,
+    timeout_scale: float = 1.0,
+    request_timeout: float = 10.0,
+    stream_grace: float = 1.0,
+    checks: Mapping[str, Check] | None = None,
+) -> SuiteReport:
+    """Run the conformance suite against the agent at ``url``.
+
+    ``version``: ``"1.0"``, ``"0.3"`` or ``"auto"`` (every version the card
+    declares). ``transport``: ``"jsonrpc"``, ``"rest"`` or ``"all"``.
+    ``level``: ``"must"``, ``"should"`` (MUST and SHOULD) or ``"all"``.
+    ``include``/``exclude`` are globs over check ids.
+    """
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.monotonic()
+    headers = dict(auth_headers or {})
+    own = client is None
+    http = client or httpx.AsyncClient(timeout=request_timeout, follow_redirects=True)
+    try:
+        target = await discover(http, url, headers)
+        notes: list[str] = []
+        if version == "auto":
+            versions = target.versions
+        else:
+            versions = [version]
+            if version not in target.versions:
+                notes.append(f"the card declares no A2A {version} interface")
+        transports = list(ALL_TRANSPORTS) if transport == "all" else [transport]
+        for v in versions:
+            for t in transports:
+                if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):
+                    notes.append(f"no {v} {t} interface declared: its checks were not run")
+        if target.guessed:
+            notes.append(f"no usable agent card ({target.card_problem}); "
+                         "assumed JSON-RPC 1.0 and 0.3 at the given URL")
+        selected = select_checks(checks if checks is not None else CHECKS,
+                                 levels=levels_for(level), include=include, exclude=exclude)
+        runs = plan(target, selected, versions, transports)
+        if on_plan is not None:
+            on_plan(target, runs)
+        shared: dict[tuple[str, str], dict[str, Any]] = {}
+        results: list[CheckResult] = []
+        for run in runs:
+            result = await run_check(
+                run, client=http, target=target, auth_headers=headers,
+                shared=shared.setdefault((run.version, run.transport), {}),
+                timeout_scale=timeout_scale, request_timeout=request_timeout,
+                stream_grace=stream_grace,
+            )
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        if own:
+            await http.aclose()
+    return SuiteReport(target=target, results=results, versions=list(versions),
+                       transports=transports, started_at=started_at,
+                       duration=time.monotonic() - t0, notes=notes)

@@ -1,0 +1,119 @@
+"""Durable task stores and a cross-replica event broker for the server engine.
+
+* :class:`SQLiteTaskStore` - an embedded database file (stdlib ``sqlite3``):
+  the default for one server process.
+* :class:`PostgresTaskStore` and :class:`PostgresEventBroker` - PostgreSQL
+  (psycopg 3, the ``postgres`` extra) for several replicas acting as one
+  agent: they share the store, and each has a broker that relays events
+  between replicas with ``LISTEN/NOTIFY``.
+* :func:`store_from_url` / :func:`broker_from_url` build either from a URL::
+
+      store = store_from_url("sqlite:///a2a.db")          # relative path
+      store = store_from_url("sqlite:////var/lib/a2a.db")  # absolute path
+      store = store_from_url("postgresql://app@db/agents?schema=a2a")
+      broker = broker_from_url("postgresql://app@db/agents")
+      handler = RequestHandler(agent, card, store=store, broker=broker)
+
+The stores create and migrate their schema themselves (versions recorded in
+``a2a_schema_migrations``); no SQL needs to be run by hand. Database drivers
+are imported only when a store is used, never by importing this package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..server import EventBroker, InMemoryEventBroker, InMemoryTaskStore, TaskStore
+from ._migrations import MIGRATIONS, Migration, SchemaVersionError
+from ._postgres import RESYNC, ConnectionPool, PostgresEventBroker, PostgresTaskStore
+from ._sqlite import SQLiteTaskStore
+
+__all__ = [
+    "MIGRATIONS",
+    "RESYNC",
+    "ConnectionPool",
+    "Migration",
+    "PostgresEventBroker",
+    "PostgresTaskStore",
+    "SQLiteTaskStore",
+    "SchemaVersionError",
+    "broker_from_url",
+    "store_from_url",
+]
+
+_POSTGRES = ("postgresql:", "postgres:")
+#: Query parameters of a PostgreSQL URL that are ours, not libpq's.
+_PG_PARAMS = ("schema", "channel")
+
+
+def _sqlite_path(url: str) -> tuple[str, dict[str, str]]:
+    from urllib.parse import parse_qsl, unquote
+
+    rest, _, query = url.partition("?")
+    params = dict(parse_qsl(query))
+    unknown = set(params) - {"synchronous", "busy_timeout"}
+    if unknown:
+        raise ValueError(f"unknown SQLite URL parameter(s): {', '.join(sorted(unknown))}")
+    # SQLAlchemy's convention: sqlite:///relative.db, sqlite:////absolute.db
+    if not rest.startswith("sqlite:///"):
+        raise ValueError(
+            f"not an SQLite URL: {url!r} (use sqlite:///relative/path.db, "
+            "sqlite:////absolute/path.db or sqlite:///:memory:)"
+        )
+    path = unquote(rest[len("sqlite:///") :])
+    if not path:
+        raise ValueError(f"the SQLite URL {url!r} names no file")
+    return path, params
+
+
+def store_from_url(url: str, **options: Any) -> TaskStore:
+    """A task store for ``url``; ``options`` go to the store's constructor.
+
+    * ``memory:`` - :class:`~a2a_models.server.InMemoryTaskStore`
+    * ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite:///:memory:``
+      - :class:`SQLiteTaskStore` (query parameters ``synchronous``, ``busy_timeout``)
+    * ``postgresql://...`` (or ``postgres://``) - :class:`PostgresTaskStore`
+      (query parameter ``schema``; the others are passed to libpq)
+    """
+    from ._common import split_url
+
+    if url.startswith("memory:"):
+        return InMemoryTaskStore(**options)
+    if url.startswith("sqlite:"):
+        path, params = _sqlite_path(url)
+        if "synchronous" in params:
+            options.setdefault("synchronous", params["synchronous"].upper())
+        if "busy_timeout" in params:
+            options.setdefault("busy_timeout", float(params["busy_timeout"]))
+        return SQLiteTaskStore(path, **options)
+    if url.startswith(_POSTGRES):
+        conninfo, params = split_url(url, _PG_PARAMS)
+        if "schema" in params:
+            options.setdefault("schema", params["schema"])
+        return PostgresTaskStore(conninfo, **options)
+    raise ValueError(
+        f"unsupported task store URL {url!r}: use memory:, sqlite:///path or postgresql://..."
+    )
+
+
+def broker_from_url(url: str, **options: Any) -> EventBroker:
+    """The event broker that goes with the store of ``url``.
+
+    ``memory:`` and ``sqlite:`` URLs give an
+    :class:`~a2a_models.server.InMemoryEventBroker` (one process);
+    ``postgresql://`` ones a :class:`PostgresEventBroker` on that database
+    (query parameter ``channel``; ``schema`` is ignored, so the store's URL
+    can be used as is).
+    """
+    from ._common import split_url
+
+    if url.startswith(("memory:", "sqlite:")):
+        return InMemoryEventBroker(**options)
+    if url.startswith(_POSTGRES):
+        conninfo, params = split_url(url, _PG_PARAMS)
+        if "channel" in params:
+            options.setdefault("channel", params["channel"])
+        return PostgresEventBroker(conninfo, **options)
+    raise ValueError(
+        f"unsupported event broker URL {url!r}: use memory:, sqlite:///path or postgresql://..."
+    )

@@ -1,0 +1,501 @@
+"""A :class:`~a2a_models.server.TaskStore` in an SQLite file (stdlib ``sqlite3``)."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from .._state import TaskState
+from ..errors import InvalidParamsError, TaskNotFoundError
+from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..server import ConcurrentModificationError, LoggedEvent, StoredTask, TaskPage, TaskStore
+from . import _migrations
+from ._common import (
+    ListSQL,
+    as_seconds,
+    decode_config,
+    decode_event,
+    decode_task,
+    encode_config,
+    encode_event,
+    encode_task,
+    make_page_token,
+    scope_key,
+    storable,
+    task_columns,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["SQLiteTaskStore"]
+
+T = TypeVar("T")
+Synchronous = Literal["NORMAL", "FULL", "EXTRA"]
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection, *, write: bool = True) -> Iterator[None]:
+    # IMMEDIATE takes the write lock up front: no deadlock-prone lock upgrade
+    # when several processes share the file.
+    db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _ok(text: str | None) -> bool:
+    return storable(text, nul=True)
+
+
+class SQLiteTaskStore(TaskStore):
+    """A :class:`~a2a_models.server.TaskStore` in one SQLite database file.
+
+    The embedded default for a single server process: no server to run, the
+    schema is created and migrated by the store itself on first use (tracked
+    in ``a2a_schema_migrations``). ``sqlite3`` is blocking, so every
+    operation runs on one dedicated worker thread that owns the store's
+    single connection: operations are serialized, and each is one
+    transaction.
+
+    Durability: the database is in WAL mode with ``synchronous=FULL`` by
+    default, so once a write has returned it survives a crash of the process
+    *and* of the machine (power loss): the WAL is fsynced at every commit.
+    ``synchronous="NORMAL"`` is faster and still survives a killed process
+    (the committed WAL frames are in the OS's page cache), but the last
+    commits may be lost if the machine itself goes down.
+
+    Several processes may open the same file (writes wait up to
+    ``busy_timeout`` seconds for each other); live streams across processes
+    need a shared broker, which SQLite does not provide. ``":memory:"`` gives
+    a private in-memory database (for tests).
+
+    Finished tasks are kept until :meth:`delete_terminal_older_than` removes them.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        busy_timeout: float = 5.0,
+    ) -> None:
+        mode = synchronous.upper()
+        if mode not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError("synchronous must be 'NORMAL', 'FULL' or 'EXTRA'")
+        if busy_timeout < 0:
+            raise ValueError("busy_timeout must not be negative")
+        self.path = os.fspath(path)
+        self.synchronous = mode
+        self.busy_timeout = busy_timeout
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SQLiteTaskStore({self.path!r})"
+
+    # -- connection ----------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call, fn)
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            db = self._db if self._db is not None else self._connect()
+            return fn(db)
+
+    def _connect(self) -> sqlite3.Connection:
+        import sqlite3
+
+        db = sqlite3.connect(
+            self.path,
+            timeout=self.busy_timeout,
+            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+            check_same_thread=False,  # only ever used by the worker thread, under the lock
+        )
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute(f"PRAGMA synchronous = {self.synchronous}")
+            db.execute("PRAGMA foreign_keys = ON")
+            self._migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        return db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        migrations = _migrations.MIGRATIONS
+        _migrations.check_order(migrations)
+        with _transaction(db):
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS a2a_schema_migrations ("
+                " version INTEGER NOT NULL PRIMARY KEY,"
+                " name TEXT NOT NULL,"
+                " applied_at TEXT NOT NULL)"
+            )
+            applied = {row[0] for row in db.execute("SELECT version FROM a2a_schema_migrations")}
+            if max(applied, default=0) > _migrations.latest_version(migrations):
+                raise _migrations.too_new(max(applied), migrations)
+            for migration in migrations:
+                if migration.version in applied:
+                    continue
+                for statement in migration.sqlite:
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO a2a_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, datetime.now(UTC).isoformat()),
+                )
+
+    async def open(self) -> SQLiteTaskStore:
+        """Open the database and migrate its schema now (otherwise done on first use)."""
+        await self._run(lambda db: None)
+        return self
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the worker thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close)
+        self._executor.shutdown(wait=True)
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    async def __aenter__(self) -> SQLiteTaskStore:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- tasks ---------------------------------------------------------------------------
+
+    async def get(
+        self, task_id: str, owner: str | None, tenant: str | None = None
+    ) -> StoredTask | None:
+        if not _ok(task_id):
+            return None
+        scope = scope_key(owner, tenant)
+
+        def get(db: sqlite3.Connection) -> tuple[str, int, int] | None:
+            row: tuple[str, int, int] | None = db.execute(
+                "SELECT task, version, last_seq FROM a2a_tasks WHERE id = ? AND scope = ?",
+                (task_id, scope),
+            ).fetchone()
+            return row
+
+        row = await self._run(get)
+        if row is None:
+            return None
+        return StoredTask(
+            task=decode_task(row[0]),
+            version=row[1],
+            owner=owner,
+            tenant=tenant,
+            last_seq=row[2],
+        )
+
+    async def create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+    ) -> StoredTask:
+        data = encode_task(task).decode()
+        logged = None if event is None else encode_event(event).decode()
+        context_id, state, key, terminal = task_columns(task)
+        scope = scope_key(owner, tenant)
+        if not _ok(task.id):
+            raise InvalidParamsError("SQLite cannot store a task id with lone surrogates")
+
+        def create(db: sqlite3.Connection) -> None:
+            now = time.time()
+            with _transaction(db):
+                row = db.execute(
+                    "SELECT version FROM a2a_tasks WHERE id = ?", (task.id,)
+                ).fetchone()
+                if row is not None:
+                    raise ConcurrentModificationError(task.id, 0, row[0])
+                db.execute(
+                    "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
+                    " last_seq, terminal_at, created_at, updated_at, task)"
+                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                    (
+                        task.id,
+                        scope,
+                        context_id,
+                        state,
+                        key,
+                        0 if logged is None else 1,
+                        now if terminal else None,
+                        now,
+                        now,
+                        data,
+                    ),
+                )
+                if logged is not None:
+                    db.execute(
+                        "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
+                        " VALUES (?, 1, ?, ?)",
+                        (task.id, logged, now),
+                    )
+
+        await self._run(create)
+        return StoredTask(
+            task=task,
+            version=1,
+            owner=owner,
+            tenant=tenant,
+            last_seq=0 if event is None else 1,
+        )
+
+    async def update(
+        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+    ) -> int:
+        data = encode_task(task).decode()
+        logged = None if event is None else encode_event(event).decode()
+        context_id, state, key, terminal = task_columns(task)
+        if not _ok(task.id):
+            raise TaskNotFoundError(f"task {task.id!r} not found")
+
+        def update(db: sqlite3.Connection) -> int:
+            now = time.time()
+            with _transaction(db):
+                cursor = db.execute(
+                    "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
+                    " version = version + 1, last_seq = last_seq + ?,"
+                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?"
+                    " WHERE id = ? AND version = ?",
+                    (
+                        data,
+                        context_id,
+                        state,
+                        key,
+                        0 if logged is None else 1,
+                        now if terminal else None,
+                        now,
+                        task.id,
+                        expected_version,
+                    ),
+                )
+                if cursor.rowcount == 0:
+                    row = db.execute(
+                        "SELECT version FROM a2a_tasks WHERE id = ?", (task.id,)
+                    ).fetchone()
+                    if row is None:
+                        raise TaskNotFoundError(f"task {task.id!r} not found")
+                    raise ConcurrentModificationError(task.id, expected_version, row[0])
+                if logged is not None:
+                    (seq,) = db.execute(
+                        "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task.id,)
+                    ).fetchone()
+                    db.execute(
+                        "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        (task.id, seq, logged, now),
+                    )
+            return expected_version + 1
+
+        return await self._run(update)
+
+    async def list(
+        self,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        context_id: str | None = None,
+        status: TaskState | None = None,
+        status_timestamp_after: datetime | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> TaskPage:
+        query = ListSQL(
+            "?",
+            owner,
+            tenant,
+            context_id=context_id,
+            status=status,
+            status_timestamp_after=status_timestamp_after,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
+            with _transaction(db, write=False):  # one snapshot for the count and the page
+                (total,) = db.execute(
+                    f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
+                ).fetchone()
+                rows = db.execute(
+                    f"SELECT task FROM a2a_tasks WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
+                    [*query.page_params, query.limit],
+                ).fetchall()
+            return total, [row[0] for row in rows]
+
+        total, rows = await self._run(select)
+        tasks = [decode_task(data) for data in rows[: query.page_size]]
+        more = len(rows) > query.page_size
+        return TaskPage(tasks, make_page_token(tasks[-1]) if more else "", total)
+
+    # -- event log -----------------------------------------------------------------------
+
+    async def append_event(self, task_id: str, event: StreamResponse) -> int:
+        logged = encode_event(event).decode()
+        if not _ok(task_id):
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+
+        def append(db: sqlite3.Connection) -> int:
+            now = time.time()
+            with _transaction(db):
+                cursor = db.execute(
+                    "UPDATE a2a_tasks SET version = version + 1, last_seq = last_seq + 1,"
+                    " updated_at = ? WHERE id = ?",
+                    (now, task_id),
+                )
+                if cursor.rowcount == 0:
+                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                (seq,) = db.execute(
+                    "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task_id,)
+                ).fetchone()
+                db.execute(
+                    "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    (task_id, seq, logged, now),
+                )
+            return int(seq)
+
+        return await self._run(append)
+
+    async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
+        if not _ok(task_id):
+            return []
+
+        def select(db: sqlite3.Connection) -> builtins.list[tuple[int, str]]:
+            rows: builtins.list[tuple[int, str]] = db.execute(
+                "SELECT seq, event FROM a2a_task_events WHERE task_id = ? AND seq > ? ORDER BY seq",
+                (task_id, max(seq, 0)),
+            ).fetchall()
+            return rows
+
+        return [(n, decode_event(data)) for n, data in await self._run(select)]
+
+    # -- push configs --------------------------------------------------------------------
+
+    async def set_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        if not config.id:
+            raise ValueError("a stored push config needs an id")
+        config_id = config.id
+        data = encode_config(config).decode()
+        if not (_ok(task_id) and _ok(config_id)):
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+
+        def upsert(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                if (
+                    db.execute("SELECT 1 FROM a2a_tasks WHERE id = ?", (task_id,)).fetchone()
+                    is None
+                ):
+                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                # Replacing a config keeps its place in the creation order.
+                db.execute(
+                    "INSERT INTO a2a_push_configs (task_id, config_id, position, config)"
+                    " VALUES (?, ?, (SELECT coalesce(max(position), 0) + 1"
+                    "  FROM a2a_push_configs WHERE task_id = ?), ?)"
+                    " ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config",
+                    (task_id, config_id, task_id, data),
+                )
+
+        await self._run(upsert)
+        return config
+
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
+        if not (_ok(task_id) and _ok(config_id)):
+            return None
+
+        def select(db: sqlite3.Connection) -> tuple[str] | None:
+            row: tuple[str] | None = db.execute(
+                "SELECT config FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
+                (task_id, config_id),
+            ).fetchone()
+            return row
+
+        row = await self._run(select)
+        return None if row is None else decode_config(row[0])
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
+        if not _ok(task_id):
+            return []
+
+        def select(db: sqlite3.Connection) -> builtins.list[tuple[str]]:
+            rows: builtins.list[tuple[str]] = db.execute(
+                "SELECT config FROM a2a_push_configs WHERE task_id = ? ORDER BY position",
+                (task_id,),
+            ).fetchall()
+            return rows
+
+        return [decode_config(row[0]) for row in await self._run(select)]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        if not (_ok(task_id) and _ok(config_id)):
+            return
+
+        def delete(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
+                (task_id, config_id),
+            )
+
+        await self._run(delete)
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    async def delete_terminal_older_than(self, age: timedelta | float) -> int:
+        """Delete the tasks that reached a terminal state at least ``age`` ago.
+
+        ``age`` is a ``timedelta`` or seconds. Their event logs and push
+        configs go with them. Returns how many tasks were deleted.
+        """
+        seconds = as_seconds(age)
+
+        def delete(db: sqlite3.Connection) -> int:
+            with _transaction(db):
+                cursor = db.execute(
+                    "DELETE FROM a2a_tasks WHERE terminal_at IS NOT NULL AND terminal_at <= ?",
+                    (time.time() - seconds,),
+                )
+            return cursor.rowcount
+
+        return await self._run(delete)

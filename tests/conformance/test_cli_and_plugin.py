@@ -1,0 +1,101 @@
+"""The CLI (exit codes, report formats) and the pytest plugin, against loopback servers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from a2a_models.conformance._cli import main
+
+from ._broken import BROKEN
+from ._servers import serving
+
+ROOT = Path(__file__).resolve().parents[2]
+# Load the plugin by module; block the entry-point registration (pytest11 "a2a_conformance")
+# so an installed entry point does not register the same module twice.
+PLUGIN = ["-p", "no:a2a_conformance", "-p", "a2a_models.conformance._pytest_plugin"]
+
+
+def test_cli_exit_0_without_must_failures_and_json_report(
+    engine_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    code = main([engine_url, "--version", "1.0", "--report", "json", "--output", str(out)])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["exitCode"] == 0 and doc["summary"]["failedMust"] == 0
+    assert {r["version"] for r in doc["results"]} == {"1.0"}
+    first = doc["results"][0]
+    assert {"id", "section", "level", "status", "evidence"} <= set(first)
+    progress = capsys.readouterr().err
+    assert "PASS  MUST    card.well-known[1.0]" in progress  # one live line per check
+
+
+def test_cli_exit_1_on_a_must_failure_with_junit(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    factory, _ = BROKEN["wrong-task-not-found-code"]
+    out = tmp_path / "junit.xml"
+    with serving(factory) as url:
+        code = main([url, "--transport", "jsonrpc", "--level", "must", "--report", "junit",
+                     "--output", str(out), "--quiet"])
+    assert code == 1
+    root = ET.parse(out).getroot()
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    failing = cases[("a2a_conformance.1_0-jsonrpc", "cancel.unknown-task")]
+    failure = failing.find("failure")
+    assert failure is not None and "TaskNotFoundError" in (failure.get("message") or "")
+    assert "POST" in (failure.text or "")  # the evidence
+    props = {p.get("name"): p.get("value") for p in failing.iter("property")}
+    assert props == {"section": "§3.1.5", "level": "MUST"}
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_text_report_and_filters(engine_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([engine_url, "--version", "0.3", "--check", "stream.*", "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "stream.order[0.3-jsonrpc]" in text and "card.valid" not in text
+    assert "RESULT: conformant" in text
+
+
+def test_python_dash_m_lists_checks() -> None:
+    proc = subprocess.run([sys.executable, "-m", "a2a_models.conformance", "--list", "x"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "get.unknown-task" in proc.stdout and "§3.1.3" in proc.stdout
+
+
+def test_pytest_plugin_one_item_per_check(tmp_path: Path) -> None:
+    factory, _ = BROKEN["wrong-task-not-found-code"]
+    junit = tmp_path / "plugin.xml"
+    with serving(factory) as url:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", *PLUGIN,
+             "-p", "no:cacheprovider", "--a2a-url", url, "--a2a-version", "1.0",
+             "--a2a-check", "get.*", "--a2a-check", "cancel.*", "-rA",
+             f"--junitxml={junit}", "-q"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # cancel.unknown-task fails
+    assert "PASSED a2a-conformance::get.unknown-task[1.0-jsonrpc]" in proc.stdout
+    assert "FAILED a2a-conformance::cancel.unknown-task[1.0-jsonrpc]" in proc.stdout
+    assert "expected TaskNotFoundError (-32001)" in proc.stdout  # the failure with its evidence
+    assert "> POST" in proc.stdout
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["get.unknown-task[1.0-jsonrpc]"].iter("property")}
+    assert props["spec_section"] == "§3.1.3" and props["level"] == "MUST"
+
+
+def test_pytest_plugin_is_inert_without_url(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *PLUGIN,
+         "-p", "no:cacheprovider", "-q"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert proc.returncode == 0 and "1 passed" in proc.stdout

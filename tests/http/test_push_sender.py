@@ -1,0 +1,301 @@
+"""WebhookPushSender: delivery to a real receiver on 127.0.0.1, retries, and the SSRF guard."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import attrs
+import httpx
+import pytest
+from _client_support import ScriptAgent, jsonrpc_app, make_card, serve_in_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from a2a_models import Message, TaskState, codec
+from a2a_models import models as m
+from a2a_models.adapters.http._client import HTTPClient
+from a2a_models.adapters.http._push import (
+    UnsafeWebhookURLError,
+    WebhookDeliveryError,
+    WebhookPushSender,
+)
+from a2a_models.server import AgentServer
+
+ITEM = m.TaskStatusUpdateEvent(
+    task_id="t1", context_id="c1", status=m.TaskStatus(state=TaskState.WORKING)
+)
+
+
+@attrs.define
+class Receiver:
+    url: str = ""
+    received: list[tuple[dict[str, str], bytes]] = attrs.field(factory=list)
+    #: Answer the next requests with these statuses (then 200).
+    statuses: list[int] = attrs.field(factory=list)
+    delay: float = 0.0
+
+    def reset(self) -> None:
+        self.received.clear()
+        self.statuses.clear()
+        self.delay = 0.0
+
+
+@pytest.fixture(scope="module")
+def shared_receiver() -> Iterator[Receiver]:
+    receiver = Receiver()
+
+    async def hook(request: Request) -> Response:
+        receiver.received.append((dict(request.headers), await request.body()))
+        if receiver.delay:
+            await asyncio.sleep(receiver.delay)
+        status = receiver.statuses.pop(0) if receiver.statuses else 200
+        return Response(status_code=status)
+
+    app = Starlette(routes=[Route("/hook", hook, methods=["POST"])])
+    with serve_in_thread(app) as url:
+        receiver.url = url + "/hook"
+        yield receiver
+
+
+@pytest.fixture
+def receiver(shared_receiver: Receiver) -> Receiver:
+    shared_receiver.reset()
+    return shared_receiver
+
+
+def config(url: str, **kw: object) -> m.TaskPushNotificationConfig:
+    return m.TaskPushNotificationConfig(url=url, task_id="t1", **kw)  # type: ignore[arg-type]
+
+
+def sender(**kw: object) -> WebhookPushSender:
+    kw.setdefault("backoff", 0.01)
+    return WebhookPushSender(**kw)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------ delivery
+
+
+async def test_delivers_the_stream_response_with_credentials(receiver: Receiver) -> None:
+    cfg = config(
+        receiver.url,
+        token="tok-1",
+        authentication=m.AuthenticationInfo(scheme="Bearer", credentials="secret"),
+    )
+    push = sender(allow_private=True)
+    await push.send(cfg, ITEM)
+    await push.aclose()
+    [(headers, body)] = receiver.received
+    assert headers["content-type"] == "application/a2a+json"
+    assert headers["authorization"] == "Bearer secret"
+    assert headers["x-a2a-notification-token"] == "tok-1"
+    assert codec.decode(m.StreamResponse, body, "1.0") == ITEM
+    assert codec.loads(body) == {"statusUpdate": codec.to_wire(ITEM, "1.0")}
+
+
+async def test_no_credentials_no_headers(receiver: Receiver) -> None:
+    await sender(allow_private=True).send(config(receiver.url), ITEM)
+    headers, _ = receiver.received[0]
+    assert "authorization" not in headers and "x-a2a-notification-token" not in headers
+
+
+async def test_retries_server_errors_then_succeeds(receiver: Receiver) -> None:
+    receiver.statuses = [500, 503]
+    await sender(allow_private=True).send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 3
+
+
+async def test_gives_up_after_max_attempts(receiver: Receiver) -> None:
+    receiver.statuses = [500] * 5
+    with pytest.raises(WebhookDeliveryError) as info:
+        await sender(allow_private=True, max_attempts=3).send(config(receiver.url), ITEM)
+    assert info.value.status_code == 500
+    assert len(receiver.received) == 3
+
+
+async def test_client_errors_are_not_retried(receiver: Receiver) -> None:
+    receiver.statuses = [403]
+    with pytest.raises(WebhookDeliveryError, match="403"):
+        await sender(allow_private=True).send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 1
+
+
+async def test_each_request_has_a_timeout(receiver: Receiver) -> None:
+    receiver.delay = 1.0
+    with pytest.raises(WebhookDeliveryError, match="Timeout"):
+        await sender(allow_private=True, timeout=0.1, max_attempts=2).send(
+            config(receiver.url), ITEM
+        )
+    assert len(receiver.received) == 2
+
+
+async def test_rate_limit_retry_after_is_honoured_up_to_the_cap() -> None:
+    answers = [httpx.Response(429, headers={"Retry-After": "120"}), httpx.Response(204)]
+    http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: answers.pop(0)))
+    push = WebhookPushSender(http_client=http, backoff=0.01, max_backoff=0.05, allow_private=True)
+    started = asyncio.get_running_loop().time()
+    await push.send(config("http://127.0.0.1:9/hook"), ITEM)
+    assert 0.05 <= asyncio.get_running_loop().time() - started < 1
+    await http.aclose()
+
+
+async def test_the_engine_pushes_task_updates(receiver: Receiver) -> None:
+    server = AgentServer(
+        ScriptAgent(), make_card("http://x/"), push_sender=sender(allow_private=True)
+    )
+    with serve_in_thread(jsonrpc_app(server)) as url:
+        async with HTTPClient(url + "/") as client:
+            push = m.TaskPushNotificationConfig(url=receiver.url, token="tk")
+            task = await client.send_message(
+                Message.user("task"),
+                configuration=m.SendMessageConfiguration(task_push_notification_config=push),
+            )
+            assert isinstance(task, m.Task)
+            for _ in range(200):
+                items = [codec.decode(m.StreamResponse, b, "1.0") for _, b in receiver.received]
+                if items and getattr(items[-1], "status", None) is not None:
+                    if items[-1].status.state is TaskState.COMPLETED:
+                        break
+                await asyncio.sleep(0.02)
+    assert items[-1].status.state is TaskState.COMPLETED
+    assert all(h["x-a2a-notification-token"] == "tk" for h, _ in receiver.received)
+    assert {getattr(i, "task_id", None) or getattr(i, "id", None) for i in items} == {task.id}
+
+
+# ------------------------------------------------------------------------ the guard
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/hook",
+        "http://127.1.2.3:8080/hook",
+        "http://10.0.0.1/",
+        "http://172.16.5.4/",
+        "http://192.168.1.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://169.254.1.1/",
+        "http://100.64.0.1/",
+        "http://0.0.0.0/",
+        "http://224.0.0.1/",
+        "http://240.0.0.1/",
+        "http://[::1]/",
+        "http://[::]/",
+        "http://[fe80::1]/",
+        "http://[fc00::1]/",
+        "http://[fd00:ec2::254]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://[2002:7f00:1::]/",
+        "https://localhost/hook",
+    ],
+)
+async def test_private_destinations_are_refused(url: str) -> None:
+    requests: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(record))
+    push = WebhookPushSender(http_client=http)
+    with pytest.raises(UnsafeWebhookURLError, match="refused"):
+        await push.send(config(url), ITEM)
+    assert requests == []
+    await http.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/x",
+        "file:///etc/passwd",
+        "gopher://x/",
+        "http:///nohost",
+        "http://user:pw@93.184.216.34/",
+        "http://[::1/",
+    ],
+)
+async def test_bad_urls_are_refused(url: str) -> None:
+    with pytest.raises(UnsafeWebhookURLError):
+        await WebhookPushSender().check_url(url)
+
+
+async def test_public_literals_pass() -> None:
+    push = WebhookPushSender()
+    assert await push.check_url("https://93.184.216.34/hook") == ["93.184.216.34"]
+    assert await push.check_url("http://[2606:2800:220:1::1]:8443/") == ["2606:2800:220:1::1"]
+
+
+async def test_every_resolved_address_must_be_public() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return {"good.test": ["93.184.216.34"], "mixed.test": ["93.184.216.34", "10.1.2.3"]}[host]
+
+    push = WebhookPushSender(resolver=resolver)
+    assert await push.check_url("http://good.test/") == ["93.184.216.34"]
+    with pytest.raises(UnsafeWebhookURLError, match=r"10\.1\.2\.3"):
+        await push.check_url("http://mixed.test/")
+
+
+async def test_allowlist() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["10.1.2.3"]
+
+    push = WebhookPushSender(resolver=resolver, allowlist=["10.1.0.0/16", "intra.test"])
+    assert await push.check_url("http://10.1.9.9/") == ["10.1.9.9"]
+    assert await push.check_url("http://other.test/") == ["10.1.2.3"]  # its address is allowed
+    assert await push.check_url("http://INTRA.test/") == ["10.1.2.3"]
+    with pytest.raises(UnsafeWebhookURLError):
+        await push.check_url("http://10.2.0.1/")
+    only_host = WebhookPushSender(resolver=resolver, allowlist=["intra.test"])
+    assert await only_host.check_url("http://intra.test/") == ["10.1.2.3"]
+    with pytest.raises(UnsafeWebhookURLError):
+        await only_host.check_url("http://other.test/")
+
+
+async def test_the_request_goes_to_the_checked_address() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    seen: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(record))
+    push = WebhookPushSender(resolver=resolver, http_client=http)
+    await push.send(config("https://hooks.test:8443/a?b=1"), ITEM)
+    [request] = seen
+    assert str(request.url) == "https://93.184.216.34:8443/a?b=1"
+    assert request.headers["host"] == "hooks.test:8443"
+    assert request.extensions["sni_hostname"] == "hooks.test"
+    await http.aclose()
+
+
+async def test_a_refused_connection_tries_the_next_checked_address() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["93.184.216.34", "2606:2800:220:1::1"]
+
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.host)
+        if request.url.host == "93.184.216.34":
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    push = WebhookPushSender(resolver=resolver, http_client=http, backoff=0.001)
+    await push.send(config("http://hooks.test/"), ITEM)
+    assert seen == ["93.184.216.34", "2606:2800:220:1::1"]
+    await http.aclose()
+
+
+async def test_allow_private_checks_only_the_form() -> None:
+    push = WebhookPushSender(allow_private=True)
+    assert await push.check_url("http://localhost:1/") == []
+    with pytest.raises(UnsafeWebhookURLError):
+        await push.check_url("file:///etc/passwd")

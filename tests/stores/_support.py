@@ -1,0 +1,58 @@
+"""Small helpers for driving the engine in the store tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from a2a_models import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    Message,
+    SendMessageConfiguration,
+    SendMessageRequest,
+)
+from a2a_models.server import Agent, AgentEvent, EventStream, RequestContext, StreamItem
+
+Execute = Callable[[RequestContext], AsyncIterator[AgentEvent]]
+
+
+def make_card() -> AgentCard:
+    return AgentCard(
+        name="store test agent",
+        description="an agent for the store tests",
+        version="1.0.0",
+        supported_interfaces=[AgentInterface(url="http://test/a2a", protocol_binding="JSONRPC")],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+    )
+
+
+class FuncAgent(Agent):
+    """An agent made of an async generator function."""
+
+    def __init__(self, execute: Execute) -> None:
+        self._execute = execute
+        self.canceled: list[RequestContext] = []
+
+    def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        return self._execute(context)
+
+    async def cancel(self, context: RequestContext) -> None:
+        self.canceled.append(context)
+
+
+def send(text: str = "hello", *, return_immediately: bool = False) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message.user(text),
+        configuration=SendMessageConfiguration(return_immediately=return_immediately),
+    )
+
+
+async def collect(stream: EventStream, timeout: float = 5.0) -> list[StreamItem]:
+    """Every item of ``stream`` (fails the test if it does not end in time)."""
+
+    async def run() -> list[StreamItem]:
+        return [item async for item in stream]
+
+    return await asyncio.wait_for(run(), timeout)

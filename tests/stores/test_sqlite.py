@@ -1,0 +1,228 @@
+"""SQLiteTaskStore: durability, pragmas, migrations, several handles, maintenance."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from a2a_models import Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus
+from a2a_models.server import ConcurrentModificationError
+from a2a_models.stores import Migration, SchemaVersionError, SQLiteTaskStore, _migrations
+
+
+def _task(task_id: str, state: TaskState = TaskState.WORKING) -> Task:
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=state))
+
+
+def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as db:
+        return db.execute(sql).fetchall()
+
+
+# --- durability -------------------------------------------------------------------------------
+
+_WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from a2a_models import Message, Task, TaskState, TaskStatus
+    from a2a_models.stores import SQLiteTaskStore
+
+    async def main() -> None:
+        store = SQLiteTaskStore(sys.argv[1])
+        task = Task(id="durable", context_id="c", status=TaskStatus(state=TaskState.SUBMITTED))
+        await store.create(task, "alice", event=task)
+        working = Task(id="durable", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+        await store.update(working, 1, event=Message.agent("on it"))
+        print("written", flush=True)
+        await asyncio.sleep(60)  # killed long before
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_a_returned_write_survives_sigkill(tmp_path: Path) -> None:
+    path = tmp_path / "durable.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 20)
+        assert line.strip() == "written"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    # Not checkpointed: the commits live in the WAL, which the reopen recovers.
+    assert (tmp_path / "durable.db-wal").stat().st_size > 0
+    async with SQLiteTaskStore(path) as store:
+        stored = await store.get("durable", "alice")
+        assert stored is not None
+        assert (stored.version, stored.last_seq) == (2, 2)
+        assert stored.task.status.state is TaskState.WORKING
+        log = await store.events_after("durable", 0)
+        assert [seq for seq, _ in log] == [1, 2]
+        assert isinstance(log[1][1], Message) and log[1][1].text == "on it"
+
+
+async def test_wal_and_synchronous_full_by_default(tmp_path: Path) -> None:
+    async with SQLiteTaskStore(tmp_path / "a.db") as store:
+        pragmas = await store._run(
+            lambda db: (
+                db.execute("PRAGMA journal_mode").fetchone()[0],
+                db.execute("PRAGMA synchronous").fetchone()[0],
+                db.execute("PRAGMA foreign_keys").fetchone()[0],
+            )
+        )
+        assert pragmas == ("wal", 2, 1)  # synchronous 2 = FULL
+    async with SQLiteTaskStore(tmp_path / "a.db", synchronous="NORMAL") as store:
+        assert await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0]) == 1
+
+
+def test_bad_options_are_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="synchronous"):
+        SQLiteTaskStore(tmp_path / "a.db", synchronous="OFF")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="busy_timeout"):
+        SQLiteTaskStore(tmp_path / "a.db", busy_timeout=-1)
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+
+async def test_a_fresh_database_gets_the_schema(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    async with SQLiteTaskStore(path):
+        pass
+    tables = {row[0] for row in _rows(path, "SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"a2a_schema_migrations", "a2a_tasks", "a2a_task_events", "a2a_push_configs"} <= tables
+    indexes = {row[0] for row in _rows(path, "SELECT name FROM sqlite_master WHERE type='index'")}
+    assert {"a2a_tasks_list", "a2a_tasks_context", "a2a_tasks_state"} <= indexes
+    applied = _rows(path, "SELECT version, name, applied_at FROM a2a_schema_migrations")
+    assert [(v, n) for v, n, _ in applied] == [(m.version, m.name) for m in _migrations.MIGRATIONS]
+
+
+async def test_reopening_does_not_rerun_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "again.db"
+    async with SQLiteTaskStore(path) as store:
+        await store.create(_task("t1"), None)
+    before = _rows(path, "SELECT * FROM a2a_schema_migrations")
+    for _ in range(2):
+        async with SQLiteTaskStore(path) as store:
+            assert await store.get("t1", None) is not None
+    assert _rows(path, "SELECT * FROM a2a_schema_migrations") == before
+
+
+async def test_a_new_migration_is_applied_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "upgrade.db"
+    async with SQLiteTaskStore(path) as store:
+        await store.create(_task("t1"), None)
+    v2 = Migration(
+        2,
+        "add a note column",
+        ("ALTER TABLE a2a_tasks ADD COLUMN note TEXT",),
+        ("ALTER TABLE {schema}.a2a_tasks ADD COLUMN note text",),
+    )
+    monkeypatch.setattr(_migrations, "MIGRATIONS", (*_migrations.MIGRATIONS, v2))
+    for _ in range(2):  # the second open would fail if v2 ran again (duplicate column)
+        async with SQLiteTaskStore(path) as store:
+            assert await store.get("t1", None) is not None
+    assert [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")] == [1, 2]
+    assert "note" in {r[1] for r in _rows(path, "PRAGMA table_info(a2a_tasks)")}
+
+
+async def test_a_failing_migration_leaves_no_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "broken.db"
+    async with SQLiteTaskStore(path):
+        pass
+    bad = Migration(
+        2, "broken", ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"), ("SELECT 1",)
+    )
+    monkeypatch.setattr(_migrations, "MIGRATIONS", (*_migrations.MIGRATIONS, bad))
+    store = SQLiteTaskStore(path)
+    with pytest.raises(sqlite3.OperationalError):
+        await store.open()
+    await store.aclose()
+    assert [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")] == [1]
+    assert _rows(path, "SELECT name FROM sqlite_master WHERE name = 'half_done'") == []
+
+
+async def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "newer.db"
+    async with SQLiteTaskStore(path):
+        pass
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO a2a_schema_migrations VALUES (99, 'future', 'later')")
+    store = SQLiteTaskStore(path)
+    with pytest.raises(SchemaVersionError, match="version 99"):
+        await store.get("t1", None)
+    await store.aclose()
+
+
+# --- several handles on one file --------------------------------------------------------------
+
+
+async def test_two_handles_share_the_file_and_its_versions(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    async with SQLiteTaskStore(path) as one, SQLiteTaskStore(path) as two:
+        await one.create(_task("t1"), None, event=_task("t1"))
+        got = await two.get("t1", None)
+        assert got is not None and got.version == 1
+        results = await asyncio.gather(
+            one.update(_task("t1", TaskState.COMPLETED), 1, event=Message.agent("one")),
+            two.update(_task("t1", TaskState.FAILED), 1, event=Message.agent("two")),
+            return_exceptions=True,
+        )
+        assert sorted(type(r).__name__ for r in results) == ["ConcurrentModificationError", "int"]
+        log = await two.events_after("t1", 0)
+        assert [seq for seq, _ in log] == [1, 2]
+        with pytest.raises(ConcurrentModificationError):
+            await two.create(_task("t1"), None)
+
+
+async def test_in_memory_database(tmp_path: Path) -> None:
+    async with SQLiteTaskStore(":memory:") as store:
+        await store.create(_task("t1"), None)
+        assert await store.get("t1", None) is not None
+
+
+# --- maintenance and lifecycle ----------------------------------------------------------------
+
+
+async def test_delete_terminal_older_than(tmp_path: Path) -> None:
+    async with SQLiteTaskStore(tmp_path / "old.db") as store:
+        await store.create(_task("done", TaskState.COMPLETED), None, event=_task("done"))
+        await store.set_push_config("done", TaskPushNotificationConfig(url="http://h", id="p"))
+        await store.create(_task("active"), None)
+        await store.create(_task("later"), None)
+        await store.update(_task("later", TaskState.FAILED), 1)
+        assert await store.delete_terminal_older_than(3600) == 0
+        assert await store.delete_terminal_older_than(0) == 2
+        assert await store.get("done", None) is None
+        assert await store.events_after("done", 0) == []
+        assert await store.get_push_config("done", "p") is None
+        assert [t.id for t in (await store.list(None)).tasks] == ["active"]
+        with pytest.raises(ValueError, match="negative"):
+            await store.delete_terminal_older_than(-1)
+
+
+async def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
+    store = SQLiteTaskStore(tmp_path / "closed.db")
+    await store.create(_task("t1"), None)
+    await store.aclose()
+    await store.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.get("t1", None)

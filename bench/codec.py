@@ -6,9 +6,9 @@ For three payloads (a small SendMessageRequest, a medium Task with a 10-message
 history and 2 artifacts, a large Task with 200 messages and 20 artifacts) it
 times, on the same JSON bytes:
 
-* floor   – ``orjson.loads(bytes)`` / ``orjson.dumps(plain_dict)``
-* codec   – ``decode(T, bytes, "1.0")`` / ``encode(obj, "1.0")``
-* SDK     – ``json_format.ParseDict(json.loads(bytes), a2a.types.T())`` /
+* floor   - ``orjson.loads(bytes)`` / ``orjson.dumps(plain_dict)``
+* codec   - ``decode(T, bytes, "1.0")`` / ``encode(obj, "1.0")``
+* SDK     - ``json_format.ParseDict(json.loads(bytes), a2a.types.T())`` /
             ``json.dumps(MessageToDict(pb))`` (what the SDK does on the wire)
 
 and prints best-of-N microseconds, ratios and whether the targets hold:
@@ -39,8 +39,8 @@ try:
 except ImportError:  # a bare checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from a2a_models import codec  # noqa: E402
-from a2a_models import models as m  # noqa: E402
+from a2a_models import codec
+from a2a_models import models as m
 
 DECODE_TARGET = 4.0  # x plain orjson.loads
 ENCODE_TARGET = 5.0  # x plain orjson.dumps
@@ -165,7 +165,7 @@ def race(cands: dict[str, Callable[[], Any]], rounds: int, budget: float) -> dic
 def _sdk() -> tuple[Any, Any, Any] | None:
     try:
         import a2a.types as pb
-        from google.protobuf import json_format
+        from google.protobuf import json_format  # type: ignore[import-untyped]
     except ImportError:
         return None
     return pb, json_format.ParseDict, json_format.MessageToDict
@@ -191,6 +191,40 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x"
 
 
+def _candidates(
+    obj: Any, tp: type[Any], sdk_name: str, sdk: tuple[Any, Any, Any] | None, v03: Any
+) -> dict[str, Callable[[], Any]]:
+    """What is timed for one payload, all from the same bytes."""
+    data = codec.encode(obj, "1.0")
+    plain = orjson.loads(data)
+    data03 = codec.encode(obj, "0.3")
+    plain03 = orjson.loads(data03)
+    cands: dict[str, Callable[[], Any]] = {
+        "floor_d": lambda: orjson.loads(data),
+        "floor_e": lambda: orjson.dumps(plain),
+        "dec": lambda: codec.decode(tp, data, "1.0"),
+        "enc": lambda: codec.encode(obj, "1.0"),
+        "f03_d": lambda: orjson.loads(data03),
+        "f03_e": lambda: orjson.dumps(plain03),
+        "d03": lambda: codec.decode(tp, data03, "0.3"),
+        "e03": lambda: codec.encode(obj, "0.3"),
+    }
+    if sdk is not None:
+        pb, parse_dict, to_dict = sdk
+        cls = getattr(pb, sdk_name)
+        msg = parse_dict(json.loads(data), cls())
+        cands["sdk_d"] = lambda: parse_dict(json.loads(data), cls())
+        cands["sdk_e"] = lambda: json.dumps(to_dict(msg)).encode()
+    if v03 is not None:
+        pcls = v03.Task if tp is m.Task else v03.MessageSendParams
+        pobj = pcls.model_validate_json(data03)
+        cands["p_d"] = lambda: pcls.model_validate_json(data03)
+        cands["p_e"] = lambda: orjson.dumps(
+            pobj.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+    return cands
+
+
 def run(names: list[str], rounds: int, budget: float) -> bool:
     sdk = _sdk()
     v03 = _sdk03()
@@ -211,33 +245,10 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
         assert codec.encode(codec.decode(tp, data, "1.0"), "1.0") == data
         assert orjson.dumps(plain) == data  # the floor writes the same bytes
         data03 = codec.encode(obj, "0.3")
-        plain03 = orjson.loads(data03)
         assert codec.decode(tp, data03, "0.3") == obj
+        assert orjson.dumps(orjson.loads(data03)) == data03
 
-        cands: dict[str, Callable[[], Any]] = {
-            "floor_d": lambda: orjson.loads(data),
-            "floor_e": lambda: orjson.dumps(plain),
-            "dec": lambda: codec.decode(tp, data, "1.0"),
-            "enc": lambda: codec.encode(obj, "1.0"),
-            "f03_d": lambda: orjson.loads(data03),
-            "f03_e": lambda: orjson.dumps(plain03),
-            "d03": lambda: codec.decode(tp, data03, "0.3"),
-            "e03": lambda: codec.encode(obj, "0.3"),
-        }
-        if sdk is not None:
-            pb, parse_dict, to_dict = sdk
-            cls = getattr(pb, sdk_name)
-            msg = parse_dict(json.loads(data), cls())
-            cands["sdk_d"] = lambda: parse_dict(json.loads(data), cls())
-            cands["sdk_e"] = lambda: json.dumps(to_dict(msg)).encode()
-        if v03 is not None:
-            pcls = v03.Task if tp is m.Task else v03.MessageSendParams
-            pobj = pcls.model_validate_json(data03)
-            cands["p_d"] = lambda: pcls.model_validate_json(data03)
-            cands["p_e"] = lambda: orjson.dumps(
-                pobj.model_dump(mode="json", by_alias=True, exclude_none=True)
-            )
-        r = race(cands, rounds, budget)
+        r = race(_candidates(obj, tp, sdk_name, sdk, v03), rounds, budget)
         floor_d, floor_e, dec, enc = r["floor_d"], r["floor_e"], r["dec"], r["enc"]
         sdk_d, sdk_e = r.get("sdk_d"), r.get("sdk_e")
         rows.append([f"{name} decode", f"{len(data):,}", _fmt(floor_d), _fmt(dec), _fmt(sdk_d),
@@ -269,11 +280,11 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     clock = "wall-clock" if TIMER is time.perf_counter else "thread CPU time"
     gc_note = "GC on" if KEEP_GC else "GC off (timeit default)"
     head = ["payload", "bytes", "orjson µs", "codec µs", "SDK µs", "codec/orjson", "SDK/codec"]
-    print(f"A2A 1.0 (ProtoJSON) – best of {rounds}, {clock}, {gc_note}; "
+    print(f"A2A 1.0 (ProtoJSON) - best of {rounds}, {clock}, {gc_note}; "
           "SDK = a2a-sdk protobuf json_format")
     _table(head, rows)
     print()
-    print("A2A 0.3 JSON-RPC – SDK column = a2a.compat.v0_3 pydantic "
+    print("A2A 0.3 JSON-RPC - SDK column = a2a.compat.v0_3 pydantic "
           "(model_validate_json / model_dump+orjson)")
     _table(head, rows03)
     print()

@@ -125,6 +125,8 @@ _KNOWN_INVALID_OUTPUT = (
     # 1.0 and 0.3: the decoders skip the model's value rules.
     re.compile(r"APIKeySecurityScheme\.location: expected one of header, query, cookie"),
     re.compile(r"\.(history_length|page_size): must not be negative"),
+    # 0.3 dialects: the authentication scheme may be "".
+    re.compile(r"^AuthenticationInfo\.scheme: must not be empty$"),
     # python dialect: REQUIRED strings may be "".
     re.compile(r": must not be empty$"),
 )
@@ -133,6 +135,8 @@ _KNOWN_INVALID_OUTPUT = (
 def _known_invalid(problem: str, dialect: str) -> bool:
     for pattern in _KNOWN_INVALID_OUTPUT:
         if pattern.search(problem):
+            if pattern.pattern.startswith("^AuthenticationInfo\\.scheme"):
+                return dialect.startswith("0.3")
             if pattern.pattern.endswith("empty$") and dialect != "python":
                 return False
             if "other_schemes" in pattern.pattern and not dialect.startswith("0.3"):
@@ -216,27 +220,91 @@ def _prepare(tp: Any, dialect: str) -> None:
 _ENUM_WORDS = [
     *(s.value for s in m.TaskState),
     *(r.value for r in m.Role),
-    "submitted", "working", "completed", "canceled", "unknown", "input-required",
-    "user", "agent", "TASK_STATE_CANCELLED",
-    "task", "message", "status-update", "artifact-update", "text", "file", "data",
-    "apiKey", "http", "oauth2", "openIdConnect", "mutualTLS", "header", "query", "cookie",
-    "JSONRPC", "GRPC", "HTTP+JSON", "0.3.0", "1.0",
-    "2025-01-31T12:00:00Z", "2025-01-31T12:00:00.123456+00:00", "aGVsbG8=", "tasks/abc",
+    "submitted",
+    "working",
+    "completed",
+    "canceled",
+    "unknown",
+    "input-required",
+    "user",
+    "agent",
+    "TASK_STATE_CANCELLED",
+    "task",
+    "message",
+    "status-update",
+    "artifact-update",
+    "text",
+    "file",
+    "data",
+    "apiKey",
+    "http",
+    "oauth2",
+    "openIdConnect",
+    "mutualTLS",
+    "header",
+    "query",
+    "cookie",
+    "JSONRPC",
+    "GRPC",
+    "HTTP+JSON",
+    "0.3.0",
+    "1.0",
+    "2025-01-31T12:00:00Z",
+    "2025-01-31T12:00:00.123456+00:00",
+    "aGVsbG8=",
+    "tasks/abc",
     "tasks/t/pushNotificationConfigs/c",
 ]
 
 
 def _member_names() -> list[str]:
     names = {
-        "kind", "type", "in", "file", "bytes", "uri", "mimeType", "name", "content",
-        "fileWithUri", "fileWithBytes", "task", "message", "statusUpdate", "artifactUpdate",
-        "status_update", "artifact_update", "list", "schemes", "pushNotificationConfig",
-        "pushNotificationConfigId", "url", "preferredTransport", "protocolVersion",
-        "additionalInterfaces", "transport", "supportsAuthenticatedExtendedCard", "security",
-        "blocking", "pushNotification", "parent", "configs", "apiKeySecurityScheme",
-        "httpAuthSecurityScheme", "oauth2SecurityScheme", "openIdConnectSecurityScheme",
-        "mtlsSecurityScheme", "api_key_security_scheme", "authorizationCode",
-        "clientCredentials", "implicit", "password", "deviceCode", "raw", "text", "data",
+        "kind",
+        "type",
+        "in",
+        "file",
+        "bytes",
+        "uri",
+        "mimeType",
+        "name",
+        "content",
+        "fileWithUri",
+        "fileWithBytes",
+        "task",
+        "message",
+        "statusUpdate",
+        "artifactUpdate",
+        "status_update",
+        "artifact_update",
+        "list",
+        "schemes",
+        "pushNotificationConfig",
+        "pushNotificationConfigId",
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "additionalInterfaces",
+        "transport",
+        "supportsAuthenticatedExtendedCard",
+        "security",
+        "blocking",
+        "pushNotification",
+        "parent",
+        "configs",
+        "apiKeySecurityScheme",
+        "httpAuthSecurityScheme",
+        "oauth2SecurityScheme",
+        "openIdConnectSecurityScheme",
+        "mtlsSecurityScheme",
+        "api_key_security_scheme",
+        "authorizationCode",
+        "clientCredentials",
+        "implicit",
+        "password",
+        "deviceCode",
+        "raw",
+        "text",
+        "data",
     }
     for cls in a2a_st.MODEL_TYPES:
         for a in attrs.fields(cls):
@@ -257,8 +325,10 @@ _leaf = st.one_of(
 #: reach the nested decoders.
 shaped_json: st.SearchStrategy[Any] = st.recursive(
     _leaf,
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.sampled_from(_MEMBERS), children, max_size=6),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(_MEMBERS), children, max_size=6)
+    ),
     max_leaves=25,
 )
 
@@ -298,14 +368,39 @@ def _json_type(v: Any) -> str:
 
 _BAD_BASE64 = ["!!!", "a", "abcde", "é", "YQ=x", "Y Q==", "-_-_*", "====", "\ud800", 12, None, []]
 _BAD_TIMESTAMPS = [
-    "", "yesterday", "2025-13-01T00:00:00Z", "2025-01-01T25:00:00Z", "2025-02-30T00:00:00Z",
-    "2025-01-01", "2025-01-01T00:00:00+24:00", "2025-01-01T00:00:00.1234567890Z",
-    "10000-01-01T00:00:00Z", "+2025-01-01T00:00:00Z", "2025-01-01T00:00:00Q", "\ud800" * 20,
-    12345, 1.5, True, [], {},
+    "",
+    "yesterday",
+    "2025-13-01T00:00:00Z",
+    "2025-01-01T25:00:00Z",
+    "2025-02-30T00:00:00Z",
+    "2025-01-01",
+    "2025-01-01T00:00:00+24:00",
+    "2025-01-01T00:00:00.1234567890Z",
+    "10000-01-01T00:00:00Z",
+    "+2025-01-01T00:00:00Z",
+    "2025-01-01T00:00:00Q",
+    "\ud800" * 20,
+    12345,
+    1.5,
+    True,
+    [],
+    {},
 ]
 _HUGE_NUMBERS = [
-    2**31, -(2**31) - 1, 2**63, 2**64, 10**30, -(10**30), 10**4000, -(10**4000),
-    1e308, -1e308, 5e-324, 1.5, -0.0, float(2**53),
+    2**31,
+    -(2**31) - 1,
+    2**63,
+    2**64,
+    10**30,
+    -(10**30),
+    10**4000,
+    -(10**4000),
+    1e308,
+    -1e308,
+    5e-324,
+    1.5,
+    -0.0,
+    float(2**53),
 ]
 _BASE64_KEYS = {"raw", "bytes", "fileWithBytes"}
 _TIMESTAMP_KEYS = {"timestamp", "statusTimestampAfter", "status_timestamp_after"}
@@ -362,11 +457,15 @@ def mutated_payloads(draw: st.DrawFn, tp: Any, dialect: str) -> Any:
     if op == "timestamp":
         return _set(wire, path, draw(st.sampled_from(_BAD_TIMESTAMPS)))
     if op == "enum":
-        return _set(wire, path, draw(st.sampled_from([*_ENUM_WORDS, "", 99, -1, 2**40, "TASK_STATE_"])))
+        return _set(
+            wire, path, draw(st.sampled_from([*_ENUM_WORDS, "", 99, -1, 2**40, "TASK_STATE_"]))
+        )
     if op == "unknown":
         target = _get(wire, path)
         if isinstance(target, dict):
-            target[draw(st.sampled_from(["zzUnknown", "kind", "type", "@type"]))] = draw(shaped_json)
+            target[draw(st.sampled_from(["zzUnknown", "kind", "type", "@type"]))] = draw(
+                shaped_json
+            )
             return wire
         return _set(wire, path, {"zzUnknown": target})
     if op == "null":
@@ -442,7 +541,10 @@ def test_arbitrary_bytes(tp: Any, dialect: str, data: bytes) -> None:
     [
         b"[" * 100_000 + b"]" * 100_000,
         b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
-        b'{"id":"t","status":{"state":"TASK_STATE_WORKING"},"metadata":' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"id":"t","status":{"state":"TASK_STATE_WORKING"},"metadata":'
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"}",
         b"1" * 5000,
         b"-" + b"9" * 4400,
         b"1e999999",
@@ -457,9 +559,21 @@ def test_arbitrary_bytes(tp: Any, dialect: str, data: bytes) -> None:
         b'{"id":"t","id":"u","status":{"state":"TASK_STATE_WORKING"}}',
     ],
     ids=[
-        "deep-arrays", "deep-objects", "deep-metadata", "5000-digits", "4400-digit-negative",
-        "huge-exponent", "many-lone-surrogates", "utf16-bom", "utf8-bom", "empty", "blank",
-        "nan", "nan-in-metadata", "infinity-in-metadata", "duplicate-key",
+        "deep-arrays",
+        "deep-objects",
+        "deep-metadata",
+        "5000-digits",
+        "4400-digit-negative",
+        "huge-exponent",
+        "many-lone-surrogates",
+        "utf16-bom",
+        "utf8-bom",
+        "empty",
+        "blank",
+        "nan",
+        "nan-in-metadata",
+        "infinity-in-metadata",
+        "duplicate-key",
     ],
 )
 def test_pathological_documents(dialect: str, payload: bytes) -> None:
@@ -509,83 +623,153 @@ def _msg10(*parts: Any) -> dict[str, Any]:
 
 EXACT: list[tuple[str, Any, Any, str]] = [
     (
-        "1.0", m.Task,
-        {"id": "x", "status": _WORKING_10, "history": [_msg10({"text": "a"}, {"text": "b", "url": "u"})]},
+        "1.0",
+        m.Task,
+        {
+            "id": "x",
+            "status": _WORKING_10,
+            "history": [_msg10({"text": "a"}, {"text": "b", "url": "u"})],
+        },
         "$.history[0].parts[1]: expected exactly one of text, raw, url, data",
     ),
     (
-        "1.0", m.Task,
+        "1.0",
+        m.Task,
         {"id": "x", "status": _WORKING_10, "history": [_msg10({"text": "a"}, {"metadata": {}})]},
         "$.history[0].parts[1]: expected exactly one of text, raw, url, data",
     ),
     ("1.0", m.Task, {"status": _WORKING_10}, "$.id: required field missing"),
     ("1.0", m.Task, {"id": 5, "status": _WORKING_10}, "$.id: expected a string, got number"),
     ("1.0", m.Task, [], "$: expected an object (Task), got array"),
-    ("1.0", m.Task, {"id": "x", "status": _WORKING_10, "metadata": []}, "$.metadata: expected an object, got array"),
     (
-        "1.0", m.Task,
+        "1.0",
+        m.Task,
+        {"id": "x", "status": _WORKING_10, "metadata": []},
+        "$.metadata: expected an object, got array",
+    ),
+    (
+        "1.0",
+        m.Task,
         {"id": "x", "status": {"state": "TASK_STATE_WORKING", "timestamp": "yesterday"}},
         "$.status.timestamp: expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, got 'yesterday'",
     ),
     (
-        "1.0", m.Task,
-        {"id": "x", "status": _WORKING_10, "artifacts": [{"artifactId": "a", "parts": [{"raw": "!!!"}]}]},
+        "1.0",
+        m.Task,
+        {
+            "id": "x",
+            "status": _WORKING_10,
+            "artifacts": [{"artifactId": "a", "parts": [{"raw": "!!!"}]}],
+        },
         "$.artifacts[0].parts[0].raw: expected base64 data, got '!!!'",
     ),
     (
-        "1.0", m.AgentCard,
-        {**_CARD_10, "securitySchemes": {"my key": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {"tokenUrl": 5, "scopes": {}}}}}}},
+        "1.0",
+        m.AgentCard,
+        {
+            **_CARD_10,
+            "securitySchemes": {
+                "my key": {
+                    "oauth2SecurityScheme": {
+                        "flows": {"clientCredentials": {"tokenUrl": 5, "scopes": {}}}
+                    }
+                }
+            },
+        },
         "$.securitySchemes['my key'].oauth2SecurityScheme.flows.clientCredentials.tokenUrl: expected a string, got number",
     ),
     (
-        "1.0", m.AgentCard,
-        {**_CARD_10, "skills": [{**_CARD_10["skills"][0], "securityRequirements": [{"schemes": {"oauth": {"list": ["a", 3]}}}]}]},
+        "1.0",
+        m.AgentCard,
+        {
+            **_CARD_10,
+            "skills": [
+                {
+                    **_CARD_10["skills"][0],
+                    "securityRequirements": [{"schemes": {"oauth": {"list": ["a", 3]}}}],
+                }
+            ],
+        },
         "$.skills[0].securityRequirements[0].schemes.oauth.list[1]: expected a string, got number",
     ),
     (
-        "1.0", m.StreamResponse, {"task": {"id": "x", "status": {}}},
+        "1.0",
+        m.StreamResponse,
+        {"task": {"id": "x", "status": {}}},
         "$.task.status.state: required field missing",
     ),
     (
-        "1.0", m.StreamResponse, {"task": {"id": "x", "status": _WORKING_10}, "message": _msg10({"text": "a"})},
+        "1.0",
+        m.StreamResponse,
+        {"task": {"id": "x", "status": _WORKING_10}, "message": _msg10({"text": "a"})},
         "$: expected exactly one of task, message, statusUpdate, artifactUpdate",
     ),
     (
-        "1.0", m.SendMessageRequest,
+        "1.0",
+        m.SendMessageRequest,
         {"message": _msg10({"text": "a"}), "configuration": {"historyLength": "many"}},
         "$.configuration.historyLength: expected an integer, got string",
     ),
     (
-        "1.0", m.GetTaskRequest, {"id": "x", "historyLength": 2**40},
+        "1.0",
+        m.GetTaskRequest,
+        {"id": "x", "historyLength": 2**40},
         "$.historyLength: expected a 32-bit integer, got 1099511627776",
     ),
     ("1.0", m.Task, b'{"id": ', "$: expected valid JSON"),
     (
-        "0.3", m.Task,
-        {"id": "x", "contextId": "c", "kind": "task", "status": {"state": "working"},
-         "history": [{"kind": "message", "role": "user", "messageId": "m",
-                      "parts": [{"kind": "text", "text": "a"}, {"kind": "file", "file": {}}]}]},
+        "0.3",
+        m.Task,
+        {
+            "id": "x",
+            "contextId": "c",
+            "kind": "task",
+            "status": {"state": "working"},
+            "history": [
+                {
+                    "kind": "message",
+                    "role": "user",
+                    "messageId": "m",
+                    "parts": [{"kind": "text", "text": "a"}, {"kind": "file", "file": {}}],
+                }
+            ],
+        },
         "$.history[0].parts[1].file: expected exactly one of bytes, uri",
     ),
     (
-        "0.3", m.Task, {"id": "x", "contextId": "c", "kind": "message", "status": {"state": "working"}},
+        "0.3",
+        m.Task,
+        {"id": "x", "contextId": "c", "kind": "message", "status": {"state": "working"}},
         "$.kind: expected 'task', got 'message'",
     ),
     (
-        "0.3", m.StreamResponse, {"kind": "status"},
+        "0.3",
+        m.StreamResponse,
+        {"kind": "status"},
         "$.kind: expected kind to be one of task, message, status-update, artifact-update, got 'status'",
     ),
-    ("0.3", m.Part, {"kind": "file", "file": {"bytes": "%%%"}}, "$.file.bytes: expected base64 data, got '%%%'"),
     (
-        "0.3-http", m.Part, {"file": {"fileWithBytes": "%%%"}},
+        "0.3",
+        m.Part,
+        {"kind": "file", "file": {"bytes": "%%%"}},
+        "$.file.bytes: expected base64 data, got '%%%'",
+    ),
+    (
+        "0.3-http",
+        m.Part,
+        {"file": {"fileWithBytes": "%%%"}},
         "$.file.fileWithBytes: expected base64 data, got '%%%'",
     ),
     (
-        "0.3-http", m.GetTaskRequest, {"name": "task/abc"},
+        "0.3-http",
+        m.GetTaskRequest,
+        {"name": "task/abc"},
         "$.name: expected a resource name like tasks/<id>, got 'task/abc'",
     ),
     (
-        "python", m.Task, {"id": "x", "status": {"state": "TASK_STATE_WORKING", "timestamp": 5}},
+        "python",
+        m.Task,
+        {"id": "x", "status": {"state": "TASK_STATE_WORKING", "timestamp": 5}},
         "$.status.timestamp: expected an RFC 3339 timestamp string, got number",
     ),
 ]
@@ -593,7 +777,10 @@ EXACT: list[tuple[str, Any, Any, str]] = [
 
 @pytest.mark.parametrize(
     ("dialect", "tp", "payload", "message"),
-    [pytest.param(*case, id=f"{case[0]}-{i}-{case[3].split(':')[0]}") for i, case in enumerate(EXACT)],
+    [
+        pytest.param(*case, id=f"{case[0]}-{i}-{case[3].split(':')[0]}")
+        for i, case in enumerate(EXACT)
+    ],
 )
 def test_exact_error_paths(dialect: str, tp: Any, payload: Any, message: str) -> None:
     require(dialect)
@@ -688,7 +875,9 @@ def test_known_decoder_skips_value_rules(tp: Any, payload: Any) -> None:
 )
 def test_known_python_dialect_accepts_empty_required_strings() -> None:
     with pytest.raises(DecodeError):
-        codec.from_dict(m.Message, {"role": "ROLE_USER", "message_id": "", "parts": [{"text": "a"}]})
+        codec.from_dict(
+            m.Message, {"role": "ROLE_USER", "message_id": "", "parts": [{"text": "a"}]}
+        )
 
 
 @pytest.mark.xfail(
@@ -713,3 +902,17 @@ def test_known_v03_authentication_info_other_schemes(dialect: str, payload: Any)
     require(dialect)
     info = codec.from_wire(m.AuthenticationInfo, payload, dialect)
     assert info.other_schemes == tuple(payload["schemes"][1:])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the 0.3 decoders accept an empty authentication scheme ('schemes': ['']), giving an "
+        "AuthenticationInfo whose constructor would reject scheme=''"
+    ),
+)
+@pytest.mark.parametrize("dialect", ["0.3", "0.3-http"])
+def test_known_v03_empty_authentication_scheme(dialect: str) -> None:
+    require(dialect)
+    with pytest.raises(DecodeError):
+        codec.from_wire(m.AuthenticationInfo, {"schemes": [""]}, dialect)

@@ -25,6 +25,7 @@ from a2a_models import (
     AgentInterface,
     AgentSkill,
     Message,
+    Part,
     PushNotificationNotSupportedError,
     SendMessageConfiguration,
     Task,
@@ -33,6 +34,7 @@ from a2a_models import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
+    TextPart,
     UnsupportedOperationError,
 )
 from a2a_models.client import A2AClient, ClientCall, ClientInterceptor, ClientTimeoutError
@@ -110,9 +112,7 @@ def test_the_transport_example_is_complete() -> None:
 
 @pytest.mark.parametrize(("doc", "name"), [("custom-transport.md", "usage"),
                                            ("server.md", "usage"), ("server.md", "raw")])  # fmt: skip
-async def test_documented_output(
-    doc: str, name: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_documented_output(doc: str, name: str, capsys: pytest.CaptureFixture[str]) -> None:
     module = load(doc)
     entry = {"usage": "main", "raw": "raw"}[name]
     await asyncio.wait_for(getattr(module, entry)(), 5)
@@ -127,7 +127,7 @@ VARIANTS = {
     "watching": load("custom-transport.md"),
 }
 DOC = VARIANTS["plain"]
-NDJSONClient: type[A2AClient] = DOC.NDJSONClient
+NDJSONClient: Callable[..., A2AClient] = DOC.NDJSONClient
 Shouter: type[A2AServer] = DOC.Shouter
 Serve = Callable[..., Awaitable[asyncio.Server]]
 serve_ndjson: Serve = DOC.serve_ndjson
@@ -144,6 +144,11 @@ def make_card() -> AgentCard:
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["test"])],
     )
+
+
+def text_of(part: Part) -> str:
+    assert isinstance(part, TextPart), part
+    return part.text
 
 
 class Stepper(Agent):
@@ -208,7 +213,7 @@ async def serving(variant: str) -> AsyncGenerator[Serving, None]:
 
 
 def client(port: int, version: str, **options: Any) -> A2AClient:
-    return NDJSONClient("127.0.0.1", port, version=version, **options)  # type: ignore[call-arg]
+    return NDJSONClient("127.0.0.1", port, version=version, **options)
 
 
 async def test_send_over_tcp(serving: Serving, version: str) -> None:
@@ -217,7 +222,7 @@ async def test_send_over_tcp(serving: Serving, version: str) -> None:
         task = await peer.send_message(Message.user("hello"))
         assert isinstance(task, Task)
         assert task.status.state is TaskState.COMPLETED
-        assert [p.text for p in task.artifacts[0].parts] == ["hello", " again"]  # type: ignore[union-attr]
+        assert [text_of(p) for p in task.artifacts[0].parts] == ["hello", " again"]
         got = await peer.get_task(task.id, history_length=1)
         assert got.id == task.id and len(got.history) == 1
 
@@ -260,7 +265,7 @@ async def test_big_messages_over_tcp(serving: Serving, version: str) -> None:
     async with client(port, version, timeout=5) as peer:
         task = await peer.send_message(Message.user(text))
         assert isinstance(task, Task)
-        assert task.artifacts[0].parts[0].text == text  # type: ignore[union-attr]
+        assert text_of(task.artifacts[0].parts[0]) == text
 
 
 async def test_resume_over_tcp(serving: Serving, version: str) -> None:

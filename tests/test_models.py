@@ -57,7 +57,12 @@ MINIMAL: dict[type[Any], dict[str, Any]] = {
     m.AgentCapabilities: {},
     m.AgentSkill: {"id": "s", "name": "n", "description": "d", "tags": ("t",)},
     m.AgentCardSignature: {"protected": "p", "signature": "s"},
-    m.AgentCard: {"name": "n", "description": "d", "version": "1", "supported_interfaces": (IFACE,)},
+    m.AgentCard: {
+        "name": "n",
+        "description": "d",
+        "version": "1",
+        "supported_interfaces": (IFACE,),
+    },
     m.SendMessageConfiguration: {},
     m.SendMessageRequest: {"message": m.Message(role=m.Role.USER, parts=(TEXT,))},
     m.GetTaskRequest: {"id": "t"},
@@ -118,7 +123,7 @@ def _wrong_values(cls: type[Any], name: str, tp: Any) -> list[tuple[str, Any]]:
         bad_item = 123 if item is str else _Opaque()
         return [("bad-item", (bad_item,))]
     if origin is dict:
-        key, value = args
+        _key, value = args
         if value is str:
             return [("int-value", {"a": 1})]
         if typing.get_origin(value) is tuple:
@@ -155,7 +160,9 @@ def _field_cases() -> list[Any]:
                 if cls is m.FilePart and a.name == "raw":
                     marks.append(pytest.mark.xfail(strict=True, reason=_FILEPART_RAW))
                 cases.append(
-                    pytest.param(cls, a.name, value, id=f"{cls.__name__}.{a.name}-{label}", marks=marks)
+                    pytest.param(
+                        cls, a.name, value, id=f"{cls.__name__}.{a.name}-{label}", marks=marks
+                    )
                 )
     return cases
 
@@ -396,8 +403,15 @@ def test_state_predicates() -> None:
 
 def test_state_wire_names_and_proto_numbers() -> None:
     numbers = {
-        S.UNSPECIFIED: 0, S.SUBMITTED: 1, S.WORKING: 2, S.COMPLETED: 3, S.FAILED: 4,
-        S.CANCELED: 5, S.INPUT_REQUIRED: 6, S.REJECTED: 7, S.AUTH_REQUIRED: 8,
+        S.UNSPECIFIED: 0,
+        S.SUBMITTED: 1,
+        S.WORKING: 2,
+        S.COMPLETED: 3,
+        S.FAILED: 4,
+        S.CANCELED: 5,
+        S.INPUT_REQUIRED: 6,
+        S.REJECTED: 7,
+        S.AUTH_REQUIRED: 8,
     }
     for state, number in numbers.items():
         assert state.value == f"TASK_STATE_{state.name}"
@@ -550,7 +564,11 @@ def test_card_helpers() -> None:
     skill = m.AgentSkill(id="s", name="n", description="d", tags=("t",))
     second = m.AgentInterface(url="https://b", protocol_binding="GRPC")
     card = m.AgentCard(
-        name="n", description="d", version="1", supported_interfaces=(IFACE, second), skills=(skill,)
+        name="n",
+        description="d",
+        version="1",
+        supported_interfaces=(IFACE, second),
+        skills=(skill,),
     )
     assert card.preferred_interface is IFACE
     assert card.skill("s") is skill and card.skill("x") is None

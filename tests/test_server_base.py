@@ -627,9 +627,7 @@ def _params(name: str) -> Any:
         "CreateTaskPushNotificationConfig": TaskPushNotificationConfig(
             url="https://hook.example/a2a", task_id="t"
         ),
-        "GetTaskPushNotificationConfig": GetTaskPushNotificationConfigRequest(
-            task_id="t", id="c"
-        ),
+        "GetTaskPushNotificationConfig": GetTaskPushNotificationConfigRequest(task_id="t", id="c"),
         "ListTaskPushNotificationConfigs": ListTaskPushNotificationConfigsRequest(task_id="t"),
         "DeleteTaskPushNotificationConfig": DeleteTaskPushNotificationConfigRequest(
             task_id="t", id="c"
@@ -678,7 +676,8 @@ async def test_a_server_with_only_send_message() -> None:
 
     for version in ("1.0", "0.3"):
         wire = await answer(
-            Hello(), rpc(send_name(version), {"message": user_message(version, "bob")}),
+            Hello(),
+            rpc(send_name(version), {"message": user_message(version, "bob")}),
             headers_for(version),
         )
         result = wire["result"]["message"] if version == "1.0" else wire["result"]
@@ -698,7 +697,7 @@ class Faulty(A2AServer):
         if request.id == "model":
             raise InvalidModelError("Secret.internal_field", "secret-detail")
         if request.id == "unencodable":
-            raise TaskNotFoundError("no such task", {"when": object()})
+            raise TaskNotFoundError("no such task", [object()])
         if request.id == "wrong-type":
             return "secret-detail"  # type: ignore[return-value]
         if request.id == "custom":
@@ -766,7 +765,11 @@ async def test_authenticate_can_refuse_with_its_own_error() -> None:
 
 async def test_custom_jsonrpc_errors_pass_through() -> None:
     wire = await error_of(Faulty(), rpc("GetTask", {"id": "custom"}))
-    assert wire["error"] == {"code": -32099, "message": "Rate limited", "data": [{"retryAfter": 3}]}
+    error = wire["error"]
+    assert (error["code"], error["message"]) == (-32099, "Rate limited")
+    # 1.0: every detail is typed; an error without a reason has no ErrorInfo.
+    [detail] = error["data"]
+    assert detail["@type"] != ERROR_INFO and "retryAfter" in json.dumps(detail)
     wire = await error_of(Faulty(), rpc("tasks/get", {"id": "custom"}), V03)
     assert wire["error"] == {"code": -32099, "message": "Rate limited", "data": {"retryAfter": 3}}
 
@@ -780,7 +783,11 @@ async def test_a_stream_failing_midway_ends_with_a_32603_event(
     assert [e.id for e in events] == ["1", None]
     first, last = (json.loads(e.data) for e in events)
     assert first["result"]["task"]["id"] == "t"
-    assert last == {"jsonrpc": "2.0", "id": "s", "error": {"code": -32603, "message": "Internal error"}}
+    assert last == {
+        "jsonrpc": "2.0",
+        "id": "s",
+        "error": {"code": -32603, "message": "Internal error"},
+    }
     assert b"secret" not in events[-1].data
     assert any("secret-detail" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
 
@@ -806,19 +813,27 @@ async def test_0_3_errors_have_no_error_info(engine: AgentServer) -> None:
     assert error.get("data") in (None, {"taskId": "nope"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="errors.JSONRPCError.to_jsonrpc('1.0') copies a dict `data` (e.g. the engine's "
-    "{'taskId': ...}) into error.data as a detail without '@type' (spec §9.5: MUST)",
-)
 @pytest.mark.parametrize(
-    "body",
-    [rpc("GetTask", {"id": "nope"}), rpc("ListTasks", {"pageSize": 500})],
-    ids=["TaskNotFound", "pageSize"],
+    ("body", "headers", "code"),
+    [
+        (rpc("GetTask", {"id": "nope"}), V10, -32001),
+        (rpc("ListTasks", {"pageSize": 500}), V10, -32602),
+        (rpc("GetTask", {"id": 5}), V10, -32602),
+        (rpc("GetTask", {"id": "t"}), {"A2A-Version": "7.0"}, -32009),
+        (rpc("SubscribeToTask", {"id": "t"}), {**V10, "Last-Event-ID": "x"}, -32600),
+        (rpc("CancelTask", {"id": "nope"}), V10, -32001),
+        (rpc("GetTaskPushNotificationConfig", {"taskId": "nope", "id": "c"}), V10, -32001),
+    ],
+    ids=["TaskNotFound", "pageSize", "params", "version", "last-event-id", "cancel", "push"],
 )
-async def test_every_1_0_error_detail_has_a_type(engine: AgentServer, body: bytes) -> None:
-    wire = await error_of(engine, body)
-    assert all("@type" in detail for detail in wire["error"]["data"]), wire["error"]["data"]
+async def test_every_1_0_error_detail_has_a_type(
+    engine: AgentServer, body: bytes, headers: dict[str, str], code: int
+) -> None:
+    error = (await error_of(engine, body, headers))["error"]
+    assert error["code"] == code
+    assert all("@type" in detail for detail in error.get("data", [])), error
+    if code > -32100 and code < -32000:  # A2A errors lead with their ErrorInfo
+        assert error["data"][0]["@type"] == ERROR_INFO
 
 
 # --------------------------------------------------------------------------- extensions
@@ -987,7 +1002,9 @@ async def test_0_3_streams_mark_the_last_status_event_final(agent_says_final: bo
 async def test_0_3_message_stream_ends_final_at_input_required() -> None:
     server = AgentServer(FuncAgent(input_required), make_card())
     try:
-        events = await events_of(server, rpc("message/stream", {"message": user_message("0.3")}), V03)
+        events = await events_of(
+            server, rpc("message/stream", {"message": user_message("0.3")}), V03
+        )
         last = json.loads(events[-1].data)["result"]
         assert last["status"]["state"] == "input-required"
         assert last["final"] is True
@@ -1018,7 +1035,9 @@ async def test_0_3_resubscribe_stays_open_and_not_final_at_input_required() -> N
 
 
 async def test_1_0_streams_have_no_final_member(engine: AgentServer) -> None:
-    events = await events_of(engine, rpc("SendStreamingMessage", {"message": user_message("1.0")}), V10)
+    events = await events_of(
+        engine, rpc("SendStreamingMessage", {"message": user_message("1.0")}), V10
+    )
     members = [next(iter(json.loads(e.data)["result"])) for e in events]
     assert members == ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
     assert all(b"final" not in e.data for e in events)
@@ -1104,3 +1123,26 @@ async def test_handle_is_safe_to_call_concurrently(engine: AgentServer) -> None:
     assert {w["result"]["task"]["artifacts"][0]["parts"][0]["text"] for w in wires} == {
         f"n{i}" for i in range(20)
     }
+
+
+async def test_list_tasks_on_the_wire(engine: AgentServer) -> None:
+    for i in range(3):
+        await answer(engine, rpc("SendMessage", {"message": user_message("1.0", f"t{i}", f"m{i}")}))
+    wire = await answer(engine, rpc("ListTasks", {"pageSize": 2}))
+    page = wire["result"]
+    assert (page["pageSize"], page["totalSize"], len(page["tasks"])) == (2, 3, 2)
+    assert page["nextPageToken"]
+    assert all("artifacts" not in t for t in page["tasks"])  # only with includeArtifacts
+    token = page["nextPageToken"]
+    wire = await answer(engine, rpc("ListTasks", {"pageSize": 2, "pageToken": token}))
+    last = wire["result"]
+    assert len(last["tasks"]) == 1
+    assert last["nextPageToken"] == ""  # always present, empty on the last page (§3.1.4)
+    ids = [t["id"] for t in page["tasks"] + last["tasks"]]
+    assert len(set(ids)) == 3
+    wire = await answer(engine, rpc("ListTasks", {"contextId": "none-such"}))
+    assert wire["result"] == {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}
+    wire = await answer(engine, rpc("ListTasks", {"pageToken": "garbage!"}))
+    assert wire["error"]["code"] == -32602
+    wire = await answer(engine, rpc("ListTasks", {"pageSize": 101}))
+    assert wire["error"]["code"] == -32602

@@ -64,7 +64,7 @@ def test_cli_text_report_and_filters(engine_url: str, capsys: pytest.CaptureFixt
 
 
 def test_python_dash_m_lists_checks() -> None:
-    proc = subprocess.run([sys.executable, "-m", "a2a_models.conformance", "--list", "x"],
+    proc = subprocess.run([sys.executable, "-m", "a2a_models.conformance", "--list"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert "get.unknown-task" in proc.stdout and "§3.1.3" in proc.stdout

@@ -432,7 +432,7 @@ async def test_list_filters(store: TaskStore) -> None:
 
 
 async def test_odd_context_ids_filter_exactly(store: TaskStore) -> None:
-    odd = ["a\x00b", "\x1b\"a\\u0000b\"", "\x1b", "a", "\ud800"]
+    odd = ["a\x00b", '\x1b"a\\u0000b"', "\x1b", "a", "\ud800"]
     for i, context_id in enumerate(odd):
         await store.create(_task(f"t{i}", context_id=context_id), None)
     for i, context_id in enumerate(odd):

@@ -131,11 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    commands.add_parser(
+        "conformance",
+        help="check an A2A server against the specification (see: conformance --help)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status (0 ok, 1 failure, 2 usage, 130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["conformance"]:
+        # The harness owns its options; hand it the rest of the line untouched.
+        from ..conformance._cli import main as conformance_main
+
+        return conformance_main(argv[1:], prog="a2a-models conformance")
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         from ._serve import ServeOptions, run

@@ -76,35 +76,47 @@ def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> Any:
 
 
 # (type, dialect value, strict) -> structure function, and (type, dialect
-# value) -> unstructure function: one dict lookup per call instead of the
-# Dialect() conversion, the namespace lookup and the name formatting.
-_DECODERS: dict[tuple[Any, str, bool], Any] = {}
-_ENCODERS: dict[tuple[Any, str], tuple[Any, str]] = {}
-_DIALECT_VALUES = {d.value: d for d in Dialect}
+# value) -> (unstructure function, name): one dict lookup per call instead of
+# the Dialect() conversion, the namespace lookup and the name formatting.
+# Keys use the dialect's plain string: Enum.__hash__ is Python code.
+_DECODERS: dict[tuple[Any, Any, bool], Any] = {}
+_ENCODERS: dict[tuple[Any, Any], tuple[Any, str]] = {}
 
 
-def _dialect_key(dialect: Any) -> str | None:
-    """The plain-string value of a dialect (Enum.__hash__ is Python code)."""
-    if dialect.__class__ is str:
-        return dialect if dialect in _DIALECT_VALUES else None
-    if dialect.__class__ is Dialect:
-        return dialect._value_
-    return None
-
-
-def _decoder(tp: Any, dialect: Dialect | str, strict: bool) -> Any:
-    key = _dialect_key(dialect)
-    if key is not None:
-        try:
-            return _DECODERS[tp, key, strict]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable "type": the slow path explains
-            key = None
+def _decoder(tp: Any, dialect: Any, strict: bool) -> Any:
+    cls = dialect.__class__
+    key = dialect if cls is str else dialect._value_ if cls is Dialect else None
+    try:
+        fn = _DECODERS.get((tp, key, strict))
+    except TypeError:  # an unhashable "type": the slow path explains
+        fn = key = None
+    if fn is not None:
+        return fn
     fn = _structure_fn(tp, Dialect(dialect), strict)
-    if key is not None:
+    if key is not None:  # only valid (tp, dialect) pairs get here
         _DECODERS[tp, key, strict] = fn
     return fn
+
+
+def _from_wire(tp: Any, value: Any, dialect: Any, strict: bool, lossy: bool) -> Any:
+    fn = _decoder(tp, dialect, strict)
+    token = LOSSY.set(lossy) if lossy else None
+    try:
+        result = fn(value)
+    except Fail as exc:
+        raise DecodeError(render_path(exc.path[::-1]), exc.expected) from None
+    except Loss as exc:
+        raise DecodeError(render_path(exc.path[::-1]), exc.problem) from None
+    except InvalidModelError as exc:
+        raise DecodeError("$", exc.problem) from None
+    except RecursionError:
+        raise DecodeError("$", "input nested too deeply") from None
+    finally:
+        if token is not None:
+            LOSSY.reset(token)
+    if result.__class__ is not tp and isinstance(tp, type) and not isinstance(result, tp):
+        raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
+    return result
 
 
 @overload
@@ -124,24 +136,7 @@ def from_wire(
     lossy: bool = False,
 ) -> Any:
     """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias)."""
-    fn = _decoder(tp, dialect, strict)
-    token = LOSSY.set(lossy) if lossy else None
-    try:
-        result = fn(value)
-    except Fail as exc:
-        raise DecodeError(render_path(exc.path[::-1]), exc.expected) from None
-    except Loss as exc:
-        raise DecodeError(render_path(exc.path[::-1]), exc.problem) from None
-    except InvalidModelError as exc:
-        raise DecodeError("$", exc.problem) from None
-    except RecursionError:
-        raise DecodeError("$", "input nested too deeply") from None
-    finally:
-        if token is not None:
-            LOSSY.reset(token)
-    if result.__class__ is not tp and isinstance(tp, type) and not isinstance(result, tp):
-        raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
-    return result
+    return _from_wire(tp, value, dialect, strict, lossy)
 
 
 @overload
@@ -183,7 +178,7 @@ def decode(
             value = _json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise DecodeError("$", f"expected valid JSON ({exc})") from None
-    return from_wire(tp, value, dialect, strict=strict, lossy=lossy)
+    return _from_wire(tp, value, dialect, strict, lossy)
 
 
 def to_wire(
@@ -198,6 +193,10 @@ def to_wire(
     ``as_type`` picks a union form, e.g. ``as_type=StreamResponse`` wraps a
     Task as ``{"task": {...}}`` in 1.0 (and tags it with ``kind`` in 0.3).
     """
+    return _to_wire(obj, dialect, as_type, lossy)
+
+
+def _to_wire(obj: Any, dialect: Any, as_type: Any, lossy: bool) -> Any:
     fn, name = _encoder(obj, dialect, as_type)
     token = LOSSY.set(lossy) if lossy else None
     try:
@@ -211,24 +210,24 @@ def to_wire(
             LOSSY.reset(token)
 
 
-def _encoder(obj: Any, dialect: Dialect | str, as_type: Any) -> tuple[Any, str]:
+def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str]:
     """The unstructure function (and the name used in messages) for ``obj``."""
     tp = as_type if as_type is not None else obj.__class__
-    key = _dialect_key(dialect)
-    if key is not None:
-        try:
-            return _ENCODERS[tp, key]
-        except KeyError:
-            pass
-        except TypeError:  # unhashable as_type: the slow path explains
-            key = None
+    cls = dialect.__class__
+    key = dialect if cls is str else dialect._value_ if cls is Dialect else None
+    try:
+        found = _ENCODERS.get((tp, key))
+    except TypeError:  # unhashable as_type: the slow path explains
+        found = key = None
+    if found is not None:
+        return found
     d = Dialect(dialect)
     ns = get_namespace(d, False)
     name = _hook_name(as_type) if as_type is not None else _hook_name(type(obj))
     fn = ns.get(f"_u_{name}")
     if fn is None:
         raise TypeError(f"{type(obj).__name__} has no {d.value} form")
-    if key is not None:
+    if key is not None:  # only valid (type, dialect) pairs get here
         _ENCODERS[tp, key] = (fn, name)
     return fn, name
 
@@ -241,12 +240,12 @@ def encode(
     lossy: bool = False,
 ) -> bytes:
     """Encode a model to compact UTF-8 JSON bytes of ``dialect``."""
-    return _json.dumps(to_wire(obj, dialect, as_type=as_type, lossy=lossy))
+    return _json.dumps(_to_wire(obj, dialect, as_type, lossy))
 
 
 def to_dict(obj: Any, *, as_type: Any = None) -> Any:
     """The snake_case Python-dict form of a model (``datetime``/``bytes`` kept native)."""
-    return to_wire(obj, Dialect.PYTHON, as_type=as_type)
+    return _to_wire(obj, Dialect.PYTHON, as_type, False)
 
 
 @overload
@@ -255,7 +254,7 @@ def from_dict(tp: type[T], value: Any, *, strict: bool = ...) -> T: ...
 def from_dict(tp: Any, value: Any, *, strict: bool = ...) -> Any: ...
 def from_dict(tp: Any, value: Any, *, strict: bool = False) -> Any:
     """Build a model from its snake_case Python-dict form."""
-    return from_wire(tp, value, Dialect.PYTHON, strict=strict)
+    return _from_wire(tp, value, Dialect.PYTHON, strict, False)
 
 
 # Re-exported for adapters that format timestamps outside models.

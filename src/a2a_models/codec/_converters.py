@@ -28,10 +28,10 @@ __all__ = ["Dialect", "get_namespace", "make_converter", "union_name"]
 class Dialect(str, enum.Enum):
     """A wire form of A2A JSON.
 
-    * ``V1_0`` – A2A 1.0 (ProtoJSON) for JSON-RPC, HTTP+JSON and push bodies.
-    * ``V0_3`` – A2A 0.3 JSON-RPC (``kind`` discriminators, lowercase states).
-    * ``V0_3_HTTP`` – A2A 0.3 HTTP+JSON (ProtoJSON of the 0.3 proto).
-    * ``PYTHON`` – snake_case dicts with native values (``datetime``, ``bytes``).
+    * ``V1_0`` - A2A 1.0 (ProtoJSON) for JSON-RPC, HTTP+JSON and push bodies.
+    * ``V0_3`` - A2A 0.3 JSON-RPC (``kind`` discriminators, lowercase states).
+    * ``V0_3_HTTP`` - A2A 0.3 HTTP+JSON (ProtoJSON of the 0.3 proto).
+    * ``PYTHON`` - snake_case dicts with native values (``datetime``, ``bytes``).
     """
 
     V1_0 = "1.0"

@@ -1,10 +1,10 @@
 """The two A2A 0.3 dialects.
 
-* **0.3 JSON-RPC** – the shapes of the 0.3 JSON Schema: ``kind``
+* **0.3 JSON-RPC** - the shapes of the 0.3 JSON Schema: ``kind``
   discriminators, lowercase hyphenated states, ``file.bytes``/``file.uri``,
   ``type``-tagged security schemes, the card's ``url``/``preferredTransport``/
   ``additionalInterfaces``/``protocolVersion``, nested push configs.
-* **0.3 HTTP+JSON** – ProtoJSON of the 0.3 proto (``a2a.v1``): ``TASK_STATE_*``
+* **0.3 HTTP+JSON** - ProtoJSON of the 0.3 proto (``a2a.v1``): ``TASK_STATE_*``
   with ``CANCELLED``, ``ROLE_*``, ``Message.content``, ``{"file":
   {"fileWithUri": ...}}``, ``{"data": {"data": {...}}}``, resource names such
   as ``tasks/{id}/pushNotificationConfigs/{cfg}``.

@@ -184,7 +184,7 @@ def kind_for(tp: Any, leaves: dict[Any, Kind], name_of: Callable[[type[Any]], st
             items=n,
         )
     if origin is dict:
-        key, value = args
+        _key, value = args
         if value is str:
             return Kind(decode="_str_map({})")
         if value is typing.Any:

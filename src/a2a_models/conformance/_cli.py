@@ -29,7 +29,7 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
         description="Run the A2A conformance suite against an agent over HTTP. Exits 1 if a "
                     "MUST check failed, 0 otherwise (2 for usage errors).",
     )
-    p.add_argument("url", help="the agent's base URL (its card is read from "
+    p.add_argument("url", nargs="?", help="the agent's base URL (its card is read from "
                                "/.well-known/agent-card.json) or the card's URL")
     p.add_argument("--version", dest="a2a_version", choices=["1.0", "0.3", "auto"], default="auto",
                    help="protocol version(s) to test (default: every version the card declares)")
@@ -74,10 +74,13 @@ def _list_checks() -> str:
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conformance") -> int:
     """Run the CLI; returns the exit code (1 iff a MUST check failed)."""
-    args = build_parser(prog).parse_args(list(argv) if argv is not None else None)
+    parser = build_parser(prog)
+    args = parser.parse_args(list(argv) if argv is not None else None)
     if args.list:
         sys.stdout.write(_list_checks())
         return 0
+    if not args.url:
+        parser.error("the following arguments are required: url")
     err = sys.stderr
 
     def on_plan(target: Target, runs: list[PlannedRun]) -> None:

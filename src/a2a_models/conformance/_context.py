@@ -374,6 +374,7 @@ class StreamSession:
             error=self.transport_error if self._response is None else None,
             started=self._started,
             request_body=self._request_body,
+            keep_ends=True,
         )
 
     async def __aenter__(self) -> StreamSession:

@@ -45,6 +45,14 @@ def excerpt(data: bytes | str, limit: int = EXCERPT) -> str:
     return text
 
 
+def excerpt_ends(text: str, limit: int = 2400) -> str:
+    """Head and tail of a long text (streams: the end is where the trouble is)."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit // 3, limit - limit // 3
+    return f"{text[:head]}\n... ({len(text) - limit} chars left out) ...\n{text[-tail:]}"
+
+
 def _redact(headers: Any) -> tuple[tuple[str, str], ...]:
     out = []
     for k, v in headers.items():
@@ -69,6 +77,7 @@ def record(
     error: str | None = None,
     started: float = 0.0,
     request_body: bytes | None = None,
+    keep_ends: bool = False,
 ) -> Exchange:
     """An :class:`Exchange` for the evidence list (secrets redacted, bodies cut)."""
     req_headers = {k: v for k, v in request.headers.items() if k.lower() in _SHOWN_REQUEST}
@@ -83,7 +92,8 @@ def record(
         request_body=excerpt(content, 600),
         status=status,
         response_headers=tuple(resp_headers.items()),
-        response_body=excerpt(body),
+        response_body=(excerpt_ends(body.decode("utf-8", "replace") if isinstance(body, bytes)
+                                    else body) if keep_ends else excerpt(body)),
         error=error,
         elapsed=time.monotonic() - started if started else 0.0,
     )

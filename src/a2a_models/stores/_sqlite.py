@@ -350,6 +350,7 @@ class SQLiteTaskStore(TaskStore):
             page_size=page_size,
             page_token=page_token,
         )
+
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
                 (total,) = db.execute(

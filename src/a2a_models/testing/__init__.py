@@ -1,6 +1,6 @@
 """Test helpers for users of a2a-models.
 
-* :mod:`a2a_models.testing.strategies` – Hypothesis strategies generating
+* :mod:`a2a_models.testing.strategies` - Hypothesis strategies generating
   valid models of every A2A type, per wire dialect, plus JSON values::
 
       from hypothesis import given
@@ -9,7 +9,7 @@
       @given(a2a_st.tasks())
       def test_task_round_trip(task): ...
 
-* :func:`assert_identical` – model equality that also tells ``18`` from
+* :func:`assert_identical` - model equality that also tells ``18`` from
   ``18.0`` and ``True`` inside JSON payloads, and checks the key order of
   ``metadata``/``data`` objects (``==`` does neither).
 

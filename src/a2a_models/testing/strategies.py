@@ -19,24 +19,30 @@ equal value. Use them in your own tests::
 
 Dialects (the ``dialect=`` parameter of every model strategy):
 
-* ``"1.0"`` (default) – A2A 1.0 ProtoJSON. OAuthFlows hold exactly one flow,
+* ``"1.0"`` (default) - A2A 1.0 ProtoJSON. OAuthFlows hold exactly one flow,
   ``AgentCapabilities.state_transition_history`` is ``None``,
-  ``TaskStatusUpdateEvent.final`` is ``False`` and the read requests
-  (GetTask, SubscribeToTask, Get/Delete/List push configs) have no ``metadata``.
-* ``"0.3"`` – A2A 0.3 JSON-RPC (the TypeScript/JSON-Schema shapes):
+  ``TaskStatusUpdateEvent.final`` is ``False``, ``AuthenticationInfo`` has no
+  ``other_schemes``, and the read requests (GetTask, SubscribeToTask,
+  Get/Delete/List push configs) have no ``metadata``.
+* ``"0.3"`` - A2A 0.3 JSON-RPC (the TypeScript/JSON-Schema shapes):
   ``DataPart.data`` is an object, text and data parts carry no
   ``filename``/``media_type``, ``tenant`` is ``None`` everywhere, OAuthFlows may
   hold any number of flows but no device-code flow (and no PKCE flag), every
   interface of a card shares one ``protocol_version`` starting with ``"0."``,
-  ``Task.context_id`` is set, and the 1.0-only types (``ListTasksRequest``,
-  ``ListTasksResponse``) are not generated (see :func:`expressible`).
-* ``"0.3-http"`` – A2A 0.3 HTTP+JSON (ProtoJSON of the 0.3 proto): as ``"0.3"``
+  ``Task.context_id`` is set, roles are user or agent, a standalone push
+  config has a ``task_id`` while one inside a send configuration has none, and
+  the types 0.3 lacks (``ListTasksRequest``, ``ListTasksResponse``,
+  ``DeviceCodeOAuthFlow``, a standalone ``AgentInterface``) are not generated
+  (see :func:`expressible`).
+* ``"0.3-http"`` - A2A 0.3 HTTP+JSON (ProtoJSON of the 0.3 proto): as ``"0.3"``
   and additionally parts carry no ``metadata`` (files keep only
-  ``media_type``), OAuthFlows hold at most one flow (a proto oneof), messages have no
-  ``reference_task_ids``, plain proto3 scalars are never at their default
-  (optional bools are ``None`` or ``True``, optional counts ``None`` or
-  positive), and ids used in resource names contain no ``/``.
-* ``"python"`` – the snake_case Python-dict form (:func:`a2a_models.codec.to_dict`):
+  ``media_type``), OAuthFlows hold at most one flow (a proto oneof), messages
+  have no ``reference_task_ids``, cards no ``icon_url``, requests no
+  ``metadata`` except SendMessage, plain proto3 scalars are never at their
+  default (optional bools are ``None`` or ``True``, optional counts ``None``
+  or positive), and ids used in resource names (``tasks/{id}/...``) contain
+  no ``/``.
+* ``"python"`` - the snake_case Python-dict form (:func:`a2a_models.codec.to_dict`):
   every valid model.
 
 Conventions shared by all dialects, following proto3 (the ProtoJSON dialects
@@ -319,7 +325,7 @@ def _rules(dialect: str) -> _Rules:
 
 def _dialect_cached(fn: Callable[..., st.SearchStrategy[T]]) -> Callable[..., st.SearchStrategy[T]]:
     """Build each (strategy, dialect) once: strategies are immutable and reusable."""
-    cached = functools.lru_cache(maxsize=None)(fn)
+    cached = functools.cache(fn)
 
     @functools.wraps(fn)
     def wrapper(dialect: str = "1.0", **kwargs: Any) -> st.SearchStrategy[T]:
@@ -331,7 +337,9 @@ def _dialect_cached(fn: Callable[..., st.SearchStrategy[T]]) -> Callable[..., st
 # --------------------------------------------------------------------------- scalars
 
 
-def texts(*, min_size: int = 0, max_size: int = 12, surrogates: bool = False) -> st.SearchStrategy[str]:
+def texts(
+    *, min_size: int = 0, max_size: int = 12, surrogates: bool = False
+) -> st.SearchStrategy[str]:
     """Unicode text, non-BMP characters included; ``surrogates=True`` adds lone surrogates."""
     if surrogates:
         return st.one_of(
@@ -350,7 +358,9 @@ def _ids(rules: _Rules) -> st.SearchStrategy[str]:
     """A REQUIRED identifier: non-empty; no "/" where it travels in a resource name."""
     if rules.resource_names:
         return st.text(
-            st.characters(exclude_characters="/", exclude_categories=("Cs",)), min_size=1, max_size=12
+            st.characters(exclude_characters="/", exclude_categories=["Cs"]),
+            min_size=1,
+            max_size=12,
         )
     return texts(min_size=1)
 
@@ -393,7 +403,7 @@ def _str_tuples(*, min_size: int = 0, max_size: int = 3) -> st.SearchStrategy[tu
 
 
 def timestamps() -> st.SearchStrategy[datetime]:
-    """Timezone-aware UTC datetimes (years 1–9999, microsecond precision)."""
+    """Timezone-aware UTC datetimes (years 1-9999, microsecond precision)."""
     return st.datetimes(
         min_value=datetime(1, 1, 1),
         max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
@@ -451,7 +461,7 @@ def _json_keys(surrogates: bool) -> st.SearchStrategy[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def json_values(*, max_leaves: int = 10, surrogates: bool = False) -> st.SearchStrategy[Any]:
     """Any JSON value, nested up to ``max_leaves`` scalars.
 
@@ -460,14 +470,17 @@ def json_values(*, max_leaves: int = 10, surrogates: bool = False) -> st.SearchS
     keys = _json_keys(surrogates)
     return st.recursive(
         json_scalars(surrogates=surrogates),
-        lambda children: st.lists(children, max_size=4)
-        | st.dictionaries(keys, children, max_size=4),
+        lambda children: (
+            st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4)
+        ),
         max_leaves=max_leaves,
     )
 
 
-@functools.lru_cache(maxsize=None)
-def json_objects(*, max_leaves: int = 10, surrogates: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+@functools.cache
+def json_objects(
+    *, max_leaves: int = 10, surrogates: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
     """A JSON object (``dict[str, Any]``) whose values are :func:`json_values`."""
     return st.dictionaries(
         _json_keys(surrogates),
@@ -558,7 +571,7 @@ def parts(dialect: str = "1.0") -> st.SearchStrategy[m.Part]:
 
 @_dialect_cached
 def messages(dialect: str = "1.0") -> st.SearchStrategy[m.Message]:
-    """:class:`Message` values with 1–3 parts."""
+    """:class:`Message` values with 1-3 parts."""
     r = _rules(dialect)
     return st.builds(
         m.Message,
@@ -575,7 +588,7 @@ def messages(dialect: str = "1.0") -> st.SearchStrategy[m.Message]:
 
 @_dialect_cached
 def artifacts(dialect: str = "1.0") -> st.SearchStrategy[m.Artifact]:
-    """:class:`Artifact` values with 1–3 parts."""
+    """:class:`Artifact` values with 1-3 parts."""
     return st.builds(
         m.Artifact,
         parts=_tuples(parts(dialect), min_size=1),
@@ -788,7 +801,7 @@ _FLOW_FIELDS = ("authorization_code", "client_credentials", "implicit", "passwor
 def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
     """:class:`OAuthFlows`: exactly one flow (1.0), at most one (0.3-http), or any number (0.3, python)."""
     r = _rules(dialect)
-    makers = {
+    makers: dict[str, st.SearchStrategy[Any]] = {
         "authorization_code": authorization_code_oauth_flows(dialect),
         "client_credentials": client_credentials_oauth_flows(dialect),
         "implicit": implicit_oauth_flows(dialect),
@@ -899,7 +912,9 @@ def agent_interfaces(dialect: str = "1.0") -> st.SearchStrategy[m.AgentInterface
         m.AgentInterface,
         url=_NONEMPTY,
         protocol_binding=st.sampled_from(["JSONRPC", "GRPC", "HTTP+JSON"]) | _NONEMPTY,
-        protocol_version=_V03_VERSIONS if r.v03_card else (st.sampled_from(["1.0", "0.3"]) | _NONEMPTY),
+        protocol_version=_V03_VERSIONS
+        if r.v03_card
+        else (st.sampled_from(["1.0", "0.3"]) | _NONEMPTY),
         tenant=_opt_str(r.tenant),
     )
 
@@ -985,9 +1000,12 @@ def agent_cards(dialect: str = "1.0") -> st.SearchStrategy[m.AgentCard]:
                     unique_by=lambda i: (i.url, i.protocol_binding),
                 )
             )
-            return tuple(m.AgentInterface(
-                url=i.url, protocol_binding=i.protocol_binding, protocol_version=version
-            ) for i in items)
+            return tuple(
+                m.AgentInterface(
+                    url=i.url, protocol_binding=i.protocol_binding, protocol_version=version
+                )
+                for i in items
+            )
 
         supported: st.SearchStrategy[tuple[m.AgentInterface, ...]] = interfaces()
     else:
@@ -1276,6 +1294,7 @@ def strategy_for(tp: Any, dialect: str = "1.0") -> st.SearchStrategy[Any]:
 
 #: Alias of :func:`strategy_for`.
 from_model = strategy_for
+
 
 def _check_complete() -> list[str]:
     """Names of exported attrs model classes without a strategy (should be empty)."""

@@ -1,0 +1,609 @@
+"""HTTP benchmark: this project's server vs the official a2a-sdk server vs a raw ASGI floor.
+
+Run: ``.venv/bin/python bench/http.py`` (loopback only, bounded request
+counts, well under two minutes).
+
+Three servers, each uvicorn with one worker in its own subprocess (so none
+shares the load generator's event loop), same uvicorn settings for all:
+
+* ours  - ``AgentServer(Echo(), card)`` + ``create_app`` (defaults: CORS,
+          REST routes, in-memory store and broker)
+* sdk   - a2a-sdk ``DefaultRequestHandler`` + an ``AgentExecutor`` with the
+          same behaviour, JSON-RPC/REST/card routes from its route factories
+* raw   - a bare ASGI callable answering every POST with a fixed JSON-RPC
+          response (and a fixed SSE stream): the floor of uvicorn + loopback
+
+The agent answers a message with one agent Message echoing its text; the
+text ``stream N`` makes it a task with N ``working`` status updates, then
+``completed``.
+
+One load generator drives all three (JSON-RPC 1.0, keep-alive):
+
+* SendMessage, sequential on one connection (``--seq`` requests, 2,000)
+* SendMessage, 32 concurrent connections (``--conc-requests``, 5,000)
+* SendStreamingMessage of ``stream 1000``: SSE events per second (best of 3)
+
+The client is a small asyncio HTTP/1.1 client (Content-Length and chunked
+bodies), not httpx: against the floor httpx alone costs more than the server
+(the script prints both so the choice can be checked). The client runs on
+CPU 0 and the servers on CPU 1 when the machine has two.
+
+Targets: ours >= 3x the SDK's throughput; ours <= 1.5x the floor's latency
+(p50, sequential). ``--profile ours`` (or ``sdk``) also runs that server under
+cProfile and prints where its time goes. Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is named like the standard library's ``http`` package: run as a
+# script, its folder comes first on sys.path and would shadow ``http.client``.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+HERE = Path(__file__).resolve()
+SRC = HERE.parents[1] / "src"
+HOST = "127.0.0.1"
+THROUGHPUT_TARGET = 3.0  # ours / sdk requests per second
+LATENCY_TARGET = 1.5  # ours / raw p50 latency
+SERVERS = ("ours", "sdk", "raw")
+ECHO_TEXT = "hello, benchmark"
+
+
+def _stream_steps(text: str) -> int | None:
+    words = text.split()
+    if len(words) == 2 and words[0] == "stream" and words[1].isdigit():
+        return int(words[1])
+    return None
+
+
+# =========================================================================== servers
+
+
+def ours_app() -> Any:
+    try:
+        import a2a_models  # noqa: F401
+    except ImportError:  # a bare checkout
+        sys.path.insert(0, str(SRC))
+    from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from a2a_models.adapters.http import create_app
+    from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
+
+    class Echo(Agent):
+        async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+            text = context.message.text
+            steps = _stream_steps(text)
+            if steps is None:
+                yield context.reply(text)
+                return
+            for i in range(steps):
+                yield context.working(f"step {i + 1}")
+            yield context.complete()
+
+    card = AgentCard(
+        name="bench echo",
+        description="echoes",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=f"http://{HOST}/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["bench"])],
+    )
+    return create_app(AgentServer(Echo(), card))
+
+
+def sdk_app() -> Any:
+    import a2a.server.routes  # noqa: F401  (SDK import order, see tests/interop/sdk_vectors.py)
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import a2a_pb2 as pb
+    from starlette.applications import Starlette
+
+    class Echo(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None and context.task_id and context.context_id
+            text = context.get_user_input()
+            steps = _stream_steps(text)
+            if steps is None:
+                await event_queue.enqueue_event(
+                    pb.Message(
+                        message_id=f"reply-{context.message.message_id}",
+                        role=pb.ROLE_AGENT,
+                        context_id=context.context_id,
+                        parts=[pb.Part(text=text)],
+                    )
+                )
+                return
+            await event_queue.enqueue_event(
+                pb.Task(
+                    id=context.task_id,
+                    context_id=context.context_id,
+                    status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED),
+                    history=[context.message],
+                )
+            )
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            for i in range(steps):
+                await updater.update_status(
+                    pb.TASK_STATE_WORKING, updater.new_agent_message([pb.Part(text=f"step {i + 1}")])
+                )
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    card = pb.AgentCard(
+        name="bench echo",
+        description="echoes",
+        version="1.0.0",
+        supported_interfaces=[
+            pb.AgentInterface(url=f"http://{HOST}/", protocol_binding="JSONRPC",
+                              protocol_version="1.0")
+        ],
+        capabilities=pb.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[pb.AgentSkill(id="echo", name="echo", description="echoes", tags=["bench"])],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(
+        routes=[
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, rpc_url="/"),
+            *create_rest_routes(handler),
+        ]
+    )
+
+
+#: What ``ours`` answers to the echo request (the same size and shape).
+RAW_REPLY = (
+    b'{"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"0197a1d2-9c1e-7f3a-8b4c-'
+    b'5d6e7f809a1b","contextId":"0197a1d2-9c1e-7f3a-8b4c-5d6e7f809a1c","role":"ROLE_AGENT",'
+    b'"parts":[{"text":"hello, benchmark"}]}}}'
+)
+RAW_EVENT = (
+    b'id: 2\ndata: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"0197a1d2-9c1e-'
+    b'7f3a-8b4c-5d6e7f809a1b","contextId":"0197a1d2-9c1e-7f3a-8b4c-5d6e7f809a1c","status":'
+    b'{"state":"TASK_STATE_WORKING","message":{"messageId":"0197a1d2-9c1e-7f3a-8b4c-5d6e7f809'
+    b'a1d","role":"ROLE_AGENT","parts":[{"text":"step 1"}]},"timestamp":"2025-06-01T12:00:00'
+    b'.000Z"}}}}\n\n'
+)
+
+
+async def raw_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The floor: read the body, answer with fixed bytes (a fixed SSE stream for ``stream N``)."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    if b"SendStreamingMessage" in body:
+        steps = int(body.split(b"stream ", 1)[1].split(b'"', 1)[0])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"),
+                                (b"cache-control", b"no-cache")]})
+        for _ in range(steps + 2):
+            await send({"type": "http.response.body", "body": RAW_EVENT, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(RAW_REPLY)).encode())]})
+    await send({"type": "http.response.body", "body": RAW_REPLY})
+
+
+def serve(kind: str, port: int, profile: str | None) -> None:
+    """The ``--serve`` mode: one server until SIGTERM."""
+    import uvicorn
+
+    app = {"ours": ours_app, "sdk": sdk_app, "raw": lambda: raw_app}[kind]()
+    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False,
+                            lifespan="on", workers=1)
+    server = uvicorn.Server(config)
+    if profile is None:
+        server.run()
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        server.run()
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+
+
+# =========================================================================== client
+
+
+class HTTPError(Exception):
+    pass
+
+
+class Connection:
+    """A minimal keep-alive HTTP/1.1 client connection (one request at a time)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer)
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await self.writer.wait_closed()
+
+    def _send(self, body: bytes, accept: bytes) -> None:
+        self.writer.write(
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"A2A-Version: 1.0\r\nAccept: " + accept + b"\r\nContent-Length: "
+            + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+
+    async def _head(self) -> tuple[int, dict[bytes, bytes]]:
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split(b" ", 2)[1])
+        headers = {}
+        for line in lines[1:]:
+            if line:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip()
+        return status, headers
+
+    async def _chunks(self, headers: dict[bytes, bytes]) -> AsyncIterator[bytes]:
+        if b"content-length" in headers:
+            yield await self.reader.readexactly(int(headers[b"content-length"]))
+            return
+        if headers.get(b"transfer-encoding", b"").lower() != b"chunked":
+            raise HTTPError(f"unsupported response framing: {headers!r}")
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                await self.reader.readuntil(b"\r\n")
+                return
+            data = await self.reader.readexactly(size + 2)
+            yield data[:-2]
+
+    async def post(self, body: bytes) -> bytes:
+        self._send(body, b"application/json")
+        status, headers = await self._head()
+        content = b"".join([chunk async for chunk in self._chunks(headers)])
+        if status != 200:
+            raise HTTPError(f"status {status}: {content[:300]!r}")
+        return content
+
+    async def stream(self, body: bytes) -> int:
+        """POST and read an SSE answer to its end; the number of events with data."""
+        self._send(body, b"text/event-stream, application/json")
+        status, headers = await self._head()
+        if status != 200 or not headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+            raise HTTPError(f"no stream: {status} {headers!r}")
+        events, pending = 0, b""
+        async for chunk in self._chunks(headers):
+            pending += chunk.replace(b"\r\n", b"\n")
+            *complete, pending = pending.split(b"\n\n")
+            events += sum(1 for block in complete if b"data:" in block)
+        return events
+
+
+_ids = iter(range(1, 1 << 62))
+
+
+def send_body(text: str, method: str = "SendMessage") -> bytes:
+    n = next(_ids)
+    return json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": method,
+        "params": {"message": {"messageId": f"bench-{n}", "role": "ROLE_USER",
+                               "parts": [{"text": text}]}},
+    }, separators=(",", ":")).encode()
+
+
+def check_echo(content: bytes) -> None:
+    reply = json.loads(content)
+    parts = reply.get("result", {}).get("message", {}).get("parts")
+    if parts != [{"text": ECHO_TEXT}]:
+        raise HTTPError(f"not an echo: {content[:300]!r}")
+
+
+# =========================================================================== measurements
+
+
+def _pct(sorted_ns: list[int], q: float) -> float:
+    """Percentile ``q`` in microseconds (nearest rank)."""
+    index = min(len(sorted_ns) - 1, max(0, round(q / 100 * len(sorted_ns)) - 1))
+    return sorted_ns[index] / 1000
+
+
+async def sequential(port: int, count: int) -> dict[str, float]:
+    conn = await Connection.open(port)
+    try:
+        bodies = [send_body(ECHO_TEXT) for _ in range(count)]
+        check_echo(await conn.post(bodies[0]))
+        latencies: list[int] = []
+        start = time.perf_counter_ns()
+        for body in bodies:
+            t0 = time.perf_counter_ns()
+            await conn.post(body)
+            latencies.append(time.perf_counter_ns() - t0)
+        wall = (time.perf_counter_ns() - start) / 1e9
+    finally:
+        await conn.close()
+    latencies.sort()
+    return {"rps": count / wall, "p50": _pct(latencies, 50), "p99": _pct(latencies, 99)}
+
+
+async def concurrent(port: int, count: int, clients: int) -> dict[str, float]:
+    conns = [await Connection.open(port) for _ in range(clients)]
+    bodies = [send_body(ECHO_TEXT) for _ in range(count)]
+    latencies: list[int] = []
+    queue = iter(bodies)
+
+    async def worker(conn: Connection) -> None:
+        for body in queue:  # shared iterator: each body is sent once
+            t0 = time.perf_counter_ns()
+            await conn.post(body)
+            latencies.append(time.perf_counter_ns() - t0)
+
+    try:
+        start = time.perf_counter_ns()
+        await asyncio.gather(*(worker(c) for c in conns))
+        wall = (time.perf_counter_ns() - start) / 1e9
+    finally:
+        for conn in conns:
+            await conn.close()
+    latencies.sort()
+    return {"rps": count / wall, "p50": _pct(latencies, 50), "p99": _pct(latencies, 99)}
+
+
+async def streaming(port: int, steps: int, repeats: int) -> dict[str, float]:
+    best = 0.0
+    events = 0
+    for _ in range(repeats):
+        conn = await Connection.open(port)
+        try:
+            t0 = time.perf_counter()
+            events = await conn.stream(send_body(f"stream {steps}", "SendStreamingMessage"))
+            wall = time.perf_counter() - t0
+        finally:
+            await conn.close()
+        if events < steps + 1:
+            raise HTTPError(f"stream of {steps} updates gave only {events} events")
+        best = max(best, events / wall)
+    return {"eps": best, "events": events}
+
+
+async def httpx_sequential(port: int, count: int) -> dict[str, float]:
+    """The same sequential load through httpx.AsyncClient (to size its own overhead)."""
+    import httpx
+
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    latencies: list[int] = []
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}") as client:
+        for _ in range(50):
+            (await client.post("/", content=send_body(ECHO_TEXT), headers=headers)).raise_for_status()
+        bodies = [send_body(ECHO_TEXT) for _ in range(count)]
+        start = time.perf_counter_ns()
+        for body in bodies:
+            t0 = time.perf_counter_ns()
+            response = await client.post("/", content=body, headers=headers)
+            latencies.append(time.perf_counter_ns() - t0)
+            response.raise_for_status()
+        wall = (time.perf_counter_ns() - start) / 1e9
+    latencies.sort()
+    return {"rps": count / wall, "p50": _pct(latencies, 50), "p99": _pct(latencies, 99)}
+
+
+# =========================================================================== orchestration
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    def __init__(self, kind: str, profile: str | None) -> None:
+        self.kind = kind
+        self.port = _free_port()
+        self.profile = profile
+        command = [sys.executable, str(HERE), "--serve", kind, "--port", str(self.port)]
+        if profile:
+            command += ["--profile-out", profile]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+        if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(self.proc.pid, {1})
+
+    async def ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.kind} server exited with {self.proc.returncode}")
+            try:
+                conn = await Connection.open(self.port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                check_echo(await conn.post(send_body(ECHO_TEXT)))
+            finally:
+                await conn.close()
+            return
+        raise RuntimeError(f"{self.kind} server did not start within {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+async def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    servers = {kind: ServerProcess(kind, args.profile_file if kind == args.profile else None)
+               for kind in SERVERS}
+    results: dict[str, dict[str, float]] = {kind: {} for kind in SERVERS}
+    try:
+        for server in servers.values():
+            await server.ready()
+        budget = time.monotonic() + args.time_limit
+
+        async def step(label: str, run: Callable[[ServerProcess], Awaitable[dict[str, float]]]) -> None:
+            for kind, server in servers.items():
+                if time.monotonic() > budget:
+                    raise TimeoutError(f"over the {args.time_limit} s budget before {label}")
+                t0 = time.monotonic()
+                results[kind].update(await asyncio.wait_for(run(server), args.time_limit))
+                print(f"  {label:<12} {kind:<5} {time.monotonic() - t0:6.2f} s", file=sys.stderr)
+
+        print("measuring (seconds per run):", file=sys.stderr)
+        await step("warm-up", lambda s: _prefixed("warm_", sequential(s.port, args.warmup)))
+        await step("sequential", lambda s: _prefixed("seq_", sequential(s.port, args.seq)))
+        await step("concurrent", lambda s: _prefixed(
+            "conc_", concurrent(s.port, args.conc_requests, args.clients)))
+        await step("sse", lambda s: streaming(s.port, args.stream_steps, args.stream_repeats))
+        if not args.no_httpx:
+            raw = servers["raw"]
+            results["raw"].update(await _prefixed("httpx_", httpx_sequential(raw.port, args.seq)))
+    finally:
+        for server in servers.values():
+            server.stop()
+    return results
+
+
+async def _prefixed(prefix: str, values: Awaitable[dict[str, float]]) -> dict[str, float]:
+    return {prefix + key: value for key, value in (await values).items()}
+
+
+def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> bool:
+    ours, sdk, raw = (results[k] for k in SERVERS)
+    rows = [
+        ("SendMessage sequential", "req/s", "seq_rps", "{:,.0f}"),
+        ("", "p50 us", "seq_p50", "{:,.0f}"),
+        ("", "p99 us", "seq_p99", "{:,.0f}"),
+        (f"SendMessage {args.clients} clients", "req/s", "conc_rps", "{:,.0f}"),
+        ("", "p50 us", "conc_p50", "{:,.0f}"),
+        ("", "p99 us", "conc_p99", "{:,.0f}"),
+        (f"SSE, {args.stream_steps} updates", "events/s", "eps", "{:,.0f}"),
+    ]
+    print()
+    print(f"{'':<26}{'':<10}{'ours':>10}{'sdk':>10}{'raw':>10}{'ours/sdk':>10}{'ours/raw':>10}")
+    for label, unit, key, fmt in rows:
+        o, s, r = ours[key], sdk[key], raw[key]
+        print(f"{label:<26}{unit:<10}{fmt.format(o):>10}{fmt.format(s):>10}{fmt.format(r):>10}"
+              f"{o / s:>9.2f}x{o / r:>9.2f}x")
+    print()
+    if "httpx_p50" in raw:
+        print(f"load generator: raw asyncio client; httpx.AsyncClient against the floor: "
+              f"{raw['httpx_rps']:,.0f} req/s, p50 {raw['httpx_p50']:,.0f} us "
+              f"(raw client: {raw['seq_rps']:,.0f} req/s, p50 {raw['seq_p50']:,.0f} us)")
+    import uvicorn
+
+    loop = "uvloop" if _has("uvloop") else "asyncio"
+    parser = "httptools" if _has("httptools") else "h11"
+    print(f"uvicorn {uvicorn.__version__}, one worker, loop={loop}, http={parser}; "
+          f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
+    throughput = min(ours["seq_rps"] / sdk["seq_rps"], ours["conc_rps"] / sdk["conc_rps"])
+    latency = ours["seq_p50"] / raw["seq_p50"]
+    ok_t = throughput >= THROUGHPUT_TARGET
+    ok_l = latency <= LATENCY_TARGET
+    print(f"target ours >= {THROUGHPUT_TARGET:g}x sdk throughput (worst of seq/conc): "
+          f"{throughput:.2f}x {'ok' if ok_t else 'MISSED'}")
+    print(f"target ours <= {LATENCY_TARGET:g}x raw p50 latency (sequential): "
+          f"{latency:.2f}x {'ok' if ok_l else 'MISSED'}")
+    return ok_t and ok_l
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def print_profile(path: str, limit: int) -> None:
+    import pstats
+
+    print(f"\n--- cProfile of the {path} server (by own time) ---")
+    stats = pstats.Stats(path)
+    stats.sort_stats("tottime").print_stats(limit)
+    print("--- by cumulative time ---")
+    stats.sort_stats("cumulative").print_stats(limit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seq", type=int, default=2000, help="sequential SendMessage requests")
+    parser.add_argument("--conc-requests", type=int, default=5000)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--stream-steps", type=int, default=1000)
+    parser.add_argument("--stream-repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=300)
+    parser.add_argument("--time-limit", type=float, default=100.0, help="overall budget, seconds")
+    parser.add_argument("--no-httpx", action="store_true", help="skip the httpx comparison")
+    parser.add_argument("--profile", choices=("ours", "sdk"), help="run that server under cProfile")
+    parser.add_argument("--profile-limit", type=int, default=35)
+    parser.add_argument("--serve", choices=SERVERS, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.serve, args.port, args.profile_out)
+        return 0
+    args.profile_file = None
+    if args.profile:
+        args.profile_file = f"/tmp/a2a-bench-{args.profile}-{os.getpid()}.prof"
+    started = time.monotonic()
+    results = asyncio.run(measure(args))
+    ok = report(results, args)
+    print(f"(total {time.monotonic() - started:.1f} s)")
+    if args.profile_file and os.path.exists(args.profile_file):
+        print_profile(args.profile_file, args.profile_limit)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

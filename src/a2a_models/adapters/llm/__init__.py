@@ -1,0 +1,230 @@
+"""LLM models for the orchestration adapter: one small interface, two official SDKs.
+
+Needs the ``llm`` extra (``pip install a2a-models[llm]``)::
+
+    from a2a_models.adapters.llm import (
+        ForceTool, ModelRequest, SystemMessage, ToolSpec, UserMessage,
+        make_model, resolve_model_config,
+    )
+
+    config = resolve_model_config(workspace={"provider": "anthropic"})   # + env, defaults
+    async with make_model(config) as model:
+        request = ModelRequest(
+            (SystemMessage("You write reports."), UserMessage("Summarise Q3.")),
+            tools=(ToolSpec("emit_artifact", "Write the report", {"type": "object", ...}),),
+            tool_choice=ForceTool("emit_artifact"),
+        )
+        async with model.stream(request) as events:
+            async for event in events:      # TextDelta, ToolCallStart, ToolCallDelta,
+                ...                         # ToolCallEnd | ToolCallError, Finish
+
+* The interface (``_model``): messages (:class:`SystemMessage`,
+  :class:`UserMessage`, :class:`AssistantMessage`, :class:`ToolResult`,
+  :class:`ToolCall`), :class:`ToolSpec`, :data:`ToolChoice` /
+  :class:`ForceTool`, :class:`ModelRequest`, the events, :class:`ModelStream`,
+  :class:`ModelResponse` and the :class:`Model` base class.
+* Implementations: :class:`OpenAIChatModel` (``openai.AsyncOpenAI``; OpenAI,
+  OpenRouter, Ollama, vLLM, llama.cpp, LM Studio) and :class:`AnthropicModel`
+  (``anthropic.AsyncAnthropic``).
+* Configuration: :func:`resolve_model_config` (override, environment,
+  workspace, defaults), :func:`merge_model_settings`, :class:`ModelConfig`,
+  :func:`make_model`.
+* Errors: :class:`ModelError` and its subclasses.
+
+Names load on first use: importing this package imports neither ``openai``
+nor ``anthropic``; only :class:`OpenAIChatModel`, :class:`AnthropicModel`
+(or :func:`make_model` building one) do.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._anthropic import ANTHROPIC_DEFAULT_BASE_URL, AnthropicModel
+    from ._config import (
+        API_KEY_ENV,
+        BASE_URL_ENV,
+        DEFAULT_MAX_RETRIES,
+        DEFAULT_MAX_TOKENS,
+        DEFAULT_MODELS,
+        DEFAULT_PROVIDER,
+        DEFAULT_TEMPERATURE,
+        DEFAULT_TIMEOUT,
+        MODEL_ENV,
+        PROVIDER_ENV,
+        PROVIDERS,
+        ModelConfig,
+        make_model,
+        merge_model_settings,
+        resolve_model_config,
+    )
+    from ._errors import (
+        MissingAPIKeyError,
+        ModelAuthenticationError,
+        ModelBadRequestError,
+        ModelConfigError,
+        ModelConnectionError,
+        ModelError,
+        ModelRateLimitError,
+        ModelServerError,
+        ModelTimeoutError,
+    )
+    from ._model import (
+        AssistantMessage,
+        ChatMessage,
+        Finish,
+        FinishReason,
+        ForceTool,
+        Model,
+        ModelEvent,
+        ModelRequest,
+        ModelResponse,
+        ModelStream,
+        SystemMessage,
+        TextDelta,
+        ToolCall,
+        ToolCallDelta,
+        ToolCallEnd,
+        ToolCallError,
+        ToolCallStart,
+        ToolChoice,
+        ToolResult,
+        ToolSpec,
+        Usage,
+        UserMessage,
+    )
+    from ._openai import OPENAI_DEFAULT_BASE_URL, OpenAIChatModel
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicModel"], "_anthropic"),
+    **dict.fromkeys(["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"], "_openai"),
+    **dict.fromkeys(
+        [
+            "API_KEY_ENV",
+            "BASE_URL_ENV",
+            "DEFAULT_MAX_RETRIES",
+            "DEFAULT_MAX_TOKENS",
+            "DEFAULT_MODELS",
+            "DEFAULT_PROVIDER",
+            "DEFAULT_TEMPERATURE",
+            "DEFAULT_TIMEOUT",
+            "MODEL_ENV",
+            "PROVIDER_ENV",
+            "PROVIDERS",
+            "ModelConfig",
+            "make_model",
+            "merge_model_settings",
+            "resolve_model_config",
+        ],
+        "_config",
+    ),
+    **dict.fromkeys(
+        [
+            "MissingAPIKeyError",
+            "ModelAuthenticationError",
+            "ModelBadRequestError",
+            "ModelConfigError",
+            "ModelConnectionError",
+            "ModelError",
+            "ModelRateLimitError",
+            "ModelServerError",
+            "ModelTimeoutError",
+        ],
+        "_errors",
+    ),
+    **dict.fromkeys(
+        [
+            "AssistantMessage",
+            "ChatMessage",
+            "Finish",
+            "FinishReason",
+            "ForceTool",
+            "Model",
+            "ModelEvent",
+            "ModelRequest",
+            "ModelResponse",
+            "ModelStream",
+            "SystemMessage",
+            "TextDelta",
+            "ToolCall",
+            "ToolCallDelta",
+            "ToolCallEnd",
+            "ToolCallError",
+            "ToolCallStart",
+            "ToolChoice",
+            "ToolResult",
+            "ToolSpec",
+            "Usage",
+            "UserMessage",
+        ],
+        "_model",
+    ),
+}
+
+__all__ = [
+    "ANTHROPIC_DEFAULT_BASE_URL",
+    "API_KEY_ENV",
+    "AnthropicModel",
+    "AssistantMessage",
+    "BASE_URL_ENV",
+    "ChatMessage",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODELS",
+    "DEFAULT_PROVIDER",
+    "DEFAULT_TEMPERATURE",
+    "DEFAULT_TIMEOUT",
+    "Finish",
+    "FinishReason",
+    "ForceTool",
+    "MODEL_ENV",
+    "MissingAPIKeyError",
+    "Model",
+    "ModelAuthenticationError",
+    "ModelBadRequestError",
+    "ModelConfig",
+    "ModelConfigError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelEvent",
+    "ModelRateLimitError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelServerError",
+    "ModelStream",
+    "ModelTimeoutError",
+    "OPENAI_DEFAULT_BASE_URL",
+    "OpenAIChatModel",
+    "PROVIDERS",
+    "PROVIDER_ENV",
+    "SystemMessage",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallError",
+    "ToolCallStart",
+    "ToolChoice",
+    "ToolResult",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+    "make_model",
+    "merge_model_settings",
+    "resolve_model_config",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

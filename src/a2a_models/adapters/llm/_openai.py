@@ -1,0 +1,426 @@
+"""OpenAI-compatible chat completions through the official ``openai`` SDK.
+
+One client covers OpenAI itself and every server that speaks its
+``/v1/chat/completions`` API - OpenRouter, Ollama, vLLM, llama.cpp's
+``llama-server``, LM Studio - through ``base_url``. Tools go through the native
+``tools`` / ``tool_choice`` parameters; answers are streamed
+(``stream=True``) and the ``delta.tool_calls[i].function.arguments`` fragments
+are surfaced as :class:`~a2a_models.adapters.llm.ToolCallDelta` events as
+they arrive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any, Literal
+
+import httpx2
+import openai
+from openai import omit
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+    ChatCompletionToolChoiceOptionParam,
+)
+
+from ._errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelServerError,
+    ModelTimeoutError,
+    error_details,
+    error_for_status,
+    error_for_type,
+)
+from ._model import (
+    AssistantMessage,
+    Finish,
+    FinishReason,
+    ForceTool,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    SystemMessage,
+    TextDelta,
+    ToolCallTracker,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    normalize_finish,
+)
+
+__all__ = ["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"]
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "error",
+}
+
+
+class OpenAIChatModel(Model):
+    """A chat-completions model behind ``openai.AsyncOpenAI(base_url=..., api_key=...)``.
+
+    ``provider`` is only a label for errors and logs (``"openrouter"``,
+    ``"ollama"``, ...). ``timeout`` (seconds) bounds connecting and each read,
+    i.e. the silence between two streamed chunks; ``max_retries`` is the SDK's
+    own retry count for connection errors, 408, 409, 429 and 5xx (before the
+    first byte of a stream). ``streaming=False`` sends non-streaming requests
+    and synthesises the same events from the whole answer (for servers that
+    cannot stream tool calls). ``stream_usage`` asks for the usage chunk
+    (``stream_options.include_usage``). ``max_tokens_field`` picks the request
+    field for ``max_tokens``: ``"auto"`` sends ``max_completion_tokens`` to
+    api.openai.com (its newer models reject ``max_tokens``) and ``max_tokens``
+    to any other server (what the compatible servers understand). ``client``
+    replaces the SDK client (``api_key``/``base_url``/``timeout``/... are then
+    unused).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "openai",
+        temperature: float | None = 0.2,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        streaming: bool = True,
+        stream_usage: bool = True,
+        max_tokens_field: MaxTokensField = "auto",
+        default_headers: Mapping[str, str] | None = None,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        super().__init__(
+            provider=provider, model=model, temperature=temperature, max_tokens=max_tokens
+        )
+        if max_tokens_field not in ("auto", "max_tokens", "max_completion_tokens"):
+            raise ValueError(
+                "max_tokens_field must be 'auto', 'max_tokens' or 'max_completion_tokens', "
+                f"not {max_tokens_field!r}"
+            )
+        if client is None:
+            if not api_key:
+                raise ValueError(
+                    f"an API key is required for model provider {provider!r} "
+                    "(local servers accept any non-empty value)"
+                )
+            client = openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=base_url or OPENAI_DEFAULT_BASE_URL,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=dict(default_headers) if default_headers else None,
+            )
+        self._client = client
+        self.base_url = str(client.base_url)
+        self.streaming = streaming
+        self.stream_usage = stream_usage
+        if max_tokens_field == "auto":
+            official = client.base_url.host == "api.openai.com"
+            max_tokens_field = "max_completion_tokens" if official else "max_tokens"
+        self.max_tokens_field = max_tokens_field
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client."""
+        return self._client
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # ---------------------------------------------------------------- request
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        model, temperature, max_tokens = self._settings(request)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages_to_openai(request),
+            "temperature": temperature if temperature is not None else omit,
+            self.max_tokens_field: max_tokens,
+        }
+        if request.tools:
+            kwargs["tools"] = [tool_to_openai(tool) for tool in request.tools]
+            kwargs["tool_choice"] = tool_choice_to_openai(request)
+            if request.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        if request.extra_body:
+            kwargs["extra_body"] = dict(request.extra_body)
+        return kwargs
+
+    # ----------------------------------------------------------------- events
+
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        kwargs = self._arguments(request)
+        try:
+            if not self.streaming:
+                completion: ChatCompletion = await self._client.chat.completions.create(
+                    **kwargs, stream=False
+                )
+                for event in _completion_events(completion):
+                    yield event
+                return
+            stream = await self._client.chat.completions.create(
+                **kwargs,
+                stream=True,
+                stream_options={"include_usage": True} if self.stream_usage else omit,
+            )
+            async with stream:
+                state = _ChunkState()
+                async for chunk in stream:
+                    for event in state.feed(chunk):
+                        yield event
+                for event in state.finish():
+                    yield event
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc, self.provider) from exc
+        except httpx2.TimeoutException as exc:
+            raise ModelTimeoutError(f"timed out: {exc}", provider=self.provider) from exc
+        except httpx2.TransportError as exc:
+            raise ModelConnectionError(
+                f"connection failed: {exc or type(exc).__name__}", provider=self.provider
+            ) from exc
+
+
+# -------------------------------------------------------------- conversions
+
+
+def messages_to_openai(request: ModelRequest) -> list[ChatCompletionMessageParam]:
+    """The conversation as chat-completions messages (system messages stay in place)."""
+    out: list[ChatCompletionMessageParam] = []
+    for message in request.messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.text})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            if message.tool_calls:
+                calls: list[ChatCompletionMessageFunctionToolCallParam] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments_json()},
+                    }
+                    for call in message.tool_calls
+                ]
+                out.append(
+                    {"role": "assistant", "content": message.text or None, "tool_calls": calls}
+                )
+            else:
+                out.append({"role": "assistant", "content": message.text})
+        elif isinstance(message, ToolResult):
+            content = f"Error: {message.content}" if message.is_error else message.content
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+    return out
+
+
+def tool_to_openai(tool: ToolSpec) -> ChatCompletionFunctionToolParam:
+    if tool.description:
+        return {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.schema_dict(),
+            },
+        }
+    return {"type": "function", "function": {"name": tool.name, "parameters": tool.schema_dict()}}
+
+
+def tool_choice_to_openai(request: ModelRequest) -> ChatCompletionToolChoiceOptionParam:
+    choice = request.tool_choice
+    if isinstance(choice, ForceTool):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice
+
+
+# --------------------------------------------------------------- streaming
+
+
+class _ChunkState:
+    """Folds ``ChatCompletionChunk`` values into model events."""
+
+    def __init__(self) -> None:
+        self.tracker = ToolCallTracker()
+        self.names: dict[int, str] = {}  # provider index -> name, before the start event
+        self.early: dict[int, list[str]] = {}  # argument chunks seen before the name
+        self.ids: dict[int, str] = {}
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        if chunk.usage is not None:
+            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        for choice in chunk.choices:
+            if choice.index != 0:  # n > 1 is never requested
+                continue
+            delta = choice.delta
+            if delta.content:
+                events.append(TextDelta(delta.content))
+            if delta.refusal:
+                events.append(TextDelta(delta.refusal))
+            for fragment in delta.tool_calls or ():
+                events.extend(self._tool_fragment(fragment))
+            if choice.finish_reason is not None:
+                self.finish_reason = choice.finish_reason
+                events.extend(self.tracker.end_all())
+        return events
+
+    def _tool_fragment(self, fragment: Any) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        key: int = fragment.index if fragment.index is not None else 0
+        function = fragment.function
+        name = function.name if function is not None else None
+        arguments = function.arguments if function is not None else None
+        open_id = self.tracker.open_id(key)
+        if open_id is not None and fragment.id and fragment.id != open_id:
+            # A new call reusing the index of a finished one (seen with some
+            # compatible servers): close the previous call first.
+            ended = self.tracker.end(key)
+            if ended is not None:
+                events.append(ended)
+        if not self.tracker.is_open(key):
+            if fragment.id:
+                self.ids[key] = fragment.id
+            if name:
+                self.names[key] = self.names.get(key, "") + name
+            if key not in self.names:  # no name yet: hold the arguments back
+                if arguments:
+                    self.early.setdefault(key, []).append(arguments)
+                return events
+            events.append(self.tracker.start(key, self.ids.pop(key, "") or "", self.names.pop(key)))
+            for chunk in self.early.pop(key, []):
+                delta = self.tracker.delta(key, chunk)
+                if delta is not None:
+                    events.append(delta)
+        if arguments:
+            delta = self.tracker.delta(key, arguments)
+            if delta is not None:
+                events.append(delta)
+        return events
+
+    def finish(self) -> list[ModelEvent]:
+        events: list[ModelEvent] = list(self.tracker.end_all())
+        if self.finish_reason is None:
+            events.append(
+                Finish(
+                    "error",
+                    self.usage,
+                    None,
+                    "the stream ended before the provider reported a finish reason",
+                )
+            )
+            return events
+        reason = _FINISH.get(self.finish_reason, "stop")
+        message = (
+            "the provider's content filter stopped the answer"
+            if self.finish_reason == "content_filter"
+            else None
+        )
+        events.append(
+            Finish(
+                normalize_finish(reason, tool_calls=self.tracker.count),
+                self.usage,
+                self.finish_reason,
+                message,
+            )
+        )
+        return events
+
+
+def _completion_events(completion: ChatCompletion) -> list[ModelEvent]:
+    """The events of a non-streamed answer."""
+    events: list[ModelEvent] = []
+    tracker = ToolCallTracker()
+    usage = (
+        Usage(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+        if completion.usage is not None
+        else Usage()
+    )
+    if not completion.choices:
+        return [Finish("error", usage, None, "the provider returned no choices")]
+    choice = completion.choices[0]
+    message = choice.message
+    if message.content:
+        events.append(TextDelta(message.content))
+    if message.refusal:
+        events.append(TextDelta(message.refusal))
+    for position, call in enumerate(message.tool_calls or ()):
+        function = getattr(call, "function", None)
+        if function is None:  # a custom (non-function) tool call
+            continue
+        events.append(tracker.start(position, call.id, function.name))
+        delta = tracker.delta(position, function.arguments or "")
+        if delta is not None:
+            events.append(delta)
+        ended = tracker.end(position)
+        if ended is not None:
+            events.append(ended)
+    provider_reason: str | None = choice.finish_reason
+    reason = _FINISH.get(provider_reason or "", "stop")
+    events.append(
+        Finish(
+            normalize_finish(reason, tool_calls=tracker.count),
+            usage,
+            provider_reason,
+            "the provider's content filter stopped the answer"
+            if provider_reason == "content_filter"
+            else None,
+        )
+    )
+    return events
+
+
+# ------------------------------------------------------------------ errors
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) / divisor
+        except ValueError:
+            continue
+    return None
+
+
+def map_openai_error(exc: openai.OpenAIError, provider: str) -> ModelError:
+    """The :class:`ModelError` for an ``openai`` SDK exception."""
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelTimeoutError("the request timed out", provider=provider)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        detail = f": {cause}" if cause is not None and str(cause) else ""
+        return ModelConnectionError(f"connection failed{detail}", provider=provider)
+    if isinstance(exc, openai.APIStatusError):
+        message, code = error_details(exc.body)
+        return error_for_status(
+            provider,
+            exc.status_code,
+            message or exc.message,
+            code=code,
+            retry_after=_retry_after(exc.response.headers),
+        )
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ModelServerError(f"unexpected response: {exc.message}", provider=provider)
+    if isinstance(exc, openai.APIError):  # e.g. an error object inside the stream
+        message, code = error_details(exc.body)
+        return error_for_type(provider, code, message or exc.message)
+    return ModelError(str(exc) or type(exc).__name__, provider=provider)

@@ -1,0 +1,581 @@
+"""The agent as an MCP client: the tools of the servers in ``mcp.json``, as uniform tools."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, TextIO
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ...models import JSONObject
+from ...tools import (
+    Adapter,
+    Tool,
+    Toolbox,
+    ToolContext,
+    ToolExecutionError,
+    ToolNameError,
+    ToolOutput,
+    check_unique,
+    namespaced_name,
+)
+from ._config import (
+    HTTPServerConfig,
+    MCPServerConfig,
+    StdioServerConfig,
+    load_mcp_config,
+    parse_mcp_config,
+)
+from ._convert import from_call_result
+
+__all__ = [
+    "ConnectMode",
+    "ContextProvider",
+    "MCPConnection",
+    "MCPServerError",
+    "MCPToolHub",
+    "ToolsChangedCallback",
+]
+
+log = logging.getLogger("a2a_models.adapters.mcp")
+
+#: Runs once at start-up with the connected servers (by name); returns the
+#: agent's custom context, handed to every tool.
+ContextProvider = Callable[[Mapping[str, "MCPConnection"]], Awaitable[Any]]
+#: Called with the server name after a server's tool list was refreshed.
+ToolsChangedCallback = Callable[[str], Any]
+#: How the protocol version is negotiated (the SDK's ``Client(mode=...)``).
+ConnectMode = Literal["auto", "legacy"]
+
+_MAX_PAGES = 100
+_STOP_TIMEOUT = 15.0
+
+
+class MCPServerError(RuntimeError):
+    """An MCP server could not be started (or connected to); names the server."""
+
+    def __init__(self, server: str, problem: str) -> None:
+        self.server = server
+        super().__init__(f"MCP server {server!r}: {problem}")
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class MCPConnection:
+    """One MCP server: its connection (official SDK ``Client``), tools and lifecycle.
+
+    :meth:`start` connects (spawning the subprocess of a stdio server, with its
+    own environment) and lists the tools; :meth:`stop` closes the session and
+    terminates the subprocess. In between, :attr:`tools` are the server's tools
+    as uniform :class:`~a2a_models.tools.Tool` s named ``<server>__<tool>``
+    (canonical snake_case), validating their arguments with :mod:`jsonschema`
+    before each call. The list is refreshed whenever the server announces a
+    change (``notifications/tools/list_changed``, or a ``subscriptions/listen``
+    event on 2026-era connections).
+
+    The connection lives in a task of its own, so :meth:`start` and
+    :meth:`stop` may be awaited from different tasks.
+    """
+
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        *,
+        mode: ConnectMode = "auto",
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = None,
+        errlog: TextIO | None = None,
+        on_tools_changed: ToolsChangedCallback | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        where = f"MCP server {config.name!r}"
+        #: The tool-name prefix: the server name in canonical snake_case.
+        self.prefix = namespaced_name(config.name, "x", source=where).rsplit("__", 1)[0]
+        self.mode = mode
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.errlog = errlog
+        self.on_tools_changed = on_tools_changed
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._error: BaseException | None = None
+        self._mcp_tools: tuple[types.Tool, ...] = ()
+        self._tools: tuple[Tool, ...] = ()
+        self._version = 0
+        #: The last refresh failure (e.g. an invalid tool name announced later), if any.
+        self.last_error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else "stopped"
+        return f"MCPConnection({self.name!r}, {state}, {len(self._tools)} tools)"
+
+    # ----------------------------------------------------------------- state
+
+    @property
+    def connected(self) -> bool:
+        """True between a successful :meth:`start` and :meth:`stop`."""
+        return self._client is not None
+
+    @property
+    def client(self) -> Client:
+        """The SDK's connected ``mcp.Client`` (for anything beyond tools)."""
+        if self._client is None:
+            raise MCPServerError(self.name, "not connected")
+        return self._client
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated MCP protocol version."""
+        return self._client.protocol_version if self._client is not None else None
+
+    @property
+    def mcp_tools(self) -> tuple[types.Tool, ...]:
+        """The server's tool definitions as it listed them."""
+        return self._mcp_tools
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The server's tools as uniform tools (``<server>__<tool>``)."""
+        return self._tools
+
+    @property
+    def tools_version(self) -> int:
+        """Incremented by every successful tool-list refresh."""
+        return self._version
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Connect and list the tools.
+
+        Raises :class:`MCPServerError` naming the server when it cannot be
+        started or does not answer within ``connect_timeout``, and
+        :class:`~a2a_models.tools.ToolNameError` when one of its tool names
+        is invalid or two collide.
+        """
+        if self._task is not None:
+            raise RuntimeError(f"MCP server {self.name!r} is already started")
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._error = None
+        self._task = asyncio.create_task(self._supervise(), name=f"mcp-server-{self.name}")
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                await self._ready.wait()
+        except TimeoutError:
+            await self.stop()
+            raise MCPServerError(
+                self.name, f"did not start within {self.connect_timeout:g} seconds"
+            ) from None
+        except BaseException:
+            await self.stop()
+            raise
+        error = self._error
+        if error is not None:
+            await self.stop()
+            leaf = _leaf(error)
+            if isinstance(leaf, ToolNameError):
+                raise leaf
+            raise MCPServerError(self.name, f"could not start: {_describe(error)}") from leaf
+
+    async def stop(self) -> None:
+        """Close the session and terminate the subprocess (idempotent).
+
+        A stdio server gets its stdin closed, then SIGTERM, then SIGKILL (the
+        SDK's escalation, each step bounded): no process is left behind.
+        """
+        task = self._task
+        if task is None:
+            return
+        self._stop.set()
+        try:
+            async with asyncio.timeout(_STOP_TIMEOUT):
+                await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        finally:
+            self._task = None
+            self._client = None
+            self._mcp_tools = ()
+            self._tools = ()
+
+    async def __aenter__(self) -> MCPConnection:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _transport(self) -> Any:
+        config = self.config
+        if isinstance(config, StdioServerConfig):
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+            )
+            return stdio_client(params, errlog=self.errlog or sys.stderr)
+        import httpx2
+
+        http = httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+        )
+        return _HTTPTransport(config.url, http)
+
+    async def _supervise(self) -> None:
+        try:
+            client = Client(
+                self._transport(),
+                mode=self.mode,
+                message_handler=self._on_message,
+                read_timeout_seconds=self.call_timeout,
+                cache=None,
+                client_info=types.Implementation(name="a2a-models", version=_version()),
+            )
+            async with client:
+                self._client = client
+                await self._refresh()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._refresh_loop)
+                    if self._listen_needed(client):
+                        tg.start_soon(self._listen_loop, client)
+                    self._ready.set()
+                    await self._stop.wait()
+                    tg.cancel_scope.cancel()
+        except Exception as exc:
+            if not self._ready.is_set():
+                self._error = exc
+            else:
+                log.warning("MCP server %r: connection ended: %s", self.name, _describe(exc))
+        finally:
+            self._client = None
+            self._ready.set()
+
+    @staticmethod
+    def _listen_needed(client: Client) -> bool:
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return False  # 2025-era servers send notifications/tools/list_changed unasked
+        tools = client.server_capabilities.tools
+        return bool(tools is not None and tools.list_changed)
+
+    async def _listen_loop(self, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._changed.set()
+        except Exception as exc:
+            log.info("MCP server %r: tool-change subscription ended: %s", self.name, _describe(exc))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed.set()
+        elif isinstance(message, Exception):
+            log.warning("MCP server %r: transport error: %s", self.name, _describe(message))
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            try:
+                await self._refresh()
+            except Exception as exc:
+                self.last_error = exc
+                log.error("MCP server %r: refreshing the tool list failed: %s", self.name, exc)
+
+    async def refresh(self) -> tuple[Tool, ...]:
+        """List the tools again now (also done automatically on change announcements)."""
+        await self._refresh()
+        return self._tools
+
+    async def _refresh(self) -> None:
+        client = self.client
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        tools = self._build(listed)
+        self._mcp_tools = tuple(listed)
+        self._tools = tools
+        self._version += 1
+        self.last_error = None
+        if self.on_tools_changed is not None:
+            try:
+                outcome = self.on_tools_changed(self.name)
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+            except Exception:
+                log.exception("MCP server %r: on_tools_changed failed", self.name)
+
+    def _source(self, tool_name: str) -> str:
+        return f"MCP server {self.name!r}, tool {tool_name!r}"
+
+    def _build(self, listed: Sequence[types.Tool]) -> tuple[Tool, ...]:
+        built: dict[str, Tool] = {}
+        for spec in listed:
+            source = self._source(spec.name)
+            name = namespaced_name(self.prefix, spec.name, source=source)
+            other = built.get(name)
+            if other is not None:
+                raise ToolNameError(
+                    f"{other.source} and {source} both become the tool name {name!r}"
+                )
+            built[name] = Tool(
+                name=name,
+                description=spec.description or spec.title or "",
+                input_schema=dict(spec.input_schema),
+                output_schema=spec.output_schema,
+                fn=self._remote(spec.name),
+                source=source,
+                metadata={
+                    "mcp_server": self.name,
+                    "mcp_tool": spec.name,
+                    **({"title": spec.title} if spec.title else {}),
+                },
+            )
+        return tuple(built.values())
+
+    def _remote(self, tool_name: str) -> Callable[[JSONObject, ToolContext], Awaitable[ToolOutput]]:
+        async def run(arguments: JSONObject, context: ToolContext) -> ToolOutput:
+            return from_call_result(await self.call_tool(tool_name, arguments))
+
+        return run
+
+    async def call_tool(
+        self, tool_name: str, arguments: JSONObject | None = None
+    ) -> types.CallToolResult:
+        """Call the server's tool ``tool_name`` (its own name, not the namespaced one).
+
+        No validation here (the :class:`~a2a_models.tools.Tool` does it).
+        Raises :class:`~a2a_models.tools.ToolExecutionError` when the call
+        cannot complete: not connected, the server died, timeout, protocol error.
+        """
+        client = self._client
+        where = self._source(tool_name)
+        if client is None:
+            raise ToolExecutionError(tool_name, f"{where}: the server is not connected")
+        try:
+            if self.call_timeout is not None:
+                with anyio.fail_after(self.call_timeout):
+                    return await client.call_tool(tool_name, arguments)
+            return await client.call_tool(tool_name, arguments)
+        except TimeoutError:
+            raise ToolExecutionError(
+                tool_name, f"{where}: no answer within {self.call_timeout:g} seconds"
+            ) from None
+        except Exception as exc:
+            raise ToolExecutionError(
+                tool_name, f"{where}: the call failed: {_describe(exc)}"
+            ) from exc
+
+
+class _HTTPTransport:
+    """``streamable_http_client`` that also closes the httpx2 client it was given."""
+
+    def __init__(self, url: str, http: Any) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._url = url
+        self._http = http
+
+    async def __aenter__(self) -> Any:
+        await self._stack.enter_async_context(self._http)
+        return await self._stack.enter_async_context(
+            streamable_http_client(self._url, http_client=self._http)
+        )
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self._stack.__aexit__(*exc_info)
+
+
+def _version() -> str:
+    from ... import __version__
+
+    return __version__
+
+
+class MCPToolHub:
+    """Every MCP server of an agent (from ``mcp.json``): connections, tools, custom context.
+
+    >>> async with MCPToolHub.from_config("mcp.json") as hub:   # doctest: +SKIP
+    ...     toolbox = hub.toolbox(adapters={"*": audit})
+    ...     await toolbox.call("github__create_issue", {...})
+
+    :meth:`start` connects every server concurrently and fails fast: the
+    first server that cannot start raises :class:`MCPServerError` naming it
+    (the others are stopped again). Then ``context_provider`` runs once with
+    the connected servers and its value becomes :attr:`context`. :meth:`stop`
+    closes everything and leaves no subprocess behind.
+
+    :attr:`tools` are all servers' tools (``<server>__<tool>``), re-read on
+    every access so refreshed lists show at once; the hub is a
+    :class:`~a2a_models.tools.ToolProvider` for a
+    :class:`~a2a_models.tools.Toolbox` (see :meth:`toolbox`). Server names
+    that canonicalise to the same prefix are refused when the hub is built.
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, MCPServerConfig] | Iterable[MCPServerConfig],
+        *,
+        context_provider: ContextProvider | None = None,
+        mode: ConnectMode = "auto",
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = None,
+        errlog: TextIO | None = None,
+        on_tools_changed: ToolsChangedCallback | None = None,
+    ) -> None:
+        configs = list(servers.values() if isinstance(servers, Mapping) else servers)
+        self.connections: dict[str, MCPConnection] = {}
+        prefixes: dict[str, str] = {}
+        for config in configs:
+            if not isinstance(config, StdioServerConfig | HTTPServerConfig):
+                raise TypeError(f"expected an MCP server config, got {type(config).__name__}")
+            if config.name in self.connections:
+                raise ValueError(f"two MCP servers are named {config.name!r}")
+            connection = MCPConnection(
+                config,
+                mode=mode,
+                connect_timeout=connect_timeout,
+                call_timeout=call_timeout,
+                errlog=errlog,
+                on_tools_changed=on_tools_changed,
+            )
+            other = prefixes.get(connection.prefix)
+            if other is not None:
+                raise ToolNameError(
+                    f"MCP servers {other!r} and {config.name!r} both become the tool "
+                    f"prefix {connection.prefix!r}"
+                )
+            prefixes[connection.prefix] = config.name
+            self.connections[config.name] = connection
+        self.context_provider = context_provider
+        #: The agent's custom context (the context provider's value, after :meth:`start`).
+        self.context: Any = None
+        self._started = False
+
+    @classmethod
+    def from_config(
+        cls,
+        source: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        env: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> MCPToolHub:
+        """A hub for the servers of an ``mcp.json`` file (a path) or document (a mapping)."""
+        if isinstance(source, Mapping):
+            servers = parse_mcp_config(source, env=env)
+        else:
+            servers = load_mcp_config(source, env=env)
+        return cls(servers, **options)
+
+    def __repr__(self) -> str:
+        return f"MCPToolHub({', '.join(self.connections)})"
+
+    @property
+    def started(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._started
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """Every connected server's tools, in configuration order."""
+        return tuple(check_unique(t for c in self.connections.values() for t in c.tools).values())
+
+    def toolbox(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        adapters: Mapping[str, Adapter] | Iterable[tuple[str, Adapter]] = (),
+    ) -> Toolbox:
+        """A :class:`~a2a_models.tools.Toolbox` of local ``tools`` plus this hub's tools,
+        with ``adapters``, whose custom context is :attr:`context`."""
+        return Toolbox(
+            tools, providers=[self], adapters=adapters, context_source=lambda: self.context
+        )
+
+    async def start(self) -> None:
+        """Connect every server (concurrently; fail fast), then run the context provider."""
+        if self._started:
+            raise RuntimeError("the MCP hub is already started")
+        self._started = True
+        try:
+            tasks = [asyncio.create_task(c.start()) for c in self.connections.values()]
+            if tasks:
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in tasks:
+                    if not task.done():
+                        task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                for task in tasks:  # the first failure in configuration order
+                    exc = task.exception() if not task.cancelled() else None
+                    if exc is not None:
+                        raise exc
+            if self.context_provider is not None:
+                self.context = await self.context_provider(dict(self.connections))
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Close every session and terminate every subprocess (idempotent)."""
+        await asyncio.gather(*(c.stop() for c in self.connections.values()))
+        self.context = None
+        self._started = False
+
+    async def __aenter__(self) -> MCPToolHub:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def call(
+        self, name: str, arguments: JSONObject | None = None, context: ToolContext | None = None
+    ) -> ToolOutput:
+        """Call the namespaced tool ``name`` (validated first)."""
+        for tool in self.tools:
+            if tool.name == name:
+                return await tool.call(arguments, context or ToolContext(custom=self.context))
+        raise KeyError(f"no MCP tool named {name!r}")

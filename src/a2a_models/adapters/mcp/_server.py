@@ -1,0 +1,285 @@
+"""The agent as an MCP server: each skill is an MCP tool."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from datetime import date
+from typing import Any
+from xml.sax.saxutils import escape
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ...models import AgentCard, JSONObject, Message, Task
+from ...tools import SkillContext, SkillDefinition, SkillDefinitionError, Toolbox
+from ._convert import error_result, to_call_result
+
+__all__ = ["MCPSkillServer", "SkillRunner", "skill_tool_description"]
+
+log = logging.getLogger("a2a_models.adapters.mcp")
+
+#: Fulfils a skill that has no handler (an LLM orchestrator, typically).
+SkillRunner = Callable[[SkillDefinition, JSONObject, SkillContext], Awaitable[Task | Message]]
+
+
+def skill_tool_description(skill: SkillDefinition) -> str:
+    """The MCP tool description of ``skill``: its description, then its tags and
+    examples as ``<tags><tag>..</tag></tags><examples><example>..</example></examples>``."""
+    tags = "".join(f"<tag>{escape(t)}</tag>" for t in skill.tags)
+    examples = "".join(f"<example>{escape(e)}</example>" for e in skill.examples)
+    return f"{skill.description}\n\n<tags>{tags}</tags><examples>{examples}</examples>"
+
+
+class _Endpoint:
+    """The ASGI endpoint of the streamable-HTTP transport; a fresh session manager
+    per app lifespan (the SDK's manager runs only once), 503 outside it."""
+
+    def __init__(self, factory: Callable[[], StreamableHTTPSessionManager]) -> None:
+        self._factory = factory
+        self.manager: StreamableHTTPSessionManager | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[StreamableHTTPSessionManager]:
+        manager = self._factory()
+        async with manager.run():
+            self.manager = manager
+            try:
+                yield manager
+            finally:
+                self.manager = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self.manager
+        if manager is None:
+            response = JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": -32603, "message": "MCP is not running"},
+                },
+                status_code=503,
+            )
+            await response(scope, receive, send)
+            return
+        await manager.handle_request(scope, receive, send)
+
+
+class MCPSkillServer:
+    """An agent's skills as MCP tools, over stdio or streamable HTTP (official ``mcp`` SDK).
+
+    Each :class:`~a2a_models.tools.SkillDefinition` becomes a tool named by
+    its id, titled by its name, described by :func:`skill_tool_description`,
+    with the skill's input schema. A call is validated against that schema
+    first (an error result names the problems; the handler is not called),
+    then the handler runs with the arguments and a
+    :class:`~a2a_models.tools.SkillContext` (never MCP's request context).
+    Its Task or Message comes back as one embedded ``resource`` item
+    (``application/json``, the A2A 1.0 JSON, a ``tag:<agent>,<date>:<id>``
+    URI); an exception becomes an error result ``[ErrorName]: message`` and
+    is logged.
+
+    ``name`` (the agent's name) identifies the server and is the tag URI's
+    authority (slugged); ``tag_date`` is the tag's date (default: the day of
+    each call, UTC). ``toolbox`` gives handlers their tools (filtered by each
+    skill's ``allowed_tools``) and the custom context (``context`` overrides
+    it). ``runner`` fulfils skills that have no handler.
+
+    Serve with :meth:`run_stdio`, :meth:`streamable_http_app`, or
+    :meth:`mount` next to the A2A endpoints in one ASGI app.
+    """
+
+    def __init__(
+        self,
+        skills: Iterable[SkillDefinition],
+        *,
+        name: str,
+        version: str = "",
+        description: str | None = None,
+        instructions: str | None = None,
+        toolbox: Toolbox | None = None,
+        context: Any = None,
+        runner: SkillRunner | None = None,
+        tag_date: date | str | None = None,
+    ) -> None:
+        self.skills: dict[str, SkillDefinition] = {}
+        for skill in skills:
+            if not isinstance(skill, SkillDefinition):
+                raise TypeError(f"expected a SkillDefinition, got {type(skill).__name__}")
+            if skill.id in self.skills:
+                raise SkillDefinitionError(skill.id, "id", "two skills have this id")
+            self.skills[skill.id] = skill
+        if not name:
+            raise ValueError("the MCP server needs the agent's name")
+        self.name = name
+        self.toolbox = toolbox
+        self.context = context
+        self.runner = runner
+        self.tag_date = tag_date
+        self._tools = [
+            types.Tool(
+                name=skill.id,
+                title=skill.name,
+                description=skill_tool_description(skill),
+                input_schema=skill.input_schema,
+            )
+            for skill in self.skills.values()
+        ]
+        self.lowlevel: Server[Any] = Server(
+            name,
+            version=version,
+            description=description,
+            instructions=instructions,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    @classmethod
+    def from_card(
+        cls, card: AgentCard, skills: Iterable[SkillDefinition], **options: Any
+    ) -> MCPSkillServer:
+        """A server named, versioned and described after ``card``."""
+        options.setdefault("description", card.description)
+        return cls(skills, name=card.name, version=card.version, **options)
+
+    # ----------------------------------------------------------------- MCP handlers
+
+    @property
+    def tools(self) -> list[types.Tool]:
+        """The MCP tool definitions (one per skill)."""
+        return [tool.model_copy(deep=True) for tool in self._tools]
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        skill = self.skills.get(name)
+        return skill.input_schema if skill is not None else None
+
+    async def _on_list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools)
+
+    async def _on_call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in self.skills:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        # MCP's request context stays here: handlers get a SkillContext only.
+        return await self.call(params.name, params.arguments)
+
+    async def call(self, name: str, arguments: JSONObject | None = None) -> types.CallToolResult:
+        """Run skill ``name`` as an MCP tool call would (validation, handler, result)."""
+        skill = self.skills.get(name)
+        if skill is None:
+            return error_result(f"[UnknownTool]: no skill named {name!r}")
+        args: JSONObject = {} if arguments is None else arguments
+        problems = skill.problems(args)
+        if problems:
+            return error_result(f"Invalid arguments for {name!r}: " + "; ".join(problems))
+        try:
+            custom = self.context
+            tools: tuple[Any, ...] = skill.tools
+            if self.toolbox is not None:
+                tools = self.toolbox.for_skill(skill)
+                if custom is None:
+                    custom = self.toolbox.context
+            obj = await self._fulfil(
+                skill, args, SkillContext(skill, args, custom=custom, tools=tools)
+            )
+        except Exception as exc:
+            log.exception("MCP call of skill %r failed", name)
+            return error_result(f"[{type(exc).__name__}]: {exc}")
+        return to_call_result(obj, agent_name=self.name, day=self.tag_date)
+
+    async def _fulfil(
+        self, skill: SkillDefinition, args: JSONObject, context: SkillContext
+    ) -> Task | Message:
+        if skill.handler is not None:
+            result = await skill.handler(args, context)
+        elif self.runner is not None:
+            result = await self.runner(skill, args, context)
+        else:
+            raise NotImplementedError(f"skill {skill.id!r} has no handler and the server no runner")
+        if not isinstance(result, Task | Message):
+            raise TypeError(
+                f"the handler of skill {skill.id!r} returned {type(result).__name__}, "
+                "expected a Task or a Message"
+            )
+        return result
+
+    # ----------------------------------------------------------------- transports
+
+    async def run_stdio(self) -> None:
+        """Serve one client over this process's stdin/stdout until it disconnects."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await self.lowlevel.run(read, write, self.lowlevel.create_initialization_options())
+
+    def session_manager(
+        self,
+        *,
+        json_response: bool = False,
+        stateless: bool = False,
+        transport_security: TransportSecuritySettings | None = None,
+        **options: Any,
+    ) -> StreamableHTTPSessionManager:
+        """A new SDK session manager for this server (run it once, in a lifespan).
+
+        ``options`` go to :class:`~mcp.server.streamable_http_manager.StreamableHTTPSessionManager`
+        (``session_idle_timeout``, ``max_sessions``, ``event_store``, ...).
+        ``transport_security`` enables DNS-rebinding protection (off unless given).
+        """
+        return StreamableHTTPSessionManager(
+            app=self.lowlevel,
+            json_response=json_response,
+            stateless=stateless,
+            security_settings=transport_security,
+            **options,
+        )
+
+    def _endpoint(self, options: dict[str, Any]) -> _Endpoint:
+        return _Endpoint(lambda: self.session_manager(**options))
+
+    def streamable_http_app(self, path: str = "/mcp", **options: Any) -> Starlette:
+        """A Starlette app serving MCP over streamable HTTP at ``path``
+        (``options``: see :meth:`session_manager`)."""
+        endpoint = self._endpoint(options)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with endpoint.running():
+                yield
+
+        return Starlette(routes=[Route(_path(path), endpoint=endpoint)], lifespan=lifespan)
+
+    def mount(self, app: Starlette, path: str = "/mcp", **options: Any) -> None:
+        """Serve MCP at ``path`` inside ``app`` (e.g. the A2A app of
+        :func:`~a2a_models.adapters.http.create_app`): one process, one port, both
+        protocols. The MCP session manager runs inside ``app``'s lifespan.
+        Call before the app starts."""
+        endpoint = self._endpoint(options)
+        app.router.routes.insert(0, Route(_path(path), endpoint=endpoint))
+        inner = app.router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(a: Any) -> AsyncIterator[Any]:
+            async with endpoint.running(), inner(a) as state:
+                yield state
+
+        app.router.lifespan_context = lifespan
+
+
+def _path(path: str) -> str:
+    stripped = path.strip().rstrip("/")
+    if not stripped.startswith("/"):
+        stripped = "/" + stripped
+    return stripped

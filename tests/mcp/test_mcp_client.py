@@ -1,0 +1,453 @@
+"""MCP servers' tools inside agents: a real SDK server subprocess, consumed through mcp.json."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _mcp_skills import AGENT_NAME, SKILLS
+from _mcp_tool_server import build as build_tool_server
+
+from a2a_models import Message, Task, TaskState
+from a2a_models.adapters.http import HTTPServer
+from a2a_models.adapters.mcp import (
+    MCPConnection,
+    MCPServerError,
+    MCPSkillServer,
+    MCPToolHub,
+)
+from a2a_models.tools import (
+    NAMESPACED_TOOL_NAME,
+    SkillContext,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolInputError,
+    ToolNameError,
+    ToolResult,
+    define_skill,
+    function_tool,
+    success_task,
+    with_hooks,
+)
+
+SERVER = Path(__file__).with_name("_mcp_tool_server.py")
+TIMEOUT = 20.0
+PLAIN_TOOLS = [
+    "tools__get_weather",
+    "tools__add_numbers",
+    "tools__pid",
+    "tools__env",
+    "tools__header",
+    "tools__crash",
+    "tools__sleep",
+    "tools__enable_extra",
+]
+
+
+def stdio(variant: str = "plain", env: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVER), variant], "env": env or {}}
+
+
+def write_config(tmp_path: Path, servers: dict[str, Any]) -> Path:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+@contextlib.asynccontextmanager
+async def running(
+    tmp_path: Path, servers: dict[str, Any] | None = None, **options: Any
+) -> AsyncIterator[MCPToolHub]:
+    """A started hub for ``servers`` (default: the plain tool server as ``Tools``)."""
+    path = write_config(tmp_path, servers if servers is not None else {"Tools": stdio()})
+    options.setdefault("call_timeout", TIMEOUT)
+    async with asyncio.timeout(TIMEOUT), MCPToolHub.from_config(path, **options) as hub:
+        yield hub
+
+
+def children() -> set[int]:
+    """Live (non-zombie) child processes of this process."""
+    me = os.getpid()
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == me and state != "Z":
+            found.add(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+def spy(connection: MCPConnection) -> list[tuple[str, Any]]:
+    """Record the calls that reach the server (patches the connection)."""
+    calls: list[tuple[str, Any]] = []
+    original = connection.call_tool
+
+    async def call_tool(name: str, arguments: Any = None) -> Any:
+        calls.append((name, arguments))
+        return await original(name, arguments)
+
+    connection.call_tool = call_tool  # type: ignore[method-assign]
+    return calls
+
+
+# ----------------------------------------------------------------------------- discovery
+
+
+async def test_discovery_and_namespacing(tmp_path: Path) -> None:
+    async with running(tmp_path) as hub:
+        tools = {t.name: t for t in hub.tools}
+        assert list(tools) == PLAIN_TOOLS
+        assert all(NAMESPACED_TOOL_NAME.fullmatch(name) for name in tools)
+        weather = tools["tools__get_weather"]
+        assert weather.description == "The weather in a city."
+        assert weather.input_schema["required"] == ["city"]
+        assert weather.input_schema["properties"]["city"]["type"] == "string"
+        assert weather.source == "MCP server 'Tools', tool 'getWeather'"
+        assert weather.metadata == {"mcp_server": "Tools", "mcp_tool": "getWeather"}
+        connection = hub.connections["Tools"]
+        assert connection.prefix == "tools" and connection.connected
+        assert [t.name for t in connection.mcp_tools][:2] == ["getWeather", "add-numbers"]
+
+        result = await hub.call("tools__get_weather", {"city": "Oslo"})
+        assert isinstance(result, ToolResult) and result.text == "sunny in Oslo"
+        summed = await hub.call("tools__add_numbers", {"a": 2, "b": 3})
+        assert isinstance(summed, ToolResult) and summed.data == {"sum": 5}
+
+
+async def test_arguments_are_validated_before_the_call(tmp_path: Path) -> None:
+    async with running(tmp_path) as hub:
+        calls = spy(hub.connections["Tools"])
+        with pytest.raises(ToolInputError) as info:
+            await hub.call("tools__add_numbers", {"a": "one"})
+        assert info.value.problems == (
+            "$: 'b' is a required property",
+            "$.a: 'one' is not of type 'integer'",
+        ) or set(info.value.problems) == {
+            "$: 'b' is a required property",
+            "$.a: 'one' is not of type 'integer'",
+        }
+        assert "tools__add_numbers" in str(info.value)
+        assert calls == []
+        await hub.call("tools__add_numbers", {"a": 1, "b": 1})
+        assert calls == [("add-numbers", {"a": 1, "b": 1})]
+
+
+# ----------------------------------------------------------------------------- hooks, adapters
+
+
+async def test_hooks_on_a_remote_tool_rewrite_and_short_circuit(tmp_path: Path) -> None:
+    async with running(tmp_path) as hub:
+        calls = spy(hub.connections["Tools"])
+        weather = next(t for t in hub.tools if t.name == "tools__get_weather")
+        order: list[str] = []
+
+        def shout(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+            order.append("shout")
+            return {"city": args["city"].upper()}
+
+        async def block_atlantis(args: dict[str, Any], ctx: ToolContext) -> Message | None:
+            order.append("block")
+            if args["city"] == "ATLANTIS":
+                return Message.agent("no weather under the sea")
+            return None
+
+        def stamp(args: dict[str, Any], result: Any, ctx: ToolContext) -> ToolResult:
+            order.append("stamp")
+            return ToolResult.of(f"{result.text} (checked)")
+
+        hooked = with_hooks(weather, before=[shout, block_atlantis], after=stamp)
+        assert hooked.name == weather.name and hooked.input_schema == weather.input_schema
+        result = await hooked.call({"city": "oslo"})
+        assert isinstance(result, ToolResult) and result.text == "sunny in OSLO (checked)"
+        assert order == ["shout", "block", "stamp"]
+        assert calls == [("getWeather", {"city": "OSLO"})]
+
+        order.clear()
+        short = await hooked.call({"city": "atlantis"})
+        assert isinstance(short, Message) and short.text == "no weather under the sea"
+        assert order == ["shout", "block"]
+        assert len(calls) == 1  # the server was not called
+        with pytest.raises(ToolInputError):
+            await hooked.call({"town": "Oslo"})
+        assert order == ["shout", "block"]  # invalid input never reaches the hooks
+
+
+async def test_wildcard_and_exact_adapters_replace_tools_under_their_names(tmp_path: Path) -> None:
+    async with running(tmp_path) as hub:
+        log: list[str] = []
+
+        def audit(tool: Tool) -> Tool:
+            def before(args: dict[str, Any], ctx: ToolContext) -> None:
+                log.append(f"audit {tool.name}")
+
+            return with_hooks(tool, before=before)
+
+        def cached(tool: Tool) -> Tool:
+            def before(args: dict[str, Any], ctx: ToolContext) -> Task:
+                log.append(f"cache {tool.name}")
+                return success_task("cached forecast")
+
+            return with_hooks(tool, before=before).evolve(name="renamed")
+
+        local = function_tool(lambda word: word[::-1], name="reverse", description="Reverses.")
+        toolbox = hub.toolbox([local], adapters={"*": audit, "tools__get_weather": cached})
+        assert toolbox.names == ("reverse", *PLAIN_TOOLS)  # replaced, not added; name kept
+        originals = {id(t) for t in hub.tools}
+        assert not any(id(t) in originals for t in toolbox.tools)
+
+        answer = await toolbox.call("tools__get_weather", {"city": "Oslo"})
+        assert isinstance(answer, Task) and answer.state is TaskState.COMPLETED
+        assert log == ["cache tools__get_weather", "audit tools__get_weather"]
+        log.clear()
+        result = await toolbox.call("tools__add_numbers", {"a": 1, "b": 2})
+        assert isinstance(result, ToolResult) and result.data == {"sum": 3}
+        assert await toolbox.call("reverse", {"word": "abc"}) == ToolResult.of("cba")
+        assert log == ["audit tools__add_numbers", "audit reverse"]
+
+
+async def test_allowed_tools_per_skill_and_the_context_provider(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def provider(connections: Any) -> dict[str, Any]:
+        (connection,) = connections.values()
+        assert connection.connected
+        pid = await connection.client.call_tool("pid", {})
+        seen["provider"] = sorted(connections)
+        return {"server_pid": pid.structured_content["result"], "tenant": "acme"}
+
+    @function_tool
+    def whoami(ctx: ToolContext) -> str:
+        """Reports the context it got."""
+        seen["tool_context"] = ctx
+        return f"{ctx.skill_id}:{ctx.custom['tenant']}"
+
+    async def handler(args: dict[str, Any], ctx: SkillContext) -> Task:
+        weather = await ctx.call_tool("tools__get_weather", {"city": args["city"]})
+        me = await ctx.call_tool("whoami", {})
+        with pytest.raises(KeyError, match="no tool named 'tools__pid'"):
+            await ctx.call_tool("tools__pid", {})
+        return success_task(weather.text, me.text)  # type: ignore[union-attr]
+
+    skill = define_skill(
+        "forecast",
+        description="Forecast for a city.",
+        tags=["weather"],
+        examples=["weather in Oslo"],
+        input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        handler=handler,
+        tools=[whoami],
+        allowed_tools=["tools__get_weather", "tools__add_*"],
+    )
+    async with running(tmp_path, context_provider=provider) as hub:
+        assert seen["provider"] == ["Tools"]
+        assert hub.context["tenant"] == "acme" and hub.context["server_pid"] > 0
+        toolbox = hub.toolbox()
+        assert [t.name for t in toolbox.for_skill(skill)] == [
+            "whoami",
+            "tools__get_weather",
+            "tools__add_numbers",
+        ]
+        server = MCPSkillServer([skill], name="forecaster", toolbox=toolbox)
+        result = await server.call("forecast", {"city": "Bergen"})
+        assert not result.is_error, result
+        ctx = seen["tool_context"]
+        assert ctx.skill_id == "forecast" and ctx.skill_input == {"city": "Bergen"}
+        assert ctx.custom is hub.context
+    assert hub.context is None
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tool_list_change_is_picked_up(tmp_path: Path, mode: str) -> None:
+    changed: list[str] = []
+    async with running(tmp_path, mode=mode, on_tools_changed=changed.append) as hub:
+        connection = hub.connections["Tools"]
+        assert (connection.protocol_version == "2026-07-28") is (mode == "auto")
+        version = connection.tools_version
+        toolbox = hub.toolbox()
+        assert "tools__extra_tool" not in toolbox
+        await hub.call("tools__enable_extra", {})
+        await eventually(lambda: connection.tools_version > version)
+        assert "tools__extra_tool" in toolbox  # providers are read live
+        assert changed and changed[-1] == "Tools"
+        shout = await toolbox.call("tools__extra_tool", {"word": "hey"})
+        assert isinstance(shout, ToolResult) and shout.text == "HEY"
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+async def test_server_crashing_mid_call_is_a_clean_error(tmp_path: Path) -> None:
+    before = children()
+    async with running(tmp_path) as hub:
+        started = time.monotonic()
+        with pytest.raises(ToolExecutionError) as info:
+            await hub.call("tools__crash", {})
+        assert time.monotonic() - started < 5
+        assert "MCP server 'Tools', tool 'crash'" in str(info.value)
+        with pytest.raises(ToolExecutionError):
+            await hub.call("tools__get_weather", {"city": "Oslo"})
+    assert children() <= before
+
+
+async def test_stop_leaves_no_child_processes(tmp_path: Path) -> None:
+    before = children()
+    servers = {"a": stdio(), "b": stdio()}
+    async with running(tmp_path, servers) as hub:
+        pids = []
+        for name in ("a__pid", "b__pid"):
+            result = await hub.call(name, {})
+            assert isinstance(result, ToolResult)
+            pids.append(int(result.text))
+        assert all(alive(pid) for pid in pids)
+        assert set(pids) <= children() - before
+        await hub.stop()
+        assert not hub.started and hub.tools == ()
+        assert not any(alive(pid) for pid in pids)
+        await hub.stop()  # idempotent
+    assert children() <= before
+
+
+@pytest.mark.parametrize(
+    ("broken", "expected"),
+    [
+        ({"command": "/nonexistent/mcp-server"}, "No such file"),
+        (stdio("exit"), "could not start"),
+    ],
+)
+async def test_start_fails_fast_naming_the_server(
+    tmp_path: Path, broken: dict[str, Any], expected: str
+) -> None:
+    before = children()
+    hub = MCPToolHub.from_config(
+        write_config(tmp_path, {"good": stdio(), "broken": broken}), connect_timeout=TIMEOUT
+    )
+    started = time.monotonic()
+    with pytest.raises(MCPServerError) as info:
+        await hub.start()
+    assert time.monotonic() - started < 10
+    assert info.value.server == "broken"
+    assert str(info.value).startswith("MCP server 'broken': ")
+    assert expected in str(info.value)
+    assert not hub.started and not hub.connections["good"].connected
+    await eventually(lambda: children() <= before)
+
+
+async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
+    hub = MCPToolHub.from_config(
+        write_config(tmp_path, {"mute": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}}),
+        connect_timeout=1.0,
+    )
+    before = children()
+    with pytest.raises(MCPServerError, match="'mute': did not start within 1 seconds"):
+        await hub.start()
+    await eventually(lambda: children() <= before)
+
+
+@pytest.mark.parametrize(
+    ("variant", "fragments"),
+    [
+        ("collide", ["'getWeather'", "'get_weather'", "'tools__get_weather'", "MCP server 'Tools'"]),
+        ("badname", ["MCP server 'Tools', tool '3d.render'", "no valid snake_case form"]),
+    ],
+)
+async def test_invalid_or_colliding_tool_names_name_both_sources(
+    tmp_path: Path, variant: str, fragments: list[str]
+) -> None:
+    hub = MCPToolHub.from_config(write_config(tmp_path, {"Tools": stdio(variant)}))
+    with pytest.raises(ToolNameError) as info:
+        await hub.start()
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_server_names_that_collide_as_prefixes_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ToolNameError, match="'my-server' and 'my_server' both become"):
+        MCPToolHub.from_config(
+            write_config(tmp_path, {"my-server": stdio(), "my_server": stdio()})
+        )
+    with pytest.raises(ToolNameError, match="'9lives'"):
+        MCPToolHub.from_config(write_config(tmp_path, {"9lives": stdio()}))
+
+
+# ----------------------------------------------------------------------------- environment, HTTP
+
+
+async def test_stdio_servers_get_their_own_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARENT_ONLY", "leaked")
+    path = write_config(
+        tmp_path, {"Tools": stdio(env={"TOKEN": "$env:MY_TOKEN", "PLAIN": "value"})}
+    )
+    async with asyncio.timeout(TIMEOUT), MCPToolHub.from_config(
+        path, env={"MY_TOKEN": "s3cret"}
+    ) as hub:
+        for name, expected in [("TOKEN", "s3cret"), ("PLAIN", "value"), ("PARENT_ONLY", "<unset>")]:
+            result = await hub.call("tools__env", {"name": name})
+            assert isinstance(result, ToolResult) and result.text == expected
+
+
+async def test_streamable_http_servers_with_headers(tmp_path: Path) -> None:
+    sdk_server = build_tool_server()
+    ours = MCPSkillServer(SKILLS, name=AGENT_NAME)
+    async with (
+        asyncio.timeout(TIMEOUT),
+        HTTPServer(sdk_server.streamable_http_app()) as sdk_http,
+        HTTPServer(ours.streamable_http_app()) as our_http,
+    ):
+        servers = {
+            "remote": {
+                "transport": {
+                    "type": "http",
+                    "url": f"{sdk_http.url}/mcp",
+                    "headers": {"X-Api-Key": "$env:API_KEY"},
+                }
+            },
+            "agent": {"type": "http", "url": f"{our_http.url}/mcp"},
+        }
+        async with MCPToolHub.from_config(
+            write_config(tmp_path, servers), env={"API_KEY": "k-42"}, call_timeout=TIMEOUT
+        ) as hub:
+            header = await hub.call("remote__header", {"name": "x-api-key"})
+            assert isinstance(header, ToolResult) and header.text == "k-42"
+            # An a2a-models agent's skill, called as a remote tool, gives back its Task.
+            task = await hub.call("agent__add", {"a": 20, "b": 22})
+            assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+            message = await hub.call("agent__echo", {"text": "hi"})
+            assert isinstance(message, Message) and message.text == "echo: hi"
+            failed = await hub.call("agent__explode", {})
+            assert isinstance(failed, ToolResult) and failed.is_error
+            assert failed.text == "[RuntimeError]: kaboom"
+            await hub.call("remote__enable_extra", {})
+            connection = hub.connections["remote"]
+            await eventually(lambda: "remote__extra_tool" in [t.name for t in connection.tools])

@@ -1,0 +1,232 @@
+"""The project's MCP server (skills as tools), driven by the official SDK's client.
+
+Over stdio (a subprocess running ``_mcp_skill_server.py``) and over
+streamable HTTP (uvicorn on 127.0.0.1, port 0, in this process); plus the
+in-process details (logging, handlers not called) on the HTTP variant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from _mcp_skills import ADD, AGENT_NAME, CALLS, ECHO, SKILLS, TAG_DATE
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from a2a_models import Message, Role, Task, TaskState, codec
+from a2a_models.adapters.http import HTTPServer
+from a2a_models.adapters.mcp import MCPSkillServer, skill_tool_description
+from a2a_models.schema import validate_wire
+
+SCRIPT = Path(__file__).with_name("_mcp_skill_server.py")
+TIMEOUT = 20.0
+
+
+@contextlib.asynccontextmanager
+async def connected(kind: str) -> AsyncIterator[Client]:
+    """An SDK client connected to the project's MCP server over ``kind``."""
+    if kind == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=[str(SCRIPT)])
+        async with Client(params, read_timeout_seconds=TIMEOUT) as client:
+            yield client
+        return
+    server = MCPSkillServer(SKILLS, name=AGENT_NAME, version="1.2.3", tag_date=TAG_DATE)
+    async with (
+        HTTPServer(server.streamable_http_app()) as http,
+        Client(f"{http.url}/mcp", read_timeout_seconds=TIMEOUT) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(params=["stdio", "http"])
+def kind(request: pytest.FixtureRequest) -> str:
+    # The SDK's Client must be entered and exited in one task, and an async
+    # fixture's setup and teardown may run in different ones: tests connect
+    # themselves, with ``async with session(kind) as client``.
+    return str(request.param)
+
+
+@contextlib.asynccontextmanager
+async def session(kind: str) -> AsyncIterator[Client]:
+    async with asyncio.timeout(TIMEOUT), connected(kind) as client:
+        yield client
+
+
+def _embedded(result: types.CallToolResult) -> types.TextResourceContents:
+    assert len(result.content) == 1
+    item = result.content[0]
+    assert isinstance(item, types.EmbeddedResource)
+    assert item.type == "resource"
+    assert isinstance(item.resource, types.TextResourceContents)
+    return item.resource
+
+
+def _error_text(result: types.CallToolResult) -> str:
+    assert result.is_error
+    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
+    return result.content[0].text
+
+
+async def test_list_tools(kind: str) -> None:
+    async with session(kind) as client:
+        listed = (await client.list_tools()).tools
+        assert [t.name for t in listed] == ["echo", "add", "lookup", "explode"]
+        echo = listed[0]
+        assert echo.title == "Echo"
+        assert echo.description == (
+            "Repeats the text.\n\n"
+            "<tags><tag>text</tag><tag>a&lt;b &amp; c</tag></tags>"
+            "<examples><example>echo hello</example><example>say &lt;this&gt;</example></examples>"
+        )
+        xml = echo.description.split("\n\n", 1)[1]
+        root = ET.fromstring(f"<root>{xml}</root>")
+        assert [t.text for t in root.find("tags") or []] == ["text", "a<b & c"]
+        assert [e.text for e in root.find("examples") or []] == ["echo hello", "say <this>"]
+        assert echo.input_schema == ECHO.input_schema
+        assert listed[1].input_schema == ADD.input_schema
+        assert listed[3].input_schema == {"type": "object", "properties": {}}
+        for tool, skill in zip(listed, SKILLS, strict=True):
+            assert tool.description == skill_tool_description(skill)
+
+
+async def test_call_returns_a_message(kind: str) -> None:
+    async with session(kind) as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+        assert not result.is_error
+        resource = _embedded(result)
+        assert resource.mime_type == "application/json"
+        message = codec.decode(Message, resource.text, "1.0")
+        assert message.role is Role.AGENT and message.text == "echo: hi"
+        assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{message.message_id}"
+        validate_wire(codec.loads(resource.text), Message)
+
+
+async def test_call_returns_a_task(kind: str) -> None:
+    async with session(kind) as client:
+        result = await client.call_tool("add", {"a": 2, "b": 3.5})
+        assert not result.is_error
+        resource = _embedded(result)
+        task = codec.decode(Task, resource.text, "1.0")
+        assert task.state is TaskState.COMPLETED
+        assert task.artifacts[0].parts[1].data == {"sum": 5.5}  # type: ignore[attr-defined]
+        assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{task.id}"
+        validate_wire(codec.loads(resource.text), Task)
+
+
+async def test_error_task_is_an_error_result_carrying_the_task(kind: str) -> None:
+    async with session(kind) as client:
+        result = await client.call_tool("lookup", {"city": "Atlantis"})
+        assert result.is_error
+        task = codec.decode(Task, _embedded(result).text, "1.0")
+        assert task.state is TaskState.FAILED
+        assert task.status.message is not None
+        assert task.status.message.text == "unknown city 'Atlantis'"
+
+
+async def test_invalid_arguments_are_refused_before_the_handler(kind: str) -> None:
+    async with session(kind) as client:
+        missing = _error_text(await client.call_tool("echo", {}))
+        assert missing == "Invalid arguments for 'echo': $: 'text' is a required property"
+        wrong = _error_text(await client.call_tool("echo", {"text": 5, "extra": True}))
+        assert wrong.startswith("Invalid arguments for 'echo': ")
+        assert "$.text: 5 is not of type 'string'" in wrong
+        assert "Additional properties are not allowed ('extra' was unexpected)" in wrong
+        assert "number" in _error_text(await client.call_tool("add", {"a": 1, "b": "2"}))
+
+
+async def test_handler_exception_becomes_an_error_result(kind: str) -> None:
+    async with session(kind) as client:
+        assert _error_text(await client.call_tool("explode", {})) == "[RuntimeError]: kaboom"
+
+
+async def test_unknown_tool_is_a_protocol_error(kind: str) -> None:
+    async with session(kind) as client:
+        with pytest.raises(MCPError, match="Unknown tool: nope"):
+            await client.call_tool("nope", {})
+
+
+# ----------------------------------------------------------------------------- in process
+
+
+async def test_in_process_handlers_are_not_called_on_invalid_input_and_errors_are_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    before = CALLS.copy()
+    async with asyncio.timeout(TIMEOUT), connected("http") as client:
+        await client.call_tool("echo", {"text": ""})  # minLength 1
+        await client.call_tool("add", {"a": 1})
+        assert CALLS == before
+        with caplog.at_level(logging.ERROR, logger="a2a_models.adapters.mcp"):
+            await client.call_tool("explode", {})
+        assert CALLS["explode"] == before["explode"] + 1
+    records = [r for r in caplog.records if r.name == "a2a_models.adapters.mcp"]
+    assert records and records[0].exc_info is not None
+    assert "explode" in records[0].getMessage()
+
+
+async def test_handlers_get_a_skill_context_not_the_mcp_request_context() -> None:
+    from a2a_models.tools import SkillContext, Toolbox, define_skill, function_tool, success_task
+
+    seen: list[Any] = []
+
+    @function_tool
+    def double(n: int) -> int:
+        """Doubles n."""
+        return 2 * n
+
+    async def handler(args: dict[str, Any], ctx: SkillContext) -> Task:
+        seen.append(ctx)
+        doubled = await ctx.call_tool("double", {"n": args["n"]})
+        return success_task(data=doubled.data)  # type: ignore[union-attr]
+
+    skill = define_skill(
+        "twice",
+        description="Doubles a number with a tool.",
+        tags=["math"],
+        examples=["twice 4"],
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+        handler=handler,
+        allowed_tools=["double"],
+    )
+    toolbox = Toolbox([double], context={"tenant": "acme"})
+    server = MCPSkillServer([skill], name="ctx agent", toolbox=toolbox)
+    async with Client(server.lowlevel, read_timeout_seconds=TIMEOUT) as client:
+        result = await client.call_tool("twice", {"n": 4})
+    task = codec.decode(Task, _embedded(result).text, "1.0")
+    assert task.artifacts[0].parts[0].data == 8  # type: ignore[attr-defined]
+    (ctx,) = seen
+    assert isinstance(ctx, SkillContext)
+    assert ctx.input == {"n": 4} and ctx.custom == {"tenant": "acme"}
+    assert sorted(ctx.tools) == ["double"]
+
+
+async def test_unknown_tool_in_process_call_and_skill_without_handler() -> None:
+    from a2a_models.tools import define_skill, function_tool
+
+    llm_skill = define_skill(
+        "plan",
+        description="Planned by an LLM.",
+        tags=["llm"],
+        examples=["plan a trip"],
+        tools=[function_tool(lambda: "x", name="noop")],
+    )
+    server = MCPSkillServer([llm_skill], name="llm agent")
+    assert _error_text(await server.call("missing")) == "[UnknownTool]: no skill named 'missing'"
+    text = _error_text(await server.call("plan", {}))
+    assert text.startswith("[NotImplementedError]: skill 'plan' has no handler")
+
+    async def runner(skill: Any, args: Any, ctx: Any) -> Message:
+        return Message.agent(f"planned by runner for {skill.id}")
+
+    server = MCPSkillServer([llm_skill], name="llm agent", runner=runner)
+    message = codec.decode(Message, _embedded(await server.call("plan")).text, "1.0")
+    assert message.text == "planned by runner for plan"

@@ -1,0 +1,464 @@
+"""``a2a-models serve`` as a real subprocess on 127.0.0.1, driven by ``a2a-models send`` and httpx.
+
+Covers the demo agent (echo, the streamed ``task``), the SQLite store
+surviving a SIGKILL, graceful SIGTERM/SIGINT with an SSE stream open,
+``--auth-token``, ``--base-path``, ``--agent module:object`` and the exit
+code of a bad ``--agent``. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_models import Message, SendMessageConfiguration, Task
+from a2a_models.adapters.http import HTTPClient
+
+#: A user's agent module, written to a temporary directory by the tests.
+USER_AGENT = '''
+"""A user's own agent for the serve tests."""
+
+import asyncio
+
+from a2a_models.server import Agent
+
+
+class UserAgent(Agent):
+    """Prefixes echoes; 'slow' ticks every 50 ms for a minute."""
+
+    async def execute(self, context):
+        if context.message.text == "slow":
+            for i in range(1200):
+                yield context.working(f"tick {i}")
+                await asyncio.sleep(0.05)
+            yield context.complete()
+            return
+        yield context.reply("user agent: " + context.message.text)
+'''
+
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+V10 = {"A2A-Version": "1.0"}
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("a2a-models")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(pythonpath: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
+    return env
+
+
+class Served:
+    """``a2a-models serve ARGS`` in a subprocess; output collected by a thread."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        pythonpath: Path | None = None,
+        port: int | None = None,
+    ) -> None:
+        #: ``None``: a free port chosen here; 0: left to the server (read from its output).
+        self.port = _free_port() if port is None else port
+        self.proc = subprocess.Popen(
+            [*_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=cwd,
+            env=_env(pythonpath),
+        )
+        self.output: list[str] = []
+        self.url = ""
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._eof = threading.Event()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output.append(line.rstrip("\n"))
+            self._lines.put(line)
+        self._lines.put(None)
+        self._eof.set()
+
+    def log(self) -> str:
+        return f"--- serve output (pid {self.proc.pid}) ---\n" + "\n".join(self.output)
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> Served:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                pytest.fail(f"serve exited ({self.proc.wait()}) while starting\n" + self.log())
+            match = re.search(r"a2a-models: serving .* at (\S+)", line)
+            if match:
+                self.url = match.group(1)
+                self.port = int(re.search(r":(\d+)", self.url.removeprefix("http://"))[1])  # type: ignore[index]
+                return self
+        pytest.fail(f"serve did not start within {timeout} s\n" + self.log())
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> int | None:
+        """Send ``sig``; the exit code, or ``None`` if it had to be killed."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            return None
+        self._eof.wait(5)  # all its output is in self.output
+        return code
+
+    def wait(self, timeout: float = STOP_TIMEOUT) -> int | None:
+        """The exit code once the process ends by itself (``None``: still running)."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self._eof.wait(5)  # all its output is in self.output
+        return code
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(5)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Any]:
+    """Start ``a2a-models serve`` (ready to answer); every server is stopped at the end."""
+    started: list[Served] = []
+
+    def start(*args: str, pythonpath: Path | None = None, port: int | None = None) -> Served:
+        served = Served(args, cwd=tmp_path, pythonpath=pythonpath, port=port)
+        started.append(served)
+        return served.wait_ready()
+
+    yield start
+    for served in started:
+        if served.proc.poll() is None:
+            served.kill()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The default (demo) agent, in an empty directory."""
+    served = Served([], cwd=tmp_path_factory.mktemp("demo")).wait_ready()
+    yield served
+    assert served.stop() == 0, served.log()
+
+
+@pytest.fixture
+def user_agent_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "my_agent.py").write_text(USER_AGENT)
+    return folder
+
+
+def cli(
+    *args: str, cwd: Path | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*_command(), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def rpc(method: str, params: dict[str, Any], id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+
+
+def send_params(text: str) -> dict[str, Any]:
+    return {
+        "message": {
+            "messageId": f"m-{time.monotonic_ns()}",
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }
+    }
+
+
+# ---------------------------------------------------------------------------- the demo agent
+
+
+def test_demo_agent_echoes(demo: Served) -> None:
+    done = cli("send", demo.url, "hello")
+    assert done.returncode == 0, done.stderr + demo.log()
+    assert done.stdout == "[message] echo: hello\n"
+
+
+def test_demo_task_streams_status_updates_and_an_artifact(demo: Served) -> None:
+    done = cli("send", demo.url, "task", "--stream")
+    assert done.returncode == 0, done.stderr + demo.log()
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("[task ") and lines[0].endswith("submitted")
+    statuses = [line for line in lines if line.startswith("[status] working: ")]
+    assert statuses == [
+        "[status] working: Planning (step 1 of 3)",
+        "[status] working: Working (step 2 of 3)",
+        "[status] working: Checking (step 3 of 3)",
+    ]
+    assert "[artifact report] The demo task " in lines
+    assert "[artifact report] (more) is done." in lines
+    assert lines[-1] == "[status] completed: Demo task complete"
+
+
+def test_demo_card_describes_the_server(demo: Served) -> None:
+    done = cli("card", demo.url)
+    assert done.returncode == 0, done.stderr
+    card = json.loads(done.stdout)
+    assert card["name"] == "a2a-models demo agent"
+    assert {i["url"] for i in card["supportedInterfaces"]} == {demo.url}
+    assert {i["protocolBinding"] for i in card["supportedInterfaces"]} == {"JSONRPC", "HTTP+JSON"}
+
+
+# ---------------------------------------------------------------------------- durability
+
+
+async def test_sqlite_store_keeps_a_task_across_a_sigkill(serve: Any, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"  # an absolute path: sqlite:////tmp/...
+    first = serve("--store", store)
+    message = Message.user("task")
+    async with asyncio.timeout(20), HTTPClient(first.url, timeout=10) as client:
+        task = await client.send_message(
+            message, configuration=SendMessageConfiguration(return_immediately=True)
+        )
+        assert isinstance(task, Task)
+        first.kill()  # SIGKILL right after the reply: no shutdown code runs
+        assert first.proc.returncode == -signal.SIGKILL
+
+        second = serve("--store", store, port=first.port)
+        again = await client.get_task(task.id)
+    assert (again.id, again.context_id) == (task.id, task.context_id)
+    assert again.history[0].message_id == message.message_id
+    assert again.history[0].text == "task"
+    assert not again.status.state.is_terminal  # the run died with the process
+    assert second.proc.poll() is None
+
+
+# ---------------------------------------------------------------------------- shutdown
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_signal_stops_gracefully_closing_open_streams(
+    serve: Any, user_agent_dir: Path, sig: signal.Signals
+) -> None:
+    served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
+    body = rpc("SendStreamingMessage", send_params("slow"))
+    headers = {**V10, "Accept": "text/event-stream"}
+    async with asyncio.timeout(20), httpx.AsyncClient(timeout=10) as http:
+        async with http.stream("POST", served.url, json=body, headers=headers) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines = response.aiter_lines()
+            events = 0
+            async for line in lines:
+                events += line.startswith("data:")
+                if events == 3:
+                    break
+            sent = time.monotonic()
+            served.proc.send_signal(sig)
+            # The stream ends (cleanly: a complete chunked body) instead of hanging
+            # for the minute the task would still run.
+            async with asyncio.timeout(STOP_TIMEOUT):
+                rest = [line async for line in lines]
+            closed = time.monotonic() - sent
+    # One signal only: the server must stop on its own (a second one would force it).
+    code = await asyncio.to_thread(served.wait, STOP_TIMEOUT)
+    assert code == 0, served.log()
+    assert closed < STOP_TIMEOUT
+    assert all(not line.startswith("data:") or "TASK_STATE" in line for line in rest)
+    assert served.output[-1] == "a2a-models: stopped", served.log()
+    assert "Traceback" not in served.log(), served.log()
+
+
+# ---------------------------------------------------------------------------- options
+
+
+async def test_auth_token_is_required(serve: Any) -> None:
+    served = serve("--store", "memory:", "--auth-token", "s3cret")
+    body = rpc("SendMessage", send_params("hi"))
+    async with asyncio.timeout(20), httpx.AsyncClient(timeout=10) as http:
+        anonymous = await http.post(served.url, json=body, headers=V10)
+        wrong = await http.post(
+            served.url, json=body, headers={**V10, "Authorization": "Bearer nope"}
+        )
+        good = await http.post(
+            served.url, json=body, headers={**V10, "Authorization": "Bearer s3cret"}
+        )
+        rest = await http.get(f"{served.url}/tasks/some-task", headers=V10)
+        card = await http.get(f"{served.url}/.well-known/agent-card.json")
+    assert anonymous.status_code == 401
+    assert anonymous.headers["www-authenticate"].lower().startswith("bearer")
+    assert wrong.status_code == 401
+    assert rest.status_code == 401
+    assert good.status_code == 200, good.text
+    assert good.json()["result"]["message"]["parts"] == [{"text": "echo: hi"}]
+    # The card stays public and says how to authenticate.
+    assert card.status_code == 200
+    assert card.json()["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+
+    done = cli("send", served.url, "hi", "-H", "Authorization: Bearer s3cret")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[message] echo: hi\n"
+    refused = cli("send", served.url, "hi")
+    assert refused.returncode == 1
+    assert "error:" in refused.stderr and "Traceback" not in refused.stderr
+
+
+async def test_base_path_serves_under_it(serve: Any) -> None:
+    served = serve("--store", "memory:", "--base-path", "/a2a/")
+    assert served.url == served.root + "/a2a"
+    body = rpc("SendMessage", send_params("hi"))
+    async with asyncio.timeout(20), httpx.AsyncClient(timeout=10) as http:
+        below = await http.post(served.root + "/a2a", json=body, headers=V10)
+        slash = await http.post(served.root + "/a2a/", json=body, headers=V10)
+        root = await http.post(served.root + "/", json=body, headers=V10)
+        card = await http.get(served.root + "/a2a/.well-known/agent-card.json")
+        root_card = await http.get(served.root + "/.well-known/agent-card.json")
+        rest = await http.get(served.root + "/a2a/tasks/none", headers=V10)
+    for answer in (below, slash):
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"]["message"]["parts"] == [{"text": "echo: hi"}]
+    assert root.status_code in (404, 405)
+    assert card.status_code == root_card.status_code == 200
+    assert {i["url"] for i in card.json()["supportedInterfaces"]} == {served.root + "/a2a"}
+    assert rest.status_code == 404 and "not found" in rest.text.lower()
+
+    done = cli("send", served.root + "/a2a", "hello")  # the card is found under the path
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[message] echo: hello\n"
+
+
+def test_agent_option_loads_a_user_agent(serve: Any, user_agent_dir: Path) -> None:
+    served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
+    assert "serving UserAgent at" in "\n".join(served.output)
+    done = cli("send", served.url, "hi")
+    assert done.returncode == 0, done.stderr + served.log()
+    assert done.stdout == "[message] user agent: hi\n"
+    # Served under a card of its own name and docstring.
+    card = httpx.get(served.url + "/.well-known/agent-card.json", timeout=10).json()
+    assert card["name"] == "UserAgent"
+    assert card["description"] == "Prefixes echoes; 'slow' ticks every 50 ms for a minute."
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="serve makes an agent without a card of its own a card with skills=[], which our "
+    "own decoder rejects ('$.skills: required field missing', the known codec bug "
+    "v10-empty-skills-rejected): `card` fails and `send`/connect() fall back to no card",
+)
+def test_user_agent_card_is_readable(serve: Any, user_agent_dir: Path) -> None:
+    served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
+    shown = cli("card", served.url)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["name"] == "UserAgent"
+    sent = cli("send", served.url, "hi")
+    assert "no agent card" not in sent.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the console script does not put the current directory on sys.path, so "
+    "`a2a-models serve --agent my_agent:UserAgent` run next to my_agent.py cannot import "
+    "it (`python -m a2a_models serve` can); uvicorn/gunicorn add it (--app-dir)",
+)
+def test_agent_module_in_the_current_directory(serve: Any, user_agent_dir: Path) -> None:
+    served = Served(["--store", "memory:", "--agent", "my_agent:UserAgent"], cwd=user_agent_dir)
+    try:
+        served.wait_ready()
+    finally:
+        if served.proc.poll() is None:
+            served.kill()
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("no_such_module_xyz:Agent", "cannot import 'no_such_module_xyz'"),
+        ("a2a_models._cli._demo:Nope", "has no 'Nope'"),
+        ("a2a_models._cli._demo:TASK_TRIGGER", "is not an a2a_models.server.Agent"),
+        ("nonsense", "expected demo, conformance or module:object"),
+    ],
+)
+def test_bad_agent_exits_2_with_a_clear_message(tmp_path: Path, value: str, says: str) -> None:
+    done = cli("serve", "--port", "0", "--store", "memory:", "--agent", value, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"a2a-models serve: --agent {value!r}"), done.stderr
+    assert says in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "serving" not in done.stdout
+
+
+def test_bad_store_exits_2_with_a_clear_message(tmp_path: Path) -> None:
+    done = cli("serve", "--port", "0", "--store", "bogus://x", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unsupported task store URL 'bogus://x'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a port already in use ends `serve` with an OSError traceback (exit 1) instead "
+    "of a one-line message: run_server does not catch OSError from HTTPServer.start()",
+)
+def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = cli("serve", "--port", str(port), "--store", "memory:", cwd=tmp_path, timeout=15)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "a2a-models serve:" in done.stderr and str(port) in done.stderr
+
+
+def test_port_zero_picks_a_free_port(serve: Any) -> None:
+    served = serve("--store", "memory:", port=0)
+    assert served.port > 0
+    done = cli("send", served.url, "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[message] echo: hello\n"

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -125,7 +126,7 @@ class Served:
             match = re.search(r"a2a-models: serving .* at (\S+)", line)
             if match:
                 self.url = match.group(1)
-                self.port = int(re.search(r":(\d+)", self.url.removeprefix("http://"))[1])  # type: ignore[index]
+                self.port = urlsplit(self.url).port or self.port
                 return self
         pytest.fail(f"serve did not start within {timeout} s\n" + self.log())
 

@@ -173,6 +173,13 @@ async def events_of(
         await reply.aclose()
 
 
+@pytest.fixture(autouse=True)
+def _server_log(caplog: pytest.LogCaptureFixture) -> None:
+    # The server logger's own level, so that a level set on a parent logger by
+    # other tests (or the application) cannot hide the records checked here.
+    caplog.set_level(logging.WARNING, logger="a2a_models.server")
+
+
 @pytest.fixture
 async def engine() -> AsyncGenerator[AgentServer, None]:
     server = AgentServer(FuncAgent(echo), make_card())
@@ -935,6 +942,10 @@ async def test_subscribe_resumes_after_last_event_id(
     [
         ("abc", -32600),
         ("-1", -32600),
+        ("+2", -32600),
+        ("1_0", -32600),
+        ("\u0663", -32600),  # an Arabic-Indic digit 3
+        ("9" * 40, -32600),
         ("1.5", -32600),
         ("0x2", -32600),
         ("99", -32602),  # beyond the task's last event: the engine's call

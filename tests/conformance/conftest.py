@@ -11,7 +11,7 @@ from ._broken import good
 from ._servers import sdk_app, serving
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def _quiet_servers() -> Iterator[None]:
     # The SDK logs every error answer with a traceback; the broken fixtures too.
     names = ["a2a", "a2a_models", "uvicorn", "uvicorn.error", "sse_starlette"]

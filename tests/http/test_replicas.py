@@ -51,7 +51,7 @@ EVENT_TIMEOUT = 5.0
 #: Bound of each whole test body.
 TEST_TIMEOUT = 30.0
 #: The latest a live event may reach the other replica's stream.
-MAX_DELIVERY_LAG = 2.0
+MAX_DELIVERY_LAG = 3.0
 
 
 def _command() -> list[str]:
@@ -262,7 +262,7 @@ async def test_task_created_on_a_is_read_listed_and_streamed_on_b(
     replicas: tuple[Replica, Replica],
 ) -> None:
     a, b = replicas
-    steps = 15
+    steps = 20
     async with asyncio.timeout(TEST_TIMEOUT), _client(a) as on_a, _client(b) as on_b:
         task = await on_a.send_message(Message.user(f"steps {steps}"), configuration=NON_BLOCKING)
         assert isinstance(task, Task) and not task.status.state.is_terminal
@@ -279,7 +279,7 @@ async def test_task_created_on_a_is_read_listed_and_streamed_on_b(
         assert not first.status.state.is_terminal, "subscribed after the task finished"
         # The snapshot's id is the seq it reflects; the live events follow it one by one.
         _assert_consecutive(ids, ids[0])
-        assert len(rest) >= steps // 2, "too few live events to prove anything"
+        assert len(rest) >= 5, "too few live events to prove anything"
         last = rest[-1][1]
         assert isinstance(last, TaskStatusUpdateEvent)
         assert last.status.state is TaskState.COMPLETED

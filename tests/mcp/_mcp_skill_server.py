@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _mcp_skills import AGENT_NAME, SKILLS, TAG_DATE  # noqa: E402
+from _mcp_skills import AGENT_NAME, SKILLS, TAG_DATE
 
-from a2a_models.adapters.mcp import MCPSkillServer  # noqa: E402
+from a2a_models.adapters.mcp import MCPSkillServer
 
 if __name__ == "__main__":
     server = MCPSkillServer(SKILLS, name=AGENT_NAME, version="1.2.3", tag_date=TAG_DATE)

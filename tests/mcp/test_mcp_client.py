@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from _mcp_skills import AGENT_NAME, SKILLS
 from _mcp_tool_server import build as build_tool_server
 
@@ -107,8 +108,34 @@ async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def spy(connection: MCPConnection) -> list[tuple[str, Any]]:
-    """Record the calls that reach the server (patches the connection)."""
+# Every test of the module runs in one event loop: the read-only tests share
+# one hub (whose connections live in tasks of their own, so the fixture may
+# start and stop it from different tasks).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+PROVIDER_SAW: dict[str, Any] = {}
+
+
+async def _provider(connections: Any) -> dict[str, Any]:
+    (connection,) = connections.values()
+    assert connection.connected
+    pid = await connection.client.call_tool("pid", {})
+    PROVIDER_SAW["servers"] = sorted(connections)
+    return {"server_pid": pid.structured_content["result"], "tenant": "acme"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MCPToolHub]:
+    path = write_config(tmp_path_factory.mktemp("shared"), {"Tools": stdio()})
+    shared = MCPToolHub.from_config(path, call_timeout=TIMEOUT, context_provider=_provider)
+    async with asyncio.timeout(TIMEOUT):
+        await shared.start()
+    yield shared
+    async with asyncio.timeout(TIMEOUT):
+        await shared.stop()
+
+
+def spy(connection: MCPConnection, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Record the calls that reach the server (patches the connection for one test)."""
     calls: list[tuple[str, Any]] = []
     original = connection.call_tool
 
@@ -116,134 +143,128 @@ def spy(connection: MCPConnection) -> list[tuple[str, Any]]:
         calls.append((name, arguments))
         return await original(name, arguments)
 
-    connection.call_tool = call_tool  # type: ignore[method-assign]
+    monkeypatch.setattr(connection, "call_tool", call_tool)
     return calls
 
 
 # ----------------------------------------------------------------------------- discovery
 
 
-async def test_discovery_and_namespacing(tmp_path: Path) -> None:
-    async with running(tmp_path) as hub:
-        tools = {t.name: t for t in hub.tools}
-        assert list(tools) == PLAIN_TOOLS
-        assert all(NAMESPACED_TOOL_NAME.fullmatch(name) for name in tools)
-        weather = tools["tools__get_weather"]
-        assert weather.description == "The weather in a city."
-        assert weather.input_schema["required"] == ["city"]
-        assert weather.input_schema["properties"]["city"]["type"] == "string"
-        assert weather.source == "MCP server 'Tools', tool 'getWeather'"
-        assert weather.metadata == {"mcp_server": "Tools", "mcp_tool": "getWeather"}
-        connection = hub.connections["Tools"]
-        assert connection.prefix == "tools" and connection.connected
-        assert [t.name for t in connection.mcp_tools][:2] == ["getWeather", "add-numbers"]
+async def test_discovery_and_namespacing(hub: MCPToolHub) -> None:
+    tools = {t.name: t for t in hub.tools}
+    assert list(tools) == PLAIN_TOOLS
+    assert all(NAMESPACED_TOOL_NAME.fullmatch(name) for name in tools)
+    weather = tools["tools__get_weather"]
+    assert weather.description == "The weather in a city."
+    assert weather.input_schema["required"] == ["city"]
+    assert weather.input_schema["properties"]["city"]["type"] == "string"
+    assert weather.source == "MCP server 'Tools', tool 'getWeather'"
+    assert weather.metadata == {"mcp_server": "Tools", "mcp_tool": "getWeather"}
+    connection = hub.connections["Tools"]
+    assert connection.prefix == "tools" and connection.connected
+    assert [t.name for t in connection.mcp_tools][:2] == ["getWeather", "add-numbers"]
 
-        result = await hub.call("tools__get_weather", {"city": "Oslo"})
-        assert isinstance(result, ToolResult) and result.text == "sunny in Oslo"
-        summed = await hub.call("tools__add_numbers", {"a": 2, "b": 3})
-        assert isinstance(summed, ToolResult) and summed.data == {"sum": 5}
+    result = await hub.call("tools__get_weather", {"city": "Oslo"})
+    assert isinstance(result, ToolResult) and result.text == "sunny in Oslo"
+    summed = await hub.call("tools__add_numbers", {"a": 2, "b": 3})
+    assert isinstance(summed, ToolResult) and summed.data == {"sum": 5}
 
 
-async def test_arguments_are_validated_before_the_call(tmp_path: Path) -> None:
-    async with running(tmp_path) as hub:
-        calls = spy(hub.connections["Tools"])
-        with pytest.raises(ToolInputError) as info:
-            await hub.call("tools__add_numbers", {"a": "one"})
-        assert info.value.problems == (
-            "$: 'b' is a required property",
-            "$.a: 'one' is not of type 'integer'",
-        ) or set(info.value.problems) == {
-            "$: 'b' is a required property",
-            "$.a: 'one' is not of type 'integer'",
-        }
-        assert "tools__add_numbers" in str(info.value)
-        assert calls == []
-        await hub.call("tools__add_numbers", {"a": 1, "b": 1})
-        assert calls == [("add-numbers", {"a": 1, "b": 1})]
+async def test_arguments_are_validated_before_the_call(
+    hub: MCPToolHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = spy(hub.connections["Tools"], monkeypatch)
+    with pytest.raises(ToolInputError) as info:
+        await hub.call("tools__add_numbers", {"a": "one"})
+    assert set(info.value.problems) == {
+        "$: 'b' is a required property",
+        "$.a: 'one' is not of type 'integer'",
+    }
+    assert "tools__add_numbers" in str(info.value)
+    assert calls == []
+    await hub.call("tools__add_numbers", {"a": 1, "b": 1})
+    assert calls == [("add-numbers", {"a": 1, "b": 1})]
 
 
 # ----------------------------------------------------------------------------- hooks, adapters
 
 
-async def test_hooks_on_a_remote_tool_rewrite_and_short_circuit(tmp_path: Path) -> None:
-    async with running(tmp_path) as hub:
-        calls = spy(hub.connections["Tools"])
-        weather = next(t for t in hub.tools if t.name == "tools__get_weather")
-        order: list[str] = []
+async def test_hooks_on_a_remote_tool_rewrite_and_short_circuit(
+    hub: MCPToolHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = spy(hub.connections["Tools"], monkeypatch)
+    weather = next(t for t in hub.tools if t.name == "tools__get_weather")
+    order: list[str] = []
 
-        def shout(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-            order.append("shout")
-            return {"city": args["city"].upper()}
+    def shout(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        order.append("shout")
+        return {"city": args["city"].upper()}
 
-        async def block_atlantis(args: dict[str, Any], ctx: ToolContext) -> Message | None:
-            order.append("block")
-            if args["city"] == "ATLANTIS":
-                return Message.agent("no weather under the sea")
-            return None
+    async def block_atlantis(args: dict[str, Any], ctx: ToolContext) -> Message | None:
+        order.append("block")
+        if args["city"] == "ATLANTIS":
+            return Message.agent("no weather under the sea")
+        return None
 
-        def stamp(args: dict[str, Any], result: Any, ctx: ToolContext) -> ToolResult:
-            order.append("stamp")
-            return ToolResult.of(f"{result.text} (checked)")
+    def stamp(args: dict[str, Any], result: Any, ctx: ToolContext) -> ToolResult:
+        order.append("stamp")
+        return ToolResult.of(f"{result.text} (checked)")
 
-        hooked = with_hooks(weather, before=[shout, block_atlantis], after=stamp)
-        assert hooked.name == weather.name and hooked.input_schema == weather.input_schema
-        result = await hooked.call({"city": "oslo"})
-        assert isinstance(result, ToolResult) and result.text == "sunny in OSLO (checked)"
-        assert order == ["shout", "block", "stamp"]
-        assert calls == [("getWeather", {"city": "OSLO"})]
+    hooked = with_hooks(weather, before=[shout, block_atlantis], after=stamp)
+    assert hooked.name == weather.name and hooked.input_schema == weather.input_schema
+    result = await hooked.call({"city": "oslo"})
+    assert isinstance(result, ToolResult) and result.text == "sunny in OSLO (checked)"
+    assert order == ["shout", "block", "stamp"]
+    assert calls == [("getWeather", {"city": "OSLO"})]
 
-        order.clear()
-        short = await hooked.call({"city": "atlantis"})
-        assert isinstance(short, Message) and short.text == "no weather under the sea"
-        assert order == ["shout", "block"]
-        assert len(calls) == 1  # the server was not called
-        with pytest.raises(ToolInputError):
-            await hooked.call({"town": "Oslo"})
-        assert order == ["shout", "block"]  # invalid input never reaches the hooks
-
-
-async def test_wildcard_and_exact_adapters_replace_tools_under_their_names(tmp_path: Path) -> None:
-    async with running(tmp_path) as hub:
-        log: list[str] = []
-
-        def audit(tool: Tool) -> Tool:
-            def before(args: dict[str, Any], ctx: ToolContext) -> None:
-                log.append(f"audit {tool.name}")
-
-            return with_hooks(tool, before=before)
-
-        def cached(tool: Tool) -> Tool:
-            def before(args: dict[str, Any], ctx: ToolContext) -> Task:
-                log.append(f"cache {tool.name}")
-                return success_task("cached forecast")
-
-            return with_hooks(tool, before=before).evolve(name="renamed")
-
-        local = function_tool(lambda word: word[::-1], name="reverse", description="Reverses.")
-        toolbox = hub.toolbox([local], adapters={"*": audit, "tools__get_weather": cached})
-        assert toolbox.names == ("reverse", *PLAIN_TOOLS)  # replaced, not added; name kept
-        originals = {id(t) for t in hub.tools}
-        assert not any(id(t) in originals for t in toolbox.tools)
-
-        answer = await toolbox.call("tools__get_weather", {"city": "Oslo"})
-        assert isinstance(answer, Task) and answer.state is TaskState.COMPLETED
-        assert log == ["cache tools__get_weather", "audit tools__get_weather"]
-        log.clear()
-        result = await toolbox.call("tools__add_numbers", {"a": 1, "b": 2})
-        assert isinstance(result, ToolResult) and result.data == {"sum": 3}
-        assert await toolbox.call("reverse", {"word": "abc"}) == ToolResult.of("cba")
-        assert log == ["audit tools__add_numbers", "audit reverse"]
+    order.clear()
+    short = await hooked.call({"city": "atlantis"})
+    assert isinstance(short, Message) and short.text == "no weather under the sea"
+    assert order == ["shout", "block"]
+    assert len(calls) == 1  # the server was not called
+    with pytest.raises(ToolInputError):
+        await hooked.call({"town": "Oslo"})
+    assert order == ["shout", "block"]  # invalid input never reaches the hooks
 
 
-async def test_allowed_tools_per_skill_and_the_context_provider(tmp_path: Path) -> None:
+async def test_wildcard_and_exact_adapters_replace_tools_under_their_names(
+    hub: MCPToolHub,
+) -> None:
+    log: list[str] = []
+
+    def audit(tool: Tool) -> Tool:
+        def before(args: dict[str, Any], ctx: ToolContext) -> None:
+            log.append(f"audit {tool.name}")
+
+        return with_hooks(tool, before=before)
+
+    def cached(tool: Tool) -> Tool:
+        def before(args: dict[str, Any], ctx: ToolContext) -> Task:
+            log.append(f"cache {tool.name}")
+            return success_task("cached forecast")
+
+        return with_hooks(tool, before=before).evolve(name="renamed")
+
+    local = function_tool(lambda word: word[::-1], name="reverse", description="Reverses.")
+    toolbox = hub.toolbox([local], adapters={"*": audit, "tools__get_weather": cached})
+    assert toolbox.names == ("reverse", *PLAIN_TOOLS)  # replaced, not added; name kept
+    originals = {id(t) for t in hub.tools}
+    assert not any(id(t) in originals for t in toolbox.tools)
+
+    answer = await toolbox.call("tools__get_weather", {"city": "Oslo"})
+    assert isinstance(answer, Task) and answer.state is TaskState.COMPLETED
+    # Adapters apply in order, so the exact one wraps the wildcard one and its
+    # short-circuit answers before the audit hook would run.
+    assert log == ["cache tools__get_weather"]
+    log.clear()
+    result = await toolbox.call("tools__add_numbers", {"a": 1, "b": 2})
+    assert isinstance(result, ToolResult) and result.data == {"sum": 3}
+    assert await toolbox.call("reverse", {"word": "abc"}) == ToolResult.of("cba")
+    assert log == ["audit tools__add_numbers", "audit reverse"]
+
+
+async def test_allowed_tools_per_skill_and_the_context_provider(hub: MCPToolHub) -> None:
     seen: dict[str, Any] = {}
-
-    async def provider(connections: Any) -> dict[str, Any]:
-        (connection,) = connections.values()
-        assert connection.connected
-        pid = await connection.client.call_tool("pid", {})
-        seen["provider"] = sorted(connections)
-        return {"server_pid": pid.structured_content["result"], "tenant": "acme"}
 
     @function_tool
     def whoami(ctx: ToolContext) -> str:
@@ -268,22 +289,20 @@ async def test_allowed_tools_per_skill_and_the_context_provider(tmp_path: Path) 
         tools=[whoami],
         allowed_tools=["tools__get_weather", "tools__add_*"],
     )
-    async with running(tmp_path, context_provider=provider) as hub:
-        assert seen["provider"] == ["Tools"]
-        assert hub.context["tenant"] == "acme" and hub.context["server_pid"] > 0
-        toolbox = hub.toolbox()
-        assert [t.name for t in toolbox.for_skill(skill)] == [
-            "whoami",
-            "tools__get_weather",
-            "tools__add_numbers",
-        ]
-        server = MCPSkillServer([skill], name="forecaster", toolbox=toolbox)
-        result = await server.call("forecast", {"city": "Bergen"})
-        assert not result.is_error, result
-        ctx = seen["tool_context"]
-        assert ctx.skill_id == "forecast" and ctx.skill_input == {"city": "Bergen"}
-        assert ctx.custom is hub.context
-    assert hub.context is None
+    assert PROVIDER_SAW["servers"] == ["Tools"]
+    assert hub.context["tenant"] == "acme" and hub.context["server_pid"] > 0
+    toolbox = hub.toolbox()
+    assert [t.name for t in toolbox.for_skill(skill)] == [
+        "whoami",
+        "tools__get_weather",
+        "tools__add_numbers",
+    ]
+    server = MCPSkillServer([skill], name="forecaster", toolbox=toolbox)
+    result = await server.call("forecast", {"city": "Bergen"})
+    assert not result.is_error, result
+    ctx = seen["tool_context"]
+    assert ctx.skill_id == "forecast" and ctx.skill_input == {"city": "Bergen"}
+    assert ctx.custom is hub.context
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -314,6 +333,7 @@ async def test_server_crashing_mid_call_is_a_clean_error(tmp_path: Path) -> None
             await hub.call("tools__crash", {})
         assert time.monotonic() - started < 5
         assert "MCP server 'Tools', tool 'crash'" in str(info.value)
+        assert not hub.connections["Tools"].connected
         with pytest.raises(ToolExecutionError):
             await hub.call("tools__get_weather", {"city": "Oslo"})
     assert children() <= before
@@ -331,7 +351,7 @@ async def test_stop_leaves_no_child_processes(tmp_path: Path) -> None:
         assert all(alive(pid) for pid in pids)
         assert set(pids) <= children() - before
         await hub.stop()
-        assert not hub.started and hub.tools == ()
+        assert not hub.started and hub.tools == () and hub.context is None
         assert not any(alive(pid) for pid in pids)
         await hub.stop()  # idempotent
     assert children() <= before
@@ -364,7 +384,10 @@ async def test_start_fails_fast_naming_the_server(
 
 async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
     hub = MCPToolHub.from_config(
-        write_config(tmp_path, {"mute": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}}),
+        write_config(
+            tmp_path,
+            {"mute": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}},
+        ),
         connect_timeout=1.0,
     )
     before = children()
@@ -376,7 +399,10 @@ async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("variant", "fragments"),
     [
-        ("collide", ["'getWeather'", "'get_weather'", "'tools__get_weather'", "MCP server 'Tools'"]),
+        (
+            "collide",
+            ["'getWeather'", "'get_weather'", "'tools__get_weather'", "MCP server 'Tools'"],
+        ),
         ("badname", ["MCP server 'Tools', tool '3d.render'", "no valid snake_case form"]),
     ],
 )
@@ -390,11 +416,9 @@ async def test_invalid_or_colliding_tool_names_name_both_sources(
         assert fragment in str(info.value)
 
 
-def test_server_names_that_collide_as_prefixes_are_refused(tmp_path: Path) -> None:
+async def test_server_names_that_collide_as_prefixes_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ToolNameError, match="'my-server' and 'my_server' both become"):
-        MCPToolHub.from_config(
-            write_config(tmp_path, {"my-server": stdio(), "my_server": stdio()})
-        )
+        MCPToolHub.from_config(write_config(tmp_path, {"my-server": stdio(), "my_server": stdio()}))
     with pytest.raises(ToolNameError, match="'9lives'"):
         MCPToolHub.from_config(write_config(tmp_path, {"9lives": stdio()}))
 
@@ -409,9 +433,10 @@ async def test_stdio_servers_get_their_own_environment(
     path = write_config(
         tmp_path, {"Tools": stdio(env={"TOKEN": "$env:MY_TOKEN", "PLAIN": "value"})}
     )
-    async with asyncio.timeout(TIMEOUT), MCPToolHub.from_config(
-        path, env={"MY_TOKEN": "s3cret"}
-    ) as hub:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        MCPToolHub.from_config(path, env={"MY_TOKEN": "s3cret"}) as hub,
+    ):
         for name, expected in [("TOKEN", "s3cret"), ("PLAIN", "value"), ("PARENT_ONLY", "<unset>")]:
             result = await hub.call("tools__env", {"name": name})
             assert isinstance(result, ToolResult) and result.text == expected

@@ -89,10 +89,16 @@ def test_resolve_env() -> None:
         ({"mcpServers": {"x": {}}}, "mcpServers.x: expected 'command'"),
         ({"mcpServers": {"x": {"command": ""}}}, "mcpServers.x.command: must not be empty"),
         ({"mcpServers": {"x": {"command": 1}}}, "mcpServers.x.command: expected a string"),
-        ({"mcpServers": {"x": {"command": "a", "args": "b"}}}, "mcpServers.x.args: expected a list"),
+        (
+            {"mcpServers": {"x": {"command": "a", "args": "b"}}},
+            "mcpServers.x.args: expected a list",
+        ),
         ({"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}, "mcpServers.x.env.K: expected"),
         ({"mcpServers": {"x": {"transport": {"type": "http"}}}}, "an HTTP server needs a 'url'"),
-        ({"mcpServers": {"x": {"transport": {"type": "sse", "url": "u"}}}}, "unsupported transport"),
+        (
+            {"mcpServers": {"x": {"transport": {"type": "sse", "url": "u"}}}},
+            "unsupported transport",
+        ),
         ({"mcpServers": {"x": {"type": "http", "url": "ftp://x"}}}, "expected an http(s) URL"),
     ],
 )

@@ -18,11 +18,12 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+import pytest_asyncio
 from _mcp_skills import ADD, AGENT_NAME, CALLS, ECHO, SKILLS, TAG_DATE
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from a2a_models import Message, Role, Task, TaskState, codec
+from a2a_models import DataPart, Message, Role, Task, TaskState, codec
 from a2a_models.adapters.http import HTTPServer
 from a2a_models.adapters.mcp import MCPSkillServer, skill_tool_description
 from a2a_models.schema import validate_wire
@@ -47,18 +48,55 @@ async def connected(kind: str) -> AsyncIterator[Client]:
         yield client
 
 
-@pytest.fixture(params=["stdio", "http"])
-def kind(request: pytest.FixtureRequest) -> str:
-    # The SDK's Client must be entered and exited in one task, and an async
-    # fixture's setup and teardown may run in different ones: tests connect
-    # themselves, with ``async with session(kind) as client``.
-    return str(request.param)
+class Background:
+    """An SDK client held open by a task of its own.
+
+    The SDK's ``Client`` must be entered and exited in one task, and a
+    module-scoped fixture's setup and teardown may run in different ones;
+    calls themselves may come from any task.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.client: Client | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        try:
+            async with connected(self.kind) as client:
+                self.client = client
+                self._ready.set()
+                await self._stop.wait()
+        finally:
+            self._ready.set()
+
+    async def __aenter__(self) -> Client:
+        self._task = asyncio.create_task(self._run())
+        async with asyncio.timeout(TIMEOUT):
+            await self._ready.wait()
+        if self.client is None:
+            await self._task  # raises what went wrong
+        assert self.client is not None
+        return self.client
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        assert self._task is not None
+        async with asyncio.timeout(TIMEOUT):
+            await self._task
 
 
-@contextlib.asynccontextmanager
-async def session(kind: str) -> AsyncIterator[Client]:
-    async with asyncio.timeout(TIMEOUT), connected(kind) as client:
-        yield client
+# Every test of the module runs in one event loop, so the fixture below starts
+# one server per transport for all of them.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["stdio", "http"])
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    async with Background(str(request.param)) as c:
+        yield c
 
 
 def _embedded(result: types.CallToolResult) -> types.TextResourceContents:
@@ -76,82 +114,75 @@ def _error_text(result: types.CallToolResult) -> str:
     return result.content[0].text
 
 
-async def test_list_tools(kind: str) -> None:
-    async with session(kind) as client:
-        listed = (await client.list_tools()).tools
-        assert [t.name for t in listed] == ["echo", "add", "lookup", "explode"]
-        echo = listed[0]
-        assert echo.title == "Echo"
-        assert echo.description == (
-            "Repeats the text.\n\n"
-            "<tags><tag>text</tag><tag>a&lt;b &amp; c</tag></tags>"
-            "<examples><example>echo hello</example><example>say &lt;this&gt;</example></examples>"
-        )
-        xml = echo.description.split("\n\n", 1)[1]
-        root = ET.fromstring(f"<root>{xml}</root>")
-        assert [t.text for t in root.find("tags") or []] == ["text", "a<b & c"]
-        assert [e.text for e in root.find("examples") or []] == ["echo hello", "say <this>"]
-        assert echo.input_schema == ECHO.input_schema
-        assert listed[1].input_schema == ADD.input_schema
-        assert listed[3].input_schema == {"type": "object", "properties": {}}
-        for tool, skill in zip(listed, SKILLS, strict=True):
-            assert tool.description == skill_tool_description(skill)
+async def test_list_tools(client: Client) -> None:
+    listed = (await client.list_tools()).tools
+    assert [t.name for t in listed] == ["echo", "add", "lookup", "explode"]
+    echo = listed[0]
+    assert echo.title == "Echo"
+    assert echo.description == (
+        "Repeats the text.\n\n"
+        "<tags><tag>text</tag><tag>a&lt;b &amp; c</tag></tags>"
+        "<examples><example>echo hello</example><example>say &lt;this&gt;</example></examples>"
+    )
+    xml = echo.description.split("\n\n", 1)[1]
+    root = ET.fromstring(f"<root>{xml}</root>")
+    assert [t.text for t in root.find("tags") or []] == ["text", "a<b & c"]
+    assert [e.text for e in root.find("examples") or []] == ["echo hello", "say <this>"]
+    assert echo.input_schema == ECHO.input_schema
+    assert listed[1].input_schema == ADD.input_schema
+    assert listed[3].input_schema == {"type": "object", "properties": {}}
+    for tool, skill in zip(listed, SKILLS, strict=True):
+        assert tool.description == skill_tool_description(skill)
 
 
-async def test_call_returns_a_message(kind: str) -> None:
-    async with session(kind) as client:
-        result = await client.call_tool("echo", {"text": "hi"})
-        assert not result.is_error
-        resource = _embedded(result)
-        assert resource.mime_type == "application/json"
-        message = codec.decode(Message, resource.text, "1.0")
-        assert message.role is Role.AGENT and message.text == "echo: hi"
-        assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{message.message_id}"
-        validate_wire(codec.loads(resource.text), Message)
+async def test_call_returns_a_message(client: Client) -> None:
+    result = await client.call_tool("echo", {"text": "hi"})
+    assert not result.is_error
+    resource = _embedded(result)
+    assert resource.mime_type == "application/json"
+    message = codec.decode(Message, resource.text, "1.0")
+    assert message.role is Role.AGENT and message.text == "echo: hi"
+    assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{message.message_id}"
+    validate_wire(codec.loads(resource.text), Message)
 
 
-async def test_call_returns_a_task(kind: str) -> None:
-    async with session(kind) as client:
-        result = await client.call_tool("add", {"a": 2, "b": 3.5})
-        assert not result.is_error
-        resource = _embedded(result)
-        task = codec.decode(Task, resource.text, "1.0")
-        assert task.state is TaskState.COMPLETED
-        assert task.artifacts[0].parts[1].data == {"sum": 5.5}  # type: ignore[attr-defined]
-        assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{task.id}"
-        validate_wire(codec.loads(resource.text), Task)
+async def test_call_returns_a_task(client: Client) -> None:
+    result = await client.call_tool("add", {"a": 2, "b": 3.5})
+    assert not result.is_error
+    resource = _embedded(result)
+    task = codec.decode(Task, resource.text, "1.0")
+    assert task.state is TaskState.COMPLETED
+    assert task.artifacts[0].parts[1] == DataPart({"sum": 5.5})
+    assert resource.uri == f"tag:test-agent-mcp,{TAG_DATE}:{task.id}"
+    validate_wire(codec.loads(resource.text), Task)
 
 
-async def test_error_task_is_an_error_result_carrying_the_task(kind: str) -> None:
-    async with session(kind) as client:
-        result = await client.call_tool("lookup", {"city": "Atlantis"})
-        assert result.is_error
-        task = codec.decode(Task, _embedded(result).text, "1.0")
-        assert task.state is TaskState.FAILED
-        assert task.status.message is not None
-        assert task.status.message.text == "unknown city 'Atlantis'"
+async def test_error_task_is_an_error_result_carrying_the_task(client: Client) -> None:
+    result = await client.call_tool("lookup", {"city": "Atlantis"})
+    assert result.is_error
+    task = codec.decode(Task, _embedded(result).text, "1.0")
+    assert task.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert task.status.message.text == "unknown city 'Atlantis'"
 
 
-async def test_invalid_arguments_are_refused_before_the_handler(kind: str) -> None:
-    async with session(kind) as client:
-        missing = _error_text(await client.call_tool("echo", {}))
-        assert missing == "Invalid arguments for 'echo': $: 'text' is a required property"
-        wrong = _error_text(await client.call_tool("echo", {"text": 5, "extra": True}))
-        assert wrong.startswith("Invalid arguments for 'echo': ")
-        assert "$.text: 5 is not of type 'string'" in wrong
-        assert "Additional properties are not allowed ('extra' was unexpected)" in wrong
-        assert "number" in _error_text(await client.call_tool("add", {"a": 1, "b": "2"}))
+async def test_invalid_arguments_are_refused_before_the_handler(client: Client) -> None:
+    missing = _error_text(await client.call_tool("echo", {}))
+    assert missing == "Invalid arguments for 'echo': $: 'text' is a required property"
+    wrong = _error_text(await client.call_tool("echo", {"text": 5, "extra": True}))
+    assert wrong.startswith("Invalid arguments for 'echo': ")
+    assert "$.text: 5 is not of type 'string'" in wrong
+    assert "Additional properties are not allowed ('extra' was unexpected)" in wrong
+    assert "number" in _error_text(await client.call_tool("add", {"a": 1, "b": "2"}))
 
 
-async def test_handler_exception_becomes_an_error_result(kind: str) -> None:
-    async with session(kind) as client:
-        assert _error_text(await client.call_tool("explode", {})) == "[RuntimeError]: kaboom"
+async def test_handler_exception_becomes_an_error_result(client: Client) -> None:
+    assert _error_text(await client.call_tool("explode", {})) == "[RuntimeError]: kaboom"
 
 
-async def test_unknown_tool_is_a_protocol_error(kind: str) -> None:
-    async with session(kind) as client:
-        with pytest.raises(MCPError, match="Unknown tool: nope"):
-            await client.call_tool("nope", {})
+async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
+    with pytest.raises(MCPError, match="Unknown tool: nope"):
+        await client.call_tool("nope", {})
 
 
 # ----------------------------------------------------------------------------- in process
@@ -202,7 +233,7 @@ async def test_handlers_get_a_skill_context_not_the_mcp_request_context() -> Non
     async with Client(server.lowlevel, read_timeout_seconds=TIMEOUT) as client:
         result = await client.call_tool("twice", {"n": 4})
     task = codec.decode(Task, _embedded(result).text, "1.0")
-    assert task.artifacts[0].parts[0].data == 8  # type: ignore[attr-defined]
+    assert task.artifacts[0].parts[0] == DataPart(8)
     (ctx,) = seen
     assert isinstance(ctx, SkillContext)
     assert ctx.input == {"n": 4} and ctx.custom == {"tenant": "acme"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import inspect
 import sys
 from collections.abc import Iterable
@@ -64,6 +65,9 @@ def load_agent(spec: str) -> Any:
         from ._demo import DemoAgent
 
         return DemoAgent()
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        # As `python -m` and uvicorn do: an agent module next to you is importable.
+        sys.path.insert(0, os.getcwd())
     module_name, sep, attr = spec.partition(":")
     if not sep:
         module_name, _, attr = spec.rpartition(".")
@@ -96,7 +100,7 @@ def load_agent(spec: str) -> Any:
 def run(options: ServeOptions) -> int:
     """Hand ``options`` to ``a2a_models.adapters.http.run_server``."""
     try:
-        http = importlib.import_module("a2a_models.adapters.http")
+        from ..adapters.http import run_server
     except ImportError as exc:
         print(
             f"a2a-models serve: the HTTP server is not available ({exc}). "
@@ -104,15 +108,4 @@ def run(options: ServeOptions) -> int:
             file=sys.stderr,
         )
         return 2
-    run_server = getattr(http, "run_server", None)
-    if run_server is None:
-        print(
-            "a2a-models serve: not available in this build "
-            "(a2a_models.adapters.http has no run_server)",
-            file=sys.stderr,
-        )
-        return 2
-    result = run_server(options)
-    if inspect.iscoroutine(result):
-        result = asyncio.run(result)
-    return int(result or 0)
+    return asyncio.run(run_server(options))

@@ -240,7 +240,12 @@ def encode(
     lossy: bool = False,
 ) -> bytes:
     """Encode a model to compact UTF-8 JSON bytes of ``dialect``."""
-    return _json.dumps(_to_wire(obj, dialect, as_type, lossy))
+    wire = _to_wire(obj, dialect, as_type, lossy)
+    try:
+        return _json.dumps(wire)
+    except (TypeError, ValueError) as exc:
+        # Only free-form members (metadata, data, params) can hold such values.
+        raise EncodeError("$", f"a free-form member holds a value JSON cannot carry: {exc}") from None
 
 
 def to_dict(obj: Any, *, as_type: Any = None) -> Any:

@@ -120,7 +120,7 @@ def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
         ts_names = dict(_v03.V03_STATES)
         ts_decode = {name: s for s, name in ts_names.items()}
         ts_decode["unknown"] = TaskState.UNSPECIFIED
-        role_names = {m.Role.USER: "user", m.Role.AGENT: "agent", m.Role.UNSPECIFIED: "unknown"}
+        role_names = {m.Role.USER: "user", m.Role.AGENT: "agent"}
         role_decode = {"user": m.Role.USER, "agent": m.Role.AGENT}
     # String fast paths of the decoders, inlined by the generated functions.
     ns["_EN_TaskState"] = {k: v for k, v in ts_decode.items() if k.__class__ is str}
@@ -128,7 +128,19 @@ def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
     ns["_E_TaskState"] = _gen.enum_decoder(ts_decode, "task state")
     ns["_X_TaskState"] = {s.value: name for s, name in ts_names.items()}
     ns["_E_Role"] = _gen.enum_decoder(role_decode, "role")
-    ns["_X_Role"] = {r.value: name for r, name in role_names.items()}
+    ns["_X_Role"] = _Unexpressible({r.value: name for r, name in role_names.items()}, "role")
+
+
+class _Unexpressible(dict[str, str]):
+    """An encode table whose missing entries are losses (0.3 has no unspecified role)."""
+
+    def __init__(self, names: dict[str, str], what: str) -> None:
+        super().__init__(names)
+        self.what = what
+
+    def __missing__(self, key: str) -> str:
+        _gen.lose(f"{key} is not a {self.what} this dialect can express")
+        return "agent"
 
 
 def _base_ns(dialect: Dialect) -> Namespace:

@@ -42,6 +42,7 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidModelError
+from ..models._base import Timestamp
 
 __all__ = [
     "LOSSY",
@@ -191,6 +192,26 @@ def int32(value: Any, quoted_ok: bool) -> int:
     return value  # type: ignore[no-any-return]
 
 
+def non_negative_int32(value: Any, quoted_ok: bool) -> int:
+    """An int32 that must not be negative (``historyLength``, ``pageSize``)."""
+    number = int32(value, quoted_ok)
+    if number < 0:
+        raise Fail(f"expected a non-negative integer, got {number}")
+    return number
+
+
+_API_KEY_LOCATIONS = frozenset({"header", "query", "cookie"})
+
+
+def api_key_location(value: Any) -> str:
+    """Where an API key travels: ``header``, ``query`` or ``cookie``."""
+    if value.__class__ is not str:
+        raise Fail(f"expected a string, got {type_name(value)}")
+    if value not in _API_KEY_LOCATIONS:
+        raise Fail(f"expected one of header, query, cookie; got {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
 def boolean(value: Any) -> bool:
     """A JSON boolean (no truthiness: ``1`` is not ``true``)."""
     if value is not True and value is not False:
@@ -214,18 +235,42 @@ def timestamp(value: Any) -> datetime:
             raise Fail(
                 f"expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, got {value!r}"
             ) from None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    if parsed.utcoffset():
-        return parsed.astimezone(UTC)
+        nanos = _sub_microseconds(value)
+        if nanos:
+            parsed = Timestamp.with_nanoseconds(parsed, nanos)
+    try:
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=UTC)
+        if parsed.utcoffset():
+            nanos = getattr(parsed, "nanosecond", 0)
+            parsed = parsed.astimezone(UTC)
+            return Timestamp.with_nanoseconds(parsed, nanos) if nanos else parsed
+    except OverflowError:
+        raise Fail(f"timestamp out of range once converted to UTC: {value!r}") from None
     return parsed
 
 
+_FRACTION = re.compile(r"\.([0-9]{7,9})")
+
+
+def _sub_microseconds(text: str) -> int:
+    """The nanoseconds below the microsecond in ``text`` (0 when 6 digits or fewer)."""
+    if len(text) <= 27:  # "YYYY-MM-DDTHH:MM:SS.ffffff" + zone: no room for more digits
+        return 0
+    match = _FRACTION.search(text, 19)
+    if match is None:
+        return 0
+    return int(match.group(1)[6:].ljust(3, "0"))
+
+
 def format_timestamp(value: datetime) -> str:
-    """Aware datetime -> ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z`` (ProtoJSON form)."""
+    """Aware datetime -> ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff|.fffffffff]Z`` (ProtoJSON form)."""
+    nanos = 0 if value.__class__ is datetime else getattr(value, "nanosecond", 0)
     if value.utcoffset():
         value = value.astimezone(UTC)
     micro = value.microsecond
+    if nanos:
+        return f"{value.isoformat(timespec='microseconds')[:26]}{nanos:03d}Z"
     if value.__class__ is datetime:
         # isoformat() without arguments is the cheapest form (~35% less than
         # with timespec): YYYY-MM-DDTHH:MM:SS[.ffffff][+00:00], fixed positions.
@@ -347,6 +392,9 @@ class ClassSpec:
     #: attributes the dialect does not carry directly, set to this value and
     #: filled in by a hand-written hook around the generated function
     placeholders: tuple[tuple[str, Any], ...] = ()
+    #: other accepted member names (``message_id`` for ``messageId``: ProtoJSON
+    #: parsers accept the proto field name too), as (alias, wire name) pairs
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 Namespace = dict[str, Any]
@@ -450,6 +498,14 @@ def _decode_source(
         f"    o = _T_{name}()",
         "    try:",
     ]
+    if spec.aliases:
+        ns[f"_A_{name}"] = dict(spec.aliases)
+        ns[f"_AK_{name}"] = frozenset(ns[f"_A_{name}"])
+        # Rare (snake_case senders): one C-level disjointness test on the fast path.
+        lines += [
+            f"        if not _AK_{name}.isdisjoint(d):",
+            f"            d = _unalias(d, _A_{name})",
+        ]
     for wire, const in spec.constants:
         lines += [
             f"        f = {wire!r}",
@@ -736,6 +792,20 @@ def validate_model(obj: Any) -> None:
         raise Fail(exc.problem) from None
 
 
+def unalias(d: dict[str, Any], aliases: dict[str, str]) -> dict[str, Any]:
+    """``d`` with alias member names replaced by their wire names.
+
+    Both spellings of one field at once is ambiguous: refused.
+    """
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        wire = aliases.get(key, key)
+        if wire in out:
+            raise Fail(f"{wire!r} is given twice (also as {key!r})", key)
+        out[wire] = value
+    return out
+
+
 def base_namespace(*, quoted_ints: bool) -> Namespace:
     """The helpers every generated function may call."""
     return {
@@ -754,6 +824,11 @@ def base_namespace(*, quoted_ints: bool) -> Namespace:
         "_bool": boolean,
         "_ts": timestamp,
         "_fmt_ts": format_timestamp,
+        "_unalias": unalias,
+        "_nonneg_int32": (lambda v: non_negative_int32(v, True))
+        if quoted_ints
+        else (lambda v: non_negative_int32(v, False)),
+        "_api_key_location": api_key_location,
         "_b64d": b64decode,
         "_b64e": b64encode,
         "_tuple": tuple,

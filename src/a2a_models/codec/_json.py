@@ -15,12 +15,12 @@ import orjson
 
 __all__ = ["dumps", "loads"]
 
-# 20+ digits can exceed 64 bits; shorter runs never do. A false positive (a
+# 19+ digits can exceed 64 bits (negative ones at 19); shorter runs never do. A false positive (a
 # long digit run inside a string) only costs the slower exact parser. Mapping
 # digits to "0" and finding a run is ~15x faster than a regex scan.
 _DIGITS_AS_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
-_LONG_RUN = b"0" * 20
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+_LONG_RUN = b"0" * 19  # -9223372036854775809 has 19 digits and overflows int64
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # high or low surrogates
 
 
 def _has_long_digit_run(raw: bytes) -> bool:
@@ -53,7 +53,10 @@ def _reject_constant(name: str) -> Any:
 
 
 def _stdlib_loads(text: str | bytes) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def dumps(value: Any) -> bytes:

@@ -55,6 +55,7 @@ V03_STATES: dict[TaskState, str] = {
 _STR = Kind(decode="({0} if {0}.__class__ is str else _bad_str({0}))", empty="''")
 _BOOL = Kind(decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False")
 _INT = Kind(decode="_int32({})", empty="0")
+_NONNEG = Kind(decode="_nonneg_int32({})", empty="0")
 _OBJ = Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))")
 _TS = Kind(decode="_ts({})", encode="_fmt_ts({})")
 _STRS = Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]")
@@ -168,7 +169,7 @@ def _specs(http: bool) -> list[ClassSpec]:
         ClassSpec(
             m.AgentExtension,
             (
-                _f("uri", **pj),
+                _f("uri", always=not http, **pj),
                 _f("description", **pj),
                 _f("required", _BOOL, **pj),
                 _f("params", _OBJ),
@@ -183,7 +184,10 @@ def _specs(http: bool) -> list[ClassSpec]:
                 _no("state_transition_history", "the 0.3 proto has no stateTransitionHistory")
                 if http
                 else _f("state_transition_history", _BOOL),
-                # carried by the card's supportsAuthenticatedExtendedCard
+                _no(
+                    "extended_agent_card",
+                    "0.3 carries it on the card (supportsAuthenticatedExtendedCard)",
+                ),
             ),
         ),
         ClassSpec(
@@ -241,12 +245,13 @@ def _specs(http: bool) -> list[ClassSpec]:
         ),
         ClassSpec(
             m.ImplicitOAuthFlow,
-            (_f("authorization_url", **pj), _f("scopes", _STRMAP, always=True),
+            (_f("authorization_url", always=not http, **pj), _f("scopes", _STRMAP, always=True),
              _f("refresh_url", **pj)),
         ),
         ClassSpec(
             m.PasswordOAuthFlow,
-            (_f("token_url", **pj), _f("scopes", _STRMAP, always=True), _f("refresh_url", **pj)),
+            (_f("token_url", always=not http, **pj), _f("scopes", _STRMAP, always=True),
+             _f("refresh_url", **pj)),
         ),
     ]
     # Security schemes: JSON-RPC tags them with "type", ProtoJSON wraps them.
@@ -290,7 +295,7 @@ def _specs(http: bool) -> list[ClassSpec]:
         specs += [
             ClassSpec(
                 m.GetTaskRequest,
-                (_f("id", **req), _f("history_length", _INT), _f("metadata", _OBJ), no_tenant),
+                (_f("id", **req), _f("history_length", _NONNEG), _f("metadata", _OBJ), no_tenant),
             ),
             ClassSpec(m.CancelTaskRequest, (_f("id", **req), _f("metadata", _OBJ), no_tenant)),
             ClassSpec(m.SubscribeToTaskRequest, (_f("id", **req), _f("metadata", _OBJ), no_tenant)),
@@ -316,7 +321,7 @@ def _specs(http: bool) -> list[ClassSpec]:
             ClassSpec(
                 m.GetTaskRequest,
                 (_f("id", wire="name", kind=_resource("tasks"), **req),
-                 _f("history_length", _INT, **pj), _no("metadata", "no metadata in 0.3 REST"),
+                 _f("history_length", _NONNEG, **pj), _no("metadata", "no metadata in 0.3 REST"),
                  no_tenant),
             ),
             ClassSpec(
@@ -346,7 +351,14 @@ def _specs(http: bool) -> list[ClassSpec]:
 
 def _resource(collection: str) -> Kind:
     """A ``tasks/{id}`` resource name <-> the bare id."""
-    return Kind(decode=f"_res({{}}, {collection!r})", encode=f"({collection!r} + '/' + {{}})")
+    return Kind(decode=f"_res({{}}, {collection!r})", encode=f"_res_name({{}}, {collection!r})")
+
+
+def _resource_name(value: str, collection: str) -> str:
+    if "/" in value:
+        # tasks/a/b would name another resource: refuse rather than mislead.
+        lose(f"an id containing '/' cannot be written in a resource name: {value!r}")
+    return f"{collection}/{value}"
 
 
 def _parse_resource(value: Any, collection: str) -> str:
@@ -380,6 +392,7 @@ def _check_str(value: Any, *path: str | int) -> None:
 def install(ns: Namespace, *, http: bool, strict: bool) -> None:
     """Compile a 0.3 dialect (JSON-RPC, or HTTP+JSON when ``http``) into ``ns``."""
     ns["_res"] = _parse_resource
+    ns["_res_name"] = _resource_name
     # 0.3 data parts hold objects only (anything else goes to _u_Part: a
     # loss); the 0.3 proto's parts have no metadata.
     dict_data = " and {p}.data.__class__ is dict"
@@ -400,6 +413,8 @@ def install(ns: Namespace, *, http: bool, strict: bool) -> None:
     _install_push(ns, http=http, strict=strict)
     _install_send_configuration(ns, http=http)
     if http:
+        _install_config_names(ns, strict=strict)
+    if http:
         keys = {m.Task: "task", m.Message: "message", m.TaskStatusUpdateEvent: "statusUpdate",
                 m.TaskArtifactUpdateEvent: "artifactUpdate"}
         install_wrapper_union(ns, "StreamResponse", keys, strict=strict)
@@ -410,6 +425,49 @@ def install(ns: Namespace, *, http: bool, strict: bool) -> None:
             "task": m.Task, "message": m.Message, "status-update": m.TaskStatusUpdateEvent,
             "artifact-update": m.TaskArtifactUpdateEvent})
         _install_kind_union(ns, "SendMessageResponse", {"task": m.Task, "message": m.Message})
+
+
+def _install_config_names(ns: Namespace, *, strict: bool) -> None:
+    """0.3 REST names a push config ``tasks/{task}/pushNotificationConfigs/{config}``."""
+    new = object.__new__
+
+    def install(cls: type[Any], id_required: bool) -> None:
+        setters = _setters(cls)
+
+        def structure(d: Any) -> Any:
+            if d.__class__ is not dict:
+                raise Fail(f"expected an object ({cls.__name__}), got {type_name(d)}")
+            if strict and set(d) - {"name"}:
+                raise Fail("unknown field (strict mode)", sorted(set(d) - {"name"})[0])
+            name = d.get("name")
+            if name.__class__ is not str:
+                raise Fail("required field missing" if name is None else "expected a string",
+                           "name")
+            parts = name.split("/")
+            if len(parts) != 4 or parts[0] != "tasks" or parts[2] != "pushNotificationConfigs" \
+                    or not parts[1] or (id_required and not parts[3]):
+                raise Fail("expected tasks/{id}/pushNotificationConfigs/{config_id}", "name")
+            o: Any = new(cls)
+            setters["task_id"](o, parts[1])
+            setters["id"](o, parts[3] or None)
+            setters["tenant"](o, None)
+            setters["metadata"](o, None)
+            return o
+
+        def unstructure(o: Any) -> dict[str, Any]:
+            for value in (o.task_id, o.id or ""):
+                if "/" in value:
+                    lose(f"an id containing '/' cannot be written in a resource name: {value!r}")
+            if o.tenant:
+                lose("A2A 0.3 has no tenants", "tenant")
+            if o.metadata is not None:
+                lose("no metadata in 0.3 REST", "metadata")
+            return {"name": f"tasks/{o.task_id}/pushNotificationConfigs/{o.id or ''}"}
+
+        ns[f"_s_{cls.__name__}"], ns[f"_u_{cls.__name__}"] = structure, unstructure
+
+    install(m.GetTaskPushNotificationConfigRequest, id_required=False)
+    install(m.DeleteTaskPushNotificationConfigRequest, id_required=True)
 
 
 def _install_kind_union(ns: Namespace, name: str, kinds: dict[str, type[Any]]) -> None:
@@ -653,8 +711,8 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
                     raise
             set_flows[attr](o, value)
         set_flows["device_code"](o, None)
-        if count == 0 or (http and count > 1):
-            raise Fail(f"expected {'exactly' if http else 'at least'} one of {flow_keys}")
+        if http and count > 1:
+            raise Fail(f"expected at most one of {flow_keys}")
         if strict:
             known = {k for k, _ in _FLOWS.values()}
             for key in d:
@@ -755,17 +813,21 @@ def _install_card(ns: Namespace, *, http: bool) -> None:
         others = [interface(x, i, version) for i, x in enumerate(extra)]
         set_card["supported_interfaces"](card, (main, *(x for x in others if x != main)))
         ext = d.get(k_ext)
-        if ext is not None and ext is not False:
-            if ext is not True:
+        if ext is not None and not (http and ext is False):  # ProtoJSON: false is unset
+            if ext is not True and ext is not False:
                 raise Fail(f"expected a boolean, got {type_name(ext)}", k_ext)
             caps: Any = new(m.AgentCapabilities)
             for a in attrs.fields(m.AgentCapabilities):
                 set_caps[a.name](caps, getattr(card.capabilities, a.name))
-            set_caps["extended_agent_card"](caps, True)
+            set_caps["extended_agent_card"](caps, ext)
             set_card["capabilities"](card, caps)
         return card  # type: ignore[no-any-return]
 
     def u_card(c: m.AgentCard) -> dict[str, Any]:
+        # The extended-card flag travels on the card in 0.3, not in capabilities.
+        caps = c.capabilities
+        if caps.extended_agent_card is not None:
+            c = attrs.evolve(c, capabilities=attrs.evolve(caps, extended_agent_card=None))
         r: dict[str, Any] = u_base(c)
         ifaces = [i for i in c.supported_interfaces if i.protocol_version.startswith("0.")]
         if not ifaces:
@@ -782,12 +844,16 @@ def _install_card(ns: Namespace, *, http: bool) -> None:
         r["url"] = main.url
         r["preferredTransport"] = main.protocol_binding
         r["protocolVersion"] = main.protocol_version
-        r["additionalInterfaces"] = [{"url": i.url, "transport": i.protocol_binding} for i in ifaces]
-        if c.capabilities.extended_agent_card is not None:
-            if http and not c.capabilities.extended_agent_card:
+        if len(ifaces) > 1:
+            # 0.3 lists the main interface there too (0.3 §5.6); one alone needs no list.
+            r["additionalInterfaces"] = [
+                {"url": i.url, "transport": i.protocol_binding} for i in ifaces
+            ]
+        if caps.extended_agent_card is not None:
+            if http and not caps.extended_agent_card:
                 pass  # ProtoJSON omits false
             else:
-                r[k_ext] = c.capabilities.extended_agent_card
+                r[k_ext] = caps.extended_agent_card
         return r
 
     ns["_s_AgentCard"], ns["_u_AgentCard"] = s_card, u_card
@@ -802,20 +868,27 @@ def _install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
     def s_auth(d: Any) -> m.AuthenticationInfo:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (authentication), got {type_name(d)}")
-        schemes = str_list(d.get("schemes") or []) if d.get("schemes") is not None else ()
+        raw = d.get("schemes")
+        try:
+            schemes = str_list(raw) if raw is not None else ()
+        except Fail as exc:
+            exc.path.append("schemes")
+            raise
         if not schemes:
             raise Fail("expected at least one scheme", "schemes")
-        if len(schemes) > 1:
-            lose("A2A 1.0 keeps one authentication scheme", "schemes", 1)
+        for i, scheme in enumerate(schemes):
+            if not scheme:
+                raise Fail("must not be empty", i, "schemes")
         creds = d.get("credentials")
         _check_str(creds, "credentials")
         o: Any = new(m.AuthenticationInfo)
         set_auth["scheme"](o, schemes[0])
+        set_auth["other_schemes"](o, schemes[1:])
         set_auth["credentials"](o, creds or None if http else creds)
         return o  # type: ignore[no-any-return]
 
     def u_auth(o: m.AuthenticationInfo) -> dict[str, Any]:
-        r: dict[str, Any] = {"schemes": [o.scheme]}
+        r: dict[str, Any] = {"schemes": [o.scheme, *o.other_schemes]}
         if o.credentials is not None and (o.credentials or not http):
             r["credentials"] = o.credentials
         return r

@@ -19,6 +19,7 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
+from ..models._base import non_negative_optional_int32
 from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, builder, lose, type_name
 
 __all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
@@ -35,9 +36,9 @@ def snake(name: str) -> str:
     return name
 
 
-#: REQUIRED proto fields that have a Python default: always written, and
-#: required when decoding.
-REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = frozenset(
+#: REQUIRED proto fields that have a Python default and that a decoder must
+#: find: inventing them (a fresh message id, default modes) would be wrong.
+MUST_BE_PRESENT: frozenset[tuple[type[Any], str]] = frozenset(
     {
         (m.Message, "message_id"),
         (m.Artifact, "artifact_id"),
@@ -45,7 +46,17 @@ REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = frozenset(
         (m.AgentCard, "capabilities"),
         (m.AgentCard, "default_input_modes"),
         (m.AgentCard, "default_output_modes"),
+    }
+)
+
+#: REQUIRED proto fields that have a Python default: always written (spec
+#: §8.4.1). Those not in MUST_BE_PRESENT may be absent or at their ProtoJSON
+#: default on input (``"nextPageToken": ""``, ``"tasks": []``): serializers
+#: such as protobuf's omit defaults even of REQUIRED fields.
+REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = MUST_BE_PRESENT | frozenset(
+    {
         (m.AgentCard, "skills"),
+        (m.GetTaskPushNotificationConfigRequest, "id"),
         (m.AuthorizationCodeOAuthFlow, "scopes"),
         (m.ClientCredentialsOAuthFlow, "scopes"),
         (m.DeviceCodeOAuthFlow, "scopes"),
@@ -117,6 +128,7 @@ TABLE_CLASSES: tuple[type[Any], ...] = (
 #: Attributes that exist only in 0.3: the 1.0 dialect reports them when set.
 ONLY_IN_V03: dict[tuple[type[Any], str], str] = {
     (m.TaskStatusUpdateEvent, "final"): "",  # stream closure replaces it: not a loss
+    (m.AuthenticationInfo, "other_schemes"): "A2A 1.0 has one authentication scheme",
     (m.AgentCapabilities, "state_transition_history"): (
         "capabilities.stateTransitionHistory was removed in A2A 1.0"
     ),
@@ -142,6 +154,8 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
             decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False"
         ),
         int: Kind(decode="_int32({})", empty="0"),
+        "non_negative_int": Kind(decode="_nonneg_int32({})", empty="0"),
+        "api_key_location": Kind(decode="_api_key_location({})", empty="''"),
         datetime: ts,
         bytes: raw,
         "json_object": Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))"),
@@ -213,27 +227,39 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 kind = leaves["json_object"]
             else:
                 kind = kind_for(tp, leaves, lambda c: c.__name__)
-            required = a.default is attrs.NOTHING or (cls, a.name) in REQUIRED_WITH_DEFAULT
+            if a.validator is non_negative_optional_int32:
+                kind = leaves["non_negative_int"]
+            elif (cls, a.name) == (m.APIKeySecurityScheme, "location"):
+                kind = leaves["api_key_location"]
+            required = a.default is attrs.NOTHING or (cls, a.name) in MUST_BE_PRESENT
             only03 = ONLY_IN_V03.get((cls, a.name))
             unsupported = None
-            if only03 is not None:
+            if only03 is not None and not python:
+                # The Python-dict form holds everything the models hold.
                 if not only03:
                     continue
                 unsupported = only03
+            origin = typing.get_origin(_unwrap_optional(tp))
             fields.append(
                 Field(
                     attr=a.name,
                     wire=wire(a.name),
                     kind=kind,
                     required=required,
-                    always=required or bool(a.metadata.get("always_emit")),
-                    nonempty=required and typing.get_origin(_unwrap_optional(tp)) is tuple
+                    always=required
+                    or (cls, a.name) in REQUIRED_WITH_DEFAULT
+                    or bool(a.metadata.get("always_emit")),
+                    nonempty=required
+                    and (origin is tuple or _unwrap_optional(tp) is str)
                     and (cls, a.name) not in _MAY_BE_EMPTY,
                     empty_is_unset=not python and (cls, a.name) not in PRESENCE_TRACKED,
                     unsupported=unsupported,
                 )
             )
-        specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__))
+        aliases = () if python else tuple(
+            (f.attr, f.wire) for f in fields if f.attr != f.wire and f.unsupported is None
+        )
+        specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases))
     return specs
 
 
@@ -344,6 +370,8 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         if (text is not None) + (raw is not None) + (url is not None) + has_data != 1:
             raise Fail("expected exactly one of text, raw, url, data")
         meta, filename, media = g(k_meta), g(k_file), g(k_media)
+        if media is None and not python:
+            media = g("media_type")  # the proto field name, which ProtoJSON also accepts
         if meta is not None and meta.__class__ is not dict:
             raise Fail(f"expected an object, got {type_name(meta)}", k_meta)
         if filename is not None and filename.__class__ is not str:
@@ -413,10 +441,10 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         if v is not None:
             r[k_meta] = v
         v = p.filename
-        if v:
+        if v or (python and v is not None):
             r[k_file] = v
         v = p.media_type
-        if v:
+        if v or (python and v is not None):
             r[k_media] = v
         return r
 
@@ -473,7 +501,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
                     exc.path.append(key)
                     raise
             s_flows_set[attr](o, value)
-        if count != 1:
+        if count != 1 and not python:
             raise Fail(f"expected exactly one of {flow_choices}")
         if strict:
             for key in d:
@@ -486,10 +514,12 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         for attr, key in flow_keys.items():
             value = getattr(o, attr)
             if value is not None:
-                if r:
+                if r and not python:
                     lose("A2A 1.0 allows exactly one OAuth flow per scheme", key)
                     continue
                 r[key] = ns[f"_u_{flow_classes[attr]}"](value)
+        if not r and not python:
+            lose("A2A 1.0 needs exactly one OAuth flow per scheme")
         return r
 
     ns["_s_OAuthFlows"], ns["_u_OAuthFlows"] = s_flows, u_flows

@@ -1,7 +1,7 @@
 """Immutable attrs models of every A2A type (1.0 names; 0.3 maps onto them)."""
 
 from .._state import TRANSITIONS, TaskState, can_transition
-from ._base import JSONObject, JSONValue, new_id, utc_now
+from ._base import JSONObject, JSONValue, Timestamp, new_id, utc_now
 from ._card import (
     AgentCapabilities,
     AgentCard,
@@ -104,6 +104,7 @@ __all__ = [
     "TaskStatus",
     "TaskStatusUpdateEvent",
     "TextPart",
+    "Timestamp",
     "can_transition",
     "new_id",
     "utc_now",

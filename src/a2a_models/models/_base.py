@@ -17,6 +17,7 @@ from ..errors import InvalidModelError
 
 __all__ = [
     "ALWAYS_EMIT",
+    "Timestamp",
     "JSONObject",
     "JSONValue",
     "new_id",
@@ -34,6 +35,49 @@ ALWAYS_EMIT: Mapping[str, bool] = {"always_emit": True}
 
 T = TypeVar("T")
 _Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
+
+class Timestamp(datetime):
+    """A ``datetime`` that also keeps the nanoseconds below its microseconds.
+
+    ProtoJSON timestamps may carry 9 fraction digits; ``datetime`` holds 6.
+    The codec returns a ``Timestamp`` when a peer sent more, so writing it
+    back loses nothing. It equals a plain ``datetime`` when ``nanosecond`` is 0.
+    """
+
+    __slots__ = ("_ns",)
+
+    @classmethod
+    def with_nanoseconds(cls, value: datetime, nanosecond: int) -> Timestamp:
+        """``value`` plus ``nanosecond`` (0-999) below its microseconds."""
+        if not 0 <= nanosecond <= 999:
+            raise ValueError(f"nanosecond must be in 0..999, got {nanosecond}")
+        ts = cls(
+            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.microsecond, value.tzinfo, fold=value.fold,
+        )
+        ts._ns = nanosecond
+        return ts
+
+    @property
+    def nanosecond(self) -> int:
+        """Nanoseconds below the microsecond (0-999)."""
+        return int(getattr(self, "_ns", 0))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, datetime):
+            return NotImplemented
+        return datetime.__eq__(self, other) and self.nanosecond == getattr(
+            other, "nanosecond", 0
+        )
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        base = datetime.__hash__(self)
+        return base if not self.nanosecond else hash((base, self.nanosecond))
 
 
 def new_id() -> str:
@@ -168,6 +212,7 @@ def tuple_of(
     """A validator for a tuple whose items are all instances of ``cls``."""
 
     def check(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        _check_tuple(inst, attribute, value)
         if non_empty and not value:
             fail(inst, attribute, f"must contain at least one {label}")
         for i, item in enumerate(value):
@@ -179,6 +224,7 @@ def tuple_of(
 
 def str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A tuple of strings."""
+    _check_tuple(inst, attribute, value)
     for i, item in enumerate(value):
         if type(item) is not str:
             fail(inst, attribute, f"item {i}: expected a string, got {_describe(item)}")
@@ -186,9 +232,9 @@ def str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 def non_empty_str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     """A non-empty tuple of strings (a REQUIRED repeated string field)."""
+    str_tuple(inst, attribute, value)
     if not value:
         fail(inst, attribute, "must contain at least one string")
-    str_tuple(inst, attribute, value)
 
 
 def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -201,14 +247,20 @@ def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -
 
 
 def to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
-    """Convert any iterable (a list, typically) into a tuple, cheaply for tuples.
+    """Convert a list (or any non-string iterable) into a tuple, cheaply for tuples.
 
+    Anything else is passed through unchanged for the field's validator to
+    reject with ``Class.field`` in the message (a converter cannot name it).
     Typed with ``Any`` on purpose: mypy's attrs plugin cannot solve a generic
     converter, and would reject ``Task(history=[...])`` in users' code.
     """
     if type(value) is tuple:
         return value
-    if isinstance(value, str | bytes | Mapping):
-        # A bare string would silently become a tuple of characters.
-        raise InvalidModelError("sequence field", f"expected a list or tuple, got {_describe(value)}")
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        return value  # type: ignore[return-value]
     return tuple(value)
+
+
+def _check_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if type(value) is not tuple:
+        fail(inst, attribute, f"expected a list or tuple, got {_describe(value)}")

@@ -15,6 +15,7 @@ Build them with the :class:`Part` factory: ``Part.text("hi")``,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -95,21 +96,24 @@ class TextPart(Part):
     text: str = attrs.field(kw_only=False, validator=any_str)
 
 
-def _check_file(inst: FilePart, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if (inst.url is None) == (inst.raw is None):
+def _check_raw(inst: FilePart, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and type(value) is not bytes:
+        fail(inst, attribute, f"expected bytes or None, got {type(value).__name__}")
+
+
+def _check_url(inst: FilePart, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and type(value) is not str:
+        fail(inst, attribute, f"expected a string or None, got {type(value).__name__}")
+    if (value is None) == (inst.raw is None):
         fail(inst, attribute, "expected exactly one of raw (bytes) or url (string)")
-    if inst.raw is not None and type(inst.raw) is not bytes:
-        fail(inst, attribute, f"raw: expected bytes, got {type(inst.raw).__name__}")
-    if inst.url is not None and type(inst.url) is not str:
-        fail(inst, attribute, f"url: expected a string, got {type(inst.url).__name__}")
 
 
 @attrs.frozen(slots=True, kw_only=True)
 class FilePart(Part):
     """A file, inline as ``raw`` bytes or by reference as a ``url`` (exactly one)."""
 
-    raw: bytes | None = None
-    url: str | None = attrs.field(default=None, validator=_check_file)
+    raw: bytes | None = attrs.field(default=None, validator=_check_raw)
+    url: str | None = attrs.field(default=None, validator=_check_url)
 
 
 def _check_json(inst: DataPart, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -125,6 +129,8 @@ def _is_json(value: Any, depth: int) -> bool:
     # much as parsing the JSON again, and the codec only produces JSON.
     if depth > 2:
         return True
+    if type(value) is float:
+        return math.isfinite(value)  # NaN and infinities are not JSON
     if isinstance(value, _JSON_SCALARS):
         return True
     if type(value) is dict:

@@ -192,24 +192,33 @@ class MutualTlsSecurityScheme(SecurityScheme):
     """Mutual TLS."""
 
 
-def _scheme_scopes(
-    value: Mapping[str, Iterable[str]] | Iterable[tuple[str, Iterable[str]]],
-) -> dict[str, tuple[str, ...]]:
-    items = value.items() if isinstance(value, Mapping) else value
-    out: dict[str, tuple[str, ...]] = {}
+def _scheme_scopes(value: Any) -> Any:
+    """``{name: [scopes]}`` (or pairs) -> ``{name: (scopes,)}``; odd input is left for the validator."""
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple) and all(
+        isinstance(x, tuple | list) and len(x) == 2 for x in value
+    ):
+        items = value
+    else:
+        return value
+    out: dict[Any, Any] = {}
     for name, scopes in items:
-        if isinstance(scopes, str):
-            raise InvalidModelError(
-                "SecurityRequirement.schemes", f"scopes of {name!r} must be a list of strings"
-            )
-        out[name] = tuple(scopes)
+        if isinstance(scopes, str | bytes) or not isinstance(scopes, Iterable):
+            out[name] = scopes  # the validator names the field
+        else:
+            out[name] = tuple(scopes)
     return out
 
 
 def _check_schemes(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if type(value) is not dict:
+        fail(inst, attribute, f"expected a dict of scheme name to scopes, got {value!r:.60}")
     for name, scopes in value.items():
         if type(name) is not str:
             fail(inst, attribute, f"scheme names must be strings, got {name!r}")
+        if type(scopes) is not tuple:
+            fail(inst, attribute, f"scopes of {name!r} must be a list of strings")
         for scope in scopes:
             if type(scope) is not str:
                 fail(inst, attribute, f"scopes of {name!r} must be strings, got {scope!r}")

@@ -43,7 +43,10 @@ def _parts(items: Iterable[Part] | str | Part) -> tuple[Part, ...]:
         return (Part.text(items),)
     if isinstance(items, Part):
         return (items,)
-    return to_tuple(items)
+    parts = to_tuple(items)  # a non-sequence is left for the validator to name
+    if type(parts) is tuple and any(type(p) is str for p in parts):
+        return tuple(Part.text(p) if type(p) is str else p for p in parts)
+    return parts
 
 
 _parts_validator = tuple_of(Part, "Part", non_empty=True)

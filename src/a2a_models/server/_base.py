@@ -388,15 +388,11 @@ def _encode(response: Response, version: str) -> bytes:
 def _after_seq(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
-    try:
-        seq = int(value.strip())
-    except ValueError:
-        raise InvalidRequestError(
-            f"Last-Event-ID must be an event id we sent, got {value[:40]!r}"
-        ) from None
-    if seq < 0:
-        raise InvalidRequestError("Last-Event-ID must not be negative")
-    return seq
+    text = value.strip()
+    # Our event ids are plain decimal numbers: no sign, "_" or non-ASCII digits.
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}")
+    return int(text)
 
 
 class AgentServer(A2AServer):

@@ -1132,12 +1132,13 @@ def subscribe_to_task_requests(
 def get_task_push_notification_config_requests(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.GetTaskPushNotificationConfigRequest]:
-    """:class:`GetTaskPushNotificationConfigRequest` values (1.0: no metadata)."""
+    """:class:`GetTaskPushNotificationConfigRequest` values (1.0: no metadata, an id)."""
     r = _rules(dialect)
     return st.builds(
         m.GetTaskPushNotificationConfigRequest,
         task_id=_ids(r),
-        id=_ids(r) if r.resource_names else _opt_str(),
+        # REQUIRED in 1.0; 0.3 JSON-RPC may omit it (the task's first config).
+        id=_ids(r) if r.resource_names or dialect == "1.0" else _opt_str(),
         tenant=_opt_str(r.tenant),
         metadata=_metadata(r.read_metadata),
     )

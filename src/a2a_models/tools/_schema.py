@@ -235,7 +235,13 @@ def schema_from_function(
     JSON is recorded as ``default``. Unknown properties are refused.
     """
     signature = inspect.signature(fn)
-    hints = typing.get_type_hints(fn, include_extras=True)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # an annotation that does not resolve (NameError, ...)
+        raise TypeError(
+            f"cannot read the type hints of {fn.__qualname__} ({exc}): "
+            "give the input schema explicitly"
+        ) from exc
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in signature.parameters.values():

@@ -142,7 +142,7 @@ class SkillDefinition:
     _validator: ArgumentValidator = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        sid = self.id if isinstance(self.id, str) and self.id else repr(self.id)
+        sid = self.id if isinstance(self.id, str) else repr(self.id)
 
         def fail(field: str, problem: str) -> None:
             raise SkillDefinitionError(sid, field, problem)

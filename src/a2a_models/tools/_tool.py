@@ -218,7 +218,8 @@ def _context_parameter(fn: Callable[..., Any]) -> str | None:
     except Exception:  # unresolvable annotations: fall back to the name
         hints = {}
     for param in inspect.signature(fn).parameters.values():
-        if hints.get(param.name) is ToolContext:
+        hint = hints.get(param.name)
+        if hint is ToolContext or ToolContext in typing.get_args(hint):
             return param.name
     return None
 

@@ -34,52 +34,63 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._app import DEFAULT_MAX_BODY_BYTES, CORSConfig, create_app, normalize_base_path
-    from ._auth import (
-        APIKeyAuthenticator,
-        AuthenticationError,
-        Authenticator,
-        BearerTokenAuthenticator,
-        CardAuthenticator,
-        Credentials,
-        PermissionDeniedError,
-        Principal,
-        SecretVerifier,
-        authenticator_for_card,
+    from ._app import (
+        DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES,
+        CORSConfig as CORSConfig,
+        create_app as create_app,
+        normalize_base_path as normalize_base_path,
     )
-    from ._card import combined_card
+    from ._auth import (
+        APIKeyAuthenticator as APIKeyAuthenticator,
+        AuthenticationError as AuthenticationError,
+        Authenticator as Authenticator,
+        BearerTokenAuthenticator as BearerTokenAuthenticator,
+        CardAuthenticator as CardAuthenticator,
+        Credentials as Credentials,
+        PermissionDeniedError as PermissionDeniedError,
+        Principal as Principal,
+        SecretVerifier as SecretVerifier,
+        authenticator_for_card as authenticator_for_card,
+    )
+    from ._card import combined_card as combined_card
     from ._client import (
-        A2A_MEDIA_TYPE,
-        JSON_MEDIA_TYPE,
-        SSE_MEDIA_TYPE,
-        BaseHTTPClient,
-        HTTPClient,
-        HTTPStatusError,
-        HTTPTransportError,
-        Reconnect,
-        RESTClient,
-        StreamDisconnectedError,
-        Timeouts,
+        A2A_MEDIA_TYPE as A2A_MEDIA_TYPE,
+        JSON_MEDIA_TYPE as JSON_MEDIA_TYPE,
+        SSE_MEDIA_TYPE as SSE_MEDIA_TYPE,
+        BaseHTTPClient as BaseHTTPClient,
+        HTTPClient as HTTPClient,
+        HTTPStatusError as HTTPStatusError,
+        HTTPTransportError as HTTPTransportError,
+        Reconnect as Reconnect,
+        RESTClient as RESTClient,
+        StreamDisconnectedError as StreamDisconnectedError,
+        Timeouts as Timeouts,
     )
     from ._discovery import (
-        AGENT_CARD_PATH,
-        LEGACY_AGENT_CARD_PATH,
-        CardResolutionError,
-        NoCompatibleInterfaceError,
-        connect,
-        decode_card,
-        resolve_card,
-        select_interface,
+        AGENT_CARD_PATH as AGENT_CARD_PATH,
+        LEGACY_AGENT_CARD_PATH as LEGACY_AGENT_CARD_PATH,
+        CardResolutionError as CardResolutionError,
+        NoCompatibleInterfaceError as NoCompatibleInterfaceError,
+        connect as connect,
+        decode_card as decode_card,
+        resolve_card as resolve_card,
+        select_interface as select_interface,
     )
     from ._push import (
-        NOTIFICATION_TOKEN_HEADER,
-        UnsafeWebhookURLError,
-        WebhookDeliveryError,
-        WebhookPushSender,
+        NOTIFICATION_TOKEN_HEADER as NOTIFICATION_TOKEN_HEADER,
+        UnsafeWebhookURLError as UnsafeWebhookURLError,
+        WebhookDeliveryError as WebhookDeliveryError,
+        WebhookPushSender as WebhookPushSender,
     )
-    from ._run import build_agent_server, run_server
-    from ._serve import HTTPServer
-    from ._sse import SSEError, SSEEvent, SSEParser, format_comment, format_event
+    from ._run import build_agent_server as build_agent_server, run_server as run_server
+    from ._serve import HTTPServer as HTTPServer
+    from ._sse import (
+        SSEError as SSEError,
+        SSEEvent as SSEEvent,
+        SSEParser as SSEParser,
+        format_comment as format_comment,
+        format_event as format_event,
+    )
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -141,7 +152,9 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
     "HTTPServer": "_serve",
-    **dict.fromkeys(["SSEError", "SSEEvent", "SSEParser", "format_comment", "format_event"], "_sse"),
+    **dict.fromkeys(
+        ["SSEError", "SSEEvent", "SSEParser", "format_comment", "format_event"], "_sse"
+    ),
 }
 
 __all__ = sorted(_EXPORTS)

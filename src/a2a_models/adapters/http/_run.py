@@ -113,25 +113,42 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    signals = 0
+
+    def on_signal() -> None:
+        # The first signal stops gracefully; a second one during the stop hurries it.
+        nonlocal signals
+        signals += 1
+        stop.set()
+        if signals > 1:
+            print("a2a-models: second signal, stopping now", file=sys.stderr, flush=True)
+            http.graceful_timeout = 0.0
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
     try:
-        await http.start()
+        try:
+            await http.start()
+        except OSError as exc:
+            print(f"a2a-models serve: cannot listen on {options.host}:{port}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            await server.aclose()
+            return 1
         print(f"a2a-models: serving {server.card.name if server.card else 'agent'} at {url}",
               flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
         await http.stop()
         await server.aclose()
         for resource in (server.handler.store, getattr(server.handler, "broker", None)):
             closer = getattr(resource, "aclose", None)
             if closer is not None:
                 await closer()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
     print("a2a-models: stopped", flush=True)
     return 0

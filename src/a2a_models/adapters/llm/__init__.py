@@ -30,6 +30,14 @@ Needs the ``llm`` extra (``pip install a2a-models[llm]``)::
   workspace, defaults), :func:`merge_model_settings`, :class:`ModelConfig`,
   :func:`make_model`.
 * Errors: :class:`ModelError` and its subclasses.
+* Orchestration: :class:`LLMAgent` (an A2A agent whose skills the model fulfils:
+  routing, the streamed tool loop, the forced artifact), :class:`LLMSkill`,
+  :class:`Guardrails`, workflows (:func:`workflow`, :class:`Workflow`,
+  :func:`workflow_tool`, :func:`load_workflow_registry`).
+* Agent workspaces: :func:`load_workspace` / :func:`compose_workspace`
+  (``agent.md``, ``agent.manifest.json``, ``skills/*.md``, ``mcp.json``,
+  ``workflow.json``, ``.env``), :func:`build_runtime`, bundles
+  (:func:`write_bundle`, :func:`load_bundle`). See ``docs/agent-workspace.md``.
 
 Names load on first use: importing this package imports neither ``openai``
 nor ``anthropic``; only :class:`OpenAIChatModel`, :class:`AnthropicModel`
@@ -96,8 +104,110 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ._openai import OPENAI_DEFAULT_BASE_URL, OpenAIChatModel
+    from ._agent import SKILL_REQUEST_KEYS, LLMAgent
+    from ._handler import (
+        KIND_METADATA_KEY,
+        SKILL_METADATA_KEY,
+        Activity,
+        artifact_tool_spec,
+        ask_user_tool_spec,
+        default_status_text,
+    )
+    from ._partial_json import StringFieldDecoder
+    from ._skills import (
+        ARTIFACT_TOOL,
+        ASK_USER_TOOL,
+        RESERVED_TOOL_NAMES,
+        START_TASK_TOOL,
+        Guardrails,
+        LLMSkill,
+        routing_system_prompt,
+        skill_system_prompt,
+    )
+    from ._workflows import (
+        WORKFLOW_TOOL_PREFIX,
+        Workflow,
+        WorkflowArtifact,
+        WorkflowError,
+        WorkflowEvent,
+        WorkflowResult,
+        WorkflowStatus,
+        load_workflow_registry,
+        parse_workflow_registry,
+        workflow,
+        workflow_tool,
+        workflow_tool_name,
+    )
+    from ._workspace import (
+        ComposedSkill,
+        ComposedWorkspace,
+        MergePolicies,
+        WorkspaceError,
+        compose_workspace,
+        load_workspace,
+        read_dotenv,
+    )
+    from ._compose import AgentRuntime, build_runtime
+    from ._bundle import BUNDLE_FORMAT, load_bundle, write_bundle
 
 _EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["SKILL_REQUEST_KEYS", "LLMAgent"], "_agent"),
+    **dict.fromkeys(
+        [
+            "KIND_METADATA_KEY",
+            "SKILL_METADATA_KEY",
+            "Activity",
+            "artifact_tool_spec",
+            "ask_user_tool_spec",
+            "default_status_text",
+        ],
+        "_handler",
+    ),
+    "StringFieldDecoder": "_partial_json",
+    **dict.fromkeys(
+        [
+            "ARTIFACT_TOOL",
+            "ASK_USER_TOOL",
+            "RESERVED_TOOL_NAMES",
+            "START_TASK_TOOL",
+            "Guardrails",
+            "LLMSkill",
+            "routing_system_prompt",
+            "skill_system_prompt",
+        ],
+        "_skills",
+    ),
+    **dict.fromkeys(
+        [
+            "WORKFLOW_TOOL_PREFIX",
+            "Workflow",
+            "WorkflowArtifact",
+            "WorkflowError",
+            "WorkflowEvent",
+            "WorkflowResult",
+            "WorkflowStatus",
+            "load_workflow_registry",
+            "parse_workflow_registry",
+            "workflow",
+            "workflow_tool",
+            "workflow_tool_name",
+        ],
+        "_workflows",
+    ),
+    **dict.fromkeys(
+        [
+            "ComposedSkill",
+            "ComposedWorkspace",
+            "MergePolicies",
+            "WorkspaceError",
+            "compose_workspace",
+            "load_workspace",
+            "read_dotenv",
+        ],
+        "_workspace",
+    ),
+    **dict.fromkeys(["AgentRuntime", "build_runtime"], "_compose"),
+    **dict.fromkeys(["BUNDLE_FORMAT", "load_bundle", "write_bundle"], "_bundle"),
     **dict.fromkeys(["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicModel"], "_anthropic"),
     **dict.fromkeys(["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"], "_openai"),
     **dict.fromkeys(
@@ -164,24 +274,46 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Activity",
+    "AgentRuntime",
     "ANTHROPIC_DEFAULT_BASE_URL",
-    "API_KEY_ENV",
     "AnthropicModel",
+    "API_KEY_ENV",
+    "ARTIFACT_TOOL",
+    "artifact_tool_spec",
+    "ASK_USER_TOOL",
+    "ask_user_tool_spec",
     "AssistantMessage",
     "BASE_URL_ENV",
+    "build_runtime",
+    "BUNDLE_FORMAT",
     "ChatMessage",
+    "compose_workspace",
+    "ComposedSkill",
+    "ComposedWorkspace",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODELS",
     "DEFAULT_PROVIDER",
+    "default_status_text",
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT",
     "Finish",
     "FinishReason",
     "ForceTool",
-    "MODEL_ENV",
+    "Guardrails",
+    "KIND_METADATA_KEY",
+    "LLMAgent",
+    "LLMSkill",
+    "load_bundle",
+    "load_workflow_registry",
+    "load_workspace",
+    "make_model",
+    "merge_model_settings",
+    "MergePolicies",
     "MissingAPIKeyError",
     "Model",
+    "MODEL_ENV",
     "ModelAuthenticationError",
     "ModelBadRequestError",
     "ModelConfig",
@@ -197,8 +329,18 @@ __all__ = [
     "ModelTimeoutError",
     "OPENAI_DEFAULT_BASE_URL",
     "OpenAIChatModel",
-    "PROVIDERS",
+    "parse_workflow_registry",
     "PROVIDER_ENV",
+    "PROVIDERS",
+    "read_dotenv",
+    "RESERVED_TOOL_NAMES",
+    "resolve_model_config",
+    "routing_system_prompt",
+    "SKILL_METADATA_KEY",
+    "SKILL_REQUEST_KEYS",
+    "skill_system_prompt",
+    "START_TASK_TOOL",
+    "StringFieldDecoder",
     "SystemMessage",
     "TextDelta",
     "ToolCall",
@@ -211,9 +353,18 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
-    "make_model",
-    "merge_model_settings",
-    "resolve_model_config",
+    "Workflow",
+    "workflow",
+    "workflow_tool",
+    "workflow_tool_name",
+    "WORKFLOW_TOOL_PREFIX",
+    "WorkflowArtifact",
+    "WorkflowError",
+    "WorkflowEvent",
+    "WorkflowResult",
+    "WorkflowStatus",
+    "WorkspaceError",
+    "write_bundle",
 ]
 
 

@@ -64,8 +64,12 @@ __all__ = [
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    return value if isinstance(value, MappingProxyType) else MappingProxyType(dict(value))
+def _frozen_schema(name: str, value: Mapping[str, Any]) -> Mapping[str, Any]:
+    try:  # a deep copy that also proves the schema is plain JSON
+        copied = json.loads(json.dumps(dict(value)))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"tool {name!r}: input_schema is not JSON-serialisable: {exc}") from None
+    return MappingProxyType(copied)
 
 
 def _empty_schema() -> Mapping[str, Any]:
@@ -81,7 +85,8 @@ class ToolSpec:
 
     The name must match ``^[A-Za-z0-9_-]{1,64}$`` (the intersection of what
     OpenAI and Anthropic accept). ``input_schema`` is a JSON Schema object
-    (``{"type": "object", ...}``); it is copied into a read-only mapping.
+    (``{"type": "object", ...}``) of plain JSON values; it is deep-copied into
+    a read-only mapping.
     """
 
     name: str
@@ -98,7 +103,7 @@ class ToolSpec:
                 f"tool {self.name!r}: input_schema must be a JSON Schema object (a mapping), "
                 f"not {type(self.input_schema).__name__}"
             )
-        object.__setattr__(self, "input_schema", _frozen_mapping(self.input_schema))
+        object.__setattr__(self, "input_schema", _frozen_schema(self.name, self.input_schema))
 
     def schema_dict(self) -> dict[str, Any]:
         """A plain (deep-copied) ``dict`` of :attr:`input_schema`, for the SDKs."""

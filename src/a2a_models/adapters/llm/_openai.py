@@ -276,14 +276,17 @@ class _ChunkState:
                 events.append(TextDelta(delta.refusal))
             for fragment in delta.tool_calls or ():
                 events.extend(self._tool_fragment(fragment))
-            if choice.finish_reason is not None:
+            if choice.finish_reason:  # some servers send "" while streaming
                 self.finish_reason = choice.finish_reason
                 events.extend(self.tracker.end_all())
         return events
 
     def _tool_fragment(self, fragment: Any) -> list[ModelEvent]:
         events: list[ModelEvent] = []
-        key: int = fragment.index if fragment.index is not None else 0
+        # Some servers (Ollama) leave out the index; their calls arrive whole, each
+        # with its own id, which the id check below tells apart.
+        index = getattr(fragment, "index", None)
+        key: int = index if isinstance(index, int) else 0
         function = fragment.function
         name = function.name if function is not None else None
         arguments = function.arguments if function is not None else None

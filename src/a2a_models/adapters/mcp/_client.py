@@ -16,6 +16,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...models import JSONObject
@@ -59,6 +60,7 @@ ToolsChangedCallback = Callable[[str], Any]
 ConnectMode = Literal["auto", "legacy"]
 
 _MAX_PAGES = 100
+_MAX_RELISTENS = 5
 _STOP_TIMEOUT = 15.0
 
 
@@ -130,6 +132,7 @@ class MCPConnection:
         self._mcp_tools: tuple[types.Tool, ...] = ()
         self._tools: tuple[Tool, ...] = ()
         self._version = 0
+        self._lost = False
         #: The last refresh failure (e.g. an invalid tool name announced later), if any.
         self.last_error: BaseException | None = None
 
@@ -141,8 +144,9 @@ class MCPConnection:
 
     @property
     def connected(self) -> bool:
-        """True between a successful :meth:`start` and :meth:`stop`."""
-        return self._client is not None
+        """True between a successful :meth:`start` and :meth:`stop`, unless the
+        connection was found closed (the server died, the endpoint went away)."""
+        return self._client is not None and not self._lost
 
     @property
     def client(self) -> Client:
@@ -187,6 +191,7 @@ class MCPConnection:
         self._ready = asyncio.Event()
         self._changed = asyncio.Event()
         self._error = None
+        self._lost = False
         self._task = asyncio.create_task(self._supervise(), name=f"mcp-server-{self.name}")
         try:
             async with asyncio.timeout(self.connect_timeout):
@@ -217,13 +222,19 @@ class MCPConnection:
         if task is None:
             return
         self._stop.set()
-        try:
-            async with asyncio.timeout(_STOP_TIMEOUT):
-                await asyncio.shield(task)
-        except TimeoutError:
+        if not self._ready.is_set():
+            # Still connecting (a server that does not answer): nothing to close
+            # gracefully; cancelling still runs the transport's shutdown, which
+            # terminates the subprocess.
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        try:
+            _, pending = await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+            if pending:
+                log.warning("MCP server %r did not stop in time: cancelling", self.name)
+                task.cancel()
+                await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: the supervisor logs its own failures
         finally:
             self._task = None
             self._client = None
@@ -293,12 +304,36 @@ class MCPConnection:
         return bool(tools is not None and tools.list_changed)
 
     async def _listen_loop(self, client: Client) -> None:
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._changed.set()
-        except Exception as exc:
-            log.info("MCP server %r: tool-change subscription ended: %s", self.name, _describe(exc))
+        # A dropped stream is not resumable: listen again and refetch, a few
+        # times in a row at most; a closed connection ends the loop.
+        failures = 0
+        reason: Exception
+        while failures < _MAX_RELISTENS:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    if failures:
+                        self._changed.set()  # changes may have been missed meanwhile
+                    failures = 0
+                    async for _event in subscription:
+                        self._changed.set()
+                return  # the server closed the subscription gracefully
+            except MCPError as exc:
+                if exc.code == types.CONNECTION_CLOSED:
+                    self._lost = True
+                    log.warning("MCP server %r: the connection is closed", self.name)
+                    return
+                failures += 1
+                reason = exc
+            except Exception as exc:
+                failures += 1
+                reason = exc
+            log.info(
+                "MCP server %r: tool-change subscription ended (%s); listening again",
+                self.name,
+                _describe(reason),
+            )
+            await anyio.sleep(0.2 * failures)
+        log.warning("MCP server %r: gave up listening for tool-list changes", self.name)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -401,6 +436,10 @@ class MCPConnection:
                 tool_name, f"{where}: no answer within {self.call_timeout:g} seconds"
             ) from None
         except Exception as exc:
+            if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                if not self._lost:
+                    log.warning("MCP server %r: the connection is closed", self.name)
+                self._lost = True
             raise ToolExecutionError(
                 tool_name, f"{where}: the call failed: {_describe(exc)}"
             ) from exc

@@ -237,7 +237,7 @@ def test_serve_hands_its_options_to_run_server(monkeypatch: pytest.MonkeyPatch) 
     http = importlib.import_module("a2a_models.adapters.http")
     seen: list[ServeOptions] = []
 
-    def run_server(options: ServeOptions) -> int:
+    async def run_server(options: ServeOptions) -> int:
         seen.append(options)
         return 0
 

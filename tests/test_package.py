@@ -28,7 +28,7 @@ HEAVY = (
 def test_import_pulls_in_no_adapter_dependency() -> None:
     code = (
         "import sys, a2a_models, a2a_models.codec, a2a_models.protocol, a2a_models.server, "
-        "a2a_models.client, a2a_models.schema\n"
+        "a2a_models.client, a2a_models.schema, a2a_models.tools, a2a_models.stores\n"
         f"heavy = {HEAVY!r}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))"
     )

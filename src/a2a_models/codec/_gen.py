@@ -209,7 +209,7 @@ def api_key_location(value: Any) -> str:
         raise Fail(f"expected a string, got {type_name(value)}")
     if value not in _API_KEY_LOCATIONS:
         raise Fail(f"expected one of header, query, cookie; got {value!r}")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def boolean(value: Any) -> bool:

@@ -46,6 +46,7 @@ class Timestamp(datetime):
     """
 
     __slots__ = ("_ns",)
+    _ns: int
 
     @classmethod
     def with_nanoseconds(cls, value: datetime, nanosecond: int) -> Timestamp:

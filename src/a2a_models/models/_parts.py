@@ -93,7 +93,8 @@ class Part:
 class TextPart(Part):
     """A part whose content is text."""
 
-    text: str = attrs.field(kw_only=False, validator=any_str)
+    # Shadows the ``Part.text`` factory on purpose: on a TextPart, ``.text`` is its text.
+    text: str = attrs.field(kw_only=False, validator=any_str)  # type: ignore[assignment]
 
 
 def _check_raw(inst: FilePart, attribute: attrs.Attribute[Any], value: Any) -> None:

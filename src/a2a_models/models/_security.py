@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
+from ..errors import InvalidModelError
 from ._base import (
-    InvalidModelError,
     boolean,
     fail,
     instance_of,

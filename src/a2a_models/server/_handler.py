@@ -17,6 +17,7 @@ event stream, so nothing they do can stall the agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import base64
 import binascii
 import logging
@@ -545,6 +546,13 @@ class RequestHandler:
         run.started.set()
         return task
 
+    async def _stop_failed(self, run: _Run) -> None:
+        event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")
+        try:
+            await self._commit(run.task_id, run.owner, run.tenant, event)
+        except (_Abort, _Finished):
+            pass
+
     async def _fail(self, run: _Run, text: str) -> None:
         """Move the run's task to failed with ``text`` as the status message."""
         try:
@@ -892,10 +900,23 @@ class RequestHandler:
             await self._push.idle()
 
     async def aclose(self) -> None:
-        """Stop every run and push delivery (for server shutdown and tests)."""
-        runners = [r.runner for r in self._runs.values() if r.runner is not None]
+        """Stop every run and push delivery (for server shutdown and tests).
+
+        A task still working when its run is stopped is marked failed, so its
+        subscribers (here or on another replica) see it end instead of waiting.
+        """
+        runs = list(self._runs.values())
+        runners = [r.runner for r in runs if r.runner is not None]
         for runner in runners:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
+        for run in runs:
+            if not run.created or run.canceled:
+                continue
+            stored = await self.store.get(run.task_id, run.owner, run.tenant)
+            if stored is None or not stored.task.status.state.is_active:
+                continue  # finished, or waiting for its client: nothing was cut short
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_failed(run), 5.0)
         if self._push is not None:
             await self._push.aclose()

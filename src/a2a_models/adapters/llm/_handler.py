@@ -398,7 +398,9 @@ class TaskRun:
 
     async def run(self) -> AsyncGenerator[AgentEvent, None]:
         """The events of this turn, ending with a terminal or interrupted status."""
-        yield self._status(TaskState.WORKING, f"Working on {self.skill.name}", "progress")
+        opening = f"Working on {self.skill.name}"
+        self.recent.append(opening)
+        yield self._status(TaskState.WORKING, opening, "progress")
         self._reset_timer()
         try:
             async with contextlib.aclosing(self._loop()) as events:

@@ -32,6 +32,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+# Running ``python bench/codec.py`` puts bench/ first on sys.path, where a
+# sibling script (http.py, ...) would shadow the standard library.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
 import orjson
 
 try:

@@ -274,7 +274,6 @@ def test_serve_async_run_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_serve_without_the_server(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    import importlib
 
     monkeypatch.setitem(sys.modules, "a2a_models.adapters.http", None)
     assert main(["serve"]) == 2

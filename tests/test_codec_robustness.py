@@ -7,9 +7,9 @@ leaf replaced by a value of another type, deep nesting, huge numbers, bad
 base64, bad timestamps, bad enum values, unknown members). Whatever decodes
 must be a valid model of the requested type.
 
-Known decoder bugs are strict xfails with minimal examples (``test_known_*``);
-the property tests step around them (see ``_AVOID``) so they stay green
-and keep looking for new ones.
+Known decoder bugs are strict xfails with minimal examples; the property
+tests accept only those results (see ``_KNOWN_INVALID_OUTPUT``) so they stay
+green and keep looking for new ones.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import json
 import re
 import time
 import typing
+from datetime import timedelta
 from typing import Any
 
 import attrs
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 
 from a2a_models import codec
 from a2a_models import models as m
-from a2a_models.errors import DecodeError, InvalidModelError
+from a2a_models.errors import DecodeError, EncodeError, InvalidModelError
 from a2a_models.testing import strategies as a2a_st
 
 JSON_DIALECTS = ("1.0", "0.3", "0.3-http")
@@ -117,32 +118,20 @@ def _instance_of(tp: Any) -> tuple[type[Any], ...]:
 
 # --------------------------------------------------------------------------- known decoder bugs
 
-# Reported; the codec is not ours to edit. Each has a strict-xfail example
-# below, and the generated inputs avoid it so the properties stay meaningful.
-_KNOWN_INVALID_OUTPUT = (
-    # 0.3 dialects: the decoder never sets AuthenticationInfo.other_schemes.
-    re.compile(r"^AuthenticationInfo\.other_schemes: not set"),
-    # 1.0 and 0.3: the decoders skip the model's value rules.
-    re.compile(r"APIKeySecurityScheme\.location: expected one of header, query, cookie"),
-    re.compile(r"\.(history_length|page_size): must not be negative"),
-    # 0.3 dialects: the authentication scheme may be "".
-    re.compile(r"^AuthenticationInfo\.scheme: must not be empty$"),
-    # python dialect: REQUIRED strings may be "".
-    re.compile(r": must not be empty$"),
-)
+#: Reported; each has a strict-xfail example below, and the property tests
+#: accept these (and only these) invalid results so they keep looking for others.
+_KNOWN_INVALID_OUTPUT: dict[str, re.Pattern[str]] = {
+    # test_api_key_location_must_be_header_query_or_cookie (0.3 dialects)
+    "0.3": re.compile(r"^APIKeySecurityScheme\.location: expected one of header, query, cookie"),
+    "0.3-http": re.compile(
+        r"^APIKeySecurityScheme\.location: expected one of header, query, cookie"
+    ),
+}
 
 
 def _known_invalid(problem: str, dialect: str) -> bool:
-    for pattern in _KNOWN_INVALID_OUTPUT:
-        if pattern.search(problem):
-            if pattern.pattern.startswith("^AuthenticationInfo\\.scheme"):
-                return dialect.startswith("0.3")
-            if pattern.pattern.endswith("empty$") and dialect != "python":
-                return False
-            if "other_schemes" in pattern.pattern and not dialect.startswith("0.3"):
-                return False
-            return True
-    return False
+    pattern = _KNOWN_INVALID_OUTPUT.get(dialect)
+    return pattern is not None and pattern.search(problem) is not None
 
 
 def _validation_problems(value: Any) -> list[str]:
@@ -405,8 +394,6 @@ _HUGE_NUMBERS = [
 _BASE64_KEYS = {"raw", "bytes", "fileWithBytes"}
 _TIMESTAMP_KEYS = {"timestamp", "statusTimestampAfter", "status_timestamp_after"}
 _DEEP = "\x00deep\x00"
-#: What sends codec/_json.loads to the stdlib parser: a 20+ digit run or a \uD8xx escape.
-_FALLBACK_TRIGGER = re.compile(r"[0-9]{20}|\\u[dD][89abAB]")
 
 
 @st.composite
@@ -478,10 +465,6 @@ def mutated_payloads(draw: st.DrawFn, tp: Any, dialect: str) -> Any:
         return _set(wire, path, _nest(min(depth, 2000), opener == "["))
     text = json.dumps(_set(wire, path, _DEEP), ensure_ascii=True, default=str)
     marker = json.dumps(_DEEP)
-    if _FALLBACK_TRIGGER.search(text):
-        # Known bug (test_known_deep_input_on_the_fallback_parser): deep input
-        # that also takes the stdlib fallback raises RecursionError. Stay shallow.
-        depth = min(depth, 400)
     return text.replace(marker, opener * depth + inner + closer * depth, 1).encode()
 
 
@@ -806,113 +789,184 @@ def test_decode_of_a_subclass_checks_the_variant() -> None:
         codec.decode(m.TextPart, {"data": {}})
 
 
-# --------------------------------------------------------------------------- known bugs
+# --------------------------------------------------------------------------- once-known bugs (fixed)
 
 
 def _deep_with(inner: bytes) -> bytes:
     return b"[" * 100_000 + inner + b"]" * 100_000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "codec/_json.loads falls back to json.loads for inputs with a 20+ digit run or a "
-        "\\uD8xx escape; on deeply nested input that raises RecursionError, which decode() "
-        "does not catch (it catches ValueError/UnicodeDecodeError only)"
-    ),
-)
+@pytest.mark.parametrize("dialect", JSON_DIALECTS)
 @pytest.mark.parametrize(
     "payload",
-    [_deep_with(b"1" * 25), _deep_with(b'"\\ud800"')],
-    ids=["long-digit-run", "surrogate-escape"],
-)
-def test_known_deep_input_on_the_fallback_parser(payload: bytes) -> None:
-    check_decode(m.Task, payload, "1.0")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "_gen.timestamp converts offsets to UTC with astimezone(), which raises OverflowError "
-        "for valid RFC 3339 times whose UTC value leaves datetime's range, e.g. "
-        "'0001-01-01T00:00:00+01:00' or '9999-12-31T23:59:59-01:00'"
-    ),
-)
-@pytest.mark.parametrize("dialect", ["1.0", "python"])
-@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
-def test_known_timestamp_overflow(dialect: str, stamp: str) -> None:
-    check_decode(m.TaskStatus, {"state": "TASK_STATE_WORKING", "timestamp": stamp}, dialect)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the 1.0 decoder builds models without their value rules: an API key location "
-        "outside header/query/cookie and negative historyLength/pageSize are accepted, "
-        "giving models that their own constructor would reject"
-    ),
-)
-@pytest.mark.parametrize(
-    ("tp", "payload"),
     [
-        (m.SecurityScheme, {"apiKeySecurityScheme": {"location": "body", "name": "k"}}),
+        _deep_with(b"1" * 25),
+        _deep_with(b"-" + b"9" * 19),
+        _deep_with(b'"\\ud800"'),
+        _deep_with(b'"\\udfff"'),
+        b'{"a":' * 100_000 + b'"\\udc00"' + b"}" * 100_000,
+    ],
+    ids=["long-digit-run", "negative-19-digits", "high-surrogate", "low-surrogate", "objects"],
+)
+def test_deep_input_on_the_fallback_parser(dialect: str, payload: bytes) -> None:
+    """Input the exact (stdlib) parser handles is deep too: DecodeError, not RecursionError."""
+    require(dialect)
+    with pytest.raises(DecodeError) as info:
+        codec.decode(m.Task, payload, dialect)
+    assert info.value.path == "$"
+    assert check_decode(m.Task, payload, dialect) is None
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "python", "0.3", "0.3-http"])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "0001-01-01T00:00:00+01:00",
+        "0001-01-01T00:59:59.999999999+01:00",
+        "9999-12-31T23:59:59-01:00",
+        "9999-12-31T23:59:00.5-00:01",
+    ],
+)
+def test_timestamps_leaving_the_range_in_utc_are_decode_errors(dialect: str, stamp: str) -> None:
+    require(dialect)
+    state = "working" if dialect == "0.3" else "TASK_STATE_WORKING"
+    with pytest.raises(DecodeError, match="out of range") as info:
+        codec.from_wire(m.TaskStatus, {"state": state, "timestamp": stamp}, dialect)
+    assert info.value.path == "$.timestamp"
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "python", "0.3", "0.3-http"])
+def test_timestamps_at_the_edges_of_the_range_in_utc_decode(dialect: str) -> None:
+    require(dialect)
+    state = "working" if dialect == "0.3" else "TASK_STATE_WORKING"
+    for stamp in ("0001-01-01T01:00:00+01:00", "9999-12-31T22:59:59.999999999-01:00"):
+        status = codec.from_wire(m.TaskStatus, {"state": state, "timestamp": stamp}, dialect)
+        assert status.timestamp is not None and status.timestamp.utcoffset() == timedelta(0)
+
+
+_NEGATIVE_COUNTS: dict[str, list[tuple[Any, Any]]] = {
+    "1.0": [
         (m.GetTaskRequest, {"id": "t", "historyLength": -1}),
         (m.ListTasksRequest, {"pageSize": -3}),
+        (m.ListTasksRequest, {"historyLength": "-1"}),
+        (m.ListTaskPushNotificationConfigsRequest, {"taskId": "t", "pageSize": -1}),
+        (m.SendMessageConfiguration, {"historyLength": -1}),
     ],
-    ids=["api-key-location", "history-length", "page-size"],
+    "python": [
+        (m.GetTaskRequest, {"id": "t", "history_length": -1}),
+        (m.ListTasksRequest, {"page_size": -3}),
+        (m.SendMessageConfiguration, {"history_length": -1}),
+    ],
+    "0.3": [
+        (m.GetTaskRequest, {"id": "t", "historyLength": -1}),
+        (m.SendMessageConfiguration, {"historyLength": -1}),
+    ],
+    "0.3-http": [
+        (m.GetTaskRequest, {"name": "tasks/t", "historyLength": -1}),
+        (m.SendMessageConfiguration, {"historyLength": "-2"}),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "tp", "payload"),
+    [
+        pytest.param(d, tp, payload, id=f"{d}-{tp.__name__}-{i}")
+        for d, cases in _NEGATIVE_COUNTS.items()
+        for i, (tp, payload) in enumerate(cases)
+    ],
 )
-def test_known_decoder_skips_value_rules(tp: Any, payload: Any) -> None:
-    with pytest.raises(DecodeError):
-        codec.decode(tp, payload, "1.0")
+def test_negative_counts_are_decode_errors(dialect: str, tp: Any, payload: Any) -> None:
+    require(dialect)
+    with pytest.raises(DecodeError, match="negative"):
+        codec.from_wire(tp, payload, dialect)
 
 
-@pytest.mark.xfail(
+_V03_API_KEY_XFAIL = pytest.mark.xfail(
     strict=True,
     reason=(
-        "from_dict (python dialect) accepts '' for REQUIRED strings (message_id, id, ...), "
-        "returning models the constructor rejects ('must not be empty')"
+        "codec bug (reported): the 0.3 decoders (JSON-RPC 'in', HTTP+JSON 'location') accept "
+        "an API key location other than header/query/cookie, e.g. from_wire(SecurityScheme, "
+        "{'type': 'apiKey', 'in': 'body', 'name': 'k'}, '0.3') gives "
+        "APIKeySecurityScheme(location='body'), which the constructor rejects; only the 1.0 "
+        "and python decoders check it"
     ),
 )
-def test_known_python_dialect_accepts_empty_required_strings() -> None:
-    with pytest.raises(DecodeError):
-        codec.from_dict(
-            m.Message, {"role": "ROLE_USER", "message_id": "", "parts": [{"text": "a"}]}
-        )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the 0.3 decoders build AuthenticationInfo without setting other_schemes (added to "
-        "the model afterwards): the object has an unset slot, so ==, repr and attribute "
-        "access raise AttributeError; several 0.3 'schemes' raise DecodeError instead of "
-        "filling other_schemes"
-    ),
+@pytest.mark.parametrize(
+    ("dialect", "payload"),
+    [
+        pytest.param("1.0", {"apiKeySecurityScheme": {"location": "body", "name": "k"}}),
+        pytest.param("1.0", {"apiKeySecurityScheme": {"location": "HEADER", "name": "k"}}),
+        pytest.param("python", {"api_key_security_scheme": {"location": "", "name": "k"}}),
+        pytest.param(
+            "0.3", {"type": "apiKey", "in": "body", "name": "k"}, marks=_V03_API_KEY_XFAIL
+        ),
+        pytest.param(
+            "0.3-http",
+            {"apiKeySecurityScheme": {"location": "path", "name": "k"}},
+            marks=_V03_API_KEY_XFAIL,
+        ),
+    ],
 )
+def test_api_key_location_must_be_header_query_or_cookie(dialect: str, payload: Any) -> None:
+    require(dialect)
+    with pytest.raises(DecodeError, match="header, query, cookie"):
+        codec.from_wire(m.SecurityScheme, payload, dialect)
+
+
+@pytest.mark.parametrize(
+    ("tp", "payload", "path"),
+    [
+        (
+            m.Message,
+            {"role": "ROLE_USER", "message_id": "", "parts": [{"text": "a"}]},
+            "$.message_id",
+        ),
+        (m.Task, {"id": "", "status": {"state": "TASK_STATE_WORKING"}}, "$.id"),
+        (
+            m.Artifact,
+            {"artifact_id": "", "parts": [{"text": "a"}]},
+            "$.artifact_id",
+        ),
+    ],
+    ids=["message-id", "task-id", "artifact-id"],
+)
+def test_python_dialect_rejects_empty_required_strings(tp: Any, payload: Any, path: str) -> None:
+    with pytest.raises(DecodeError) as info:
+        codec.from_dict(tp, payload)
+    assert info.value.path == path
+
+
 @pytest.mark.parametrize(
     ("dialect", "payload"),
     [
         ("0.3", {"schemes": ["Bearer"]}),
         ("0.3-http", {"schemes": ["Bearer"]}),
         ("0.3", {"schemes": ["Bearer", "Basic"]}),
+        ("0.3-http", {"schemes": ["Bearer", "Basic", "Digest"], "credentials": "c"}),
     ],
-    ids=["0.3", "0.3-http", "0.3-two-schemes"],
+    ids=["0.3", "0.3-http", "0.3-two-schemes", "0.3-http-three-schemes"],
 )
-def test_known_v03_authentication_info_other_schemes(dialect: str, payload: Any) -> None:
+def test_v03_authentication_info_other_schemes(dialect: str, payload: Any) -> None:
     require(dialect)
     info = codec.from_wire(m.AuthenticationInfo, payload, dialect)
+    assert info.scheme == payload["schemes"][0]
     assert info.other_schemes == tuple(payload["schemes"][1:])
+    assert codec.to_wire(info, dialect) == payload
+    assert _validation_problems(info) == []
+    if len(payload["schemes"]) > 1:
+        with pytest.raises(EncodeError, match="one authentication scheme"):
+            codec.to_wire(info, "1.0")
+        assert codec.to_wire(info, "1.0", lossy=True)["scheme"] == payload["schemes"][0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the 0.3 decoders accept an empty authentication scheme ('schemes': ['']), giving an "
-        "AuthenticationInfo whose constructor would reject scheme=''"
-    ),
-)
 @pytest.mark.parametrize("dialect", ["0.3", "0.3-http"])
-def test_known_v03_empty_authentication_scheme(dialect: str) -> None:
+@pytest.mark.parametrize("schemes", [[""], ["Bearer", ""], [], None, ["Bearer", 3]], ids=str)
+def test_v03_bad_authentication_schemes(dialect: str, schemes: Any) -> None:
     require(dialect)
-    with pytest.raises(DecodeError):
-        codec.from_wire(m.AuthenticationInfo, {"schemes": [""]}, dialect)
+    payload = {} if schemes is None else {"schemes": schemes}
+    with pytest.raises(DecodeError) as info:
+        codec.from_wire(m.AuthenticationInfo, payload, dialect)
+    assert info.value.path.startswith("$.schemes")

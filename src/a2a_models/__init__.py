@@ -8,10 +8,10 @@ framework, a database driver, MCP or an LLM SDK.
 
 from . import codec, errors
 from .errors import (
+    ERROR_DOMAIN,
     A2AError,
     ContentTypeNotSupportedError,
     DecodeError,
-    ERROR_DOMAIN,
     EncodeError,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
@@ -32,7 +32,7 @@ from .errors import (
     error_from_reason,
 )
 from .models import (
-    APIKeySecurityScheme,
+    TRANSITIONS,
     AgentCapabilities,
     AgentCard,
     AgentCardSignature,
@@ -40,6 +40,7 @@ from .models import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    APIKeySecurityScheme,
     Artifact,
     AuthenticationInfo,
     AuthorizationCodeOAuthFlow,
@@ -76,7 +77,6 @@ from .models import (
     SendMessageResponse,
     StreamResponse,
     SubscribeToTaskRequest,
-    TRANSITIONS,
     Task,
     TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,

@@ -51,7 +51,6 @@ from a2a_models.tools import (
 from .conftest import ModelFactory, build_model
 from .scripted_server import ScriptedModelServer, ScriptedToolCall, Turn
 
-
 CALLS: list[tuple[str, dict[str, Any], ToolContext]] = []
 
 
@@ -125,7 +124,9 @@ def weather_skill(**options: Any) -> LLMSkill:
 def make_agent(model: Model, *skills: LLMSkill, **options: Any) -> LLMAgent:
     options.setdefault("status_interval", None)
     options.setdefault("context", {"tenant": "acme"})
-    return LLMAgent(model, skills or (weather_skill(),), prompt="You are a weather agent.", **options)
+    return LLMAgent(
+        model, skills or (weather_skill(),), prompt="You are a weather agent.", **options
+    )
 
 
 async def stream(
@@ -157,8 +158,11 @@ def route(skill: str = "weather") -> Turn:
 
 def artifact_turn(content: str, *, name: str = "report", chunk_size: int = 7) -> Turn:
     return Turn(
-        tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"name": name, "content": content},
-                                     chunk_size=chunk_size)]
+        tool_calls=[
+            ScriptedToolCall(
+                ARTIFACT_TOOL, {"name": name, "content": content}, chunk_size=chunk_size
+            )
+        ]
     )
 
 
@@ -199,7 +203,7 @@ async def test_tool_calls_in_sequence_then_artifact(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:
     CALLS.clear()
-    content = "Paris: sunny.\nRome: \"hot\" \u2600 and dry."
+    content = 'Paris: sunny.\nRome: "hot" \u2600 and dry.'
     scripted_server.script(
         route(),
         Turn(tool_calls=[ScriptedToolCall("lookup", {"city": "Paris"})]),
@@ -226,15 +230,27 @@ async def test_tool_calls_in_sequence_then_artifact(
     # no tool listed in it - they go through the tool API
     bodies = scripted_server.bodies()
     system = system_of(bodies[1])
-    for piece in ("You are a weather agent.", "Reports the weather of cities",
-                  "Tags: weather, forecast", "- What is the weather in Paris?",
-                  "Always name the city."):
+    for piece in (
+        "You are a weather agent.",
+        "Reports the weather of cities",
+        "Tags: weather, forecast",
+        "- What is the weather in Paris?",
+        "Always name the city.",
+    ):
         assert piece in system
     for tool_name in ("lookup", "finish_with_task", "Look up the weather"):
         assert tool_name not in system
-    tool_names = {t["function"]["name"] if "function" in t else t["name"] for t in bodies[1]["tools"]}
-    assert tool_names == {"lookup", "finish_with_task", "finish_with_message", "failing_task",
-                          ARTIFACT_TOOL, ASK_USER_TOOL}
+    tool_names = {
+        t["function"]["name"] if "function" in t else t["name"] for t in bodies[1]["tools"]
+    }
+    assert tool_names == {
+        "lookup",
+        "finish_with_task",
+        "finish_with_message",
+        "failing_task",
+        ARTIFACT_TOOL,
+        ASK_USER_TOOL,
+    }
     # the second tool call was made knowing the first one's result
     assert "Paris: sunny, 21 C" in json.dumps(bodies[2])
     assert "Rome: sunny, 21 C" in json.dumps(bodies[3])
@@ -255,7 +271,7 @@ def _get(task_id: str) -> Any:
 async def test_artifact_streams_chunk_by_chunk_exactly_once(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:
-    content = "abcdefghij" * 5 + " \\ \"q\" \n\u00e9\U0001F600 end"
+    content = "abcdefghij" * 5 + ' \\ "q" \n\u00e9\U0001f600 end'
     text = json.dumps({"name": "long", "content": content})
     chunks = [text[i : i + 3] for i in range(0, len(text), 3)]
     scripted_server.script(
@@ -340,8 +356,12 @@ async def test_skill_guardrails_limit_tool_calls(
 ) -> None:
     scripted_server.script(
         route(),
-        Turn(tool_calls=[ScriptedToolCall("lookup", {"city": "A"}),
-                         ScriptedToolCall("lookup", {"city": "B"})]),
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("lookup", {"city": "A"}),
+                ScriptedToolCall("lookup", {"city": "B"}),
+            ]
+        ),
     )
     skill = weather_skill(guardrails=Guardrails(max_tool_calls=1))
     events, _ = await stream(make_agent(make_model(), skill))
@@ -356,8 +376,12 @@ async def test_provider_error_fails_the_task(
     broken = (
         Turn(status=503, error_message="upstream overloaded")
         if failure == "status"
-        else Turn(text=["a", "b", "c"], error_after=2, error_type="overloaded_error",
-                  error_message="upstream overloaded")
+        else Turn(
+            text=["a", "b", "c"],
+            error_after=2,
+            error_type="overloaded_error",
+            error_message="upstream overloaded",
+        )
     )
     scripted_server.script(route(), broken)
     events, _ = await stream(make_agent(make_model()))
@@ -414,8 +438,11 @@ async def test_periodic_status_updates_not_repeated_and_stop_at_artifact(
 ) -> None:
     scripted_server.script(
         route(),
-        Turn(text=["Checking ", "the ", "forecast ", "now."], delay=0.08,
-             tool_calls=[ScriptedToolCall("lookup", {"city": "Oslo"})]),
+        Turn(
+            text=["Checking ", "the ", "forecast ", "now."],
+            delay=0.08,
+            tool_calls=[ScriptedToolCall("lookup", {"city": "Oslo"})],
+        ),
         Turn(
             tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"content": "y" * 40}, chunk_size=4)],
             delay=0.03,
@@ -433,8 +460,10 @@ async def test_periodic_status_updates_not_repeated_and_stop_at_artifact(
     assert any(s.startswith("Thinking: ") for s in statuses)
     assert len(statuses) == len(set(statuses))  # recent ones are not repeated
     first_artifact = next(i for i, e in enumerate(events) if isinstance(e, TaskArtifactUpdateEvent))
-    assert all(not isinstance(e, TaskStatusUpdateEvent) or e.status.state is not TaskState.WORKING
-               for e in events[first_artifact:])
+    assert all(
+        not isinstance(e, TaskStatusUpdateEvent) or e.status.state is not TaskState.WORKING
+        for e in events[first_artifact:]
+    )
     assert kinds(events)[-1] == "completed"
 
 
@@ -447,7 +476,7 @@ async def test_a_tool_task_becomes_the_result(
     scripted_server.script(
         route(), Turn(tool_calls=[ScriptedToolCall("finish_with_task", {"note": "ok"})])
     )
-    events, server = await stream(make_agent(make_model()))
+    events, _server = await stream(make_agent(make_model()))
     assert kinds(events) == ["task:submitted", "working", "artifact", "completed"]
     assert events[2].artifact.parts[0].text == "report: ok"
     assert events[2].artifact.name == "tool report"
@@ -517,14 +546,22 @@ async def test_workflow_tool_streams_its_events_with_overrides(
     assert tool.input_schema["required"] == ["topic"]
     scripted_server.script(
         route(),
-        Turn(tool_calls=[ScriptedToolCall("dispatch_workflow_brief", {"topic": "rain",
-                                                                       "style": "long"})]),
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("dispatch_workflow_brief", {"topic": "rain", "style": "long"})
+            ]
+        ),
         Turn(text=["The brief is ready."]),
     )
     skill = weather_skill(tools=[tool])
-    events, server = await stream(make_agent(make_model(), skill))
+    events, _server = await stream(make_agent(make_model(), skill))
     assert kinds(events) == [
-        "task:submitted", "working", "working", "artifact", "artifact", "completed",
+        "task:submitted",
+        "working",
+        "working",
+        "artifact",
+        "artifact",
+        "completed",
     ]
     assert events[2].status.message.text == "Collecting notes on rain"
     assert events[3].artifact.name == "brief" and not events[3].append

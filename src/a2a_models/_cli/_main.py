@@ -132,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     commands.add_parser(
+        "agent",
+        help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
+        add_help=False,
+    )
+    commands.add_parser(
         "conformance",
         help="check an A2A server against the specification (see: conformance --help)",
         add_help=False,
@@ -147,6 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..conformance._cli import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
+    if argv[:1] == ["agent"]:
+        from ._agent import main as agent_main
+
+        return agent_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         from ._serve import ServeOptions, run

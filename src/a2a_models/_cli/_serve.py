@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import inspect
 import sys
 from collections.abc import Iterable
 from typing import Any

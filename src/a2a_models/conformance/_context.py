@@ -24,6 +24,7 @@ import httpx
 from .. import codec
 from .. import models as m
 from .._state import TaskState
+from ..adapters.http._sse import SSEParser
 from ..errors import DecodeError, JSONRPCError, error_from_reason
 from ..protocol import METHODS, decode_result
 from ._registry import (
@@ -36,7 +37,6 @@ from ._registry import (
     NotApplicable,
     Requirement,
 )
-from ._sse import SSEParser
 from ._target import Endpoint, Target, excerpt, record
 
 __all__ = [
@@ -310,8 +310,8 @@ class StreamSession:
                 self.transport_error = repr(exc)
                 return None
             self._raw.extend(chunk)
-            for raw in self._parser.feed(chunk):
-                event = self._ctx._parse_stream_event(self._index, raw.data, raw.id, self.request_id)
+            for sse in self._parser.feed(chunk):
+                event = self._ctx._parse_stream_event(self._index, sse.data, sse.id, self.request_id)
                 self._index += 1
                 self.events.append(event)
                 self._pending.append(event)

@@ -12,7 +12,6 @@ from typing import Any
 
 import attrs
 
-from ..errors import InvalidModelError
 from ._base import (
     boolean,
     fail,

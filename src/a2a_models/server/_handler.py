@@ -17,9 +17,9 @@ event stream, so nothing they do can stall the agent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import base64
 import binascii
+import contextlib
 import logging
 from collections.abc import Callable
 

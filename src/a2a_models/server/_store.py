@@ -23,9 +23,9 @@ import abc
 import base64
 import binascii
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple, TypeAlias
+from typing import NamedTuple, TypeAlias, TypeVar
 
 import attrs
 
@@ -182,21 +182,27 @@ class TaskStore(abc.ABC):
         """Remove a config; removing an absent one is not an error."""
 
 
-# --- page tokens ------------------------------------------------------------------------
+# --- listing and page tokens (shared by every store) -------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 #: Sort key of a task without a status timestamp: after every stamped one.
-_NO_TIMESTAMP = -(2**62)
+NO_TIMESTAMP = -(2**62)
 _TOKEN_PREFIX = "v1|"
+_Row = TypeVar("_Row")
+
+
+def timestamp_key(ts: datetime) -> int:
+    """``ts`` in whole microseconds since the epoch (how status timestamps sort)."""
+    return (ts - _EPOCH) // _MICRO
 
 
 def status_key(task: Task) -> int:
-    """A task's status timestamp in whole microseconds since the epoch (the sort key)."""
+    """A task's status timestamp as :func:`timestamp_key` (the sort key of a listing)."""
     ts = task.status.timestamp
     if ts is None:
-        return _NO_TIMESTAMP
-    return (ts - _EPOCH) // _MICRO
+        return NO_TIMESTAMP
+    return timestamp_key(ts)
 
 
 def encode_page_token(task: Task) -> str:
@@ -222,9 +228,33 @@ def decode_page_token(token: str) -> tuple[int, str]:
         ) from None
 
 
+def list_cursor(page_size: int, page_token: str | None) -> tuple[int, str] | None:
+    """Check a listing's ``page_size``; the decoded ``page_token`` (``None``: first page)."""
+    if page_size < 1:
+        raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
+    return decode_page_token(page_token) if page_token else None
+
+
+def task_page(
+    rows: Sequence[_Row], page_size: int, total: int, decode: Callable[[_Row], Task]
+) -> TaskPage:
+    """The page of a listing from its next ``page_size + 1`` matches, in order.
+
+    Only the first ``page_size`` are decoded; one more only means another
+    page follows, whose token continues after the last task of this one.
+    """
+    tasks = [decode(row) for row in rows[:page_size]]
+    more = len(rows) > page_size
+    return TaskPage(tasks, encode_page_token(tasks[-1]) if more else "", total)
+
+
 def _order(task: Task) -> tuple[int, str]:
     # Ascending order of this tuple = newest status first, then by id.
     return (-status_key(task), task.id)
+
+
+def _same(task: Task) -> Task:
+    return task
 
 
 # --- in memory --------------------------------------------------------------------------
@@ -378,15 +408,9 @@ class InMemoryTaskStore(TaskStore):
         page_size: int = 50,
         page_token: str | None = None,
     ) -> TaskPage:
-        if page_size < 1:
-            raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
-        cursor = decode_page_token(page_token) if page_token else None
+        cursor = list_cursor(page_size, page_token)
         self._evict_expired()
-        after_key = (
-            None
-            if status_timestamp_after is None
-            else ((status_timestamp_after - _EPOCH) // _MICRO)
-        )
+        after_key = None if status_timestamp_after is None else timestamp_key(status_timestamp_after)
         matching = [
             r.task
             for r in self._records.values()
@@ -405,10 +429,7 @@ class InMemoryTaskStore(TaskStore):
             position = (-cursor[0], cursor[1])
             while start < len(matching) and _order(matching[start]) <= position:
                 start += 1
-        page = matching[start : start + page_size]
-        more = start + page_size < len(matching)
-        token = encode_page_token(page[-1]) if more and page else ""
-        return TaskPage(page, token, len(matching))
+        return task_page(matching[start : start + page_size + 1], page_size, len(matching), _same)
 
     # -- event log -----------------------------------------------------------------------
 

@@ -22,12 +22,17 @@ Dialects (the ``dialect=`` parameter of every model strategy):
 * ``"1.0"`` (default) - A2A 1.0 ProtoJSON. OAuthFlows hold exactly one flow,
   ``AgentCapabilities.state_transition_history`` is ``None``,
   ``TaskStatusUpdateEvent.final`` is ``False``, ``AuthenticationInfo`` has no
-  ``other_schemes``, and the read requests (GetTask, SubscribeToTask,
-  Get/Delete/List push configs) have no ``metadata``.
+  ``other_schemes``, the read requests (GetTask, SubscribeToTask,
+  Get/Delete/List push configs) have no ``metadata``, and
+  ``GetTaskPushNotificationConfigRequest.id`` is set (REQUIRED).
 * ``"0.3"`` - A2A 0.3 JSON-RPC (the TypeScript/JSON-Schema shapes):
   ``DataPart.data`` is an object, text and data parts carry no
   ``filename``/``media_type``, ``tenant`` is ``None`` everywhere, OAuthFlows may
-  hold any number of flows but no device-code flow (and no PKCE flag), every
+  hold any number of flows (none too) but no device-code flow (and no PKCE
+  flag), ``AuthenticationInfo`` may carry ``other_schemes``, the wire-required
+  ``AgentExtension.uri``, ``ImplicitOAuthFlow.authorization_url`` and
+  ``PasswordOAuthFlow.token_url`` are set, a standalone ``AgentCapabilities``
+  has no ``extended_agent_card`` (0.3 keeps it on the card), every
   interface of a card shares one ``protocol_version`` starting with ``"0."``,
   ``Task.context_id`` is set, roles are user or agent, a standalone push
   config has a ``task_id`` while one inside a send configuration has none, and
@@ -43,11 +48,12 @@ Dialects (the ``dialect=`` parameter of every model strategy):
   or positive), and ids used in resource names (``tasks/{id}/...``) contain
   no ``/``.
 * ``"python"`` - the snake_case Python-dict form (:func:`a2a_models.codec.to_dict`):
-  every valid model.
+  every valid model (optional strings may also be ``""``, which this form keeps).
 
-Conventions shared by all dialects, following proto3 (the ProtoJSON dialects
-treat ``""`` like an unset field): optional strings are ``None`` or non-empty;
-timestamps are timezone-aware UTC datetimes with microsecond precision.
+Conventions shared by the wire dialects, following proto3 (the ProtoJSON
+dialects treat ``""`` like an unset field): optional strings are ``None`` or
+non-empty. Timestamps are timezone-aware UTC datetimes, some of them
+:class:`~a2a_models.Timestamp` values with nanoseconds below the microsecond.
 
 JSON data (``metadata``, ``DataPart.data``, extension ``params``...) comes from
 :func:`json_values` / :func:`json_objects`: integers of any size (including
@@ -198,6 +204,9 @@ class _Rules:
     #: The push config of a SendMessageConfiguration has no task_id (0.3 nests
     #: a bare PushNotificationConfig), and a standalone one needs a task_id.
     v03_push: bool
+    #: Optional strings may be ``""`` (the python form keeps it; ProtoJSON and
+    #: 0.3 JSON-RPC read it as unset).
+    empty_strings: bool = False
 
 
 _RULES: dict[str, _Rules] = {
@@ -312,6 +321,7 @@ _RULES: dict[str, _Rules] = {
         unspecified_state=True,
         multi_scheme=True,
         v03_push=False,
+        empty_strings=True,
     ),
 }
 
@@ -372,9 +382,13 @@ def _opt(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T | None]:
     return st.none() | strategy
 
 
-def _opt_str(allowed: bool = True) -> st.SearchStrategy[str | None]:
-    """An optional string: None or non-empty (proto3: "" is unset)."""
-    return _opt(_NONEMPTY) if allowed else st.none()
+def _opt_str(rules: _Rules, allowed: bool = True) -> st.SearchStrategy[str | None]:
+    """An optional string: None or non-empty (proto3: "" is unset); the python form adds ""."""
+    if not allowed:
+        return st.none()
+    if rules.empty_strings:
+        return st.none() | st.just("") | _NONEMPTY
+    return _opt(_NONEMPTY)
 
 
 def _opt_bool(rules: _Rules, allowed: bool = True) -> st.SearchStrategy[bool | None]:
@@ -403,18 +417,27 @@ def _str_tuples(*, min_size: int = 0, max_size: int = 3) -> st.SearchStrategy[tu
 
 
 def timestamps() -> st.SearchStrategy[datetime]:
-    """Timezone-aware UTC datetimes (years 1-9999, microsecond precision)."""
-    return st.datetimes(
+    """Timezone-aware UTC datetimes (years 1-9999): microsecond precision, whole
+    seconds and milliseconds, and :class:`~a2a_models.Timestamp` values with
+    nanoseconds below the microsecond (ProtoJSON carries up to 9 digits)."""
+    micros = st.datetimes(
         min_value=datetime(1, 1, 1),
         max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
         timezones=st.just(UTC),
-    ) | st.builds(
-        # Millisecond and whole-second values: the common wire precisions.
-        lambda d, ms: d.replace(microsecond=ms),
-        st.datetimes(
-            min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-        ),
-        st.sampled_from([0, 1000, 123000, 999000]),
+    )
+    return (
+        micros
+        | st.builds(m.Timestamp.with_nanoseconds, micros, st.integers(1, 999))
+        | st.builds(
+            # Millisecond and whole-second values: the common wire precisions.
+            lambda d, ms: d.replace(microsecond=ms),
+            st.datetimes(
+                min_value=datetime(1970, 1, 1),
+                max_value=datetime(2100, 1, 1),
+                timezones=st.just(UTC),
+            ),
+            st.sampled_from([0, 1000, 123000, 999000]),
+        )
     )
 
 
@@ -527,8 +550,8 @@ def text_parts(dialect: str = "1.0") -> st.SearchStrategy[m.TextPart]:
         m.TextPart,
         texts(),
         metadata=_metadata(r.part_metadata),
-        filename=_opt_str(r.part_extras),
-        media_type=_opt_str(r.part_extras),
+        filename=_opt_str(r, r.part_extras),
+        media_type=_opt_str(r, r.part_extras),
     )
 
 
@@ -538,8 +561,8 @@ def file_parts(dialect: str = "1.0") -> st.SearchStrategy[m.FilePart]:
     r = _rules(dialect)
     common = {
         "metadata": _metadata(r.part_metadata),
-        "filename": _opt_str(r.file_name),
-        "media_type": _opt_str(),
+        "filename": _opt_str(r, r.file_name),
+        "media_type": _opt_str(r),
     }
     return st.builds(m.FilePart, raw=st.binary(max_size=24), **common) | st.builds(
         m.FilePart, url=texts(), **common
@@ -555,8 +578,8 @@ def data_parts(dialect: str = "1.0") -> st.SearchStrategy[m.DataPart]:
         m.DataPart,
         data,
         metadata=_metadata(r.part_metadata),
-        filename=_opt_str(r.part_extras),
-        media_type=_opt_str(r.part_extras),
+        filename=_opt_str(r, r.part_extras),
+        media_type=_opt_str(r, r.part_extras),
     )
 
 
@@ -578,8 +601,8 @@ def messages(dialect: str = "1.0") -> st.SearchStrategy[m.Message]:
         role=roles(dialect),
         parts=_tuples(parts(dialect), min_size=1),
         message_id=_ids(r),
-        context_id=_opt_str(),
-        task_id=_opt_str(),
+        context_id=_opt_str(r),
+        task_id=_opt_str(r),
         metadata=_metadata(),
         extensions=_str_tuples(),
         reference_task_ids=_str_tuples() if r.reference_task_ids else st.just(()),
@@ -589,12 +612,13 @@ def messages(dialect: str = "1.0") -> st.SearchStrategy[m.Message]:
 @_dialect_cached
 def artifacts(dialect: str = "1.0") -> st.SearchStrategy[m.Artifact]:
     """:class:`Artifact` values with 1-3 parts."""
+    r = _rules(dialect)
     return st.builds(
         m.Artifact,
         parts=_tuples(parts(dialect), min_size=1),
-        artifact_id=_ids(_rules(dialect)),
-        name=_opt_str(),
-        description=_opt_str(),
+        artifact_id=_ids(r),
+        name=_opt_str(r),
+        description=_opt_str(r),
         metadata=_metadata(),
         extensions=_str_tuples(),
     )
@@ -619,7 +643,7 @@ def tasks(dialect: str = "1.0") -> st.SearchStrategy[m.Task]:
         m.Task,
         id=_ids(r),
         status=task_statuses(dialect),
-        context_id=_NONEMPTY if r.task_context_required else _opt_str(),
+        context_id=_NONEMPTY if r.task_context_required else _opt_str(r),
         artifacts=_tuples(artifacts(dialect), max_size=2),
         history=_tuples(messages(dialect), max_size=2),
         metadata=_metadata(),
@@ -684,11 +708,12 @@ def send_message_responses(dialect: str = "1.0") -> st.SearchStrategy[m.SendMess
 def authentication_infos(dialect: str = "1.0") -> st.SearchStrategy[m.AuthenticationInfo]:
     """:class:`AuthenticationInfo` values (1.0: one scheme; 0.3: ``other_schemes`` too)."""
     scheme = _NONEMPTY | st.sampled_from(["Bearer", "Basic", "Digest"])
+    r = _rules(dialect)
     return st.builds(
         m.AuthenticationInfo,
         scheme=scheme,
-        credentials=_opt_str(),
-        other_schemes=_tuples(scheme, max_size=2) if _rules(dialect).multi_scheme else st.just(()),
+        credentials=_opt_str(r),
+        other_schemes=_tuples(scheme, max_size=2) if r.multi_scheme else st.just(()),
     )
 
 
@@ -708,9 +733,9 @@ def _push_configs(dialect: str, *, nested: bool) -> st.SearchStrategy[m.TaskPush
         url=_NONEMPTY,
         id=config_id,
         task_id=task_id,
-        token=_opt_str(),
+        token=_opt_str(r),
         authentication=_opt(authentication_infos(dialect)),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
     )
 
 
@@ -740,7 +765,7 @@ def authorization_code_oauth_flows(
         authorization_url=_NONEMPTY,
         token_url=_NONEMPTY,
         scopes=_scopes(),
-        refresh_url=_opt_str(),
+        refresh_url=_opt_str(r),
         pkce_required=st.booleans() if r.device_code else st.just(False),
     )
 
@@ -750,11 +775,12 @@ def client_credentials_oauth_flows(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.ClientCredentialsOAuthFlow]:
     """:class:`ClientCredentialsOAuthFlow` values."""
+    r = _rules(dialect)
     return st.builds(
         m.ClientCredentialsOAuthFlow,
         token_url=_NONEMPTY,
         scopes=_scopes(),
-        refresh_url=_opt_str(),
+        refresh_url=_opt_str(r),
     )
 
 
@@ -764,9 +790,9 @@ def implicit_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.ImplicitOA
     r = _rules(dialect)
     return st.builds(
         m.ImplicitOAuthFlow,
-        authorization_url=_NONEMPTY if r.v03_card else _opt_str(),
+        authorization_url=_NONEMPTY if r.v03_card else _opt_str(r),
         scopes=_scopes(),
-        refresh_url=_opt_str(),
+        refresh_url=_opt_str(r),
     )
 
 
@@ -776,21 +802,22 @@ def password_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.PasswordOA
     r = _rules(dialect)
     return st.builds(
         m.PasswordOAuthFlow,
-        token_url=_NONEMPTY if r.v03_card else _opt_str(),
+        token_url=_NONEMPTY if r.v03_card else _opt_str(r),
         scopes=_scopes(),
-        refresh_url=_opt_str(),
+        refresh_url=_opt_str(r),
     )
 
 
 @_dialect_cached
 def device_code_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.DeviceCodeOAuthFlow]:
     """:class:`DeviceCodeOAuthFlow` values (new in 1.0; as a standalone object in any dialect)."""
+    r = _rules(dialect)
     return st.builds(
         m.DeviceCodeOAuthFlow,
         device_authorization_url=_NONEMPTY,
         token_url=_NONEMPTY,
         scopes=_scopes(),
-        refresh_url=_opt_str(),
+        refresh_url=_opt_str(r),
     )
 
 
@@ -826,11 +853,12 @@ def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
 @_dialect_cached
 def api_key_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.APIKeySecurityScheme]:
     """:class:`APIKeySecurityScheme` values."""
+    r = _rules(dialect)
     return st.builds(
         m.APIKeySecurityScheme,
         location=st.sampled_from(["header", "query", "cookie"]),
         name=_NONEMPTY,
-        description=_opt_str(),
+        description=_opt_str(r),
     )
 
 
@@ -839,22 +867,24 @@ def http_auth_security_schemes(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.HTTPAuthSecurityScheme]:
     """:class:`HTTPAuthSecurityScheme` values."""
+    r = _rules(dialect)
     return st.builds(
         m.HTTPAuthSecurityScheme,
         scheme=_NONEMPTY | st.sampled_from(["Bearer", "Basic"]),
-        bearer_format=_opt_str(),
-        description=_opt_str(),
+        bearer_format=_opt_str(r),
+        description=_opt_str(r),
     )
 
 
 @_dialect_cached
 def oauth2_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.OAuth2SecurityScheme]:
     """:class:`OAuth2SecurityScheme` values."""
+    r = _rules(dialect)
     return st.builds(
         m.OAuth2SecurityScheme,
         flows=oauth_flows(dialect),
-        oauth2_metadata_url=_opt_str(),
-        description=_opt_str(),
+        oauth2_metadata_url=_opt_str(r),
+        description=_opt_str(r),
     )
 
 
@@ -863,8 +893,9 @@ def open_id_connect_security_schemes(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.OpenIdConnectSecurityScheme]:
     """:class:`OpenIdConnectSecurityScheme` values."""
+    r = _rules(dialect)
     return st.builds(
-        m.OpenIdConnectSecurityScheme, open_id_connect_url=_NONEMPTY, description=_opt_str()
+        m.OpenIdConnectSecurityScheme, open_id_connect_url=_NONEMPTY, description=_opt_str(r)
     )
 
 
@@ -873,7 +904,8 @@ def mutual_tls_security_schemes(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.MutualTlsSecurityScheme]:
     """:class:`MutualTlsSecurityScheme` values."""
-    return st.builds(m.MutualTlsSecurityScheme, description=_opt_str())
+    r = _rules(dialect)
+    return st.builds(m.MutualTlsSecurityScheme, description=_opt_str(r))
 
 
 @_dialect_cached
@@ -915,7 +947,7 @@ def agent_interfaces(dialect: str = "1.0") -> st.SearchStrategy[m.AgentInterface
         protocol_version=_V03_VERSIONS
         if r.v03_card
         else (st.sampled_from(["1.0", "0.3"]) | _NONEMPTY),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
     )
 
 
@@ -931,8 +963,8 @@ def agent_extensions(dialect: str = "1.0") -> st.SearchStrategy[m.AgentExtension
     r = _rules(dialect)
     return st.builds(
         m.AgentExtension,
-        uri=_NONEMPTY if r.v03_card else _opt_str(),
-        description=_opt_str(),
+        uri=_NONEMPTY if r.v03_card else _opt_str(r),
+        description=_opt_str(r),
         required=st.booleans(),
         params=_metadata(),
     )
@@ -1021,8 +1053,8 @@ def agent_cards(dialect: str = "1.0") -> st.SearchStrategy[m.AgentCard]:
         default_output_modes=_str_tuples(min_size=1),
         skills=_tuples(agent_skills(dialect), max_size=2),
         provider=_opt(agent_providers(dialect)),
-        documentation_url=_opt_str(),
-        icon_url=_opt_str(r.icon_url),
+        documentation_url=_opt_str(r),
+        icon_url=_opt_str(r, r.icon_url),
         security_schemes=st.dictionaries(texts(max_size=8), security_schemes(dialect), max_size=2),
         security_requirements=_tuples(security_requirements(dialect), max_size=2),
         signatures=_tuples(agent_card_signatures(dialect), max_size=2),
@@ -1056,7 +1088,7 @@ def send_message_requests(dialect: str = "1.0") -> st.SearchStrategy[m.SendMessa
         message=messages(dialect),
         configuration=_opt(send_message_configurations(dialect)),
         metadata=_metadata(r.send_metadata),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
     )
 
 
@@ -1068,7 +1100,7 @@ def get_task_requests(dialect: str = "1.0") -> st.SearchStrategy[m.GetTaskReques
         m.GetTaskRequest,
         id=_ids(r),
         history_length=_opt_count(r),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
         metadata=_metadata(r.read_metadata),
     )
 
@@ -1079,14 +1111,14 @@ def list_tasks_requests(dialect: str = "1.0") -> st.SearchStrategy[m.ListTasksRe
     r = _rules(dialect)
     return st.builds(
         m.ListTasksRequest,
-        context_id=_opt_str(),
+        context_id=_opt_str(r),
         status=_opt(task_states(dialect)),
         page_size=_opt_count(r),
-        page_token=_opt_str(),
+        page_token=_opt_str(r),
         history_length=_opt_count(r),
         status_timestamp_after=_opt(timestamps()),
         include_artifacts=_opt_bool(r),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
     )
 
 
@@ -1110,7 +1142,7 @@ def cancel_task_requests(dialect: str = "1.0") -> st.SearchStrategy[m.CancelTask
         m.CancelTaskRequest,
         id=_ids(r),
         metadata=_metadata(r.cancel_metadata),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
     )
 
 
@@ -1123,7 +1155,7 @@ def subscribe_to_task_requests(
     return st.builds(
         m.SubscribeToTaskRequest,
         id=_ids(r),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
         metadata=_metadata(r.read_metadata),
     )
 
@@ -1132,14 +1164,22 @@ def subscribe_to_task_requests(
 def get_task_push_notification_config_requests(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.GetTaskPushNotificationConfigRequest]:
-    """:class:`GetTaskPushNotificationConfigRequest` values (1.0: no metadata, an id)."""
+    """:class:`GetTaskPushNotificationConfigRequest` values (1.0: no metadata, an id; 0.3: id optional)."""
     r = _rules(dialect)
+    config_id: st.SearchStrategy[str | None]
+    if r.name == "1.0":
+        config_id = _ids(r)  # REQUIRED in 1.0
+    elif r.resource_names:
+        # 0.3 REST: "tasks/{id}/pushNotificationConfigs/" (no config id) is allowed.
+        config_id = _opt(_ids(r))
+    else:
+        # 0.3 JSON-RPC may omit it (the task's first config); python: any value.
+        config_id = _opt_str(r)
     return st.builds(
         m.GetTaskPushNotificationConfigRequest,
         task_id=_ids(r),
-        # REQUIRED in 1.0; 0.3 JSON-RPC may omit it (the task's first config).
-        id=_ids(r) if r.resource_names or dialect == "1.0" else _opt_str(),
-        tenant=_opt_str(r.tenant),
+        id=config_id,
+        tenant=_opt_str(r, r.tenant),
         metadata=_metadata(r.read_metadata),
     )
 
@@ -1154,7 +1194,7 @@ def delete_task_push_notification_config_requests(
         m.DeleteTaskPushNotificationConfigRequest,
         task_id=_ids(r),
         id=_ids(r),
-        tenant=_opt_str(r.tenant),
+        tenant=_opt_str(r, r.tenant),
         metadata=_metadata(r.read_metadata),
     )
 
@@ -1170,8 +1210,8 @@ def list_task_push_notification_configs_requests(
         task_id=_ids(r),
         # A plain int32 in every proto: 0 means unset.
         page_size=_opt_count(r, zero=r.name == "python") if r.push_paging else st.none(),
-        page_token=_opt_str(r.push_paging),
-        tenant=_opt_str(r.tenant),
+        page_token=_opt_str(r, r.push_paging),
+        tenant=_opt_str(r, r.tenant),
         metadata=_metadata(r.read_metadata),
     )
 
@@ -1185,7 +1225,7 @@ def list_task_push_notification_configs_responses(
     return st.builds(
         m.ListTaskPushNotificationConfigsResponse,
         configs=_tuples(task_push_notification_configs(dialect), max_size=3),
-        next_page_token=_opt_str(r.push_paging),
+        next_page_token=_opt_str(r, r.push_paging),
     )
 
 
@@ -1194,7 +1234,8 @@ def get_extended_agent_card_requests(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.GetExtendedAgentCardRequest]:
     """:class:`GetExtendedAgentCardRequest` values (only a tenant, 1.0)."""
-    return st.builds(m.GetExtendedAgentCardRequest, tenant=_opt_str(_rules(dialect).tenant))
+    r = _rules(dialect)
+    return st.builds(m.GetExtendedAgentCardRequest, tenant=_opt_str(r, r.tenant))
 
 
 # --------------------------------------------------------------------------- lookup

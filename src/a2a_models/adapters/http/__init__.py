@@ -36,59 +36,132 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._app import (
         DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES,
+    )
+    from ._app import (
         CORSConfig as CORSConfig,
+    )
+    from ._app import (
         create_app as create_app,
+    )
+    from ._app import (
         normalize_base_path as normalize_base_path,
     )
     from ._auth import (
         APIKeyAuthenticator as APIKeyAuthenticator,
+    )
+    from ._auth import (
         AuthenticationError as AuthenticationError,
+    )
+    from ._auth import (
         Authenticator as Authenticator,
+    )
+    from ._auth import (
         BearerTokenAuthenticator as BearerTokenAuthenticator,
+    )
+    from ._auth import (
         CardAuthenticator as CardAuthenticator,
+    )
+    from ._auth import (
         Credentials as Credentials,
+    )
+    from ._auth import (
         PermissionDeniedError as PermissionDeniedError,
+    )
+    from ._auth import (
         Principal as Principal,
+    )
+    from ._auth import (
         SecretVerifier as SecretVerifier,
+    )
+    from ._auth import (
         authenticator_for_card as authenticator_for_card,
     )
     from ._card import combined_card as combined_card
     from ._client import (
         A2A_MEDIA_TYPE as A2A_MEDIA_TYPE,
+    )
+    from ._client import (
         JSON_MEDIA_TYPE as JSON_MEDIA_TYPE,
+    )
+    from ._client import (
         SSE_MEDIA_TYPE as SSE_MEDIA_TYPE,
+    )
+    from ._client import (
         BaseHTTPClient as BaseHTTPClient,
+    )
+    from ._client import (
         HTTPClient as HTTPClient,
+    )
+    from ._client import (
         HTTPStatusError as HTTPStatusError,
+    )
+    from ._client import (
         HTTPTransportError as HTTPTransportError,
+    )
+    from ._client import (
         Reconnect as Reconnect,
+    )
+    from ._client import (
         RESTClient as RESTClient,
+    )
+    from ._client import (
         StreamDisconnectedError as StreamDisconnectedError,
+    )
+    from ._client import (
         Timeouts as Timeouts,
     )
     from ._discovery import (
         AGENT_CARD_PATH as AGENT_CARD_PATH,
+    )
+    from ._discovery import (
         LEGACY_AGENT_CARD_PATH as LEGACY_AGENT_CARD_PATH,
+    )
+    from ._discovery import (
         CardResolutionError as CardResolutionError,
+    )
+    from ._discovery import (
         NoCompatibleInterfaceError as NoCompatibleInterfaceError,
+    )
+    from ._discovery import (
         connect as connect,
+    )
+    from ._discovery import (
         decode_card as decode_card,
+    )
+    from ._discovery import (
         resolve_card as resolve_card,
+    )
+    from ._discovery import (
         select_interface as select_interface,
     )
     from ._push import (
         NOTIFICATION_TOKEN_HEADER as NOTIFICATION_TOKEN_HEADER,
+    )
+    from ._push import (
         UnsafeWebhookURLError as UnsafeWebhookURLError,
+    )
+    from ._push import (
         WebhookDeliveryError as WebhookDeliveryError,
+    )
+    from ._push import (
         WebhookPushSender as WebhookPushSender,
     )
-    from ._run import build_agent_server as build_agent_server, run_server as run_server
+    from ._run import build_agent_server as build_agent_server
+    from ._run import run_server as run_server
     from ._serve import HTTPServer as HTTPServer
     from ._sse import (
         SSEError as SSEError,
+    )
+    from ._sse import (
         SSEEvent as SSEEvent,
+    )
+    from ._sse import (
         SSEParser as SSEParser,
+    )
+    from ._sse import (
         format_comment as format_comment,
+    )
+    from ._sse import (
         format_event as format_event,
     )
 

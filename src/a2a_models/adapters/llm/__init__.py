@@ -50,7 +50,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._agent import SKILL_REQUEST_KEYS, LLMAgent
     from ._anthropic import ANTHROPIC_DEFAULT_BASE_URL, AnthropicModel
+    from ._bundle import BUNDLE_FORMAT, load_bundle, write_bundle
+    from ._compose import AgentRuntime, build_runtime
     from ._config import (
         API_KEY_ENV,
         BASE_URL_ENV,
@@ -79,6 +82,14 @@ if TYPE_CHECKING:
         ModelServerError,
         ModelTimeoutError,
     )
+    from ._handler import (
+        KIND_METADATA_KEY,
+        SKILL_METADATA_KEY,
+        Activity,
+        artifact_tool_spec,
+        ask_user_tool_spec,
+        default_status_text,
+    )
     from ._model import (
         AssistantMessage,
         ChatMessage,
@@ -104,15 +115,6 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ._openai import OPENAI_DEFAULT_BASE_URL, OpenAIChatModel
-    from ._agent import SKILL_REQUEST_KEYS, LLMAgent
-    from ._handler import (
-        KIND_METADATA_KEY,
-        SKILL_METADATA_KEY,
-        Activity,
-        artifact_tool_spec,
-        ask_user_tool_spec,
-        default_status_text,
-    )
     from ._partial_json import StringFieldDecoder
     from ._skills import (
         ARTIFACT_TOOL,
@@ -147,8 +149,6 @@ if TYPE_CHECKING:
         load_workspace,
         read_dotenv,
     )
-    from ._compose import AgentRuntime, build_runtime
-    from ._bundle import BUNDLE_FORMAT, load_bundle, write_bundle
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["SKILL_REQUEST_KEYS", "LLMAgent"], "_agent"),
@@ -274,28 +274,23 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "Activity",
-    "AgentRuntime",
     "ANTHROPIC_DEFAULT_BASE_URL",
-    "AnthropicModel",
     "API_KEY_ENV",
     "ARTIFACT_TOOL",
-    "artifact_tool_spec",
     "ASK_USER_TOOL",
-    "ask_user_tool_spec",
+    "Activity",
+    "AgentRuntime",
+    "AnthropicModel",
     "AssistantMessage",
     "BASE_URL_ENV",
-    "build_runtime",
     "BUNDLE_FORMAT",
     "ChatMessage",
-    "compose_workspace",
     "ComposedSkill",
     "ComposedWorkspace",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODELS",
     "DEFAULT_PROVIDER",
-    "default_status_text",
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT",
     "Finish",
@@ -305,15 +300,10 @@ __all__ = [
     "KIND_METADATA_KEY",
     "LLMAgent",
     "LLMSkill",
-    "load_bundle",
-    "load_workflow_registry",
-    "load_workspace",
-    "make_model",
-    "merge_model_settings",
+    "MODEL_ENV",
     "MergePolicies",
     "MissingAPIKeyError",
     "Model",
-    "MODEL_ENV",
     "ModelAuthenticationError",
     "ModelBadRequestError",
     "ModelConfig",
@@ -329,16 +319,11 @@ __all__ = [
     "ModelTimeoutError",
     "OPENAI_DEFAULT_BASE_URL",
     "OpenAIChatModel",
-    "parse_workflow_registry",
-    "PROVIDER_ENV",
     "PROVIDERS",
-    "read_dotenv",
+    "PROVIDER_ENV",
     "RESERVED_TOOL_NAMES",
-    "resolve_model_config",
-    "routing_system_prompt",
     "SKILL_METADATA_KEY",
     "SKILL_REQUEST_KEYS",
-    "skill_system_prompt",
     "START_TASK_TOOL",
     "StringFieldDecoder",
     "SystemMessage",
@@ -353,17 +338,32 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
-    "Workflow",
-    "workflow",
-    "workflow_tool",
-    "workflow_tool_name",
     "WORKFLOW_TOOL_PREFIX",
+    "Workflow",
     "WorkflowArtifact",
     "WorkflowError",
     "WorkflowEvent",
     "WorkflowResult",
     "WorkflowStatus",
     "WorkspaceError",
+    "artifact_tool_spec",
+    "ask_user_tool_spec",
+    "build_runtime",
+    "compose_workspace",
+    "default_status_text",
+    "load_bundle",
+    "load_workflow_registry",
+    "load_workspace",
+    "make_model",
+    "merge_model_settings",
+    "parse_workflow_registry",
+    "read_dotenv",
+    "resolve_model_config",
+    "routing_system_prompt",
+    "skill_system_prompt",
+    "workflow",
+    "workflow_tool",
+    "workflow_tool_name",
     "write_bundle",
 ]
 

@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any
 
 from ..._state import TaskState
@@ -112,6 +112,8 @@ class LLMAgent(Agent):
     * ``finish_on_artifact`` - a model turn that only writes artifacts ends
       the loop (no further model call); off: the model is called again.
     * ``artifact_media_type`` - the media type of streamed artifact parts.
+    * ``tools_resolver(skill)`` - replaces the toolbox selection: the tools of a
+      skill (used by workspaces for their tool policies).
     """
 
     def __init__(
@@ -129,6 +131,7 @@ class LLMAgent(Agent):
         routing: bool = True,
         finish_on_artifact: bool = True,
         artifact_media_type: str | None = None,
+        tools_resolver: Callable[[LLMSkill], Sequence[Tool]] | None = None,
     ) -> None:
         self.model = model
         self.skills: dict[str, LLMSkill] = {}
@@ -153,6 +156,7 @@ class LLMAgent(Agent):
         self.routing = routing
         self.finish_on_artifact = finish_on_artifact
         self.artifact_media_type = artifact_media_type
+        self.tools_resolver = tools_resolver
         self._pumps: dict[str, set[asyncio.Task[Any]]] = {}
 
     def __repr__(self) -> str:
@@ -170,7 +174,9 @@ class LLMAgent(Agent):
     def tools_for(self, skill_id: str) -> tuple[Tool, ...]:
         """The tools the model gets for ``skill_id`` (names unique, none reserved)."""
         skill = self.skills[skill_id]
-        if self.toolbox is not None:
+        if self.tools_resolver is not None:
+            tools = tuple(check_unique(self.tools_resolver(skill)).values())
+        elif self.toolbox is not None:
             tools = self.toolbox.for_skill(skill.definition)
         else:
             tools = tuple(check_unique(skill.definition.tools).values())

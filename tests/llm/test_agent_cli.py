@@ -1,0 +1,154 @@
+"""``a2a-models agent``: init, doctor, print-config, bundle, run (from a bundle, with MCP)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from a2a_models._cli import main as cli_main
+from a2a_models._cli._agent import main as agent_main
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = agent_main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("OPENAI_BASE_URL", "A2A_MODELS_PROVIDER", "A2A_MODELS_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli")
+    root = tmp_path / "agent"
+    code, out, _ = run_cli("init", str(root))
+    assert code == 0 and "agent.md" in out
+    return root
+
+
+def test_init_refuses_to_overwrite(workspace: Path) -> None:
+    code, _, err = run_cli("init", str(workspace))
+    assert code == 1 and "--force" in err
+    assert run_cli("init", str(workspace), "--force")[0] == 0
+
+
+def test_doctor_reports_configuration_and_tool_graph(workspace: Path) -> None:
+    code, out, err = run_cli("doctor", str(workspace))
+    assert code == 0, err
+    assert "Agent: Research assistant 0.1.0" in out
+    assert "Model: openai gpt-4o-mini (api key <set from OPENAI_API_KEY>" in out
+    assert "Policies: capabilities=union tools=union guardrails=tightest" in out
+    assert "brief (skills/brief.md)" in out
+    assert '- dispatch_workflow_outline  [workflow outline 1.0.0, overrides {"sections": 3}]' in out
+    assert out.rstrip().endswith("OK")
+
+    code, out, _ = run_cli("doctor", str(workspace), "--json")
+    report = json.loads(out)
+    assert report["problems"] == []
+    assert report["toolGraph"]["brief"][0].startswith("dispatch_workflow_outline")
+
+
+def test_doctor_fails_on_problems(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    code, out, _ = run_cli("doctor", str(workspace))
+    assert code == 1
+    assert "problem: model: no API key for model provider 'openai'" in out
+
+    skill = workspace / "skills" / "brief.md"
+    skill.write_text(skill.read_text().replace("tags: [writing, research]\n", ""))
+    code, _, err = run_cli("doctor", str(workspace))
+    assert code == 1
+    assert "skills/brief.md: tags: is required" in err
+
+
+def test_print_config(workspace: Path) -> None:
+    code, out, _ = run_cli("print-config", str(workspace))
+    assert code == 0
+    assert out.startswith("# Composed prompt\n\nYou are a careful research assistant.")
+    assert '"name": "Research assistant"' in out
+    assert "brief: dispatch_workflow_outline" in out
+    code, out, _ = run_cli("print-config", str(workspace), "--json")
+    data = json.loads(out)
+    assert data["card"]["skills"][0]["id"] == "brief"
+    assert data["skills"][0]["workflows"] == [
+        {"id": "outline", "version": "1.0.0", "overrides": {"sections": 3}}
+    ]
+
+
+def test_main_delegates_to_agent(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["agent", "print-config", str(workspace), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["card"]["name"] == "Research assistant"
+    with pytest.raises(SystemExit):
+        cli_main(["agent", "--help"])
+    assert "doctor" in capsys.readouterr().out
+
+
+async def test_bundle_then_run_it_with_mcp(workspace: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "out" / "agent.json"
+    bundle.parent.mkdir()
+    code, _out, err = run_cli("bundle", str(workspace), "-o", str(bundle))
+    assert code == 0, err
+    data = json.loads(bundle.read_text())
+    assert data["sources"]["files"]["workflows/outline.py"].startswith('"""An example workflow')
+    assert "sk-cli" not in bundle.read_text()
+
+    env = {**os.environ, "OPENAI_API_KEY": "sk-cli"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "a2a_models",
+        "agent",
+        "run",
+        str(bundle),
+        "--port",
+        "0",
+        "--store",
+        "memory:",
+        "--mcp",
+        "--log-level",
+        "warning",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        async with asyncio.timeout(20):
+            line = (await proc.stdout.readline()).decode()
+        match = re.search(r"serving Research assistant at (http://\S+) \(MCP at (\S+)\)", line)
+        assert match, line + ((await proc.stderr.read()).decode() if proc.stderr else "")
+        url, mcp_url = match.groups()
+        async with httpx.AsyncClient(timeout=10) as http:
+            card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+            assert card["skills"][0]["id"] == "brief"
+            assert card["supportedInterfaces"][0]["url"] == url
+            initialize = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            reply = await http.post(
+                mcp_url,
+                json=initialize,
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+            assert reply.status_code == 200
+            assert "Research assistant" in reply.text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(10):
+            await proc.wait()

@@ -63,7 +63,9 @@ _EXACTLY_ONE: dict[str, frozenset[tuple[str, str]]] = {
             ("Part", "part"),
             ("FilePart", "file"),
             ("SecurityScheme", "scheme"),
-            ("OAuthFlows", "flow"),
+            # Not ("OAuthFlows", "flow"): 0.3 allows a scheme without flows (the
+            # 0.3 JSON Schema's OAuthFlows requires no member, and an unset proto3
+            # oneof is valid), so the 0.3 oneof holds at most one flow.
             ("StreamResponse", "payload"),
             ("SendMessageResponse", "payload"),
         }

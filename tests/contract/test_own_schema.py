@@ -616,14 +616,8 @@ def test_invalid_examples(dialect: str, tp: Any, value: Any, path: str, message:
 
 
 # Codec bugs the hand examples expose (reported; remove an entry once fixed).
-DECODE_BUGS: dict[tuple[str, str], str] = {
-    ("1.0", "ListTasksResponse"): (
-        "codec bug: the 1.0 decoder treats REQUIRED members at their ProtoJSON default as "
-        "missing, so it rejects an empty page ('tasks': []), the last page ('nextPageToken': "
-        "'', which spec 3.1.4 requires) and pageSize/totalSize 0, all of which its own "
-        "encoder writes ($.tasks / $.nextPageToken: required field missing)"
-    ),
-}
+# None are open.
+DECODE_BUGS: dict[tuple[str, str], str] = {}
 DECODABLE = [
     pytest.param(
         dialect,

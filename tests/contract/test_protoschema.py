@@ -250,6 +250,8 @@ VALID_03: list[tuple[str, Any]] = [
     ("SendMessageResponse", {"message": MESSAGE_03}),
     ("StreamResponse", {"statusUpdate": {"taskId": "t", "final": True, "status": {"state": 3}}}),
     ("SecurityScheme", {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}),
+    ("OAuthFlows", {}),  # 0.3: a scheme may list no flow
+    ("OAuthFlows", {"clientCredentials": {"tokenUrl": "https://t"}}),
 ]
 
 INVALID_03: list[tuple[str, Any]] = [
@@ -263,6 +265,10 @@ INVALID_03: list[tuple[str, Any]] = [
     ("SendMessageRequest", {}),
     ("SendMessageResponse", {}),
     ("Message", {**MESSAGE_03, "content": [{}]}),
+    (
+        "OAuthFlows",
+        {"clientCredentials": {"tokenUrl": "https://t"}, "password": {"tokenUrl": "https://p"}},
+    ),
 ]
 
 

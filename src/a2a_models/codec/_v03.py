@@ -346,6 +346,20 @@ def _specs(http: bool) -> list[ClassSpec]:
                  _f("next_page_token", **pj)),
             ),
         ]
+    if http:
+        # ProtoJSON parsers accept proto field names too (message_id, context_id, ...).
+        proto_names = {"parts": "content", "message": "request"}
+        specs = [
+            attrs.evolve(
+                spec,
+                aliases=tuple(
+                    (proto_names.get(f.attr, f.attr), f.wire)
+                    for f in spec.fields
+                    if f.unsupported is None and proto_names.get(f.attr, f.attr) != f.wire
+                ),
+            )
+            for spec in specs
+        ]
     return specs
 
 
@@ -503,7 +517,10 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
         if f.__class__ is not dict:
             raise Fail(f"expected an object, got {type_name(f)}", "file")
         if http:
-            raw, url, media, name = f.get("fileWithBytes"), f.get("fileWithUri"), f.get("mimeType"), None
+            g = f.get
+            raw = g("fileWithBytes", g("file_with_bytes"))
+            url = g("fileWithUri", g("file_with_uri"))
+            media, name = g("mimeType", g("mime_type")), None
             k_raw, k_url = "fileWithBytes", "fileWithUri"
         else:
             raw, url, media, name = f.get("bytes"), f.get("uri"), f.get("mimeType"), f.get("name")
@@ -1009,9 +1026,18 @@ def _install_send_configuration(ns: Namespace, *, http: bool) -> None:
     str_list, int32 = ns["_str_list"], ns["_int32"]
     k_push = "pushNotification" if http else "pushNotificationConfig"
 
+    aliases = {
+        "accepted_output_modes": "acceptedOutputModes",
+        "history_length": "historyLength",
+        "push_notification": "pushNotification",
+    }
+    alias_keys = frozenset(aliases)
+
     def s_conf(d: Any) -> m.SendMessageConfiguration:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (configuration), got {type_name(d)}")
+        if http and not alias_keys.isdisjoint(d):
+            d = ns["_unalias"](d, aliases)
         modes = d.get("acceptedOutputModes")
         try:
             modes = str_list(modes) if modes is not None else ()

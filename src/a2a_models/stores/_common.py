@@ -1,22 +1,26 @@
-"""What the database stores share: JSON of models, scope keys, listing SQL, URLs."""
+"""What the database stores share: JSON of models, scope keys, listing SQL, URLs,
+and :class:`SQLTaskStore`, the reads that differ only by their SQL."""
 
 from __future__ import annotations
 
+import abc
 import json
 import re
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
 from .. import codec
 from .._state import TaskState
-from ..errors import InvalidParamsError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..server._store import decode_page_token, encode_page_token, status_key
+from ..server import StoredTask, TaskPage, TaskStore
+from ..server._store import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
-    "NO_TIMESTAMP",
     "ListSQL",
+    "SQLTaskStore",
     "as_seconds",
     "check_identifier",
     "column_text",
@@ -26,21 +30,13 @@ __all__ = [
     "encode_config",
     "encode_event",
     "encode_task",
-    "make_page_token",
     "scope_key",
     "split_url",
-    "status_key",
     "storable",
     "task_columns",
 ]
 
 _DIALECT = "1.0"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO = timedelta(microseconds=1)
-#: ``status_key`` of a task without a status timestamp (sorts after every stamped one).
-NO_TIMESTAMP = -(2**62)
-
-make_page_token = encode_page_token
 
 
 # --- model JSON ---------------------------------------------------------------------------
@@ -120,9 +116,7 @@ class ListSQL:
         page_size: int,
         page_token: str | None,
     ) -> None:
-        if page_size < 1:
-            raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
-        cursor = decode_page_token(page_token) if page_token else None
+        cursor = list_cursor(page_size, page_token)
         p = placeholder
         clauses = [f"scope = {p}"]
         params: list[Any] = [scope_key(owner, tenant)]
@@ -135,7 +129,7 @@ class ListSQL:
         if status_timestamp_after is not None:
             # Tasks without a timestamp never match (as in InMemoryTaskStore).
             clauses.append(f"status_key >= {p} AND status_key <> {NO_TIMESTAMP}")
-            params.append((status_timestamp_after - _EPOCH) // _MICRO)
+            params.append(timestamp_key(status_timestamp_after))
         self.where = " AND ".join(clauses)
         self.params = params
         self.limit = page_size + 1
@@ -152,6 +146,95 @@ class ListSQL:
             self.page_params = [*params, key, key, task_id]
 
     ORDER = "ORDER BY status_key DESC, id ASC"
+
+
+# --- the stores ---------------------------------------------------------------------------
+
+
+class SQLTaskStore(TaskStore):
+    """The part of a database task store that is the same in every SQL dialect.
+
+    Scoping, the listing's filters and pages, and turning rows into models
+    are here; a store brings its SQL: :meth:`_fetch_task` and
+    :meth:`_fetch_page` (the snapshot JSON they return is decoded here),
+    :attr:`PLACEHOLDER` (its driver's parameter marker) and :attr:`NUL`
+    (whether its text columns can hold NUL, see :meth:`_ok`).
+    """
+
+    PLACEHOLDER: ClassVar[str]
+    NUL: ClassVar[bool]
+
+    def _ok(self, *texts: str | None) -> bool:
+        """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
+        return all(storable(text, nul=self.NUL) for text in texts)
+
+    @abc.abstractmethod
+    async def _fetch_task(self, task_id: str, scope: str) -> tuple[bytes | str, int, int] | None:
+        """``(snapshot JSON, version, last_seq)`` of task ``task_id`` in ``scope``, if any."""
+
+    @abc.abstractmethod
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[bytes | str]]:
+        """``(how many match query.where, snapshot JSON of the next query.limit of them)``.
+
+        The page is ``query.page_where`` in ``ListSQL.ORDER``; both numbers
+        come from one snapshot of the database.
+        """
+
+    async def get(
+        self, task_id: str, owner: str | None, tenant: str | None = None
+    ) -> StoredTask | None:
+        if not self._ok(task_id):
+            return None
+        row = await self._fetch_task(task_id, scope_key(owner, tenant))
+        if row is None:
+            return None
+        data, version, last_seq = row
+        return StoredTask(
+            task=decode_task(data), version=version, owner=owner, tenant=tenant, last_seq=last_seq
+        )
+
+    async def list(
+        self,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        context_id: str | None = None,
+        status: TaskState | None = None,
+        status_timestamp_after: datetime | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> TaskPage:
+        query = ListSQL(
+            self.PLACEHOLDER,
+            owner,
+            tenant,
+            context_id=context_id,
+            status=status,
+            status_timestamp_after=status_timestamp_after,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        total, rows = await self._fetch_page(query)
+        return task_page(rows, query.page_size, total, decode_task)
+
+    @abc.abstractmethod
+    async def open(self) -> Self:
+        """Connect and migrate the schema now (otherwise done on first use)."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Release the store's connections; idempotent."""
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 def storable(text: str | None, *, nul: bool) -> bool:

@@ -13,11 +13,10 @@ import select
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
-from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
@@ -27,23 +26,19 @@ from ..server import (
     LoggedEvent,
     Notification,
     StoredTask,
-    TaskPage,
-    TaskStore,
 )
 from . import _migrations
 from ._common import (
     ListSQL,
+    SQLTaskStore,
     as_seconds,
     check_identifier,
     decode_config,
     decode_event,
-    decode_task,
     encode_config,
     encode_event,
     encode_task,
-    make_page_token,
     scope_key,
-    storable,
     task_columns,
 )
 
@@ -85,10 +80,6 @@ def _jsonb(data: bytes) -> tuple[str, bytes | None]:
 
 def _exact(text: str, raw: bytes | None) -> bytes | str:
     return text if raw is None else bytes(raw)
-
-
-def _ok(text: str | None) -> bool:
-    return storable(text, nul=False)
 
 
 def _quote(identifier: str) -> str:
@@ -207,7 +198,7 @@ async def _atomic(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]:
 # --- the store ------------------------------------------------------------------------------
 
 
-class PostgresTaskStore(TaskStore):
+class PostgresTaskStore(SQLTaskStore):
     """A :class:`~a2a_models.server.TaskStore` in PostgreSQL, shareable by many server replicas.
 
     ``conninfo`` is a libpq connection string or URL (the store keeps a small
@@ -234,6 +225,9 @@ class PostgresTaskStore(TaskStore):
 
     Finished tasks are kept until :meth:`delete_terminal_older_than` removes them.
     """
+
+    PLACEHOLDER = "%s"
+    NUL = False
 
     def __init__(
         self,
@@ -290,7 +284,7 @@ class PostgresTaskStore(TaskStore):
                     raise
         raise AssertionError("unreachable")
 
-    async def open(self) -> PostgresTaskStore:
+    async def open(self) -> Self:
         """Create or migrate the schema now (otherwise done on first use)."""
         if self._ready:
             return self
@@ -359,26 +353,9 @@ class PostgresTaskStore(TaskStore):
         if self._own_pool is not None:
             await self._own_pool.close()
 
-    async def __aenter__(self) -> PostgresTaskStore:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     # -- tasks ---------------------------------------------------------------------------
 
-    async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
-    ) -> StoredTask | None:
-        if not _ok(task_id):
-            return None
-        scope = scope_key(owner, tenant)
-
+    async def _fetch_task(self, task_id: str, scope: str) -> tuple[bytes | str, int, int] | None:
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
                 f"SELECT task::text, task_raw, version, last_seq FROM {self._tasks}"
@@ -388,15 +365,7 @@ class PostgresTaskStore(TaskStore):
             return await cursor.fetchone()
 
         row = await self._run(get, idempotent=True)
-        if row is None:
-            return None
-        return StoredTask(
-            task=decode_task(_exact(row[0], row[1])),
-            version=row[2],
-            owner=owner,
-            tenant=tenant,
-            last_seq=row[3],
-        )
+        return None if row is None else (_exact(row[0], row[1]), row[2], row[3])
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -414,7 +383,7 @@ class PostgresTaskStore(TaskStore):
         snapshot, snapshot_raw = _jsonb(encode_task(task))
         logged = None if event is None else _jsonb(encode_event(event))
         context_id, state, key, terminal = task_columns(task)
-        if not _ok(task.id):
+        if not self._ok(task.id):
             raise InvalidParamsError("PostgreSQL cannot store a task id with NUL characters")
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
@@ -461,7 +430,7 @@ class PostgresTaskStore(TaskStore):
         snapshot, snapshot_raw = _jsonb(encode_task(task))
         logged = None if event is None else _jsonb(encode_event(event))
         context_id, state, key, terminal = task_columns(task)
-        if not _ok(task.id):
+        if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
         update = (
             f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
@@ -498,27 +467,7 @@ class PostgresTaskStore(TaskStore):
         await self._run(update_)
         return expected_version + 1
 
-    async def list(
-        self,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        context_id: str | None = None,
-        status: TaskState | None = None,
-        status_timestamp_after: datetime | None = None,
-        page_size: int = 50,
-        page_token: str | None = None,
-    ) -> TaskPage:
-        query = ListSQL(
-            "%s",
-            owner,
-            tenant,
-            context_id=context_id,
-            status=status,
-            status_timestamp_after=status_timestamp_after,
-            page_size=page_size,
-            page_token=page_token,
-        )
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[bytes | str]]:
         count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
         # One statement, so the count and the page come from one snapshot.
         select = (
@@ -536,15 +485,13 @@ class PostgresTaskStore(TaskStore):
             return (0 if row is None else int(row[0])), []
 
         total, rows = await self._run(select_, idempotent=True)
-        tasks = [decode_task(_exact(row[0], row[1])) for row in rows[: query.page_size]]
-        more = len(rows) > query.page_size
-        return TaskPage(tasks, make_page_token(tasks[-1]) if more else "", total)
+        return total, [_exact(row[0], row[1]) for row in rows]
 
     # -- event log -----------------------------------------------------------------------
 
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
         logged = _jsonb(encode_event(event))
-        if not _ok(task_id):
+        if not self._ok(task_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
@@ -563,7 +510,7 @@ class PostgresTaskStore(TaskStore):
         return await self._run(append)
 
     async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
-        if not _ok(task_id):
+        if not self._ok(task_id):
             return []
 
         async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
@@ -588,7 +535,7 @@ class PostgresTaskStore(TaskStore):
             raise ValueError("a stored push config needs an id")
         config_id = config.id
         data, raw = _jsonb(encode_config(config))
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         # Replacing a config keeps its place (position) in the creation order.
         statement = (
@@ -609,7 +556,7 @@ class PostgresTaskStore(TaskStore):
     async def get_push_config(
         self, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             return None
 
         async def select(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
@@ -624,7 +571,7 @@ class PostgresTaskStore(TaskStore):
         return None if row is None else decode_config(_exact(row[0], row[1]))
 
     async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
-        if not _ok(task_id):
+        if not self._ok(task_id):
             return []
 
         async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
@@ -639,7 +586,7 @@ class PostgresTaskStore(TaskStore):
         return [decode_config(_exact(row[0], row[1])) for row in rows]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             return
 
         async def delete(conn: psycopg.AsyncConnection[Any]) -> None:

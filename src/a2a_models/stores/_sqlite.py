@@ -11,26 +11,22 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from types import TracebackType
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
-from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..server import ConcurrentModificationError, LoggedEvent, StoredTask, TaskPage, TaskStore
+from ..server import ConcurrentModificationError, LoggedEvent, StoredTask
 from . import _migrations
 from ._common import (
     ListSQL,
+    SQLTaskStore,
     as_seconds,
     decode_config,
     decode_event,
-    decode_task,
     encode_config,
     encode_event,
     encode_task,
-    make_page_token,
     scope_key,
-    storable,
     task_columns,
 )
 
@@ -57,11 +53,7 @@ def _transaction(db: sqlite3.Connection, *, write: bool = True) -> Iterator[None
     db.execute("COMMIT")
 
 
-def _ok(text: str | None) -> bool:
-    return storable(text, nul=True)
-
-
-class SQLiteTaskStore(TaskStore):
+class SQLiteTaskStore(SQLTaskStore):
     """A :class:`~a2a_models.server.TaskStore` in one SQLite database file.
 
     The embedded default for a single server process: no server to run, the
@@ -85,6 +77,9 @@ class SQLiteTaskStore(TaskStore):
 
     Finished tasks are kept until :meth:`delete_terminal_older_than` removes them.
     """
+
+    PLACEHOLDER = "?"
+    NUL = True
 
     def __init__(
         self,
@@ -166,7 +161,7 @@ class SQLiteTaskStore(TaskStore):
                     (migration.version, migration.name, datetime.now(UTC).isoformat()),
                 )
 
-    async def open(self) -> SQLiteTaskStore:
+    async def open(self) -> Self:
         """Open the database and migrate its schema now (otherwise done on first use)."""
         await self._run(lambda db: None)
         return self
@@ -186,26 +181,9 @@ class SQLiteTaskStore(TaskStore):
                 self._db.close()
                 self._db = None
 
-    async def __aenter__(self) -> SQLiteTaskStore:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     # -- tasks ---------------------------------------------------------------------------
 
-    async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
-    ) -> StoredTask | None:
-        if not _ok(task_id):
-            return None
-        scope = scope_key(owner, tenant)
-
+    async def _fetch_task(self, task_id: str, scope: str) -> tuple[str, int, int] | None:
         def get(db: sqlite3.Connection) -> tuple[str, int, int] | None:
             row: tuple[str, int, int] | None = db.execute(
                 "SELECT task, version, last_seq FROM a2a_tasks WHERE id = ? AND scope = ?",
@@ -213,16 +191,7 @@ class SQLiteTaskStore(TaskStore):
             ).fetchone()
             return row
 
-        row = await self._run(get)
-        if row is None:
-            return None
-        return StoredTask(
-            task=decode_task(row[0]),
-            version=row[1],
-            owner=owner,
-            tenant=tenant,
-            last_seq=row[2],
-        )
+        return await self._run(get)
 
     async def create(
         self,
@@ -236,7 +205,7 @@ class SQLiteTaskStore(TaskStore):
         logged = None if event is None else encode_event(event).decode()
         context_id, state, key, terminal = task_columns(task)
         scope = scope_key(owner, tenant)
-        if not _ok(task.id):
+        if not self._ok(task.id):
             raise InvalidParamsError("SQLite cannot store a task id with lone surrogates")
 
         def create(db: sqlite3.Connection) -> None:
@@ -286,7 +255,7 @@ class SQLiteTaskStore(TaskStore):
         data = encode_task(task).decode()
         logged = None if event is None else encode_event(event).decode()
         context_id, state, key, terminal = task_columns(task)
-        if not _ok(task.id):
+        if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
 
         def update(db: sqlite3.Connection) -> int:
@@ -329,28 +298,7 @@ class SQLiteTaskStore(TaskStore):
 
         return await self._run(update)
 
-    async def list(
-        self,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        context_id: str | None = None,
-        status: TaskState | None = None,
-        status_timestamp_after: datetime | None = None,
-        page_size: int = 50,
-        page_token: str | None = None,
-    ) -> TaskPage:
-        query = ListSQL(
-            "?",
-            owner,
-            tenant,
-            context_id=context_id,
-            status=status,
-            status_timestamp_after=status_timestamp_after,
-            page_size=page_size,
-            page_token=page_token,
-        )
-
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[str]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
                 (total,) = db.execute(
@@ -362,16 +310,13 @@ class SQLiteTaskStore(TaskStore):
                 ).fetchall()
             return total, [row[0] for row in rows]
 
-        total, rows = await self._run(select)
-        tasks = [decode_task(data) for data in rows[: query.page_size]]
-        more = len(rows) > query.page_size
-        return TaskPage(tasks, make_page_token(tasks[-1]) if more else "", total)
+        return await self._run(select)
 
     # -- event log -----------------------------------------------------------------------
 
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
         logged = encode_event(event).decode()
-        if not _ok(task_id):
+        if not self._ok(task_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
 
         def append(db: sqlite3.Connection) -> int:
@@ -397,7 +342,7 @@ class SQLiteTaskStore(TaskStore):
         return await self._run(append)
 
     async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
-        if not _ok(task_id):
+        if not self._ok(task_id):
             return []
 
         def select(db: sqlite3.Connection) -> builtins.list[tuple[int, str]]:
@@ -418,7 +363,7 @@ class SQLiteTaskStore(TaskStore):
             raise ValueError("a stored push config needs an id")
         config_id = config.id
         data = encode_config(config).decode()
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
 
         def upsert(db: sqlite3.Connection) -> None:
@@ -443,7 +388,7 @@ class SQLiteTaskStore(TaskStore):
     async def get_push_config(
         self, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             return None
 
         def select(db: sqlite3.Connection) -> tuple[str] | None:
@@ -457,7 +402,7 @@ class SQLiteTaskStore(TaskStore):
         return None if row is None else decode_config(row[0])
 
     async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
-        if not _ok(task_id):
+        if not self._ok(task_id):
             return []
 
         def select(db: sqlite3.Connection) -> builtins.list[tuple[str]]:
@@ -470,7 +415,7 @@ class SQLiteTaskStore(TaskStore):
         return [decode_config(row[0]) for row in await self._run(select)]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        if not (_ok(task_id) and _ok(config_id)):
+        if not self._ok(task_id, config_id):
             return
 
         def delete(db: sqlite3.Connection) -> None:

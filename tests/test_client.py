@@ -428,16 +428,7 @@ async def test_cancel_a_task_waiting_for_input(make_server: Servers, version: st
 
 # --------------------------------------------------------------------------- list (1.0)
 
-LIST_DECODE_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=InvalidAgentResponseError,
-    reason="codec bug: the 1.0 decoder rejects a ListTasksResponse whose tasks is [], "
-    "nextPageToken is '' (every last page) or totalSize is 0: ProtoJSON defaults are read "
-    "as unset and these fields are in codec._v10.REQUIRED",
-)
 
-
-@LIST_DECODE_BUG
 async def test_list_filter_and_paginate(make_server: Servers) -> None:
     async def by_text(context: RequestContext) -> AsyncIterator[AgentEvent]:
         yield context.artifact(context.message.text)
@@ -857,7 +848,6 @@ async def test_owner_isolation(make_server: Servers, version: str) -> None:
     assert (await alice.cancel_task(task.id)).status.state is TaskState.CANCELED
 
 
-@LIST_DECODE_BUG
 async def test_owner_isolation_in_list(make_server: Servers) -> None:
     server = make_server(asking, server_class=BearerServer)
     alice = InProcessClient(server, headers={"Authorization": "Bearer alice"})

@@ -386,12 +386,6 @@ def test_agent_option_loads_a_user_agent(serve: Any, user_agent_dir: Path) -> No
     assert card["description"] == "Prefixes echoes; 'slow' ticks every 50 ms for a minute."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="serve makes an agent without a card of its own a card with skills=[], which our "
-    "own decoder rejects ('$.skills: required field missing', the known codec bug "
-    "v10-empty-skills-rejected): `card` fails and `send`/connect() fall back to no card",
-)
 def test_user_agent_card_is_readable(serve: Any, user_agent_dir: Path) -> None:
     served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
     shown = cli("card", served.url)
@@ -401,12 +395,6 @@ def test_user_agent_card_is_readable(serve: Any, user_agent_dir: Path) -> None:
     assert "no agent card" not in sent.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the console script does not put the current directory on sys.path, so "
-    "`a2a-models serve --agent my_agent:UserAgent` run next to my_agent.py cannot import "
-    "it (`python -m a2a_models serve` can); uvicorn/gunicorn add it (--app-dir)",
-)
 def test_agent_module_in_the_current_directory(serve: Any, user_agent_dir: Path) -> None:
     served = Served(["--store", "memory:", "--agent", "my_agent:UserAgent"], cwd=user_agent_dir)
     try:
@@ -441,11 +429,6 @@ def test_bad_store_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a port already in use ends `serve` with an OSError traceback (exit 1) instead "
-    "of a one-line message: run_server does not catch OSError from HTTPServer.start()",
-)
 def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

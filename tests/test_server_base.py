@@ -451,11 +451,6 @@ async def test_invalid_params_are_32602_with_the_json_path(
         assert "data" not in error
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="codec bug: the 1.0 (ProtoJSON) decoder accepts a negative historyLength that "
-    "the model validator and the 0.3 decoder reject; the engine then drops messages",
-)
 @pytest.mark.parametrize(
     "params",
     [

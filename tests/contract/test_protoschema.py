@@ -196,6 +196,7 @@ INVALID_10: list[tuple[str, Any]] = [
     ),
     ("SecurityScheme", {"apiKeySecurityScheme": {"name": "X-Key"}}),
     ("OAuthFlows", {"clientCredentials": {"tokenUrl": "https://t"}}),
+    ("OAuthFlows", {}),  # 1.0: exactly one flow
     ("StreamResponse", {}),
     ("SendMessageResponse", {"task": {"id": "t", "status": {"state": 1}}, "message": MESSAGE_10}),
     ("SendMessageConfiguration", {"historyLength": 2**31}),

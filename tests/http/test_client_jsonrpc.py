@@ -157,11 +157,6 @@ async def test_list_tasks_pages(site: Site) -> None:
         assert page.total_size >= 2
 
 
-@pytest.mark.xfail(
-    reason="codec known bug v10-list-tasks-last-page-rejected (tests/test_roundtrip.py): "
-    'the last page\'s nextPageToken "" is rejected on decode',
-    strict=False,
-)
 async def test_list_tasks_last_page(site: Site) -> None:
     async with site.client() as client:
         await client.send_message(Message.user("task"))

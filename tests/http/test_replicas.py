@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from a2a_models import (
+    ListTasksRequest,
     Message,
     SendMessageConfiguration,
     Task,
@@ -221,24 +221,11 @@ async def _full_log(client: HTTPClient, task_id: str) -> list[tuple[int, Any, fl
     return await _collect(client.subscribe(task_id, resume_after="0"))
 
 
-async def _list_ids(replica: Replica, context_id: str | None) -> list[str]:
-    """``ListTasks`` by context, as raw JSON-RPC.
-
-    Not ``HTTPClient.list_tasks``: the codec rejects a last page (its
-    ``nextPageToken`` is ``""``), the known bug ``v10-list-tasks-last-page-rejected``
-    (tests/test_roundtrip.py).
-    """
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "ListTasks",
-        "params": {"contextId": context_id},
-    }
-    async with httpx.AsyncClient(timeout=EVENT_TIMEOUT) as http:
-        response = await http.post(replica.url, json=body, headers={"A2A-Version": "1.0"})
-    response.raise_for_status()
-    result = response.json()["result"]
-    return [task["id"] for task in result["tasks"]]
+async def _list_ids(client: HTTPClient, context_id: str | None) -> list[str]:
+    """The ids of the tasks of ``context_id`` (one page: the last, its nextPageToken "")."""
+    page = await client.list_tasks(ListTasksRequest(context_id=context_id))
+    assert page.next_page_token == ""
+    return [task.id for task in page.tasks]
 
 
 def _check_log(log: list[tuple[int, Any, float]], steps: int, final: TaskState) -> None:
@@ -270,7 +257,7 @@ async def test_task_created_on_a_is_read_listed_and_streamed_on_b(
         seen = await on_b.get_task(task.id)
         assert (seen.id, seen.context_id) == (task.id, task.context_id)
         assert seen.history[0].text == f"steps {steps}"
-        assert await _list_ids(b, task.context_id) == [task.id]
+        assert await _list_ids(on_b, task.context_id) == [task.id]
 
         got = await _collect(on_b.subscribe(task.id))
         ids = [seq for seq, _, _ in got]

@@ -3,11 +3,14 @@
 Each SDK vector is decoded with this codec and re-encoded; the SDK must parse
 our output, and its canonical re-serialisation of our output must equal its
 canonical re-serialisation of its own vector (semantic equality, with the
-SDK's own int→float conversion inside Struct undone on both sides).
+SDK's own int→float conversion inside Struct undone on both sides, and in 0.3
+the opt-in booleans the SDK dumps as an explicit ``false`` dropped on both
+sides: see ``without_false_defaults``).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -80,14 +83,57 @@ def test_v10_sdk_vector_decodes_and_reencodes_equivalently(name: str) -> None:
     assert codec.from_wire(tp, ours, "1.0") == obj
 
 
+def without_false_defaults(type_name: str, dumped: Any) -> Any:
+    """``dumped`` (a 0.3 SDK dump) without the optional booleans that are ``false``.
+
+    Our models hold ``TaskArtifactUpdateEvent.append``/``last_chunk`` and
+    ``AgentExtension.required`` as plain booleans and the 0.3 encoder leaves
+    them out when false; the SDK's pydantic models keep ``None`` apart from
+    ``False``, so a vector that spells out ``"append": false`` is dumped with
+    it. In 0.3 an absent optional boolean means false (these flags are opt-in),
+    so both spellings mean the same: drop exactly these members when false, on
+    both sides, and nothing else (free-form members are left alone).
+    """
+    out = copy.deepcopy(dumped)
+    if type_name == "TaskArtifactUpdateEvent":
+        for key in ("append", "lastChunk"):
+            if out.get(key) is False:
+                del out[key]
+    if type_name == "AgentCard":
+        for extension in out.get("capabilities", {}).get("extensions", []):
+            if extension.get("required") is False:
+                del extension["required"]
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(_V03))
 def test_v03_sdk_vector_decodes_and_reencodes_equivalently(name: str) -> None:
     type_name, wire = _V03[name]
     tp = V03_TYPES[type_name]
     obj = codec.from_wire(tp, wire, "0.3")
     ours = codec.to_wire(obj, "0.3")
-    assert sdk_parse_v03(type_name, ours) == sdk_parse_v03(type_name, wire)
+    assert without_false_defaults(type_name, sdk_parse_v03(type_name, ours)) == (
+        without_false_defaults(type_name, sdk_parse_v03(type_name, wire))
+    )
     assert codec.from_wire(tp, ours, "0.3") == obj
+
+
+def test_false_defaults_are_the_only_thing_normalised() -> None:
+    event = {"kind": "artifact-update", "append": False, "lastChunk": True, "metadata": {}}
+    assert without_false_defaults("TaskArtifactUpdateEvent", event) == {
+        "kind": "artifact-update",
+        "lastChunk": True,
+        "metadata": {},
+    }
+    card = {"capabilities": {"extensions": [{"uri": "u", "required": False, "params": {}}]}}
+    assert without_false_defaults("AgentCard", card) == {
+        "capabilities": {"extensions": [{"uri": "u", "params": {}}]}
+    }
+    assert without_false_defaults("Message", {"metadata": {"append": False}}) == {
+        "metadata": {"append": False}
+    }
+    # True is kept: a difference there is still a difference.
+    assert without_false_defaults("TaskArtifactUpdateEvent", {"append": True}) != {}
 
 
 def test_ints_inside_metadata_stay_ints_where_the_sdk_makes_floats() -> None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 
 from a2a_models import (
     Artifact,
@@ -32,7 +32,6 @@ from a2a_models import (
     TaskStatus,
     TaskStatusUpdateEvent,
     TextPart,
-    codec,
 )
 from a2a_models.server import (
     AgentEvent,
@@ -199,10 +198,6 @@ async def test_snapshots_round_trip_exactly(store: TaskStore) -> None:
 async def test_any_task_and_event_round_trip(
     store: TaskStore, task: Task, event: StreamResponse
 ) -> None:
-    # The store must keep whatever the codec keeps (the codec's own limits are not ours).
-    assume(codec.decode(Task, codec.encode(task, "1.0"), "1.0") == task)
-    wire = codec.encode(event, "1.0", as_type=StreamResponse)
-    assume(codec.decode(StreamResponse, wire, "1.0") == event)
     task = attrs.evolve(task, id=uuid.uuid4().hex)
     await store.create(task, "o", event=event)
     got = await store.get(task.id, "o")

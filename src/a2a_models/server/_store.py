@@ -257,6 +257,16 @@ def _same(task: Task) -> Task:
     return task
 
 
+# --- push configs -----------------------------------------------------------------------
+
+
+def push_config_id(config: TaskPushNotificationConfig) -> str:
+    """The id a store keys ``config`` by (the engine gives every config one before storing it)."""
+    if not config.id:
+        raise ValueError("a stored push config needs an id")
+    return config.id
+
+
 # --- in memory --------------------------------------------------------------------------
 
 
@@ -410,7 +420,9 @@ class InMemoryTaskStore(TaskStore):
     ) -> TaskPage:
         cursor = list_cursor(page_size, page_token)
         self._evict_expired()
-        after_key = None if status_timestamp_after is None else timestamp_key(status_timestamp_after)
+        after_key = (
+            None if status_timestamp_after is None else timestamp_key(status_timestamp_after)
+        )
         matching = [
             r.task
             for r in self._records.values()
@@ -452,9 +464,7 @@ class InMemoryTaskStore(TaskStore):
     async def set_push_config(
         self, task_id: str, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
-        if not config.id:
-            raise ValueError("a stored push config needs an id")
-        self._record(task_id).push[config.id] = config
+        self._record(task_id).push[push_config_id(config)] = config
         return config
 
     async def get_push_config(

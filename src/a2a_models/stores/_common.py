@@ -14,6 +14,7 @@ from urllib.parse import unquote, unquote_plus
 
 from .. import codec
 from .._state import TaskState
+from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import StoredTask, TaskPage, TaskStore
 from ..server._store import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
@@ -152,17 +153,19 @@ class ListSQL:
 
 
 class SQLTaskStore(TaskStore):
-    """The part of a database task store that is the same in every SQL dialect.
+    """The task records of a database store, as far as they do not depend on the SQL dialect.
 
-    Scoping, the listing's filters and pages, and turning rows into models
-    are here; a store brings its SQL: :meth:`_fetch_task` and
-    :meth:`_fetch_page` (the snapshot JSON they return is decoded here),
-    :attr:`PLACEHOLDER` (its driver's parameter marker) and :attr:`NUL`
-    (whether its text columns can hold NUL, see :meth:`_ok`).
+    Here: the ids a database cannot hold, scoping, encoding snapshots and
+    events, the listing's filters and pages, rows to models. A store brings
+    its SQL in :meth:`_fetch_task`, :meth:`_insert_task`, :meth:`_update_task`
+    and :meth:`_fetch_page`, and says :attr:`PLACEHOLDER` (its driver's
+    parameter marker), :attr:`NUL` (whether its text columns can hold NUL)
+    and :attr:`BAD_TASK_ID` (why ``create`` refuses an id it cannot hold).
     """
 
     PLACEHOLDER: ClassVar[str]
     NUL: ClassVar[bool]
+    BAD_TASK_ID: ClassVar[str]
 
     def _ok(self, *texts: str | None) -> bool:
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
@@ -171,6 +174,24 @@ class SQLTaskStore(TaskStore):
     @abc.abstractmethod
     async def _fetch_task(self, task_id: str, scope: str) -> tuple[bytes | str, int, int] | None:
         """``(snapshot JSON, version, last_seq)`` of task ``task_id`` in ``scope``, if any."""
+
+    @abc.abstractmethod
+    async def _insert_task(
+        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+    ) -> None:
+        """Insert ``task`` at version 1 (``event``, if any, as its log entry 1).
+
+        Raises ``ConcurrentModificationError`` if the id is taken.
+        """
+
+    @abc.abstractmethod
+    async def _update_task(
+        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+    ) -> None:
+        """Write ``task`` over its ``expected_version`` and log ``event`` (if any), atomically.
+
+        Raises ``TaskNotFoundError`` or ``ConcurrentModificationError``.
+        """
 
     @abc.abstractmethod
     async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[bytes | str]]:
@@ -192,6 +213,32 @@ class SQLTaskStore(TaskStore):
         return StoredTask(
             task=decode_task(data), version=version, owner=owner, tenant=tenant, last_seq=last_seq
         )
+
+    async def create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+    ) -> StoredTask:
+        snapshot = encode_task(task)
+        logged = None if event is None else encode_event(event)
+        if not self._ok(task.id):
+            raise InvalidParamsError(self.BAD_TASK_ID)
+        await self._insert_task(task, scope_key(owner, tenant), snapshot, logged)
+        last_seq = 0 if event is None else 1
+        return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
+
+    async def update(
+        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+    ) -> int:
+        snapshot = encode_task(task)
+        logged = None if event is None else encode_event(event)
+        if not self._ok(task.id):
+            raise TaskNotFoundError(f"task {task.id!r} not found")
+        await self._update_task(task, expected_version, snapshot, logged)
+        return expected_version + 1
 
     async def list(
         self,

@@ -34,6 +34,8 @@ which the store reads instead.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import attrs
 
 __all__ = ["MIGRATIONS", "Migration", "SchemaVersionError", "latest_version"]
@@ -154,6 +156,16 @@ def check_order(migrations: tuple[Migration, ...]) -> None:
             raise ValueError(
                 f"migration {migration.name!r} has version {migration.version}, expected {expected}"
             )
+
+
+def pending(applied: Collection[int], migrations: tuple[Migration, ...]) -> list[Migration]:
+    """The ``migrations`` a database that recorded ``applied`` still needs, in order.
+
+    Raises :class:`SchemaVersionError` if it has one newer than all of them.
+    """
+    if max(applied, default=0) > latest_version(migrations):
+        raise too_new(max(applied), migrations)
+    return [migration for migration in migrations if migration.version not in applied]
 
 
 def too_new(found: int, migrations: tuple[Migration, ...]) -> SchemaVersionError:

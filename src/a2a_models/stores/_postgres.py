@@ -17,7 +17,7 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
-from ..errors import InvalidParamsError, TaskNotFoundError
+from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
     BrokerSubscription,
@@ -25,8 +25,8 @@ from ..server import (
     EventBroker,
     LoggedEvent,
     Notification,
-    StoredTask,
 )
+from ..server._store import push_config_id
 from . import _migrations
 from ._common import (
     ListSQL,
@@ -37,8 +37,6 @@ from ._common import (
     decode_event,
     encode_config,
     encode_event,
-    encode_task,
-    scope_key,
     task_columns,
 )
 
@@ -228,6 +226,7 @@ class PostgresTaskStore(SQLTaskStore):
 
     PLACEHOLDER = "%s"
     NUL = False
+    BAD_TASK_ID = "PostgreSQL cannot store a task id with NUL characters"
 
     def __init__(
         self,
@@ -319,11 +318,7 @@ class PostgresTaskStore(SQLTaskStore):
             )
             cursor = await conn.execute(f"SELECT version FROM {self._migrations_table}")
             applied = {row[0] for row in await cursor.fetchall()}
-            if max(applied, default=0) > latest:
-                raise _migrations.too_new(max(applied), migrations)
-            for migration in migrations:
-                if migration.version in applied:
-                    continue
+            for migration in _migrations.pending(applied, migrations):
                 for statement in migration.postgres:
                     await conn.execute(statement.replace("{schema}", self._q))
                 await conn.execute(
@@ -372,19 +367,12 @@ class PostgresTaskStore(SQLTaskStore):
         row = await cursor.fetchone()
         return None if row is None else int(row[0])
 
-    async def create(
-        self,
-        task: Task,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        event: StreamResponse | None = None,
-    ) -> StoredTask:
-        snapshot, snapshot_raw = _jsonb(encode_task(task))
-        logged = None if event is None else _jsonb(encode_event(event))
+    async def _insert_task(
+        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+    ) -> None:
+        data, data_raw = _jsonb(snapshot)
+        logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
-        if not self._ok(task.id):
-            raise InvalidParamsError("PostgreSQL cannot store a task id with NUL characters")
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, task_raw)"
@@ -393,14 +381,14 @@ class PostgresTaskStore(SQLTaskStore):
         )
         params: tuple[Any, ...] = (
             task.id,
-            scope_key(owner, tenant),
+            scope,
             context_id,
             state,
             key,
             0 if logged is None else 1,
             terminal,
-            snapshot,
-            snapshot_raw,
+            data,
+            data_raw,
         )
         if logged is not None:
             insert = (
@@ -416,22 +404,13 @@ class PostgresTaskStore(SQLTaskStore):
                 raise ConcurrentModificationError(task.id, 0, version or 0)
 
         await self._run(create)
-        return StoredTask(
-            task=task,
-            version=1,
-            owner=owner,
-            tenant=tenant,
-            last_seq=0 if event is None else 1,
-        )
 
-    async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
-    ) -> int:
-        snapshot, snapshot_raw = _jsonb(encode_task(task))
-        logged = None if event is None else _jsonb(encode_event(event))
+    async def _update_task(
+        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+    ) -> None:
+        data, data_raw = _jsonb(snapshot)
+        logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
-        if not self._ok(task.id):
-            raise TaskNotFoundError(f"task {task.id!r} not found")
         update = (
             f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
@@ -439,8 +418,8 @@ class PostgresTaskStore(SQLTaskStore):
             " updated_at = now() WHERE id = %s AND version = %s RETURNING id, last_seq"
         )
         params: tuple[Any, ...] = (
-            snapshot,
-            snapshot_raw,
+            data,
+            data_raw,
             context_id,
             state,
             key,
@@ -465,7 +444,6 @@ class PostgresTaskStore(SQLTaskStore):
                 raise ConcurrentModificationError(task.id, expected_version, version)
 
         await self._run(update_)
-        return expected_version + 1
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[bytes | str]]:
         count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
@@ -531,9 +509,7 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> TaskPushNotificationConfig:
         import psycopg
 
-        if not config.id:
-            raise ValueError("a stored push config needs an id")
-        config_id = config.id
+        config_id = push_config_id(config)
         data, raw = _jsonb(encode_config(config))
         if not self._ok(task_id, config_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")

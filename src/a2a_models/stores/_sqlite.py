@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
-from ..errors import InvalidParamsError, TaskNotFoundError
+from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..server import ConcurrentModificationError, LoggedEvent, StoredTask
+from ..server import ConcurrentModificationError, LoggedEvent
+from ..server._store import push_config_id
 from . import _migrations
 from ._common import (
     ListSQL,
@@ -25,8 +26,6 @@ from ._common import (
     decode_event,
     encode_config,
     encode_event,
-    encode_task,
-    scope_key,
     task_columns,
 )
 
@@ -80,6 +79,7 @@ class SQLiteTaskStore(SQLTaskStore):
 
     PLACEHOLDER = "?"
     NUL = True
+    BAD_TASK_ID = "SQLite cannot store a task id with lone surrogates"
 
     def __init__(
         self,
@@ -149,11 +149,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 " applied_at TEXT NOT NULL)"
             )
             applied = {row[0] for row in db.execute("SELECT version FROM a2a_schema_migrations")}
-            if max(applied, default=0) > _migrations.latest_version(migrations):
-                raise _migrations.too_new(max(applied), migrations)
-            for migration in migrations:
-                if migration.version in applied:
-                    continue
+            for migration in _migrations.pending(applied, migrations):
                 for statement in migration.sqlite:
                     db.execute(statement)
                 db.execute(
@@ -193,20 +189,12 @@ class SQLiteTaskStore(SQLTaskStore):
 
         return await self._run(get)
 
-    async def create(
-        self,
-        task: Task,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        event: StreamResponse | None = None,
-    ) -> StoredTask:
-        data = encode_task(task).decode()
-        logged = None if event is None else encode_event(event).decode()
+    async def _insert_task(
+        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+    ) -> None:
+        data = snapshot.decode()
+        logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
-        scope = scope_key(owner, tenant)
-        if not self._ok(task.id):
-            raise InvalidParamsError("SQLite cannot store a task id with lone surrogates")
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -241,24 +229,15 @@ class SQLiteTaskStore(SQLTaskStore):
                     )
 
         await self._run(create)
-        return StoredTask(
-            task=task,
-            version=1,
-            owner=owner,
-            tenant=tenant,
-            last_seq=0 if event is None else 1,
-        )
 
-    async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
-    ) -> int:
-        data = encode_task(task).decode()
-        logged = None if event is None else encode_event(event).decode()
+    async def _update_task(
+        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+    ) -> None:
+        data = snapshot.decode()
+        logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
-        if not self._ok(task.id):
-            raise TaskNotFoundError(f"task {task.id!r} not found")
 
-        def update(db: sqlite3.Connection) -> int:
+        def update(db: sqlite3.Connection) -> None:
             now = time.time()
             with _transaction(db):
                 cursor = db.execute(
@@ -294,9 +273,8 @@ class SQLiteTaskStore(SQLTaskStore):
                         " VALUES (?, ?, ?, ?)",
                         (task.id, seq, logged, now),
                     )
-            return expected_version + 1
 
-        return await self._run(update)
+        await self._run(update)
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[str]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
@@ -359,9 +337,7 @@ class SQLiteTaskStore(SQLTaskStore):
     async def set_push_config(
         self, task_id: str, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
-        if not config.id:
-            raise ValueError("a stored push config needs an id")
-        config_id = config.id
+        config_id = push_config_id(config)
         data = encode_config(config).decode()
         if not self._ok(task_id, config_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")

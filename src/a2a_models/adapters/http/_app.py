@@ -11,28 +11,41 @@ One app serves, relative to ``base_path``:
 
 Authentication (when an :class:`Authenticator` is given) applies to every
 route except the public card and CORS preflights.
+
+The app is a Starlette app with a shortcut: a JSON-RPC ``POST`` to the base
+path that needs no CORS handling (no ``Origin`` header, or CORS off) goes
+straight to the JSON-RPC endpoint, without the middleware stack and the
+router it would otherwise pass (which cost about as much as the rest of a
+small request). The endpoint is the same either way; the shortcut adds what
+the skipped layers would have (the ``Vary: Origin`` of the CORS middleware,
+the 500 answer of Starlette's error middleware) and steps aside when the app
+is given more middleware or a body size limit of Starlette's own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import attrs
 from starlette.applications import Starlette
+from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError
 from ...server import A2AServer, ServerSentEvent, StreamingReply
 from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
 from ._common import (
     JSON,
+    VERSION_PARAM,
     BodyTooLargeError,
     is_json_media_type,
     jsonrpc_error_response,
@@ -159,7 +172,7 @@ def create_app(
         card_max_age=card_max_age,
     )
     prefix = normalize_base_path(base_path)
-    rpc = _jsonrpc_endpoint(gateway)
+    rpc = JSONRPCEndpoint(gateway)
     card_endpoint = _card_endpoint(gateway)
     routes: list[BaseRoute] = []
     for path in WELL_KNOWN_CARD_PATHS:
@@ -183,14 +196,80 @@ def create_app(
     middleware: list[Middleware] = []
     if cors:
         middleware.append((cors if isinstance(cors, CORSConfig) else CORSConfig()).middleware())
-    app = Starlette(
+    app = _App(
         routes=routes,
         middleware=middleware,
         exception_handlers={HTTPException: _http_exception},
         lifespan=lifespan,
     )
     app.state.a2a_gateway = gateway
+    app.set_shortcut(
+        frozenset({prefix or "/", prefix + "/"}), JSONRPCEndpoint(gateway, vary_origin=bool(cors))
+    )
     return app
+
+
+class _App(Starlette):
+    """Starlette, plus the shortcut for JSON-RPC requests (see the module's docstring)."""
+
+    _rpc_paths: frozenset[str] = frozenset()
+    _rpc_endpoint: JSONRPCEndpoint | None = None
+    _own_middleware: tuple[Middleware, ...] = ()
+    #: The endpoint behind the error middleware; ``None`` while the shortcut is off.
+    _shortcut: ASGIApp | None = None
+
+    def set_shortcut(self, paths: frozenset[str], endpoint: JSONRPCEndpoint) -> None:
+        self._rpc_paths = paths
+        self._rpc_endpoint = endpoint
+        self._own_middleware = tuple(self.user_middleware)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+        # Built once, on the first request (middleware cannot be added after
+        # that): the shortcut is on when the stack is still just ours.
+        self._shortcut = None
+        endpoint = self._rpc_endpoint
+        mine = len(self.user_middleware) == len(self._own_middleware) and all(
+            a is b for a, b in zip(self.user_middleware, self._own_middleware, strict=True)
+        )
+        if endpoint is not None and mine and getattr(self, "max_body_size", None) is None:
+            handler = self.exception_handlers.get(500) or self.exception_handlers.get(Exception)
+            self._shortcut = ServerErrorMiddleware(endpoint, handler=handler, debug=self.debug)
+        return stack
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        shortcut = self._shortcut
+        if (
+            shortcut is not None
+            and scope["type"] == "http"
+            and scope["method"] == "POST"
+            and _route_path(scope) in self._rpc_paths
+            and not (self._own_middleware and _has_origin(scope))
+        ):
+            scope["app"] = self
+            scope.setdefault("router", self.router)
+            await shortcut(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    # What Starlette's router matches (starlette.routing.get_route_path).
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and path.startswith(root_path):
+        if path == root_path:
+            return ""
+        if path[len(root_path)] == "/":
+            return path[len(root_path) :]
+    return path
+
+
+def _has_origin(scope: Scope) -> bool:
+    for name, _ in scope["headers"]:
+        if name == b"origin" or (len(name) == 6 and name.lower() == b"origin"):
+            return True
+    return False
 
 
 def gateway_of(app: object) -> Gateway | None:
@@ -214,47 +293,161 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     )
 
 
-def _jsonrpc_endpoint(gateway: Gateway) -> Callable[[Request], Awaitable[Response]]:
-    async def jsonrpc(request: Request) -> Response:
-        try:
-            principal = await gateway.principal(request)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            response = jsonrpc_error_response(exc, status=exc.http_status)
-            for challenge in challenges_of(exc):
-                response.headers.append("WWW-Authenticate", challenge)
-            return response
-        except Exception as exc:
-            error = gateway.target._error(exc, "authenticate")
-            return jsonrpc_error_response(error, status=error.http_status)
-        content_type = request.headers.get("content-type")
+class JSONRPCEndpoint:
+    """``POST {base}``: the JSON-RPC endpoint, as a plain ASGI app.
+
+    Routed by Starlette, or called directly by the app's shortcut; then
+    ``vary_origin`` adds the ``Vary: Origin`` the CORS middleware adds to
+    every answer.
+    """
+
+    def __init__(self, gateway: Gateway, *, vary_origin: bool = False) -> None:
+        self.gateway = gateway
+        self.vary_origin = vary_origin
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        gateway = self.gateway
+        # The service parameters: headers lowercased, repeats joined (as service_headers).
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        request: Request | None = None
+        principal = None
+        if gateway.authenticator is not None:
+            request = Request(scope, receive)
+            try:
+                principal = await gateway.authenticator.authenticate(request)
+            except (AuthenticationError, PermissionDeniedError) as exc:
+                response = jsonrpc_error_response(exc, status=exc.http_status)
+                for challenge in challenges_of(exc):
+                    response.headers.append("WWW-Authenticate", challenge)
+                await self._respond(response, scope, receive, send)
+                return
+            except Exception as exc:
+                error = gateway.target._error(exc, "authenticate")
+                response = jsonrpc_error_response(error, status=error.http_status)
+                await self._respond(response, scope, receive, send)
+                return
+        content_type = _first(scope, headers, "content-type")
         if not is_json_media_type(content_type):
-            return jsonrpc_error_response(unsupported_media(content_type, JSON), status=415)
+            response = jsonrpc_error_response(unsupported_media(content_type, JSON), status=415)
+            await self._respond(response, scope, receive, send)
+            return
         try:
-            body = await read_body(request, gateway.max_body_bytes)
+            if request is not None:
+                body = await read_body(request, gateway.max_body_bytes)
+            else:
+                declared = _first(scope, headers, "content-length")
+                maybe = await _receive_body(receive, gateway.max_body_bytes, declared)
+                if maybe is None:
+                    return  # the client went away
+                body = maybe
         except BodyTooLargeError as exc:
-            return jsonrpc_error_response(too_large(exc.limit), status=413)
-        headers = service_headers(request)
-        token = Gateway.bind(principal)
+            response = jsonrpc_error_response(too_large(exc.limit), status=413)
+            await self._respond(response, scope, receive, send)
+            return
+        if VERSION_PARAM not in headers and scope.get("query_string"):
+            for key, value in QueryParams(scope["query_string"]).multi_items():
+                if key.lower() == VERSION_PARAM:
+                    headers[VERSION_PARAM] = value
+                    break
+        token = Gateway.bind(principal) if gateway.authenticator is not None else None
         try:
             reply = await gateway.target.handle(body, headers)
         except Exception:
             log.exception("JSON-RPC handling failed")
-            return jsonrpc_error_response(InternalError(), status=500)
+            response = jsonrpc_error_response(InternalError(), status=500)
+            await self._respond(response, scope, receive, send)
+            return
         finally:
-            Gateway.unbind(token)
+            if token is not None:
+                Gateway.unbind(token)
         if isinstance(reply, StreamingReply):
-            return SSEResponse(
+            stream = SSEResponse(
                 _frames(reply.events),
                 headers=reply.headers,
                 on_close=reply.aclose,
                 registry=gateway.streams,
                 keepalive=gateway.sse_keepalive,
             )
+            await self._respond(stream, scope, receive, send)
+            return
+        # What Response(body, media_type=JSON, headers=reply.headers) would send.
+        raw = _raw_headers(reply.headers)
         if reply.body is None:
-            return Response(status_code=204, headers=reply.headers)
-        return Response(reply.body, media_type=JSON, headers=reply.headers)
+            status, body_out = 204, b""
+        else:
+            status, body_out = 200, reply.body
+            if not reply.headers or not any(k == b"content-length" for k, _ in raw):
+                raw.append((b"content-length", str(len(body_out)).encode("latin-1")))
+            if not reply.headers or not any(k == b"content-type" for k, _ in raw):
+                raw.append((b"content-type", b"application/json"))
+        if self.vary_origin:
+            _add_vary_origin(raw)
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": body_out})
 
-    return jsonrpc
+    async def _respond(
+        self, response: Response, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        if self.vary_origin:
+            _add_vary_origin(response.raw_headers)
+        await response(scope, receive, send)
+
+
+def _first(scope: Scope, headers: Mapping[str, str], name: str) -> str | None:
+    """The first value of header ``name`` (what ``request.headers.get`` gives)."""
+    value = headers.get(name)
+    if value is None or ", " not in value:
+        return value
+    wanted = name.encode("latin-1")
+    for raw_name, raw_value in scope["headers"]:
+        if raw_name.lower() == wanted:
+            first: str = raw_value.decode("latin-1")
+            return first
+    return value  # pragma: no cover (the name came from these headers)
+
+
+async def _receive_body(receive: Receive, limit: int, declared: str | None) -> bytes | None:
+    """The request body (``None``: the client disconnected), as :func:`read_body` reads it."""
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLargeError(limit)
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        body: bytes = message.get("body", b"")
+        if len(body) > limit:
+            raise BodyTooLargeError(limit)
+        return body
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if message["type"] == "http.disconnect":
+            return None
+        if message["type"] == "http.request":
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLargeError(limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        message = await receive()
+
+
+def _raw_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+    if not headers:
+        return []
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+def _add_vary_origin(raw: list[tuple[bytes, bytes]]) -> None:
+    """``Vary: Origin``, merged into an existing ``Vary`` (as the CORS middleware does)."""
+    existing = [v for k, v in raw if k == b"vary"]
+    if existing:
+        raw[:] = [(k, v) for k, v in raw if k != b"vary"]
+    raw.append((b"vary", b", ".join([*existing, b"Origin"])))
 
 
 async def _frames(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[bytes]:

@@ -19,6 +19,7 @@ from ...errors import InvalidRequestError, JSONRPCError
 __all__ = [
     "A2A_JSON",
     "JSON",
+    "VERSION_PARAM",
     "BodyTooLargeError",
     "is_json_media_type",
     "json_response",
@@ -35,7 +36,9 @@ JSON = "application/json"
 #: Media type of 1.0 HTTP+JSON bodies (spec §11.1, a SHOULD since 1.0.1).
 A2A_JSON = "application/a2a+json"
 
-_VERSION_PARAM = "a2a-version"
+#: The ``A2A-Version`` service parameter, as a header (lowercased) or query parameter.
+VERSION_PARAM = "a2a-version"
+_VERSION_PARAM = VERSION_PARAM
 
 
 class BodyTooLargeError(Exception):

@@ -128,7 +128,10 @@ def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
     ns["_E_TaskState"] = _gen.enum_decoder(ts_decode, "task state")
     ns["_X_TaskState"] = {s.value: name for s, name in ts_names.items()}
     ns["_E_Role"] = _gen.enum_decoder(role_decode, "role")
-    ns["_X_Role"] = _Unexpressible({r.value: name for r, name in role_names.items()}, "role")
+    role_x = {r.value: name for r, name in role_names.items()}
+    # A plain dict where every member has a name: the generated code's
+    # ``_X_Role[...]`` then takes CPython's exact-dict fast path.
+    ns["_X_Role"] = role_x if len(role_x) == len(m.Role) else _Unexpressible(role_x, "role")
 
 
 class _Unexpressible(dict[str, str]):

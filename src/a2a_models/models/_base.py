@@ -80,6 +80,20 @@ class Timestamp(datetime):
         base = datetime.__hash__(self)
         return base if not self.nanosecond else hash((base, self.nanosecond))
 
+    def as_datetime(self) -> datetime:
+        """The plain ``datetime`` (microsecond precision)."""
+        return datetime(
+            self.year, self.month, self.day, self.hour, self.minute, self.second,
+            self.microsecond, self.tzinfo, fold=self.fold,
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # datetime's own reduce rebuilds the class without the nanoseconds.
+        return (Timestamp.with_nanoseconds, (self.as_datetime(), self.nanosecond))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return self.__reduce__()
+
 
 def new_id() -> str:
     """A fresh random identifier (UUID4, as a string)."""

@@ -114,6 +114,11 @@ def _lower(headers: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items()}
 
 
+#: Shared call contexts of requests without extensions, by (owner, version).
+_PLAIN_CALLS: dict[tuple[str | None, str], CallContext] = {}
+_PLAIN_CALLS_MAX = 1024
+
+
 def _uris(value: str | None) -> frozenset[str]:
     if not value:
         return frozenset()
@@ -157,11 +162,15 @@ class A2AServer:
         """Answer one JSON-RPC message (a request, a notification or a batch)."""
         hdrs = _lower(headers)
         parsed = parse_message(body, max_batch_size=self.max_batch_size)
-        try:
-            version = negotiate_version(hdrs.get("a2a-version"), self.supported_versions)
-        except JSONRPCError as exc:
-            # Answered even for a notification: the request as a whole is refused.
-            return Reply(_encode(ErrorResponse(_id_of(parsed), exc), "1.0"))
+        requested = hdrs.get("a2a-version")
+        if requested in SUPPORTED_VERSIONS and requested in self.supported_versions:
+            version: str = requested  # already what negotiate_version would make of it
+        else:
+            try:
+                version = negotiate_version(requested, self.supported_versions)
+            except JSONRPCError as exc:
+                # Answered even for a notification: the request as a whole is refused.
+                return Reply(_encode(ErrorResponse(_id_of(parsed), exc), "1.0"))
         response_headers = self._response_headers(hdrs, version)
         if isinstance(parsed, ErrorResponse):
             return Reply(_encode(parsed, version), response_headers)
@@ -192,6 +201,15 @@ class A2AServer:
         self, headers: Mapping[str, str], version: str, owner: str | None
     ) -> CallContext:
         """The :class:`CallContext` handed to ``on_*`` methods."""
+        if "a2a-extensions" not in headers and "x-a2a-extensions" not in headers:
+            # The usual case; call contexts are immutable, so they can be shared.
+            key = (owner, version)
+            call = _PLAIN_CALLS.get(key)
+            if call is None:
+                call = CallContext(owner=owner, version=version)
+                if len(_PLAIN_CALLS) < _PLAIN_CALLS_MAX:
+                    _PLAIN_CALLS[key] = call
+            return call
         requested = _uris(headers.get("a2a-extensions")) | _uris(headers.get("x-a2a-extensions"))
         return CallContext(owner=owner, extensions=requested, version=version)
 
@@ -262,7 +280,9 @@ class A2AServer:
     # ----------------------------------------------------------------- internals
 
     def _response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
-        if self.card is None:
+        if self.card is None or (
+            "a2a-extensions" not in headers and "x-a2a-extensions" not in headers
+        ):
             return {}
         requested = _uris(headers.get("a2a-extensions")) | _uris(headers.get("x-a2a-extensions"))
         offered = {e.uri for e in self.card.capabilities.extensions if e.uri}

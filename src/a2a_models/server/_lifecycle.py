@@ -10,8 +10,9 @@ agent never triggers one.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import attrs
 
@@ -23,6 +24,7 @@ from ..models import (
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
+    TaskStatus,
     TaskStatusUpdateEvent,
 )
 
@@ -60,17 +62,115 @@ def _check_transition(task: Task, new: TaskState) -> None:
         raise _invalid(task, f"illegal transition {old.name} -> {new.name}")
 
 
+#: Histories at least this long keep their message ids in :data:`_HISTORY_IDS`.
+_TRACKED_HISTORY = 32
+#: How many histories are tracked at once (the most recently extended ones).
+_MAX_TRACKED = 256
+#: ``id(history) -> (history, its message ids)``, for the latest history of
+#: each task that is being extended: appending a message then costs O(1)
+#: instead of a pass over the whole history. The entry holds the tuple
+#: itself, so the id cannot be reused while the entry exists, and an entry
+#: serves exactly that tuple object (a store that hands out copies simply
+#: misses, which costs the pass).
+_HISTORY_IDS: dict[int, tuple[tuple[Message, ...], set[str]]] = {}
+
+
+def _ids_of(history: tuple[Message, ...]) -> set[str]:
+    """The message ids of ``history``, in a set the caller may now change."""
+    entry = _HISTORY_IDS.pop(id(history), None)
+    if entry is not None and entry[0] is history:
+        return entry[1]
+    return {m.message_id for m in history}
+
+
+def _track(history: tuple[Message, ...], ids: set[str]) -> None:
+    if len(history) < _TRACKED_HISTORY:
+        return
+    if len(_HISTORY_IDS) >= _MAX_TRACKED:
+        # Drop the least recently extended (another thread may be at it too).
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            del _HISTORY_IDS[next(iter(_HISTORY_IDS))]
+    _HISTORY_IDS[id(history)] = (history, ids)
+
+
 def _append_history(
     history: tuple[Message, ...], messages: Iterable[Message]
 ) -> tuple[Message, ...]:
     # A message already in the history (same id) is not added twice.
-    seen = {m.message_id for m in history}
+    seen = _ids_of(history)
     added = []
     for message in messages:
         if message.message_id not in seen:
             seen.add(message.message_id)
             added.append(message)
-    return (*history, *added) if added else history
+    out = (*history, *added) if added else history
+    _track(out, seen)
+    return out
+
+
+def _can_build_tasks() -> bool:
+    # Task is a frozen, slotted attrs class of exactly these fields, with no
+    # hooks: a copy with some of them replaced can be put together directly.
+    names = tuple(a.name for a in attrs.fields(Task))
+    return (
+        names == ("id", "status", "context_id", "artifacts", "history", "metadata")
+        and set(getattr(Task, "__slots__", ())) <= {*names, "__weakref__"}
+        and not hasattr(Task, "__attrs_post_init__")
+        and not hasattr(Task, "__attrs_pre_init__")
+    )
+
+
+_BUILD_TASKS = _can_build_tasks()
+_set = object.__setattr__
+
+
+def _replace(
+    task: Task,
+    *,
+    status: TaskStatus | None = None,
+    artifacts: tuple[Artifact, ...] | None = None,
+    history: tuple[Message, ...] | None = None,
+) -> Task:
+    """``attrs.evolve(task, ...)`` without validating the unchanged fields again.
+
+    ``attrs.evolve`` runs every validator, so each update would check each
+    message of the history (O(n) per event, O(n^2) per task). Here only the
+    new values are checked, and the history only for being a tuple: its
+    messages are the task's and the event's, validated when they were made.
+    """
+    if not _BUILD_TASKS:  # pragma: no cover (a changed Task model)
+        return attrs.evolve(
+            task,
+            status=task.status if status is None else status,
+            artifacts=task.artifacts if artifacts is None else artifacts,
+            history=task.history if history is None else history,
+        )
+    fields = attrs.fields(Task)
+    if status is None:
+        status = task.status
+    else:
+        _check(fields.status, task, status)
+    if artifacts is None:
+        artifacts = task.artifacts
+    elif artifacts is not task.artifacts:
+        _check(fields.artifacts, task, artifacts)
+    if history is None:
+        history = task.history
+    elif type(history) is not tuple:  # pragma: no cover (built here as a tuple)
+        _check(fields.history, task, history)
+    new = object.__new__(Task)
+    _set(new, "id", task.id)
+    _set(new, "status", status)
+    _set(new, "context_id", task.context_id)
+    _set(new, "artifacts", artifacts)
+    _set(new, "history", history)
+    _set(new, "metadata", task.metadata)
+    return new
+
+
+def _check(field: attrs.Attribute[Any], task: Task, value: object) -> None:
+    if field.validator is not None:
+        field.validator(task, field, value)
 
 
 def _own(task: Task, message: Message) -> Message:
@@ -114,13 +214,13 @@ def apply_event(task: Task, event: Event) -> Task:
             message = event.status.message
             _check_ids(task, message.task_id, message.context_id, "status message")
             history = _append_history(history, [_own(task, message)])
-        return attrs.evolve(task, status=event.status, history=history)
+        return _replace(task, status=event.status, history=history)
     if isinstance(event, TaskArtifactUpdateEvent):
         _check_ids(task, event.task_id, event.context_id, "artifact update")
-        return attrs.evolve(task, artifacts=_merge_artifact(task, event))
+        return _replace(task, artifacts=_merge_artifact(task, event))
     if isinstance(event, Message):
         _check_ids(task, event.task_id, event.context_id, "message")
-        return attrs.evolve(task, history=_append_history(task.history, [_own(task, event)]))
+        return _replace(task, history=_append_history(task.history, [_own(task, event)]))
     if isinstance(event, Task):
         if event.id != task.id:
             raise _invalid(task, f"a snapshot of task {event.id!r} cannot replace it")

@@ -46,10 +46,12 @@ def _valid_path(path: str) -> bool:
     i = 1
     while i < len(path):
         if path[i] == ".":
-            match = re.compile(r"[^\W\d]\w*").match(path, i + 1)
-            if match is None:
+            # A Python identifier (str.isidentifier, as the codec decides: "A·" is
+            # one though \w does not match "·"); other keys are written ['key'].
+            end = min(j for j in (path.find(".", i + 1), path.find("[", i + 1), len(path)) if j > 0)
+            if not path[i + 1 : end].isidentifier():
                 return False
-            i = match.end()
+            i = end
         elif path.startswith("[", i):
             digits = re.compile(r"\[\d+\]").match(path, i)
             if digits is not None:

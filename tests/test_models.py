@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import pickle
 import typing
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -560,6 +562,31 @@ def test_utc_now_is_aware_with_millisecond_precision() -> None:
 
 
 # --------------------------------------------------------------------------- value semantics
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda v: pickle.loads(pickle.dumps(v))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_timestamp_copies_keep_nanoseconds(duplicate: Callable[[Any], Any]) -> None:
+    stamp = m.Timestamp.with_nanoseconds(datetime(2000, 1, 1, tzinfo=UTC), 1)
+    status = m.TaskStatus(state=TaskState.WORKING, timestamp=stamp)
+    twin = duplicate(status)
+    assert type(twin.timestamp) is m.Timestamp and twin.timestamp.nanosecond == 1
+    assert twin == status and hash(twin) == hash(status)
+
+
+def test_timestamp_equality_and_hash_include_nanoseconds() -> None:
+    base = datetime(2000, 1, 1, 0, 0, 0, 5, tzinfo=UTC)
+    one, two = (m.Timestamp.with_nanoseconds(base, n) for n in (1, 2))
+    assert one != two and one != base and base != one
+    assert m.Timestamp.with_nanoseconds(base, 0) == base
+    assert hash(m.Timestamp.with_nanoseconds(base, 0)) == hash(base)
+    assert m.Timestamp.with_nanoseconds(base, 1) == one
+    assert hash(m.Timestamp.with_nanoseconds(base, 1)) == hash(one)
+    with pytest.raises(ValueError):
+        m.Timestamp.with_nanoseconds(base, 1000)
 
 
 @given(data=st.data())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -467,6 +467,53 @@ def test_timestamp_wire_form_1_0() -> None:
     }
 
 
+@pytest.mark.parametrize("dialect", ALL_DIALECTS)
+def test_offsets_are_written_in_utc_keeping_nanoseconds(dialect: str) -> None:
+    require(dialect)
+    local = datetime(2025, 1, 31, 13, 0, 0, 123456, tzinfo=timezone(timedelta(hours=1)))
+    status = m.TaskStatus(
+        state=m.TaskState.WORKING, timestamp=m.Timestamp.with_nanoseconds(local, 789)
+    )
+    back = roundtrip(status, m.TaskStatus, dialect)
+    assert back == status
+    assert back.timestamp is not None and back.timestamp.utcoffset() == timedelta(0)
+    assert back.timestamp.nanosecond == 789
+    if dialect != "python":
+        assert codec.to_wire(status, dialect)["timestamp"] == "2025-01-31T12:00:00.123456789Z"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "codec bug (reported): the models accept an aware datetime whose UTC value leaves "
+        "datetime's range, e.g. TaskStatus(timestamp=datetime(1, 1, 1, tzinfo=+02:00)), but "
+        "encode() raises a bare OverflowError (not EncodeError) in every JSON dialect, and "
+        "the python form writes it and then from_dict rejects it ('timestamp out of range "
+        "once converted to UTC'); the model should refuse it or the encoders report it"
+    ),
+)
+@pytest.mark.parametrize("dialect", ALL_DIALECTS)
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=2))),
+        datetime(9999, 12, 31, 23, 30, tzinfo=timezone(timedelta(hours=-1))),
+    ],
+    ids=["before-year-1", "after-year-9999"],
+)
+def test_timestamps_outside_the_range_in_utc_are_refused(dialect: str, stamp: datetime) -> None:
+    require(dialect)
+    try:
+        status = m.TaskStatus(state=m.TaskState.WORKING, timestamp=stamp)
+    except InvalidModelError:
+        return
+    try:
+        back = roundtrip(status, m.TaskStatus, dialect)
+    except EncodeError:
+        return
+    assert back == status
+
+
 @pytest.mark.parametrize("dialect", JSON_DIALECTS)
 def test_sub_microsecond_digits_are_kept(dialect: str) -> None:
     require(dialect)
@@ -607,6 +654,11 @@ COVERAGE: list[tuple[str, Callable[[], st.SearchStrategy[Any]], Callable[[Any], 
         "nanosecond-timestamp",
         a2a_st.timestamps,
         lambda t: getattr(t, "nanosecond", 0) > 0,
+    ),
+    (
+        "offset-nanosecond-timestamp",
+        a2a_st.timestamps,
+        lambda t: t.utcoffset() != timedelta(0) and getattr(t, "nanosecond", 0) > 0,
     ),
     ("0.3-no-oauth-flow", lambda: a2a_st.oauth_flows("0.3"), lambda f: f.flow_count == 0),
     ("0.3-oauth-flows", lambda: a2a_st.oauth_flows("0.3"), lambda f: f.flow_count > 1),

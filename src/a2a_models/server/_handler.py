@@ -160,7 +160,8 @@ class _Started(Coroutine[Any, Any, None]):
             if outcome is not None:
                 self._outcome = None
                 raise outcome
-            return self._yielded
+            yielded, self._yielded = self._yielded, None
+            return yielded
         return self._coro.send(value)
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
@@ -177,8 +178,9 @@ class _Started(Coroutine[Any, Any, None]):
             if self._outcome is not None:
                 self._outcome = None
                 raise exc  # canceled after the coroutine was done
-            if isinstance(exc, asyncio.CancelledError) and asyncio.isfuture(self._yielded):
-                self._yielded.cancel()  # what Task.cancel does to the future a task waits on
+            yielded, self._yielded = self._yielded, None
+            if isinstance(exc, asyncio.CancelledError) and asyncio.isfuture(yielded):
+                yielded.cancel()  # what Task.cancel does to the future a task waits on
         return self._coro.throw(exc)
 
     def close(self) -> None:
@@ -595,7 +597,7 @@ class RequestHandler:
         events = self.agent.execute(run.context)
         try:
             async for event in events:
-                if not await run.proceed():
+                if (run.canceling or run.canceled) and not await run.proceed():
                     log.warning(
                         "task %s was canceled; discarding the agent's %s",
                         run.task_id,

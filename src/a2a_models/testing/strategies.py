@@ -52,7 +52,8 @@ Dialects (the ``dialect=`` parameter of every model strategy):
 
 Conventions shared by the wire dialects, following proto3 (the ProtoJSON
 dialects treat ``""`` like an unset field): optional strings are ``None`` or
-non-empty. Timestamps are timezone-aware UTC datetimes, some of them
+non-empty. Timestamps are timezone-aware datetimes (mostly UTC; other
+offsets compare equal to the UTC value the codec gives back), some of them
 :class:`~a2a_models.Timestamp` values with nanoseconds below the microsecond.
 
 JSON data (``metadata``, ``DataPart.data``, extension ``params``...) comes from
@@ -68,7 +69,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -416,10 +417,16 @@ def _str_tuples(*, min_size: int = 0, max_size: int = 3) -> st.SearchStrategy[tu
     return _tuples(texts(), min_size=min_size, max_size=max_size)
 
 
+def _with_offset(value: datetime, minutes: int, nanos: int) -> datetime:
+    local = value.astimezone(timezone(timedelta(minutes=minutes)))
+    return m.Timestamp.with_nanoseconds(local, nanos) if nanos else local
+
+
 def timestamps() -> st.SearchStrategy[datetime]:
-    """Timezone-aware UTC datetimes (years 1-9999): microsecond precision, whole
-    seconds and milliseconds, and :class:`~a2a_models.Timestamp` values with
-    nanoseconds below the microsecond (ProtoJSON carries up to 9 digits)."""
+    """Timezone-aware datetimes (years 1-9999): UTC with microsecond precision,
+    whole seconds and milliseconds, :class:`~a2a_models.Timestamp` values with
+    nanoseconds below the microsecond (ProtoJSON carries up to 9 digits), and
+    other UTC offsets (equal to their UTC value, which the codec writes)."""
     micros = st.datetimes(
         min_value=datetime(1, 1, 1),
         max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
@@ -428,6 +435,18 @@ def timestamps() -> st.SearchStrategy[datetime]:
     return (
         micros
         | st.builds(m.Timestamp.with_nanoseconds, micros, st.integers(1, 999))
+        | st.builds(
+            _with_offset,
+            # A day inside the range: the local time must exist too (a valid
+            # model may hold 0001-01-01T00:00+02:00, whose UTC value does not).
+            st.datetimes(
+                min_value=datetime(1, 1, 2),
+                max_value=datetime(9999, 12, 30, 23, 59, 59, 999999),
+                timezones=st.just(UTC),
+            ),
+            st.integers(-(24 * 60 - 1), 24 * 60 - 1),
+            st.sampled_from([0, 0, 1, 999]),
+        )
         | st.builds(
             # Millisecond and whole-second values: the common wire precisions.
             lambda d, ms: d.replace(microsecond=ms),

@@ -19,7 +19,9 @@ router it would otherwise pass (which cost about as much as the rest of a
 small request). The endpoint is the same either way; the shortcut adds what
 the skipped layers would have (the ``Vary: Origin`` of the CORS middleware,
 the 500 answer of Starlette's error middleware) and steps aside when the app
-is given more middleware or a body size limit of Starlette's own.
+is given more middleware or a body size limit of Starlette's own. (A route
+added later for ``POST`` at the base path is therefore not reached by such
+requests: the base path is the JSON-RPC endpoint's.)
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.errors import ServerErrorMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -204,7 +206,9 @@ def create_app(
     )
     app.state.a2a_gateway = gateway
     app.set_shortcut(
-        frozenset({prefix or "/", prefix + "/"}), JSONRPCEndpoint(gateway, vary_origin=bool(cors))
+        frozenset({prefix or "/", prefix + "/"}),
+        JSONRPCEndpoint(gateway, vary_origin=bool(cors)),
+        cors=bool(cors),
     )
     return app
 
@@ -215,12 +219,15 @@ class _App(Starlette):
     _rpc_paths: frozenset[str] = frozenset()
     _rpc_endpoint: JSONRPCEndpoint | None = None
     _own_middleware: tuple[Middleware, ...] = ()
+    _cors = False
     #: The endpoint behind the error middleware; ``None`` while the shortcut is off.
     _shortcut: ASGIApp | None = None
 
-    def set_shortcut(self, paths: frozenset[str], endpoint: JSONRPCEndpoint) -> None:
+    def set_shortcut(self, paths: frozenset[str], endpoint: JSONRPCEndpoint, *, cors: bool) -> None:
+        """Serve JSON-RPC ``POST`` s to ``paths`` with ``endpoint`` directly (when allowed)."""
         self._rpc_paths = paths
         self._rpc_endpoint = endpoint
+        self._cors = cors
         self._own_middleware = tuple(self.user_middleware)
 
     def build_middleware_stack(self) -> ASGIApp:
@@ -233,7 +240,10 @@ class _App(Starlette):
             a is b for a, b in zip(self.user_middleware, self._own_middleware, strict=True)
         )
         if endpoint is not None and mine and getattr(self, "max_body_size", None) is None:
-            handler = self.exception_handlers.get(500) or self.exception_handlers.get(Exception)
+            handler = None  # picked as Starlette picks its 500 handler
+            for key, value in self.exception_handlers.items():
+                if key in (500, Exception):
+                    handler = value
             self._shortcut = ServerErrorMiddleware(endpoint, handler=handler, debug=self.debug)
         return stack
 
@@ -244,7 +254,7 @@ class _App(Starlette):
             and scope["type"] == "http"
             and scope["method"] == "POST"
             and _route_path(scope) in self._rpc_paths
-            and not (self._own_middleware and _has_origin(scope))
+            and not (self._cors and _has_origin(scope))
         ):
             scope["app"] = self
             scope.setdefault("router", self.router)
@@ -348,6 +358,8 @@ class JSONRPCEndpoint:
             response = jsonrpc_error_response(too_large(exc.limit), status=413)
             await self._respond(response, scope, receive, send)
             return
+        except ClientDisconnect:
+            return  # nobody to answer
         if VERSION_PARAM not in headers and scope.get("query_string"):
             for key, value in QueryParams(scope["query_string"]).multi_items():
                 if key.lower() == VERSION_PARAM:

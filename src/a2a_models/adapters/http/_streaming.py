@@ -22,6 +22,11 @@ log = logging.getLogger("a2a_models.adapters.http")
 
 def sse_frame(data: bytes, *, id: str | None = None, event: str | None = None) -> bytes:
     """One SSE event: optional ``event:`` and ``id:`` lines, ``data:`` lines, a blank line."""
+    if not event and b"\n" not in data and b"\r" not in data:
+        # The usual frame: compact JSON, one data line.
+        if id:
+            return b"id: " + id.encode() + b"\ndata: " + data + b"\n\n"
+        return b"data: " + data + b"\n\n"
     lines: list[bytes] = []
     if event:
         lines.append(b"event: " + event.encode())

@@ -122,13 +122,7 @@ def _instance_of(tp: Any) -> tuple[type[Any], ...]:
 
 #: Reported; each has a strict-xfail example below, and the property tests
 #: accept these (and only these) invalid results so they keep looking for others.
-_KNOWN_INVALID_OUTPUT: dict[str, re.Pattern[str]] = {
-    # test_api_key_location_must_be_header_query_or_cookie (0.3 dialects)
-    "0.3": re.compile(r"^APIKeySecurityScheme\.location: expected one of header, query, cookie"),
-    "0.3-http": re.compile(
-        r"^APIKeySecurityScheme\.location: expected one of header, query, cookie"
-    ),
-}
+_KNOWN_INVALID_OUTPUT: dict[str, re.Pattern[str]] = {}
 
 
 def _known_invalid(problem: str, dialect: str) -> bool:
@@ -884,32 +878,14 @@ def test_negative_counts_are_decode_errors(dialect: str, tp: Any, payload: Any) 
         codec.from_wire(tp, payload, dialect)
 
 
-_V03_API_KEY_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "codec bug (reported): the 0.3 decoders (JSON-RPC 'in', HTTP+JSON 'location') accept "
-        "an API key location other than header/query/cookie, e.g. from_wire(SecurityScheme, "
-        "{'type': 'apiKey', 'in': 'body', 'name': 'k'}, '0.3') gives "
-        "APIKeySecurityScheme(location='body'), which the constructor rejects; only the 1.0 "
-        "and python decoders check it"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     ("dialect", "payload"),
     [
         pytest.param("1.0", {"apiKeySecurityScheme": {"location": "body", "name": "k"}}),
         pytest.param("1.0", {"apiKeySecurityScheme": {"location": "HEADER", "name": "k"}}),
         pytest.param("python", {"api_key_security_scheme": {"location": "", "name": "k"}}),
-        pytest.param(
-            "0.3", {"type": "apiKey", "in": "body", "name": "k"}, marks=_V03_API_KEY_XFAIL
-        ),
-        pytest.param(
-            "0.3-http",
-            {"apiKeySecurityScheme": {"location": "path", "name": "k"}},
-            marks=_V03_API_KEY_XFAIL,
-        ),
+        pytest.param("0.3", {"type": "apiKey", "in": "body", "name": "k"}),
+        pytest.param("0.3-http", {"apiKeySecurityScheme": {"location": "path", "name": "k"}}),
     ],
 )
 def test_api_key_location_must_be_header_query_or_cookie(dialect: str, payload: Any) -> None:

@@ -138,60 +138,7 @@ class KnownBug:
 _TASK = m.Task(id="t", context_id="c", status=m.TaskStatus(state=m.TaskState.WORKING))
 
 
-def _dodge_python_get_config_without_id(o: Any) -> Any:
-    if isinstance(o, m.GetTaskPushNotificationConfigRequest) and o.id is None:
-        return attrs.evolve(o, id="c")
-    return o
-
-
-def _no_empty_part_strings(part: m.Part) -> m.Part:
-    changes = {k: None for k in ("filename", "media_type") if getattr(part, k) == ""}
-    return attrs.evolve(part, **changes) if changes else part
-
-
-def _dodge_python_nested_part_strings(o: Any) -> Any:
-    if isinstance(o, m.Message | m.Artifact):
-        parts = tuple(_no_empty_part_strings(p) for p in o.parts)
-        if parts != o.parts:
-            return attrs.evolve(o, parts=parts)
-    return o
-
-
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    KnownBug(
-        id="python-get-push-config-without-id",
-        dialects=frozenset({"python"}),
-        reason=(
-            "to_dict(GetTaskPushNotificationConfigRequest(task_id='t')) raises EncodeError "
-            "'$.id: required by this dialect (id)': the 1.0 wire rule (id REQUIRED) leaks into "
-            "the python-dict form, so a request decoded from 0.3 (where id is optional) "
-            "cannot be turned into a dict, though from_dict accepts it without id"
-        ),
-        example=lambda: (
-            m.GetTaskPushNotificationConfigRequest,
-            m.GetTaskPushNotificationConfigRequest(task_id="t"),
-        ),
-        dodge_model=_dodge_python_get_config_without_id,
-    ),
-    KnownBug(
-        id="python-nested-parts-drop-empty-strings",
-        dialects=frozenset({"python"}),
-        reason=(
-            "to_dict keeps '' filename/media_type on a standalone part but drops them on the "
-            "parts of a Message or Artifact: to_dict(Message(parts=[Part.text('x', "
-            "filename='')], ...))['parts'] == [{'text': 'x'}], so from_dict gives filename=None"
-        ),
-        example=lambda: (
-            m.Message,
-            m.Message(
-                role=m.Role.USER,
-                parts=(m.Part.text("x", filename="", media_type=""),),
-                message_id="m",
-            ),
-        ),
-        dodge_model=_dodge_python_nested_part_strings,
-    ),
-)
+KNOWN_BUGS: tuple[KnownBug, ...] = ()
 
 
 def _bugs_for(dialect: str) -> list[KnownBug]:
@@ -482,16 +429,6 @@ def test_offsets_are_written_in_utc_keeping_nanoseconds(dialect: str) -> None:
         assert codec.to_wire(status, dialect)["timestamp"] == "2025-01-31T12:00:00.123456789Z"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "codec bug (reported): the models accept an aware datetime whose UTC value leaves "
-        "datetime's range, e.g. TaskStatus(timestamp=datetime(1, 1, 1, tzinfo=+02:00)), but "
-        "encode() raises a bare OverflowError (not EncodeError) in every JSON dialect, and "
-        "the python form writes it and then from_dict rejects it ('timestamp out of range "
-        "once converted to UTC'); the model should refuse it or the encoders report it"
-    ),
-)
 @pytest.mark.parametrize("dialect", ALL_DIALECTS)
 @pytest.mark.parametrize(
     "stamp",

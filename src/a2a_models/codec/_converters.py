@@ -173,6 +173,7 @@ def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
                 "{{'text': {p}.text}}",
                 "{{'data': {p}.data}}",
                 text_meta="{{'text': {p}.text, 'metadata': {p}.metadata}}",
+                keep_empty=python,
             )
         )
         _gen.compile_dialect(_v10.build_specs(python=python), ns, strict=strict)

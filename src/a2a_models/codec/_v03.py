@@ -56,6 +56,7 @@ _STR = Kind(decode="({0} if {0}.__class__ is str else _bad_str({0}))", empty="''
 _BOOL = Kind(decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False")
 _INT = Kind(decode="_int32({})", empty="0")
 _NONNEG = Kind(decode="_nonneg_int32({})", empty="0")
+_LOCATION = Kind(decode="_api_key_location({})", empty="''")
 _OBJ = Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))")
 _TS = Kind(decode="_ts({})", encode="_fmt_ts({})")
 _STRS = Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]")
@@ -258,7 +259,8 @@ def _specs(http: bool) -> list[ClassSpec]:
     scheme_tables = {
         m.APIKeySecurityScheme: (
             "apiKey",
-            (_f("description", **pj), _f("location", wire="location" if http else "in", **req),
+            (_f("description", **pj),
+             _f("location", _LOCATION, wire="location" if http else "in", **req),
              _f("name", **req)),
         ),
         m.HTTPAuthSecurityScheme: (

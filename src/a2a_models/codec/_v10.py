@@ -247,7 +247,7 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                     kind=kind,
                     required=required,
                     always=required
-                    or (cls, a.name) in REQUIRED_WITH_DEFAULT
+                    or ((cls, a.name) in REQUIRED_WITH_DEFAULT and not python)
                     or bool(a.metadata.get("always_emit")),
                     nonempty=required
                     and (origin is tuple or _unwrap_optional(tp) is str)
@@ -271,7 +271,12 @@ _MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks"), (m.AgentCard, "skills
 
 
 def inline_part_encoder(
-    text: str, data: str, *, text_meta: str | None = None, data_guard: str = ""
+    text: str,
+    data: str,
+    *,
+    text_meta: str | None = None,
+    data_guard: str = "",
+    keep_empty: bool = False,
 ) -> Namespace:
     """Namespace entries inlining the encoding of plain text and data parts.
 
@@ -285,7 +290,12 @@ def inline_part_encoder(
     """
 
     def inline(p: str) -> str:
-        bare = f"not {p}.filename and not {p}.media_type"
+        # keep_empty (the Python-dict form): "" is a value to keep, not "unset".
+        bare = (
+            f"{p}.filename is None and {p}.media_type is None"
+            if keep_empty
+            else f"not {p}.filename and not {p}.media_type"
+        )
         if text_meta is None:
             text_src = f"{text.format(p=p)} if {p}.__class__ is _TextPart and {p}.metadata is None"
         else:

@@ -199,6 +199,10 @@ def optional_datetime(inst: Any, attribute: attrs.Attribute[Any], value: Any) ->
         fail(inst, attribute, f"expected a datetime or None, got {_describe(value)}")
     if value.tzinfo is None or value.utcoffset() is None:
         fail(inst, attribute, "expected a timezone-aware datetime (A2A timestamps are UTC)")
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        fail(inst, attribute, "out of range once converted to UTC")
 
 
 def instance_of(cls: type[Any] | tuple[type[Any], ...], label: str) -> _Validator:

@@ -480,7 +480,8 @@ def _hooked_v03(defs: dict[str, Schema]) -> None:
     )
     defs["SecurityScheme"] = _tagged_union("type", dict(_SCHEME_TAGS), _D_SCHEME)
     flows = {k: _ref(v) for k, v in _FLOWS.items() if k != "deviceCode"}
-    defs["OAuthFlows"] = _presence_union(flows, _D_FLOWS, exactly=False)
+    # 0.3 allows any number of flows, none included (its schema requires no member).
+    defs["OAuthFlows"] = _object(flows, description=_D_FLOWS)
     defs["SecurityRequirement"] = {
         "type": "object",
         "additionalProperties": _array(_string()),
@@ -511,7 +512,24 @@ def _hooked_v03_http(defs: dict[str, Schema]) -> None:
     defs["FilePart"] = _variant("Part", "A file part.", required=["file"])
     defs["DataPart"] = _variant("Part", "A data part.", required=["data"])
     flows = {k: _ref(v) for k, v in _FLOWS.items() if k != "deviceCode"}
-    defs["OAuthFlows"] = _presence_union(flows, _D_FLOWS)
+    # A proto3 oneof: at most one flow (none is the unset oneof).
+    oauth = _object(flows, description=_D_FLOWS)
+    oauth["not"] = {"anyOf": [{"required": [a, b]} for a in flows for b in flows if a < b]}
+    defs["OAuthFlows"] = oauth
+    for name, config_id in (
+        ("GetTaskPushNotificationConfigRequest", "[^/]*"),
+        ("DeleteTaskPushNotificationConfigRequest", "[^/]+"),
+    ):
+        defs[name] = _object(
+            {
+                "name": {
+                    "type": "string",
+                    "pattern": f"^tasks/[^/]+/pushNotificationConfigs/{config_id}$",
+                }
+            },
+            ["name"],
+            "A push config named by resource: tasks/{task_id}/pushNotificationConfigs/{id}.",
+        )
     _wrapped_unions(defs)
     _push_defs(defs, http=True)
     _card_defs(defs)

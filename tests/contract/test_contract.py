@@ -37,7 +37,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 import jsonschema
 import pytest
 from hypothesis import assume, given
@@ -298,49 +297,7 @@ REFUSED: list[tuple[str, str, Any, Callable[[], Any], str]] = [
 #: project's own schema (a2a_models.schema) rejects or has no def for. These are
 #: bugs of the schema module (reported); the upstream check still runs on them,
 #: and tests/contract/test_own_schema.py pins a minimal example of each.
-OWN_SCHEMA_BUGS: dict[str, list[tuple[Callable[[Any, Any], bool], str]]] = {
-    "0.3": [
-        (
-            lambda tp, value: _has_empty_oauth_flows(value),
-            "a2a_models.schema requires at least one OAuth flow in 0.3 (anyOf); the codec "
-            "writes and reads OAuthFlows() as {}",
-        ),
-    ],
-    "0.3-http": [
-        (
-            lambda tp, value: _has_empty_oauth_flows(value),
-            "a2a_models.schema requires exactly one OAuth flow in 0.3-http (oneOf); the codec "
-            "writes and reads OAuthFlows() as {}",
-        ),
-        (
-            lambda tp, value: (
-                tp
-                in (
-                    m.GetTaskPushNotificationConfigRequest,
-                    m.DeleteTaskPushNotificationConfigRequest,
-                )
-            ),
-            "a2a_models.schema has no 0.3-http def for Get/DeleteTaskPushNotificationConfigRequest "
-            "({name: tasks/{t}/pushNotificationConfigs/{c}}), which the codec now writes",
-        ),
-    ],
-}
-
-
-def _has_empty_oauth_flows(value: Any) -> bool:
-    if isinstance(value, m.OAuthFlows):
-        return value.flow_count == 0
-    if isinstance(value, tuple):
-        return any(_has_empty_oauth_flows(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_empty_oauth_flows(v) for v in value.values())
-    if attrs.has(type(value)):
-        return any(
-            _has_empty_oauth_flows(getattr(value, a.name))
-            for a in attrs.fields(type(value))
-            if a.name not in ("metadata", "data", "params", "header")
-        )
-    return False
+OWN_SCHEMA_BUGS: dict[str, list[tuple[Callable[[Any, Any], bool], str]]] = {}
 
 
 def _own_schema_bug(tp: Any, value: Any, dialect: str) -> bool:

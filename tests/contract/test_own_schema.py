@@ -149,26 +149,12 @@ def test_every_def_is_a_type_or_a_known_wire_shape(dialect: str) -> None:
     assert WIRE_SHAPES[dialect] <= defs
 
 
-#: Types the codec writes but the schema module has no def for (reported).
-MISSING_DEFS: dict[tuple[str, Any], str] = {
-    (dialect, tp): (
-        "schema bug: a2a_models.schema has no 0.3-http def for "
-        f"{tp.__name__} (its form {{'name': 'tasks/{{t}}/pushNotificationConfigs/{{c}}'}} was "
-        "added to the codec), so validate_wire raises TypeError"
-    )
-    for dialect in ("0.3-http",)
-    for tp in (m.GetTaskPushNotificationConfigRequest, m.DeleteTaskPushNotificationConfigRequest)
-}
-
-
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_type_the_codec_writes_has_a_def(dialect: str) -> None:
     types = [*MODEL_CLASSES.values(), *UNIONS.values()]
     with_form = [t for t in types if _codec_has_form(t, dialect)]
     assert len(with_form) >= 40
     for tp in with_form:
-        if (dialect, tp) in MISSING_DEFS:
-            continue  # test_missing_defs
         schema._validator(dialect, schema._root_name(tp, dialect), False)  # builds or raises
     for tp in types:
         if not _codec_has_form(tp, dialect) and tp is not m.AgentInterface:
@@ -561,7 +547,7 @@ INVALID: list[tuple[str, Any, Any, str, str]] = [
         "$.final",
         "is not of type 'boolean'",
     ),
-    ("0.3", m.OAuthFlows, {}, "$", "is not valid under any of the given schemas"),
+    ("0.3", m.OAuthFlows, {"implicit": "x"}, "$.implicit", "is not of type 'object'"),
     (
         "0.3",
         m.AgentCard,
@@ -599,7 +585,7 @@ INVALID: list[tuple[str, Any, Any, str, str]] = [
         m.OAuthFlows,
         {"implicit": {"scopes": {}}, "password": {"scopes": {}}},
         "$",
-        "is valid under each of",
+        "should not be valid under",
     ),
 ]
 
@@ -615,31 +601,16 @@ def _ids(cases: list[tuple[Any, ...]]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("dialect", "tp"),
-    [
-        pytest.param(d, tp, id=f"{d}-{tp.__name__}", marks=pytest.mark.xfail(strict=True, reason=r))
-        for (d, tp), r in MISSING_DEFS.items()
-    ],
+    "tp", [m.GetTaskPushNotificationConfigRequest, m.DeleteTaskPushNotificationConfigRequest]
 )
-def test_missing_defs(dialect: str, tp: Any) -> None:
+def test_resource_named_push_config_requests_have_0_3_http_defs(tp: Any) -> None:
+    dialect = "0.3-http"
     value = tp(task_id="t", id="c")
     wire = codec.to_wire(value, dialect)
     schema.validate_wire(wire, tp, dialect, strict=True)
 
 
-_FLOWS_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "schema bug: a2a_models.schema requires at least one OAuth flow in 0.3 (anyOf) and "
-        "exactly one in 0.3-http (oneOf), but the codec writes OAuthFlows() as {} in both and "
-        "decodes {} (0.3 allows a scheme without flows; 0.3-http allows at most one)"
-    ),
-)
-
-
-@pytest.mark.parametrize(
-    "dialect", [pytest.param(d, marks=_FLOWS_XFAIL) for d in ("0.3", "0.3-http")]
-)
+@pytest.mark.parametrize("dialect", ["0.3", "0.3-http"])
 def test_oauth_flows_without_a_flow_validate_in_0_3(dialect: str) -> None:
     scheme = m.OAuth2SecurityScheme(flows=m.OAuthFlows())
     wire = codec.to_wire(scheme, dialect)
@@ -650,6 +621,15 @@ def test_oauth_flows_without_a_flow_validate_in_0_3(dialect: str) -> None:
 def test_oauth_flows_without_a_flow_are_invalid_in_1_0() -> None:
     with pytest.raises(DecodeError):
         schema.validate_wire({}, m.OAuthFlows, "1.0")
+
+
+def test_two_oauth_flows_are_invalid_in_0_3_http() -> None:
+    flow = {"tokenUrl": "https://t", "scopes": {}}
+    with pytest.raises(DecodeError):
+        schema.validate_wire(
+            {"clientCredentials": flow, "password": flow}, m.OAuthFlows, "0.3-http"
+        )
+    schema.validate_wire({"clientCredentials": flow, "password": flow}, m.OAuthFlows, "0.3")
 
 
 @pytest.mark.parametrize(("dialect", "tp", "value"), VALID, ids=_ids(VALID))

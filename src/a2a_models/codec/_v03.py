@@ -16,7 +16,6 @@ through ``_gen.lose`` (an :class:`~a2a_models.errors.EncodeError` unless lossy).
 from __future__ import annotations
 
 import binascii
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -35,7 +34,7 @@ from ._gen import (
     lose,
     type_name,
 )
-from ._v10 import camel, inline_part_encoder, install_wrapper_union
+from ._v10 import camel, inline_part_encoder, install_wrapper_union, slot_setters
 
 __all__ = ["V03_STATES", "install"]
 
@@ -389,17 +388,6 @@ def _parse_resource(value: Any, collection: str) -> str:
 # --------------------------------------------------------------------------- hooks
 
 
-def _setters(cls: type[Any]) -> dict[str, Callable[[Any, Any], None]]:
-    out = {}
-    for a in attrs.fields(cls):
-        for klass in cls.__mro__:
-            desc = klass.__dict__.get(a.name)
-            if desc is not None and hasattr(desc, "__set__"):
-                out[a.name] = desc.__set__
-                break
-    return out
-
-
 def _check_str(value: Any, *path: str | int) -> None:
     if value is not None and value.__class__ is not str:
         raise Fail(f"expected a string, got {type_name(value)}", *path)
@@ -448,7 +436,7 @@ def _install_config_names(ns: Namespace, *, strict: bool) -> None:
     new = object.__new__
 
     def install(cls: type[Any], id_required: bool) -> None:
-        setters = _setters(cls)
+        setters = slot_setters(cls)
 
         def structure(d: Any) -> Any:
             if d.__class__ is not dict:
@@ -711,7 +699,7 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
         ns["_s_SecurityScheme"], ns["_u_SecurityScheme"] = s_scheme, u_scheme
 
     new = object.__new__
-    set_flows = _setters(m.OAuthFlows)
+    set_flows = slot_setters(m.OAuthFlows)
     flow_keys = ", ".join(k for k, _ in _FLOWS.values())
 
     def s_flows(d: Any) -> m.OAuthFlows:
@@ -754,7 +742,7 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
 
     ns["_s_OAuthFlows"], ns["_u_OAuthFlows"] = s_flows, u_flows
 
-    set_req = _setters(m.SecurityRequirement)
+    set_req = slot_setters(m.SecurityRequirement)
     str_list = ns["_str_list"]
 
     def s_requirement(d: Any) -> m.SecurityRequirement:
@@ -793,8 +781,8 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
 
 def _install_card(ns: Namespace, *, http: bool) -> None:
     s_base, u_base = ns["_s_AgentCardBase"], ns["_u_AgentCardBase"]
-    set_card = _setters(m.AgentCard)
-    set_caps = _setters(m.AgentCapabilities)
+    set_card = slot_setters(m.AgentCard)
+    set_caps = slot_setters(m.AgentCapabilities)
     new = object.__new__
     k_ext = "supportsAuthenticatedExtendedCard"
 
@@ -880,8 +868,8 @@ def _install_card(ns: Namespace, *, http: bool) -> None:
 
 def _install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
     new = object.__new__
-    set_auth = _setters(m.AuthenticationInfo)
-    set_cfg = _setters(m.TaskPushNotificationConfig)
+    set_auth = slot_setters(m.AuthenticationInfo)
+    set_cfg = slot_setters(m.TaskPushNotificationConfig)
     str_list = ns["_str_list"]
 
     def s_auth(d: Any) -> m.AuthenticationInfo:
@@ -1004,7 +992,7 @@ def _install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
     ns["_s_AuthenticationInfo"], ns["_u_AuthenticationInfo"] = s_auth, u_auth
 
     if not http:
-        set_list = _setters(m.ListTaskPushNotificationConfigsResponse)
+        set_list = slot_setters(m.ListTaskPushNotificationConfigsResponse)
 
         def s_list(d: Any) -> m.ListTaskPushNotificationConfigsResponse:
             configs = ns["_list"](s_config, d)
@@ -1024,7 +1012,7 @@ def _install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
 
 def _install_send_configuration(ns: Namespace, *, http: bool) -> None:
     new = object.__new__
-    set_conf = _setters(m.SendMessageConfiguration)
+    set_conf = slot_setters(m.SendMessageConfiguration)
     str_list, int32 = ns["_str_list"], ns["_int32"]
     k_push = "pushNotification" if http else "pushNotificationConfig"
 

@@ -256,8 +256,12 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                     unsupported=unsupported,
                 )
             )
-        aliases = () if python else tuple(
-            (f.attr, f.wire) for f in fields if f.attr != f.wire and f.unsupported is None
+        aliases = (
+            ()
+            if python
+            else tuple(
+                (f.attr, f.wire) for f in fields if f.attr != f.wire and f.unsupported is None
+            )
         )
         specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases))
     return specs
@@ -312,7 +316,8 @@ def inline_part_encoder(
     return {"_INLINE_u_Part": inline, "_TextPart": m.TextPart, "_DataPart": m.DataPart}
 
 
-def _setters(cls: type[Any]) -> dict[str, Any]:
+def slot_setters(cls: type[Any]) -> dict[str, Any]:
+    """Attribute name -> the slot descriptor's ``__set__`` (bypasses frozen ``__setattr__``)."""
     out = {}
     for a in attrs.fields(cls):
         for klass in cls.__mro__:
@@ -460,7 +465,9 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
 
     ns["_s_Part"], ns["_u_Part"] = s_part, u_part
 
-    scheme_keys = {cls: (w(key) if not python else _to_snake(key)) for cls, key in _SCHEME_KEYS.items()}
+    scheme_keys = {
+        cls: (w(key) if not python else _to_snake(key)) for cls, key in _SCHEME_KEYS.items()
+    }
     by_key = {key: cls for cls, key in scheme_keys.items()}
     scheme_choices = ", ".join(by_key)
 
@@ -493,7 +500,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         "password": "PasswordOAuthFlow",
         "device_code": "DeviceCodeOAuthFlow",
     }
-    s_flows_set = _setters(m.OAuthFlows)
+    s_flows_set = slot_setters(m.OAuthFlows)
     flow_choices = ", ".join(flow_keys.values())
 
     def s_flows(d: Any) -> m.OAuthFlows:
@@ -534,7 +541,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
 
     ns["_s_OAuthFlows"], ns["_u_OAuthFlows"] = s_flows, u_flows
 
-    s_req = _setters(m.SecurityRequirement)
+    s_req = slot_setters(m.SecurityRequirement)
     k_schemes = "schemes"
 
     def s_requirement(d: Any) -> m.SecurityRequirement:
@@ -547,7 +554,9 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
                 raise Fail(f"expected an object, got {type_name(schemes)}", k_schemes)
             for name, lst in schemes.items():
                 if lst.__class__ is not dict:
-                    raise Fail(f"expected a StringList object, got {type_name(lst)}", k_schemes, name)
+                    raise Fail(
+                        f"expected a StringList object, got {type_name(lst)}", k_schemes, name
+                    )
                 scopes = lst.get("list")
                 if scopes is None:
                     out[name] = ()

@@ -28,7 +28,6 @@ __all__ = [
     "service_headers",
     "status_body",
     "status_error_response",
-    "typed_details",
 ]
 
 #: Media type of JSON-RPC bodies (spec §9.1).
@@ -106,11 +105,7 @@ def json_response(
 
 def status_body(error: JSONRPCError) -> dict[str, Any]:
     """The ``google.rpc.Status`` body of ``error``, every detail ``@type``-tagged."""
-    body = error.to_http_status()
-    details = body["error"].get("details")
-    if details:
-        body["error"]["details"] = typed_details(details)
-    return body
+    return error.to_http_status()
 
 
 def status_error_response(
@@ -127,39 +122,6 @@ def status_error_response(
     return json_response(
         body, status=status or error.http_status, media_type=media_type, headers=headers
     )
-
-
-_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
-_STRUCT = "type.googleapis.com/google.protobuf.Struct"
-_VALUE = "type.googleapis.com/google.protobuf.Value"
-
-
-def typed_details(details: list[Any]) -> list[Any]:
-    """``details`` where every entry has the ``@type`` §11.6 requires.
-
-    An error's free-form ``data`` object (``{"taskId": ...}``) becomes the
-    ``metadata`` of its ``google.rpc.ErrorInfo`` (string values, as that
-    map requires), or a ``google.protobuf.Struct`` when there is no
-    ErrorInfo; any other untyped value becomes a ``google.protobuf.Value``.
-    """
-    typed = [d for d in details if isinstance(d, dict) and "@type" in d]
-    info = next((d for d in typed if d["@type"] == _ERROR_INFO), None)
-    out = list(typed)
-    for detail in details:
-        if isinstance(detail, dict) and "@type" in detail:
-            continue
-        if isinstance(detail, dict) and info is not None:
-            metadata = dict(info.get("metadata") or {})
-            for key, value in detail.items():
-                metadata.setdefault(
-                    str(key), value if isinstance(value, str) else codec.dumps(value).decode()
-                )
-            info["metadata"] = metadata
-        elif isinstance(detail, dict):
-            out.append({"@type": _STRUCT, "value": detail})
-        else:
-            out.append({"@type": _VALUE, "value": detail})
-    return out
 
 
 def jsonrpc_error_response(

@@ -46,6 +46,7 @@ from ._errors import (
     error_details,
     error_for_status,
     error_for_type,
+    retry_after,
 )
 from ._model import (
     AssistantMessage,
@@ -398,18 +399,6 @@ def _message_events(message: Message) -> list[ModelEvent]:
 # ------------------------------------------------------------------ errors
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            continue
-    return None
-
-
 def map_anthropic_error(exc: anthropic.AnthropicError, provider: str) -> ModelError:
     """The :class:`ModelError` for an ``anthropic`` SDK exception."""
     if isinstance(exc, anthropic.APITimeoutError):
@@ -427,7 +416,7 @@ def map_anthropic_error(exc: anthropic.AnthropicError, provider: str) -> ModelEr
             exc.status_code,
             message or exc.message,
             code=code,
-            retry_after=_retry_after(exc.response.headers),
+            retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ModelServerError(f"unexpected response: {exc.message}", provider=provider)

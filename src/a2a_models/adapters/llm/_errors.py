@@ -227,6 +227,19 @@ def error_for_type(provider: str, error_type: str | None, message: str) -> Model
     )
 
 
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` response headers."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) / divisor
+        except ValueError:
+            continue
+    return None
+
+
 def error_details(body: object) -> tuple[str | None, str | None]:
     """``(message, type-or-code)`` from a provider error body, when it has them.
 

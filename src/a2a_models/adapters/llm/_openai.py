@@ -34,6 +34,7 @@ from ._errors import (
     error_details,
     error_for_status,
     error_for_type,
+    retry_after,
 )
 from ._model import (
     AssistantMessage,
@@ -392,18 +393,6 @@ def _completion_events(completion: ChatCompletion) -> list[ModelEvent]:
 # ------------------------------------------------------------------ errors
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            continue
-    return None
-
-
 def map_openai_error(exc: openai.OpenAIError, provider: str) -> ModelError:
     """The :class:`ModelError` for an ``openai`` SDK exception."""
     if isinstance(exc, openai.APITimeoutError):
@@ -419,7 +408,7 @@ def map_openai_error(exc: openai.OpenAIError, provider: str) -> ModelError:
             exc.status_code,
             message or exc.message,
             code=code,
-            retry_after=_retry_after(exc.response.headers),
+            retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelServerError(f"unexpected response: {exc.message}", provider=provider)

@@ -74,7 +74,7 @@ def demo_card(
     bindings: Sequence[str] = ("JSONRPC",),
     versions: Sequence[str] = ("1.0", "0.3"),
     streaming: bool = True,
-    push_notifications: bool = False,
+    push_notifications: bool = True,
 ) -> AgentCard:
     """The demo agent's card, with one interface per binding and version at ``url``."""
     return AgentCard(

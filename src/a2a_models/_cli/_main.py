@@ -1,28 +1,31 @@
-"""Argument parsing and the ``send`` and ``card`` subcommands.
+"""Argument parsing and dispatch of the ``a2a-models`` command.
 
-Everything beyond ``argparse`` is imported inside the subcommands, so
-``a2a-models --help`` stays fast and works without the ``http`` extra.
+Only ``argparse`` and ``sys`` are imported at start-up, so ``a2a-models --help``
+stays fast and works without the ``http`` extra; each subcommand imports what
+it needs (the HTTP client, rich) when it runs. There is one builder function
+per subcommand. Failures are one line on stderr (``--debug`` adds the
+traceback); the exit statuses are listed in :mod:`a2a_models._cli._errors`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
-
-if TYPE_CHECKING:
-    from ..adapters.http._client import BaseHTTPClient
 
 __all__ = ["build_parser", "main"]
 
 _VERSIONS = ("auto", "1.0", "0.3")
-_TRANSPORTS = {"auto": ("JSONRPC", "HTTP+JSON"), "jsonrpc": ("JSONRPC",), "rest": ("HTTP+JSON",)}
-
-
-class _UsageError(Exception):
-    pass
+_STATES = (
+    "submitted",
+    "working",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+    "input-required",
+    "auth-required",
+)
 
 
 def _header(value: str) -> tuple[str, str]:
@@ -32,7 +35,35 @@ def _header(value: str) -> tuple[str, str]:
     return name.strip(), content.strip()
 
 
-def _add_connection_options(parser: argparse.ArgumentParser) -> None:
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
+    return number
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print results as 1.0 ProtoJSON, one document per line (for scripts)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
+
+
+def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True) -> None:
+    if url:
+        parser.add_argument(
+            "url",
+            metavar="URL",
+            help="the agent's base URL (its card says where to call) or, with --no-card, "
+            "the endpoint",
+        )
     parser.add_argument(
         "--header",
         "-H",
@@ -45,6 +76,142 @@ def _add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
     )
+    parser.add_argument(
+        "--version",
+        choices=_VERSIONS,
+        default="auto",
+        help="protocol version (auto: the agent card's preferred one)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("auto", "jsonrpc", "rest"),
+        default="auto",
+        help="binding: JSON-RPC, HTTP+JSON (rest), or whatever the card prefers (auto)",
+    )
+    parser.add_argument(
+        "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
+    )
+    _add_output_options(parser)
+
+
+def _add_send(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    send = commands.add_parser(
+        "send",
+        help="send a message to an agent and show the answer",
+        description=(
+            "Send TEXT to the agent at URL and show the answer. On a terminal a task is "
+            "shown live (status, artifacts growing) when the agent streams. Exit status: "
+            "0 completed (or a direct reply), 3 failed, 4 rejected, 5 canceled, "
+            "6 input-required, 7 auth-required, 1 error."
+        ),
+    )
+    _add_connection_options(send)
+    send.add_argument("text", metavar="TEXT", help="the message text ('-': read it from stdin)")
+    send.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stream the answer (default: on a terminal when the agent streams; with --json "
+        "one StreamResponse per line)",
+    )
+    send.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return as soon as the task exists (then: get, follow or cancel it)",
+    )
+    send.add_argument("--context-id", help="continue this context")
+    send.add_argument("--task-id", help="continue this (interrupted) task")
+    send.add_argument(
+        "--data", action="append", default=[], metavar="JSON", help="add a data part (repeatable)"
+    )
+    send.add_argument(
+        "--file", action="append", default=[], metavar="PATH", help="attach a file (repeatable)"
+    )
+
+
+def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    get = commands.add_parser("get", help="show a task: state, artifacts, token usage")
+    _add_connection_options(get)
+    get.add_argument("task_id", metavar="TASK", help="the task's id")
+    get.add_argument(
+        "--history", type=int, default=None, metavar="N", help="also show the last N messages"
+    )
+
+
+def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tasks = commands.add_parser("list", help="list tasks, newest first (a table)")
+    _add_connection_options(tasks)
+    tasks.add_argument("--context", metavar="ID", help="only the tasks of this context")
+    tasks.add_argument("--state", choices=_STATES, help="only tasks in this state")
+    tasks.add_argument("--limit", type=_positive, default=None, metavar="N", help="at most N")
+    tasks.add_argument("--page-token", metavar="TOKEN", help="the next page of an earlier list")
+
+
+def _add_cancel(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cancel = commands.add_parser("cancel", help="cancel a task")
+    _add_connection_options(cancel)
+    cancel.add_argument("task_id", metavar="TASK", help="the task's id")
+
+
+def _add_follow(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    follow = commands.add_parser(
+        "follow",
+        help="watch a task until it ends (exit status as for send)",
+        description="Subscribe to TASK and show its updates until it ends.",
+    )
+    _add_connection_options(follow)
+    follow.add_argument("task_id", metavar="TASK", help="the task's id")
+
+
+def _add_push(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    push = commands.add_parser(
+        "push", help="a task's push notification configs: set, get, list, delete"
+    )
+    actions = push.add_subparsers(dest="push_command", metavar="ACTION", required=True)
+    put = actions.add_parser("set", help="send the task's updates to WEBHOOK")
+    _add_connection_options(put)
+    put.add_argument("task_id", metavar="TASK", help="the task's id")
+    put.add_argument("webhook", metavar="WEBHOOK", help="the URL the agent will POST updates to")
+    put.add_argument("--id", help="the config's id (default: the agent chooses)")
+    put.add_argument("--token", help="a token the agent sends back with every notification")
+    put.add_argument(
+        "--auth-scheme", metavar="SCHEME", help="how the agent authenticates to WEBHOOK (Bearer)"
+    )
+    put.add_argument("--auth-credentials", metavar="CREDENTIALS", help="its credentials")
+    for name, about in (("get", "show one config"), ("delete", "delete one config")):
+        action = actions.add_parser(name, help=about)
+        _add_connection_options(action)
+        action.add_argument("task_id", metavar="TASK", help="the task's id")
+        action.add_argument("config_id", metavar="CONFIG", help="the config's id")
+    listing = actions.add_parser("list", help="list the task's configs")
+    _add_connection_options(listing)
+    listing.add_argument("task_id", metavar="TASK", help="the task's id")
+
+
+def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    card = commands.add_parser(
+        "card",
+        help="show an agent's card: name, interfaces, skills, security",
+        description="Show the agent card at URL (its base URL or the card's URL).",
+    )
+    card.add_argument("url", metavar="URL", help="the agent's base URL (or the card's URL)")
+    card.add_argument(
+        "--format",
+        choices=("1.0", "0.3", "raw"),
+        default=None,
+        help="print JSON: 1.0 ProtoJSON (what --json prints), 0.3 form, or as served (raw)",
+    )
+    card.add_argument(
+        "--header",
+        "-H",
+        action="append",
+        type=_header,
+        default=[],
+        metavar="NAME:VALUE",
+        help="add an HTTP header to the request (repeatable)",
+    )
+    card.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit")
+    _add_output_options(card)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,52 +219,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="a2a-models",
         description="Talk to A2A agents (protocol 1.0 and 0.3), show their cards, serve one.",
+        epilog="Run 'a2a-models COMMAND --help' for a command's options. "
+        "Start here: a2a-models serve, then a2a-models send http://127.0.0.1:8000 task",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure (any command)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    send = commands.add_parser(
-        "send",
-        help="send a text message to an agent and print the answer",
-        description=(
-            "Send TEXT to the agent at URL. URL is the agent's base URL (its card is read "
-            "from /.well-known/agent-card.json and the best interface chosen) or, with "
-            "--no-card, a JSON-RPC (or --transport rest) endpoint."
-        ),
-    )
-    send.add_argument("url", metavar="URL")
-    send.add_argument("text", metavar="TEXT")
-    send.add_argument("--stream", action="store_true", help="stream the answer, one line per event")
-    send.add_argument(
-        "--version",
-        choices=_VERSIONS,
-        default="auto",
-        help="protocol version (auto: the agent card's preferred one)",
-    )
-    send.add_argument(
-        "--transport",
-        choices=tuple(_TRANSPORTS),
-        default="auto",
-        help="binding: JSON-RPC, HTTP+JSON (rest), or whatever the card prefers (auto)",
-    )
-    send.add_argument(
-        "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
-    )
-    send.add_argument("--context-id", help="continue this context")
-    send.add_argument("--task-id", help="continue this (interrupted) task")
-    send.add_argument(
-        "--json", action="store_true", help="print each result as one line of 1.0 ProtoJSON"
-    )
-    _add_connection_options(send)
-
-    card = commands.add_parser("card", help="print an agent's card as JSON")
-    card.add_argument("url", metavar="URL", help="the agent's base URL (or the card's URL)")
-    card.add_argument(
-        "--format",
-        choices=("1.0", "0.3", "raw"),
-        default="1.0",
-        help="print the card as 1.0 ProtoJSON (default), in 0.3 form, or as served (raw)",
-    )
-    _add_connection_options(card)
+    for add in (_add_send, _add_get, _add_list, _add_cancel, _add_follow, _add_push, _add_card):
+        add(commands)
 
     serve = commands.add_parser(
         "serve",
@@ -144,9 +275,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` without ``--debug`` (which any command accepts, before ``--``), and whether it was there."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    if argv[:1] == ["conformance"] or argv[:2] == ["--debug", "conformance"]:
+        end = min(end, 2 if argv[:1] == ["--debug"] else 0)  # the harness owns its options
+    found = "--debug" in argv[:end]
+    return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; the exit status (0 ok, 1 failure, 2 usage, 130 interrupted)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; the exit status (see :mod:`a2a_models._cli._errors`)."""
+    from . import _errors
+
+    args, _errors.debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    command = next((a for a in args if not a.startswith("-")), "")
+    return _errors.guarded(f"a2a-models {command}".rstrip(), lambda: _run(args))
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["conformance"]:
         # The harness owns its options; hand it the rest of the line untouched.
         from ..conformance._cli import main as conformance_main
@@ -172,115 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log_level=args.log_level,
             )
         )
-    try:
-        if args.command == "send":
-            return asyncio.run(_send(args, sys.stdout))
-        return asyncio.run(_card(args, sys.stdout))
-    except KeyboardInterrupt:
-        return 130
-    except _UsageError as exc:
-        print(f"a2a-models {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except ImportError as exc:
-        print(
-            f"a2a-models {args.command}: {exc}. "
-            "Install the extra with: pip install 'a2a-models[http]'",
-            file=sys.stderr,
-        )
-        return 2
-    except Exception as exc:
-        from ..errors import A2AError
+    import asyncio
 
-        if not isinstance(exc, A2AError | OSError):
-            raise
-        print(f"a2a-models {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+    from ._commands import COMMANDS
+    from ._render import Output
 
-
-# ---------------------------------------------------------------------------- send
-
-
-async def _open(args: argparse.Namespace) -> BaseHTTPClient:
-    from ..adapters.http._client import HTTPClient, RESTClient
-    from ..adapters.http._discovery import CardResolutionError, connect
-
-    headers = dict(args.header)
-    transports = _TRANSPORTS[args.transport]
-    version = "1.0" if args.version == "auto" else args.version
-    if not args.no_card:
-        prefer = ("1.0", "0.3") if args.version == "auto" else (args.version,)
-        try:
-            return await connect(
-                args.url,
-                prefer=prefer,
-                transports=transports,
-                headers=headers,
-                timeout=args.timeout,
-            )
-        except CardResolutionError as exc:
-            print(
-                f"a2a-models: no agent card ({exc}); calling {args.url} directly",
-                file=sys.stderr,
-            )
-    kind = RESTClient if args.transport == "rest" else HTTPClient
-    return kind(args.url, version=version, headers=headers, timeout=args.timeout)
-
-
-async def _send(args: argparse.Namespace, out: TextIO) -> int:
-    from .. import models as m
-    from ._format import describe, to_json
-
-    message = m.Message.user(args.text, context_id=args.context_id, task_id=args.task_id)
-    client = await _open(args)
-    async with client:
-        if args.stream:
-            stream = client.send_streaming_message(message)
-            try:
-                async for item in stream:
-                    line = to_json(item, m.StreamResponse) if args.json else describe(item)
-                    print(line, file=out, flush=True)
-            finally:
-                await stream.aclose()
-        else:
-            result = await client.send_message(message)
-            line = to_json(result, m.SendMessageResponse) if args.json else describe(result)
-            print(line, file=out, flush=True)
-    return 0
-
-
-# ---------------------------------------------------------------------------- card
-
-
-async def _card(args: argparse.Namespace, out: TextIO) -> int:
-    import json
-
-    import httpx
-
-    from .. import codec
-    from ..adapters.http._discovery import decode_card, resolve_card
-
-    headers = dict(args.header)
-    if args.format == "raw":
-        from ..adapters.http._discovery import CardResolutionError, _candidates
-
-        value: Any = None
-        async with httpx.AsyncClient() as http:
-            for url in _candidates(args.url, None):
-                try:
-                    response = await http.get(url, headers=headers, timeout=args.timeout)
-                except httpx.HTTPError as exc:
-                    raise CardResolutionError(f"fetching {url} failed: {exc!r}", url) from exc
-                if response.status_code in (404, 410):
-                    continue
-                if not response.is_success:
-                    raise CardResolutionError(f"{url} answered {response.status_code}", url)
-                decode_card(response.content)  # it must be a card
-                value = response.json()
-                break
-            else:
-                raise CardResolutionError(f"no agent card for {args.url}", args.url)
-    else:
-        card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
-        value = codec.to_wire(card, args.format, lossy=args.format == "0.3")
-    print(json.dumps(value, indent=2, ensure_ascii=False), file=out)
-    return 0
+    out = Output(sys.stdout, json_output=args.json)
+    return asyncio.run(COMMANDS[args.command](args, out))

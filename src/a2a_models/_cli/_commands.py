@@ -1,0 +1,293 @@
+"""The client subcommands: ``send``, ``get``, ``list``, ``cancel``, ``follow``, ``push``, ``card``.
+
+Each is an ``async`` function of the parsed arguments and an
+:class:`~a2a_models._cli._render.Output`, returning the exit status. The
+HTTP client (the ``http`` extra) is imported here, never at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mimetypes
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import models as m
+from ._errors import UsageError
+from ._render import Output, TaskView, exit_status
+
+if TYPE_CHECKING:
+    from ..adapters.http._client import BaseHTTPClient
+
+__all__ = ["COMMANDS"]
+
+TRANSPORTS = {"auto": ("JSONRPC", "HTTP+JSON"), "jsonrpc": ("JSONRPC",), "rest": ("HTTP+JSON",)}
+
+
+# ---------------------------------------------------------------------------- connecting
+
+
+async def open_client(args: argparse.Namespace) -> BaseHTTPClient:
+    """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
+    from ..adapters.http._client import HTTPClient, RESTClient
+    from ..adapters.http._discovery import CardResolutionError, connect
+
+    headers = dict(args.header)
+    transports = TRANSPORTS[args.transport]
+    version = "1.0" if args.version == "auto" else args.version
+    if not args.no_card:
+        prefer = ("1.0", "0.3") if args.version == "auto" else (args.version,)
+        try:
+            return await connect(
+                args.url,
+                prefer=prefer,
+                transports=transports,
+                headers=headers,
+                timeout=args.timeout,
+            )
+        except CardResolutionError as exc:
+            if not str(exc).startswith("no agent card"):
+                raise  # the server is down or broken: calling it directly would not help
+            print(
+                f"a2a-models: no agent card found ({exc}); calling {args.url} directly",
+                file=sys.stderr,
+            )
+    kind = RESTClient if args.transport == "rest" else HTTPClient
+    return kind(args.url, version=version, headers=headers, timeout=args.timeout)
+
+
+# ---------------------------------------------------------------------------- send
+
+
+def _message(args: argparse.Namespace) -> m.Message:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    parts: list[m.Part | str] = [text] if text else []
+    for value in args.data:
+        try:
+            parts.append(m.Part.data(json.loads(value)))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--data {value!r} is not JSON: {exc}") from None
+    for name in args.file:
+        path = Path(name)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--file {name!r}: {exc.strerror or exc}") from None
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        parts.append(m.Part.file(raw=raw, filename=path.name, media_type=media_type))
+    if not parts:
+        raise UsageError("nothing to send: TEXT is empty and there is no --data or --file")
+    return m.Message.user(*parts, context_id=args.context_id, task_id=args.task_id)
+
+
+async def send(args: argparse.Namespace, out: Output) -> int:
+    message = _message(args)
+    configuration = m.SendMessageConfiguration(return_immediately=True) if args.no_wait else None
+    async with await open_client(args) as client:
+        stream = args.stream
+        if stream is None:
+            # People get the live view when the agent streams; scripts (--json) get one answer.
+            card = client.card
+            stream = (
+                not out.json
+                and not args.no_wait
+                and card is not None
+                and card.capabilities.streaming is True
+            )
+        if stream:
+            events = client.send_streaming_message(message, configuration=configuration)
+            try:
+                view = await out.watch(events)
+            finally:
+                await events.aclose()
+            return exit_status(view.result)
+        result = await out.waiting(client.send_message(message, configuration=configuration))
+    if out.json:
+        out.emit_wire(result, m.SendMessageResponse)
+    else:
+        view = TaskView()
+        view.apply(result)
+        out.result(view)
+    return 0 if args.no_wait else exit_status(result)
+
+
+# ---------------------------------------------------------------------------- tasks
+
+
+async def get(args: argparse.Namespace, out: Output) -> int:
+    async with await open_client(args) as client:
+        task = await client.get_task(args.task_id, history_length=args.history)
+    if out.json:
+        out.emit_wire(task)
+    else:
+        out.task(task)
+        if args.history:
+            _history(out, task)
+    return 0
+
+
+def _history(out: Output, task: m.Task) -> None:
+    from ._render import plain_parts
+
+    out.line()
+    out.line(f"history ({len(task.history)} message{'s' if len(task.history) != 1 else ''}):")
+    for message in task.history:
+        role = "user" if message.role is m.Role.USER else "agent"
+        text = plain_parts(message.parts).replace("\n", "\n    ")
+        out.line(f"  {role}: {text}")
+
+
+def _state(value: str) -> m.TaskState:
+    try:
+        return m.TaskState[value.upper().replace("-", "_")]
+    except KeyError:
+        raise UsageError(f"--state {value!r}: not a task state") from None
+
+
+async def list_tasks(args: argparse.Namespace, out: Output) -> int:
+    request = m.ListTasksRequest(
+        context_id=args.context,
+        status=_state(args.state) if args.state else None,
+        page_size=args.limit,
+        page_token=args.page_token,
+        history_length=0,
+        include_artifacts=False,
+    )
+    async with await open_client(args) as client:
+        page = await client.list_tasks(request)
+    if out.json:
+        out.emit_wire(page)
+    else:
+        out.tasks(page)
+    return 0
+
+
+async def cancel(args: argparse.Namespace, out: Output) -> int:
+    async with await open_client(args) as client:
+        task = await client.cancel_task(args.task_id)
+    if out.json:
+        out.emit_wire(task)
+    else:
+        out.task(task)
+    return 0
+
+
+async def follow(args: argparse.Namespace, out: Output) -> int:
+    from ..errors import UnsupportedOperationError
+
+    async with await open_client(args) as client:
+        events = client.subscribe(args.task_id)
+        try:
+            view = await out.watch(events)
+        except UnsupportedOperationError:
+            # The task already ended (spec: no subscribing to a terminal task): show it.
+            task = await client.get_task(args.task_id)
+            view = TaskView()
+            view.apply(task)
+            if out.json:
+                out.emit_wire(task, m.StreamResponse)
+            else:
+                out.result(view)
+        finally:
+            await events.aclose()
+    return exit_status(view.result)
+
+
+# ---------------------------------------------------------------------------- push
+
+
+async def push(args: argparse.Namespace, out: Output) -> int:
+    async with await open_client(args) as client:
+        if args.push_command == "set":
+            auth = None
+            if args.auth_scheme:
+                auth = m.AuthenticationInfo(
+                    scheme=args.auth_scheme, credentials=args.auth_credentials
+                )
+            elif args.auth_credentials:
+                raise UsageError("--auth-credentials needs --auth-scheme")
+            config = m.TaskPushNotificationConfig(
+                url=args.webhook,
+                id=args.id,
+                task_id=args.task_id,
+                token=args.token,
+                authentication=auth,
+            )
+            stored = await client.create_push_config(config)
+            return _show_push(out, stored)
+        if args.push_command == "get":
+            return _show_push(out, await client.get_push_config(args.task_id, args.config_id))
+        if args.push_command == "list":
+            page = await client.list_push_configs(args.task_id)
+            if out.json:
+                out.emit_wire(page)
+            else:
+                out.push_configs(page.configs)
+            return 0
+        await client.delete_push_config(args.task_id, args.config_id)
+    if out.json:
+        out.emit_json({})
+    else:
+        out.line(f"deleted push notification config {args.config_id} of task {args.task_id}")
+    return 0
+
+
+def _show_push(out: Output, config: m.TaskPushNotificationConfig) -> int:
+    if out.json:
+        out.emit_wire(config)
+    else:
+        out.push_config(config)
+    return 0
+
+
+# ---------------------------------------------------------------------------- card
+
+
+async def card(args: argparse.Namespace, out: Output) -> int:
+    import httpx
+
+    from .. import codec
+    from ..adapters.http._discovery import CardResolutionError, decode_card, resolve_card
+
+    headers = dict(args.header)
+    fmt = args.format or "1.0"
+    if fmt == "raw":
+        from ..adapters.http._discovery import _candidates
+
+        value: Any = None
+        async with httpx.AsyncClient() as http:
+            for url in _candidates(args.url, None):
+                try:
+                    response = await http.get(url, headers=headers, timeout=args.timeout)
+                except httpx.HTTPError as exc:
+                    raise CardResolutionError(f"fetching {url} failed: {exc!r}", url) from exc
+                if response.status_code in (404, 410):
+                    continue
+                if not response.is_success:
+                    raise CardResolutionError(f"{url} answered {response.status_code}", url)
+                decode_card(response.content)  # it must be a card
+                value = response.json()
+                break
+            else:
+                raise CardResolutionError(f"no agent card for {args.url}", args.url)
+        out.emit_json(value)
+        return 0
+    agent_card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
+    if out.json or args.format:
+        out.emit_json(codec.to_wire(agent_card, fmt, lossy=fmt == "0.3"))
+    else:
+        out.card(agent_card)
+    return 0
+
+
+COMMANDS = {
+    "send": send,
+    "get": get,
+    "list": list_tasks,
+    "cancel": cancel,
+    "follow": follow,
+    "push": push,
+    "card": card,
+}

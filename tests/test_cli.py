@@ -1,13 +1,23 @@
-"""The ``a2a-models`` command, run as a subprocess against a server on 127.0.0.1."""
+"""The ``a2a-models`` command, run as real processes against a real ``a2a-models serve``.
+
+A module-scoped ``serve`` process runs :data:`CLI_AGENT` (a user agent module
+written to a temporary directory) whose answers cover every outcome: a direct
+reply, an artifact streamed in small chunks, data and file parts with token
+usage, and the failed, rejected, input-required, auth-required and canceled
+states. Each test runs ``a2a-models ...`` as a subprocess (stdout a pipe, so
+plain output) or, for the live view, on a pseudo-terminal.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import pty
+import re
+import select
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,216 +26,606 @@ from typing import Any
 import pytest
 
 pytest.importorskip("httpx")
-uvicorn = pytest.importorskip("uvicorn")
-from starlette.applications import Starlette  # noqa: E402
-from starlette.requests import Request  # noqa: E402
-from starlette.responses import Response, StreamingResponse  # noqa: E402
-from starlette.routing import Route  # noqa: E402
+pytest.importorskip("uvicorn")
+pytest.importorskip("rich")
 
-from a2a_models import codec  # noqa: E402
-from a2a_models import models as m  # noqa: E402
-from a2a_models._cli import ServeOptions, build_parser, load_agent, main  # noqa: E402
-from a2a_models._cli._demo import TASK_TRIGGER, DemoAgent, demo_card  # noqa: E402
-from a2a_models.adapters.http._sse import format_event  # noqa: E402
-from a2a_models.server import AgentServer, Reply  # noqa: E402
+from a2a_models import codec
+from a2a_models import models as m
+from a2a_models._cli import ServeOptions, build_parser, load_agent, main
+from a2a_models._cli._demo import DemoAgent
+from a2a_models._cli._errors import describe_error
+from a2a_models._cli._render import (
+    STATE_EXIT_STATUS,
+    USAGE_METADATA_KEY,
+    TaskView,
+    blocks,
+    file_label,
+    human_size,
+    plain_parts,
+    usage_of,
+)
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
+TIMEOUT = 60.0
+
+#: The agent the CLI talks to; TEXT picks the behaviour.
+CLI_AGENT = '''
+"""An agent for the CLI tests: every outcome a task can have."""
+
+import asyncio
+
+from a2a_models import models as m
+from a2a_models.server import Agent
+
+USAGE = {"a2a_models.usage": {"inputTokens": 1200, "outputTokens": 345}}
 
 
-class Demo:
-    """The demo agent behind a minimal JSON-RPC binding, in a thread."""
+class CliAgent(Agent):
+    """Answers by the text it is sent (chunks, parts, fail, reject, ask, auth, slow)."""
 
-    def __init__(self) -> None:
-        self.url = ""
-        self.headers: list[dict[str, str]] = []
-        self.server: AgentServer | None = None
-
-    def app(self) -> Starlette:
-        async def rpc(request: Request) -> Response:
-            assert self.server is not None
-            self.headers.append(dict(request.headers))
-            reply = await self.server.handle(await request.body(), dict(request.headers))
-            if isinstance(reply, Reply):
-                return Response(reply.body or b"", media_type="application/json")
-
-            async def events() -> Any:
-                async for event in reply.events:
-                    yield format_event(event.data, event.id)
-
-            return StreamingResponse(events(), media_type="text/event-stream")
-
-        async def card(request: Request) -> Response:
-            return Response(
-                codec.encode(demo_card(self.url + "/rpc")), media_type="application/json"
+    async def execute(self, context):
+        text = context.message.text
+        if text == "chunks":
+            yield context.working("writing")
+            yield context.artifact("knowle", name="answer")
+            for chunk in ("dge gra", "ph."):
+                await asyncio.sleep(0.3)
+                yield context.artifact(chunk, append=True, last_chunk=chunk == "ph.")
+            yield context.complete("done")
+        elif text == "parts":
+            yield m.Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=m.TaskStatus(state=m.TaskState.WORKING),
+                metadata=USAGE,
             )
+            yield context.artifact(
+                [
+                    m.Part.data({"answer": 42, "items": ["a", "b"]}),
+                    m.Part.file(raw=b"x" * 1500, filename="notes.txt", media_type="text/plain"),
+                    m.Part.file(url="https://example.com/r.pdf", media_type="application/pdf"),
+                ],
+                name="results",
+                description="what was found",
+            )
+            yield context.complete()
+        elif text == "fail":
+            yield context.fail("the tool crashed")
+        elif text == "reject":
+            yield context.reject("not my job")
+        elif text == "ask":
+            yield context.ask("which city?")
+        elif text == "auth":
+            yield context.require_auth("sign in first")
+        elif text == "slow":
+            for i in range(600):
+                yield context.working(f"tick {i}")
+                await asyncio.sleep(0.1)
+            yield context.complete()
+        else:
+            yield context.reply("echo: " + text)
+'''
 
-        return Starlette(
-            routes=[
-                Route("/rpc", rpc, methods=["POST"]),
-                Route("/.well-known/agent-card.json", card),
-            ]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", **extra}
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("a2a-models")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+
+
+class Server:
+    """``a2a-models serve`` in a subprocess, stopped (SIGTERM) by the fixture."""
+
+    def __init__(self, folder: Path, *args: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [*_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=folder,
+            env=_env(PYTHONPATH=os.pathsep.join([str(folder), SRC])),
         )
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + TIMEOUT
+        seen = []
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "a2a-models: serving" in line:
+                return
+        self.stop()
+        pytest.fail("serve did not start:\n" + "".join(seen))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
 
 
 @pytest.fixture(scope="module")
-def demo() -> Iterator[Demo]:
-    site = Demo()
-    site.server = AgentServer(DemoAgent(step_delay=0.01), demo_card("http://placeholder/"))
-    config = uvicorn.Config(
-        site.app(), host="127.0.0.1", port=0, log_level="critical", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive()
-        time.sleep(0.005)
-    site.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    yield site
-    server.should_exit = server.force_exit = True
-    thread.join(5)
+def agent_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cli-agent")
+    (folder / "cli_agent.py").write_text(CLI_AGENT)
+    return folder
 
 
-def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+@pytest.fixture(scope="module")
+def server(agent_dir: Path) -> Iterator[Server]:
+    served = Server(agent_dir, "--agent", "cli_agent:CliAgent", "--store", "memory:")
+    yield served
+    served.stop()
+
+
+def cli(*args: str, timeout: float = TIMEOUT, **env: str) -> subprocess.CompletedProcess[str]:
+    """``a2a-models ARGS`` with stdout and stderr as pipes (not a terminal)."""
     return subprocess.run(
-        [sys.executable, "-m", "a2a_models", *args],
+        [*_command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env=_env(**env),
+        stdin=subprocess.DEVNULL,
         check=False,
     )
 
 
-def run(capsys: Any, *args: str) -> tuple[int, str, str]:
-    """The command in this process (fast); its status, stdout and stderr."""
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+def on_a_terminal(*args: str, timeout: float = TIMEOUT) -> tuple[int, str]:
+    """``a2a-models ARGS`` with stdout and stderr on a pseudo-terminal: status and output."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [*_command(), *args],
+        stdout=terminal,
+        stderr=terminal,
+        stdin=subprocess.DEVNULL,
+        env=_env(TERM="xterm-256color", COLUMNS="120", LINES="40"),
+    )
+    os.close(terminal)
+    out = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(controller, 65536)
+                except OSError:  # the terminal closed: the process is gone
+                    break
+                if not data:
+                    break
+                out += data
+            elif proc.poll() is not None:
+                break
+        status = proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        os.close(controller)
+    return status, out.decode("utf-8", "replace")
 
 
-# ------------------------------------------------------------------------ as a subprocess
+def task_id_of(done: subprocess.CompletedProcess[str], status: int = 0) -> str:
+    assert done.returncode == status, done.stderr
+    return str(json.loads(done.stdout)["task"]["id"])
 
 
-def test_send_prints_the_echo(demo: Demo) -> None:
-    done = cli("send", demo.url, "hello there")
+# ------------------------------------------------------------------------ send
+
+
+def test_send_prints_a_direct_reply_as_plain_text(server: Server) -> None:
+    done = cli("send", server.url, "hello there")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "[message] echo: hello there\n"
+    assert done.stdout == "echo: hello there\n"
+    assert "\x1b" not in done.stdout + done.stderr
 
 
-def test_send_task_streams_one_line_per_event(demo: Demo) -> None:
-    done = cli("send", demo.url, TASK_TRIGGER, "--stream")
+def test_send_joins_the_chunks_of_an_artifact_exactly(server: Server) -> None:
+    for mode in ("--stream", "--no-stream"):
+        done = cli("send", server.url, "chunks", mode)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert "knowledge graph." in lines, done.stdout
+        assert "── answer ──" in lines
+        assert "\x1b" not in done.stdout
+    # Streamed, the plain view says each status as it happens, then the artifact.
+    streamed = cli("send", server.url, "chunks").stdout.splitlines()
+    assert re.fullmatch(r"task \S+  submitted", streamed[0])
+    assert streamed[1:3] == ["working  writing", "completed  done"]
+
+
+def test_send_shows_data_files_and_token_usage(server: Server) -> None:
+    done = cli("send", server.url, "parts")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "tokens: 1,200 input, 345 output" in out
+    assert "── results: what was found ──" in out
+    data = out[out.index("{") : out.index("}") + 1]
+    assert json.loads(data) == {"answer": 42, "items": ["a", "b"]}
+    assert '  "answer": 42,' in out  # pretty-printed, not one line
+    assert "[file] notes.txt (text/plain, 1.5 kB)" in out
+    assert "[file] r.pdf (application/pdf, https://example.com/r.pdf)" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "state", "said"),
+    [
+        ("fail", 3, "failed", "the tool crashed"),
+        ("reject", 4, "rejected", "not my job"),
+        ("ask", 6, "input-required", "which city?"),
+        ("auth", 7, "auth-required", "sign in first"),
+    ],
+)
+def test_send_exit_status_says_how_the_task_ended(
+    server: Server, text: str, status: int, state: str, said: str
+) -> None:
+    for mode in ("--stream", "--no-stream"):
+        done = cli("send", server.url, text, mode)
+        assert done.returncode == status, (mode, done.stdout, done.stderr)
+        assert f"{state}  {said}" in done.stdout
+        assert done.stderr == ""
+
+
+def test_send_json_is_parseable(server: Server) -> None:
+    done = cli("send", server.url, "chunks", "--json")
+    assert done.returncode == 0, done.stderr
+    task = codec.decode(m.SendMessageResponse, done.stdout, "1.0")
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    assert "".join(p.text for p in task.artifacts[0].parts) == "knowledge graph."
+
+    done = cli("send", server.url, "chunks", "--json", "--stream")
+    assert done.returncode == 0, done.stderr
+    items = [codec.decode(m.StreamResponse, line, "1.0") for line in done.stdout.splitlines()]
+    assert isinstance(items[0], m.Task)
+    assert sum(isinstance(i, m.TaskArtifactUpdateEvent) for i in items) == 3
+    assert items[-1].status.state is m.TaskState.COMPLETED
+
+    failed = cli("send", server.url, "fail", "--json")
+    assert failed.returncode == 3
+    assert json.loads(failed.stdout)["task"]["status"]["state"] == "TASK_STATE_FAILED"
+
+
+def test_send_data_file_and_stdin(server: Server, tmp_path: Path) -> None:
+    attachment = tmp_path / "a.json"
+    attachment.write_text("{}")
+    done = cli("send", server.url, "hi", "--data", '{"x": 1}', "--file", str(attachment))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "echo: hi\n"
+    piped = subprocess.run(
+        [*_command(), "send", server.url, "-"],
+        input="from stdin",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+        check=False,
+    )
+    assert piped.stdout == "echo: from stdin\n", piped.stderr
+    bad = cli("send", server.url, "hi", "--data", "{nope")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("a2a-models send: --data '{nope' is not JSON")
+
+
+def test_send_live_view_on_a_terminal(server: Server) -> None:
+    status, out = on_a_terminal("send", server.url, "chunks")
+    assert status == 0, out
+    assert "\x1b[" in out  # drawn with rich
+    assert any(frame in out for frame in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")  # the spinner turned
+    text = ANSI.sub("", out)
+    assert "knowle" in text  # the artifact grew in place ...
+    final = text[text.rindex("✓") :]  # ... and the final picture is printed once
+    assert "completed" in final and "knowledge graph." in final
+    assert "Traceback" not in text
+
+
+# ------------------------------------------------------------------------ tasks
+
+
+def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
+    task_id = task_id_of(cli("send", server.url, "slow", "--no-wait", "--json"))
+    follower = subprocess.Popen(
+        [*_command(), "follow", server.url, task_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+    )
+    try:
+        listed = cli("list", server.url, "--state", "working")
+        assert listed.returncode == 0, listed.stderr
+        header, *rows = listed.stdout.splitlines()
+        assert header.split() == ["TASK", "STATE", "UPDATED", "CONTEXT", "STATUS"]
+        assert any(row.split()[:2] == [task_id, "working"] for row in rows), listed.stdout
+
+        got = cli("get", server.url, task_id, "--json")
+        assert json.loads(got.stdout)["id"] == task_id
+
+        time.sleep(0.5)  # the follower is subscribed
+        canceled = cli("cancel", server.url, task_id)
+        assert canceled.returncode == 0, canceled.stderr
+        assert canceled.stdout.startswith(f"task {task_id}  canceled")
+
+        out, err = follower.communicate(timeout=TIMEOUT)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait(5)
+    assert follower.returncode == 5, out + err
+    lines = out.splitlines()
+    assert lines[0] == f"task {task_id}  working"
+    assert re.fullmatch(r"working  tick \d+", lines[1])
+    assert lines[-1] == "canceled"
+
+    shown = cli("get", server.url, task_id, "--history", "2")
+    assert shown.stdout.startswith(f"task {task_id}  canceled")
+    assert "history (2 messages):" in shown.stdout
+    newest = cli("list", server.url, "--state", "canceled", "--limit", "1", "--json")
+    page = codec.decode(m.ListTasksResponse, newest.stdout, "1.0")
+    assert [t.id for t in page.tasks] == [task_id]
+
+
+def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:
+    task_id = task_id_of(cli("send", server.url, "reject", "--json"), 4)
+    done = cli("follow", server.url, task_id)
+    assert done.returncode == 4, done.stderr
+    assert done.stdout == f"task {task_id}  rejected  not my job\n"
+    as_json = cli("follow", server.url, task_id, "--json")
+    assert as_json.returncode == 4
+    item = codec.decode(m.StreamResponse, as_json.stdout, "1.0")
+    assert isinstance(item, m.Task) and item.id == task_id
+
+
+def test_list_filters_by_context(server: Server) -> None:
+    context = f"ctx-{time.monotonic_ns()}"
+    first = task_id_of(cli("send", server.url, "fail", "--json", "--context-id", context), 3)
+    empty = cli("list", server.url, "--context", "no-such-context")
+    assert empty.stdout == "no tasks\n"
+    listed = cli("list", server.url, "--context", context, "--json")
+    assert [t["id"] for t in json.loads(listed.stdout)["tasks"]] == [first]
+    bad = cli("list", server.url, "--state", "bogus")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_push_set_get_list_delete(server: Server) -> None:
+    task_id = task_id_of(cli("send", server.url, "ask", "--json"), 6)
+    hook = "https://hooks.example.com/a2a"
+    made = cli(
+        "push", "set", server.url, task_id, hook, "--id", "c1", "--token", "t0k",
+        "--auth-scheme", "Bearer", "--auth-credentials", "s3cret",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == (
+        f"id c1  task {task_id}  url {hook}  token (set)  auth Bearer (credentials set)\n"
+    )
+    got = cli("push", "get", server.url, task_id, "c1", "--json")
+    config = codec.decode(m.TaskPushNotificationConfig, got.stdout, "1.0")
+    assert (config.url, config.token, config.authentication.credentials) == (hook, "t0k", "s3cret")
+    listed = cli("push", "list", server.url, task_id)
+    assert listed.stdout.startswith("id c1  ")
+    gone = cli("push", "delete", server.url, task_id, "c1")
+    assert gone.returncode == 0
+    assert gone.stdout == f"deleted push notification config c1 of task {task_id}\n"
+    assert cli("push", "list", server.url, task_id).stdout == "no push notification configs\n"
+    missing = cli("push", "get", server.url, task_id, "c1")
+    assert missing.returncode == 1
+    assert missing.stderr.count("\n") == 1 and "not found" in missing.stderr
+
+
+# ------------------------------------------------------------------------ card
+
+
+def test_card_summary_and_json(server: Server) -> None:
+    done = cli("card", server.url)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("[task ") and lines[0].endswith("submitted")
-    assert lines[1] == "[status] working: Planning (step 1 of 3)"
-    assert "[artifact report] The demo task " in lines
-    assert "[artifact report] (more) is done." in lines
-    assert lines[-1] == "[status] completed: Demo task complete"
+    assert lines[0] == "CliAgent  v1.0.0"
+    assert f"  JSONRPC    1.0  {server.url}" in lines
+    assert f"  HTTP+JSON  0.3  {server.url}" in lines
+    assert "capabilities: streaming, push notifications" in lines
+    assert "security: none (no authentication)" in lines
+    as_json = cli("card", server.url, "--json")
+    card = codec.decode(m.AgentCard, as_json.stdout, "1.0")
+    assert card.name == "CliAgent"
+    legacy = json.loads(cli("card", server.url, "--format", "0.3").stdout)
+    assert legacy["url"] == server.url and legacy["protocolVersion"].startswith("0.3")
+    raw = json.loads(cli("card", server.url, "--format", "raw").stdout)
+    assert raw["name"] == "CliAgent"  # as served: 1.0 and 0.3 fields side by side
+    assert "supportedInterfaces" in raw and "protocolVersion" in raw
 
 
-def test_card_prints_json(demo: Demo) -> None:
-    done = cli("card", demo.url)
-    assert done.returncode == 0, done.stderr
-    card = json.loads(done.stdout)
-    assert card["name"] == "a2a-models demo agent"
-    assert card["supportedInterfaces"][0]["url"] == demo.url + "/rpc"
+def test_card_summary_on_a_terminal_and_with_security(agent_dir: Path) -> None:
+    secured = Server(agent_dir, "--store", "memory:", "--auth-token", "tok")
+    try:
+        done = cli("card", secured.url)
+        assert "bearer: HTTP Bearer" in done.stdout.splitlines()[-2:][0] + done.stdout
+        assert "requires: bearer" in done.stdout
+        skills = done.stdout[done.stdout.index("skills:") :]
+        assert "task  Demo task: A multi-step task" in skills
+        status, out = on_a_terminal("card", secured.url)
+        assert status == 0
+        text = ANSI.sub("", out)
+        assert "a2a-models demo agent" in text and "bearer: HTTP Bearer" in text
+        assert "\x1b[1m" in out  # bold name
+        refused = cli("send", secured.url, "hi")
+        assert refused.returncode == 1
+        assert refused.stderr.startswith("a2a-models send: error: the agent answered: ")
+        assert refused.stderr.count("\n") == 1 and "uthenticat" in refused.stderr
+        allowed = cli("send", secured.url, "hi", "-H", "Authorization: Bearer tok")
+        assert allowed.stdout == "echo: hi\n", allowed.stderr
+    finally:
+        secured.stop()
 
 
-def test_send_errors_are_one_line() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    done = cli("send", f"http://127.0.0.1:{port}", "hi")
+# ------------------------------------------------------------------------ errors
+
+
+def test_errors_are_one_line_and_debug_shows_the_traceback() -> None:
+    port = _free_port()
+    down = cli("get", f"http://127.0.0.1:{port}", "some-task")
+    assert down.returncode == 1
+    assert down.stderr == (
+        f"a2a-models get: error: cannot connect to http://127.0.0.1:{port}"
+        "/.well-known/agent-card.json: connection refused (is the server running?)\n"
+    )
+    debug = cli("get", f"http://127.0.0.1:{port}", "some-task", "--debug")
+    assert debug.returncode == 1
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == down.stderr.strip()
+    first = cli("--debug", "send", f"http://127.0.0.1:{port}", "hi")
+    assert "Traceback" in first.stderr
+
+
+def test_agent_errors_are_one_line(server: Server) -> None:
+    missing = cli("get", server.url, "no-such-task")
+    assert missing.returncode == 1
+    assert missing.stderr == (
+        "a2a-models get: error: the agent answered: task 'no-such-task' not found "
+        "[TaskNotFoundError, code -32001]\n"
+    )
+    done = cli("cancel", server.url, task_id_of(cli("send", server.url, "fail", "--json"), 3))
     assert done.returncode == 1
-    assert "error:" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.startswith("a2a-models cancel: error: the agent answered: ")
+    assert done.stderr.count("\n") == 1 and "TaskNotCancelableError" in done.stderr
 
 
-def test_help_and_usage_errors() -> None:
+def test_usage_errors() -> None:
     done = cli("send", "http://x", "hi", "--header", "no-colon")
     assert done.returncode == 2
     assert "NAME:VALUE" in done.stderr
+    done = cli("list", "http://x", "--limit", "0")
+    assert done.returncode == 2 and "at least 1" in done.stderr
     done = cli("--help")
-    assert done.returncode == 0 and "serve" in done.stdout
+    assert done.returncode == 0
+    for command in ("send", "get", "list", "cancel", "follow", "push", "card", "serve"):
+        assert f"    {command}" in done.stdout
 
 
-# ------------------------------------------------------------------------ in process
-
-
-def test_send_json_lines_are_stream_responses(demo: Demo, capsys: Any) -> None:
-    status, out, err = run(
-        capsys, "send", demo.url, TASK_TRIGGER, "--stream", "--json", "--version", "0.3"
+def test_agent_run_reports_an_mcp_server_that_cannot_start(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    pytest.importorskip("mcp")
+    workspace = tmp_path / "ws"
+    made = cli("agent", "init", str(workspace))
+    assert made.returncode == 0, made.stderr
+    skill = workspace / "skills" / "brief.md"
+    skill.write_text(skill.read_text().replace("guardrails:", "mcp: [files]\nguardrails:", 1))
+    (workspace / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"files": {"command": str(tmp_path / "no-such-server")}}})
     )
-    assert status == 0, err
-    items = [codec.decode(m.StreamResponse, line, "1.0") for line in out.splitlines()]
-    assert isinstance(items[0], m.Task)
-    assert items[-1].status.state is m.TaskState.COMPLETED
-    assert "a2a-version" not in demo.headers[-1]  # spoke 0.3
+    done = cli(
+        "agent", "run", str(workspace), "--port", "0", "--store", "memory:",
+        OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("a2a-models agent run: error: MCP server 'files'")
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "no-such-server" in done.stderr
+    debug = cli(
+        "agent", "run", str(workspace), "--port", "0", "--store", "memory:", "--debug",
+        OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
 
 
-def test_send_blocking_task_prints_the_final_task(demo: Demo, capsys: Any) -> None:
-    status, out, err = run(capsys, "send", demo.url, "task", "--json")
-    assert status == 0, err
-    result = json.loads(out)
-    assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert result["task"]["artifacts"][0]["parts"] == [
-        {"text": "The demo task "},
-        {"text": "is done."},
+def test_help_imports_neither_rich_nor_the_http_client() -> None:
+    code = (
+        "import sys\n"
+        "from a2a_models._cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'httpx', 'uvicorn')"
+        " or m.startswith('a2a_models.adapters')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_env(), check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+# ------------------------------------------------------------------------ the pieces
+
+
+def test_text_chunks_join_exactly_and_other_parts_stay_apart() -> None:
+    parts = [
+        m.Part.text("knowle"),
+        m.Part.text("dge gra"),
+        m.Part.text("ph."),
+        m.Part.data({"a": 1}),
+        m.Part.text("after"),
     ]
+    joined = blocks(parts)
+    assert [type(p) for p in joined] == [m.TextPart, m.DataPart, m.TextPart]
+    assert joined[0].text == "knowledge graph."
+    assert plain_parts(parts) == 'knowledge graph.\n{\n  "a": 1\n}\nafter'
 
 
-def test_send_headers_and_no_card(demo: Demo, capsys: Any) -> None:
-    status, _out, err = run(
-        capsys,
-        "send",
-        demo.url + "/rpc",
-        "hi",
-        "--no-card",
-        "-H",
-        "Authorization: Bearer tok",
-        "--header",
-        "X-A:b",
+def test_sizes_labels_and_usage() -> None:
+    assert [human_size(n) for n in (0, 1, 999, 1000, 1_500_000, 3 * 10**12)] == [
+        "0 bytes",
+        "1 byte",
+        "999 bytes",
+        "1.0 kB",
+        "1.5 MB",
+        "3.0 TB",
+    ]
+    assert file_label(m.Part.file(raw=b"abc")) == "file (unknown type, 3 bytes)"
+    assert usage_of({USAGE_METADATA_KEY: {"inputTokens": 3, "outputTokens": 4}}) == (3, 4)
+    assert usage_of({USAGE_METADATA_KEY: {"inputTokens": 3}}) == (3, None)
+    assert usage_of({USAGE_METADATA_KEY: {"inputTokens": True, "outputTokens": "4"}}) is None
+    assert usage_of({USAGE_METADATA_KEY: [1, 2]}) is None
+    assert usage_of(None) is None
+    assert STATE_EXIT_STATUS[m.TaskState.CANCELED] == 5
+
+
+def test_task_view_is_lenient_with_a_peer_that_breaks_the_rules() -> None:
+    view = TaskView()
+    chunk = m.TaskArtifactUpdateEvent(
+        task_id="t",
+        context_id="c",
+        artifact=m.Artifact(parts=[m.Part.text("a")], artifact_id="x"),
+        append=True,  # to an artifact never sent, before any Task
     )
-    assert status == 0, err
-    assert demo.headers[-1]["authorization"] == "Bearer tok"
-    assert demo.headers[-1]["x-a"] == "b"
-    assert demo.headers[-1]["a2a-version"] == "1.0"
-
-
-def test_send_finds_the_card_at_the_root(demo: Demo, capsys: Any) -> None:
-    status, out, err = run(capsys, "send", demo.url + "/rpc", "hi", "--version", "0.3")
-    assert status == 0, err
-    assert out == "[message] echo: hi\n"
-    assert "no agent card" not in err
-
-
-def test_send_continues_a_context(demo: Demo, capsys: Any) -> None:
-    status, out, err = run(
-        capsys,
-        "send",
-        demo.url,
-        "again",
-        "--context-id",
-        "ctx-1",
-        "--json",
-        "--transport",
-        "jsonrpc",
+    view.apply(chunk)
+    view.apply(chunk)
+    assert view.task is not None and view.task.artifacts[0].parts[1].text == "a"
+    done = m.TaskStatusUpdateEvent(
+        task_id="t", context_id="c", status=m.TaskStatus(state=m.TaskState.COMPLETED)
     )
-    assert status == 0, err
-    assert json.loads(out)["message"]["contextId"] == "ctx-1"
+    view.apply(done)
+    view.apply(done)  # nothing is allowed after a terminal state: shown anyway
+    assert view.task.status.state is m.TaskState.COMPLETED
 
 
-def test_card_formats(demo: Demo, capsys: Any) -> None:
-    status, out, _ = run(capsys, "card", demo.url, "--format", "0.3")
-    legacy = json.loads(out)
-    assert status == 0
-    assert legacy["url"] == demo.url + "/rpc" and legacy["protocolVersion"].startswith("0.3")
-    status, out, _ = run(capsys, "card", demo.url, "--format", "raw")
-    assert status == 0
-    assert json.loads(out) == codec.to_wire(demo_card(demo.url + "/rpc"), "1.0")
-    status, _, err = run(capsys, "card", demo.url + "/nothing/here.json")
-    assert status == 1 and "no agent card" in err
+def test_describe_error_unwraps_groups_and_names_builtin_errors() -> None:
+    assert describe_error(ExceptionGroup("g", [ValueError("bad value")])) == "bad value"
+    assert describe_error(KeyError("k")) == "KeyError: 'k'"
+    missing = ModuleNotFoundError("No module named 'openai'", name="openai")
+    assert describe_error(missing).endswith("pip install 'a2a-models[llm]'")
 
 
 # ------------------------------------------------------------------------ serve

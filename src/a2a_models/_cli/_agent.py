@@ -109,8 +109,10 @@ def main(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None =
         return 1
     except KeyboardInterrupt:
         return 130
-    except (ValueError, OSError, ImportError) as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=stderr)
+    except Exception as exc:  # e.g. an MCP server that cannot start: one line, see _errors.py
+        from ._errors import report_error
+
+        report_error(f"{PROG} {args.command}", exc, file=stderr)
         return 1
 
 

@@ -78,6 +78,27 @@ def _connect_failure(exc: BaseException) -> str | None:
     return None
 
 
+#: Which extra brings which top-level module.
+_EXTRAS: Final = {
+    "httpx": "http",
+    "starlette": "http",
+    "uvicorn": "http",
+    "rich": "http",
+    "psycopg": "postgres",
+    "psycopg_pool": "postgres",
+    "mcp": "mcp",
+    "openai": "llm",
+    "anthropic": "llm",
+    "yaml": "llm",
+}
+
+
+def extra_for(exc: ImportError) -> str:
+    """The extra that provides the module ``exc`` could not import (``http`` if unknown)."""
+    top = (exc.name or "").partition(".")[0]
+    return _EXTRAS.get(top, "http")
+
+
 def describe_error(exc: BaseException) -> str:
     """One line saying what went wrong, without the Python noise."""
     exc = _leaf(exc)
@@ -85,16 +106,19 @@ def describe_error(exc: BaseException) -> str:
     if connect is not None:
         return connect
     if isinstance(exc, ImportError):
-        return f"{exc} (a missing extra? pip install 'a2a-models[http]')"
+        return f"{exc}. Install the extra with: pip install 'a2a-models[{extra_for(exc)}]'"
     from ..errors import A2AError, JSONRPCError
 
     text = " ".join(str(exc).split())
     if isinstance(exc, JSONRPCError):
         said = " ".join(exc.message.split())
-        said = f"{said} [{type(exc).__name__}, code {exc.code}]"
+        kind = "" if type(exc) is JSONRPCError else f"{type(exc).__name__}, "
+        said = f"{said} [{kind}code {exc.code}]"
         return f"the agent answered: {said}" if exc.remote else said
     if isinstance(exc, A2AError | OSError | ValueError | TimeoutError):
         return text or type(exc).__name__
+    if type(exc).__module__ != "builtins" and text:
+        return text  # a library's own error class says what happened
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -122,11 +146,7 @@ def guarded(prog: str, run: Callable[[], int], *, file: TextIO | None = None) ->
     except ImportError as exc:
         if debug:
             traceback.print_exception(exc, file=out)
-        print(
-            f"{prog}: {exc}. Install the extra with: pip install 'a2a-models[http]'",
-            file=out,
-            flush=True,
-        )
+        print(f"{prog}: {describe_error(exc)}", file=out, flush=True)
         return EXIT_USAGE
     except Exception as exc:
         report_error(prog, exc, file=out)

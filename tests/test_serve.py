@@ -228,27 +228,26 @@ def send_params(text: str) -> dict[str, Any]:
 def test_demo_agent_echoes(demo: Served) -> None:
     done = cli("send", demo.url, "hello")
     assert done.returncode == 0, done.stderr + demo.log()
-    assert done.stdout == "[message] echo: hello\n"
+    assert done.stdout == "echo: hello\n"
 
 
 def test_demo_task_streams_status_updates_and_an_artifact(demo: Served) -> None:
     done = cli("send", demo.url, "task", "--stream")
     assert done.returncode == 0, done.stderr + demo.log()
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("[task ") and lines[0].endswith("submitted")
-    statuses = [line for line in lines if line.startswith("[status] working: ")]
-    assert statuses == [
-        "[status] working: Planning (step 1 of 3)",
-        "[status] working: Working (step 2 of 3)",
-        "[status] working: Checking (step 3 of 3)",
+    assert lines[0].startswith("task ") and lines[0].endswith("  submitted")
+    assert lines[1:5] == [
+        "working  Planning (step 1 of 3)",
+        "working  Working (step 2 of 3)",
+        "working  Checking (step 3 of 3)",
+        "completed  Demo task complete",
     ]
-    assert "[artifact report] The demo task " in lines
-    assert "[artifact report] (more) is done." in lines
-    assert lines[-1] == "[status] completed: Demo task complete"
+    # The artifact's two chunks, joined exactly.
+    assert lines[5:] == ["", "── report: what the task made ──", "The demo task is done."]
 
 
 def test_demo_card_describes_the_server(demo: Served) -> None:
-    done = cli("card", demo.url)
+    done = cli("card", demo.url, "--json")
     assert done.returncode == 0, done.stderr
     card = json.loads(done.stdout)
     assert card["name"] == "a2a-models demo agent"
@@ -344,7 +343,7 @@ async def test_auth_token_is_required(serve: Any) -> None:
 
     done = cli("send", served.url, "hi", "-H", "Authorization: Bearer s3cret")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "[message] echo: hi\n"
+    assert done.stdout == "echo: hi\n"
     refused = cli("send", served.url, "hi")
     assert refused.returncode == 1
     assert "error:" in refused.stderr and "Traceback" not in refused.stderr
@@ -371,7 +370,7 @@ async def test_base_path_serves_under_it(serve: Any) -> None:
 
     done = cli("send", served.root + "/a2a", "hello")  # the card is found under the path
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "[message] echo: hello\n"
+    assert done.stdout == "echo: hello\n"
 
 
 def test_agent_option_loads_a_user_agent(serve: Any, user_agent_dir: Path) -> None:
@@ -379,7 +378,7 @@ def test_agent_option_loads_a_user_agent(serve: Any, user_agent_dir: Path) -> No
     assert "serving UserAgent at" in "\n".join(served.output)
     done = cli("send", served.url, "hi")
     assert done.returncode == 0, done.stderr + served.log()
-    assert done.stdout == "[message] user agent: hi\n"
+    assert done.stdout == "user agent: hi\n"
     # Served under a card of its own name and docstring.
     card = httpx.get(served.url + "/.well-known/agent-card.json", timeout=10).json()
     assert card["name"] == "UserAgent"
@@ -388,7 +387,7 @@ def test_agent_option_loads_a_user_agent(serve: Any, user_agent_dir: Path) -> No
 
 def test_user_agent_card_is_readable(serve: Any, user_agent_dir: Path) -> None:
     served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
-    shown = cli("card", served.url)
+    shown = cli("card", served.url, "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["name"] == "UserAgent"
     sent = cli("send", served.url, "hi")
@@ -445,4 +444,4 @@ def test_port_zero_picks_a_free_port(serve: Any) -> None:
     assert served.port > 0
     done = cli("send", served.url, "hello")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "[message] echo: hello\n"
+    assert done.stdout == "echo: hello\n"

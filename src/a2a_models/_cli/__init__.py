@@ -16,17 +16,16 @@ which brings rich for the terminal output. See ``docs/cli.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._main import build_parser, main
 
+TYPE_CHECKING = False  # importing typing would cost start-up time; mypy knows the name
 if TYPE_CHECKING:
     from ._serve import ServeOptions, load_agent
 
 __all__ = ["ServeOptions", "build_parser", "load_agent", "main"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # ServeOptions needs attrs; the command line itself must not pay for it.
     if name in ("ServeOptions", "load_agent"):
         from . import _serve

@@ -22,9 +22,11 @@ Exit statuses (see ``docs/cli.md``):
 from __future__ import annotations
 
 import sys
-import traceback
-from collections.abc import Callable
-from typing import Final, TextIO
+
+TYPE_CHECKING = False  # typing costs start-up time; mypy reads this name as typing's
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Final, TextIO
 
 __all__ = [
     "EXIT_ERROR",
@@ -128,6 +130,8 @@ def report_error(
     """Print ``prog: error: <one line>`` to stderr; the traceback too under ``--debug``."""
     out = sys.stderr if file is None else file
     if debug if show_traceback is None else show_traceback:
+        import traceback
+
         traceback.print_exception(exc, file=out)
     print(f"{prog}: error: {describe_error(exc)}", file=out, flush=True)
 
@@ -145,6 +149,8 @@ def guarded(prog: str, run: Callable[[], int], *, file: TextIO | None = None) ->
         return EXIT_USAGE
     except ImportError as exc:
         if debug:
+            import traceback
+
             traceback.print_exception(exc, file=out)
         print(f"{prog}: {describe_error(exc)}", file=out, flush=True)
         return EXIT_USAGE

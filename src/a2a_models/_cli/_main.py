@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing and collections cost start-up time; mypy knows the name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["build_parser", "main"]
 

@@ -340,6 +340,60 @@ def test_send_live_view_on_a_terminal(server: Server) -> None:
     assert "Traceback" not in text
 
 
+def test_demo_serves_sends_a_task_and_keeps_serving(tmp_path: Path) -> None:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    demo = subprocess.Popen(
+        [*_command(), "demo", "--port", str(port), "--store", f"sqlite:///{tmp_path / 't.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp_path,
+        env=_env(),
+    )
+    try:
+        assert demo.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and not lines[-1:] == ["Stop it with Ctrl-C."]:
+            line = demo.stdout.readline()
+            assert line, "demo ended early:\n" + "".join(lines)
+            lines.append(line.rstrip("\n"))
+        assert lines[0] == f"a2a-models: serving a2a-models demo agent at {url}"
+        assert lines[2].endswith(f"send {url} task")
+        assert "completed  Demo task complete" in lines
+        assert "The demo task is done." in lines  # the answer, chunks joined
+        started = re.fullmatch(r"task (\S+)  submitted", lines[3])
+        assert started is not None, lines
+        task_id = started.group(1)
+        assert any(line.endswith(f"get {url} {task_id}") for line in lines)
+        # Still serving: the commands it suggests work.
+        assert cli("send", url, "hello").stdout == "echo: hello\n"
+        listed = cli("list", url, "--json")
+        assert [t["id"] for t in json.loads(listed.stdout)["tasks"]] == [task_id]
+        demo.terminate()
+        rest, _ = demo.communicate(timeout=TIMEOUT)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait(5)
+    assert demo.returncode == 0
+    assert rest.splitlines()[-1] == "a2a-models: stopped"
+    assert (tmp_path / "t.db").exists()
+
+
+def test_demo_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = cli("demo", "--port", str(port), "--store", "memory:")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"a2a-models serve: cannot listen on 127.0.0.1:{port}")
+    assert done.stderr.count("\n") == 1
+
+
 # ------------------------------------------------------------------------ tasks
 
 

@@ -107,3 +107,87 @@ def demo_card(
             ),
         ],
     )
+
+
+# ------------------------------------------------------------------------ a2a-models demo
+
+
+def _prog() -> str:
+    """How the user ran us, to print commands they can paste."""
+    import os
+    import shutil
+    import sys
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0.endswith("__main__.py"):
+        return "python -m a2a_models"
+    found = shutil.which("a2a-models")
+    if argv0 and found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "a2a-models"
+    return argv0 or "a2a-models"
+
+
+async def run_demo(
+    *, host: str = "127.0.0.1", port: int = 8000, store: str = "sqlite:///a2a-tasks.db"
+) -> int:
+    """``a2a-models demo``: serve the demo agent, send it :data:`TASK_TRIGGER`, keep serving.
+
+    The answer is shown as ``send`` shows it (live on a terminal); then the
+    commands to try next are printed and the server runs until Ctrl-C or
+    SIGTERM. The exit status is the server's.
+    """
+    import socket
+    import sys
+
+    from ..adapters.http import connect, run_server
+    from ..models import Message
+    from ._errors import report_error
+    from ._render import Output
+    from ._serve import ServeOptions
+
+    if port == 0:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+    options = ServeOptions(host=host, port=port, store=store, log_level="warning")
+    ready = asyncio.Event()
+    server = asyncio.create_task(run_server(options, ready=ready))
+    started = asyncio.create_task(ready.wait())
+    await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
+    if server.done():  # it could not start (and said why)
+        started.cancel()
+        return int(server.result() or 0)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}"
+    prog = _prog()
+    out = Output(sys.stdout)
+    out.line(f"\n$ {prog} send {url} {TASK_TRIGGER}")
+    try:
+        async with await connect(url) as client:
+            events = client.send_streaming_message(Message.user(TASK_TRIGGER))
+            try:
+                view = await out.watch(events)
+            finally:
+                await events.aclose()
+    except Exception as exc:
+        report_error("a2a-models demo", exc)
+        server.cancel()
+        await asyncio.gather(server, return_exceptions=True)
+        return 1
+    task_id = view.task.id if view.task is not None else "TASK"
+    where = (
+        f" (tasks are kept in {store.removeprefix('sqlite:///')})"
+        if store.startswith("sqlite:///")
+        else ""
+    )
+    for line in (
+        "",
+        f"The demo agent is serving at {url}{where}. Try, in another terminal:",
+        f"  {prog} send {url} hello",
+        f"  {prog} send {url} {TASK_TRIGGER}",
+        f"  {prog} list {url}",
+        f"  {prog} get {url} {task_id}",
+        f"  {prog} card {url}",
+        "Stop it with Ctrl-C.",
+    ):
+        out.line(line)
+    return int(await server or 0)

@@ -191,6 +191,23 @@ def _add_push(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     listing.add_argument("task_id", metavar="TASK", help="the task's id")
 
 
+def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="serve the demo agent, send it a task, show the answer, keep serving",
+        description="Start the demo agent (as 'serve' does), send it 'task' and show the "
+        "answer live, print the commands to try next, and serve until Ctrl-C.",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    demo.add_argument("--port", type=int, default=8000, help="port to listen on (0: any)")
+    demo.add_argument(
+        "--store",
+        default="sqlite:///a2a-tasks.db",
+        metavar="URL",
+        help="task store (default: sqlite:///a2a-tasks.db)",
+    )
+
+
 def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     card = commands.add_parser(
         "card",
@@ -230,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    _add_demo(commands)
     for add in (_add_send, _add_get, _add_list, _add_cancel, _add_follow, _add_push, _add_card):
         add(commands)
 
@@ -324,6 +342,10 @@ def _run(argv: list[str]) -> int:
         )
     import asyncio
 
+    if args.command == "demo":
+        from ._demo import run_demo
+
+        return asyncio.run(run_demo(host=args.host, port=args.port, store=args.store))
     from ._commands import COMMANDS
     from ._render import Output
 

@@ -394,6 +394,19 @@ def test_demo_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1
 
 
+def test_demo_port_falls_back_only_when_not_given() -> None:
+    from a2a_models._cli._demo import _bindable
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert _bindable("127.0.0.1", port) is None
+        free = _bindable("127.0.0.1", 0)
+        assert free is not None and free != port
+    assert build_parser().parse_args(["demo"]).port is None  # 8000, else a free one
+
+
 # ------------------------------------------------------------------------ tasks
 
 

@@ -127,16 +127,32 @@ def _prog() -> str:
     return argv0 or "a2a-models"
 
 
+#: Where ``a2a-models demo`` listens unless told otherwise (a free port if it is taken).
+DEMO_PORT: Final = 8000
+
+
+def _bindable(host: str, port: int) -> int | None:
+    """``port`` if it can be bound on ``host`` now (0: a free one), else ``None``."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return None
+        return int(sock.getsockname()[1])
+
+
 async def run_demo(
-    *, host: str = "127.0.0.1", port: int = 8000, store: str = "sqlite:///a2a-tasks.db"
+    *, host: str = "127.0.0.1", port: int | None = None, store: str = "sqlite:///a2a-tasks.db"
 ) -> int:
     """``a2a-models demo``: serve the demo agent, send it :data:`TASK_TRIGGER`, keep serving.
 
-    The answer is shown as ``send`` shows it (live on a terminal); then the
-    commands to try next are printed and the server runs until Ctrl-C or
-    SIGTERM. The exit status is the server's.
+    ``port`` ``None`` is :data:`DEMO_PORT`, or any free port when that one is
+    taken. The answer is shown as ``send`` shows it (live on a terminal);
+    then the commands to try next are printed and the server runs until
+    Ctrl-C or SIGTERM. The exit status is the server's.
     """
-    import socket
     import sys
 
     from ..adapters.http import connect, run_server
@@ -145,10 +161,16 @@ async def run_demo(
     from ._render import Output
     from ._serve import ServeOptions
 
-    if port == 0:
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-            sock.bind((host, 0))
-            port = int(sock.getsockname()[1])
+    if port is None:
+        port = _bindable(host, DEMO_PORT)
+        if port is None:
+            port = _bindable(host, 0) or 0
+            print(
+                f"a2a-models demo: port {DEMO_PORT} is taken; using {port} instead",
+                file=sys.stderr,
+            )
+    elif port == 0:
+        port = _bindable(host, 0) or 0
     options = ServeOptions(host=host, port=port, store=store, log_level="warning")
     ready = asyncio.Event()
     server = asyncio.create_task(run_server(options, ready=ready))

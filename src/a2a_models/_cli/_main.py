@@ -199,7 +199,12 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "answer live, print the commands to try next, and serve until Ctrl-C.",
     )
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on")
-    demo.add_argument("--port", type=int, default=8000, help="port to listen on (0: any)")
+    demo.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port to listen on (default: 8000, or a free one if 8000 is taken; 0: any)",
+    )
     demo.add_argument(
         "--store",
         default="sqlite:///a2a-tasks.db",

@@ -847,9 +847,7 @@ async def measure_serve(args: argparse.Namespace) -> bool:
         replies_file = os.path.join(tmp.name, "replies.json")
         with open(replies_file, "w") as f:
             json.dump({k: v.decode("latin-1") for k, v in replies.items()}, f)
-        floor = ServerProcess(
-            "starlette", None, extra_env={"A2A_BENCH_REPLIES": replies_file}
-        )
+        floor = ServerProcess("starlette", None, extra_env={"A2A_BENCH_REPLIES": replies_file})
         servers.append(floor)
         await floor.ready()
 
@@ -868,7 +866,9 @@ async def measure_serve(args: argparse.Namespace) -> bool:
             t0 = time.monotonic()
             for _ in range(rounds):
                 for s in servers:
-                    await drive(s.port, max(1, total // rounds), clients, call, samples[label, s.kind])
+                    await drive(
+                        s.port, max(1, total // rounds), clients, call, samples[label, s.kind]
+                    )
             _progress(label[:28], t0)
     except BaseException:
         for server in servers:
@@ -903,12 +903,14 @@ async def measure_serve(args: argparse.Namespace) -> bool:
         f"serve's bytes. uvicorn {uvicorn.__version__}, one process each; "
         f"{os.cpu_count()} CPUs" + ("; client on CPU 0, servers on CPU 1" if _two_cpus() else "")
     )
-    throughput = summary["SendMessage, 16 clients", "serve"]["rps"] / summary[
-        "SendMessage, 16 clients", "sdk"
-    ]["rps"]
-    latency = summary["SendMessage, 1 client", "serve"]["p50"] / summary[
-        "SendMessage, 1 client", "starlette"
-    ]["p50"]
+    throughput = (
+        summary["SendMessage, 16 clients", "serve"]["rps"]
+        / summary["SendMessage, 16 clients", "sdk"]["rps"]
+    )
+    latency = (
+        summary["SendMessage, 1 client", "serve"]["p50"]
+        / summary["SendMessage, 1 client", "starlette"]["p50"]
+    )
     ok_t, ok_l = throughput >= THROUGHPUT_TARGET, latency <= SERVE_LATENCY_TARGET
     print(
         f"target: serve >= {THROUGHPUT_TARGET:g}x the SDK's SendMessage req/s at 16 clients: "

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple, TypeAlias, TypeVar
 
 import attrs
+from sortedcontainers import SortedList
 
 from .._state import TaskState
 from ..errors import A2AError, InternalError, InvalidParamsError, TaskNotFoundError
@@ -248,11 +249,6 @@ def task_page(
     return TaskPage(tasks, encode_page_token(tasks[-1]) if more else "", total)
 
 
-def _order(task: Task) -> tuple[int, str]:
-    # Ascending order of this tuple = newest status first, then by id.
-    return (-status_key(task), task.id)
-
-
 def _same(task: Task) -> Task:
     return task
 
@@ -278,6 +274,8 @@ class _Record:
     tenant: str | None
     events: _Events = attrs.field(factory=list)
     push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
+    #: The listing key and filter values the record is indexed under (see _Index).
+    indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
 
     def stored(self) -> StoredTask:
         return StoredTask(
@@ -287,6 +285,75 @@ class _Record:
             tenant=self.tenant,
             last_seq=len(self.events),
         )
+
+
+#: An ordered index of listing keys ``(-status_key, task_id)``: ascending = listing order.
+_Ordered: TypeAlias = "SortedList[tuple[int, str]]"
+_IndexKey: TypeAlias = tuple[str | None, str | None, str | None, TaskState | None]
+
+
+class _Index:
+    """Each task's listing key in four ordered lists: per scope, per scope and context,
+    per scope and state, per scope, context and state.
+
+    A listing with any combination of the context and status filters reads
+    one list; the timestamp filter and the page cursor are binary searches
+    in it. A page and its exact total cost O(log n + page size), whatever the
+    number of tasks.
+    """
+
+    def __init__(self) -> None:
+        self._lists: dict[_IndexKey, _Ordered] = {}
+
+    @staticmethod
+    def _keys(record: _Record, context: str | None, state: TaskState) -> tuple[_IndexKey, ...]:
+        o, t = record.owner, record.tenant
+        keys = ((o, t, None, None), (o, t, context, None), (o, t, None, state), (o, t, context, state))
+        return tuple(dict.fromkeys(keys))  # a task without a context: two distinct lists
+
+    def add(self, record: _Record) -> None:
+        task = record.task
+        entry = (-status_key(task), task.id)
+        indexed = (entry, task.context_id, task.status.state)
+        if record.indexed == indexed:
+            return
+        self.remove(record)
+        for key in self._keys(record, task.context_id, task.status.state):
+            ordered = self._lists.get(key)
+            if ordered is None:
+                ordered = self._lists[key] = SortedList()
+            ordered.add(entry)
+        record.indexed = indexed
+
+    def remove(self, record: _Record) -> None:
+        if record.indexed is None:
+            return
+        entry, context, state = record.indexed
+        for key in self._keys(record, context, state):
+            ordered = self._lists.get(key)
+            if ordered is not None and entry in ordered:
+                ordered.remove(entry)
+                if not ordered:
+                    del self._lists[key]
+        record.indexed = None
+
+    def page(
+        self,
+        key: _IndexKey,
+        after_key: int | None,
+        cursor: tuple[int, str] | None,
+        limit: int,
+    ) -> tuple[list[str], int]:
+        """The ids of the next ``limit`` matches after ``cursor``, and how many match in all."""
+        ordered = self._lists.get(key)
+        if ordered is None:
+            return [], 0
+        # Matches are a prefix: status_key >= after_key <=> -status_key <= -after_key.
+        end = len(ordered) if after_key is None else ordered.bisect_left((-after_key + 1, ""))
+        start = 0 if cursor is None else ordered.bisect_right((-cursor[0], cursor[1]))
+        stop = min(end, start + limit)
+        ids = [entry[1] for entry in ordered.islice(start, stop)] if start < stop else []
+        return ids, end
 
 
 class InMemoryTaskStore(TaskStore):
@@ -318,6 +385,7 @@ class InMemoryTaskStore(TaskStore):
         self.terminal_ttl = terminal_ttl
         self._clock = clock
         self._records: dict[str, _Record] = {}
+        self._index = _Index()
         # Terminal task ids with the time they finished, oldest first (dicts keep order).
         self._finished: dict[str, float] = {}
 
@@ -340,7 +408,9 @@ class InMemoryTaskStore(TaskStore):
 
     def _drop(self, task_id: str) -> None:
         self._finished.pop(task_id, None)
-        self._records.pop(task_id, None)
+        record = self._records.pop(task_id, None)
+        if record is not None:
+            self._index.remove(record)
 
     def _make_room(self) -> None:
         if self.max_tasks is None:
@@ -391,6 +461,7 @@ class InMemoryTaskStore(TaskStore):
         if event is not None:
             record.events.append((1, event))
         self._records[task.id] = record
+        self._index.add(record)
         self._note_state(record)
         return record.stored()
 
@@ -404,6 +475,7 @@ class InMemoryTaskStore(TaskStore):
         record.version += 1
         if event is not None:
             record.events.append((len(record.events) + 1, event))
+        self._index.add(record)
         self._note_state(record)
         return record.version
 
@@ -423,25 +495,11 @@ class InMemoryTaskStore(TaskStore):
         after_key = (
             None if status_timestamp_after is None else timestamp_key(status_timestamp_after)
         )
-        matching = [
-            r.task
-            for r in self._records.values()
-            if r.owner == owner
-            and r.tenant == tenant
-            and (context_id is None or r.task.context_id == context_id)
-            and (status is None or r.task.status.state is status)
-            and (
-                after_key is None
-                or (r.task.status.timestamp is not None and status_key(r.task) >= after_key)
-            )
-        ]
-        matching.sort(key=_order)
-        start = 0
-        if cursor is not None:
-            position = (-cursor[0], cursor[1])
-            while start < len(matching) and _order(matching[start]) <= position:
-                start += 1
-        return task_page(matching[start : start + page_size + 1], page_size, len(matching), _same)
+        ids, total = self._index.page(
+            (owner, tenant, context_id, status), after_key, cursor, page_size + 1
+        )
+        rows = [self._records[task_id].task for task_id in ids]
+        return task_page(rows, page_size, total, _same)
 
     # -- event log -----------------------------------------------------------------------
 

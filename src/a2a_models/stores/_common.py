@@ -133,6 +133,19 @@ class ListSQL:
             params.append(timestamp_key(status_timestamp_after))
         self.where = " AND ".join(clauses)
         self.params = params
+        #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
+        #: total, or ``None``: count the matching rows (a timestamp filter).
+        self.counter: tuple[str, str, str] | None = None
+        if status_timestamp_after is None:
+            scope = params[0]
+            if context_id is None and status is None:
+                self.counter = (scope, "all", "")
+            elif status is None:
+                self.counter = (scope, "context", str(column_text(context_id)))
+            elif context_id is None:
+                self.counter = (scope, "state", status.value)
+            else:
+                self.counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
         self.limit = page_size + 1
         self.page_size = page_size
         if cursor is None:

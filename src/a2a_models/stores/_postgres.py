@@ -11,7 +11,7 @@ import logging
 import re
 import select
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -254,6 +254,7 @@ class PostgresTaskStore(SQLTaskStore):
         self._tasks = f"{q}.a2a_tasks"
         self._events = f"{q}.a2a_task_events"
         self._push = f"{q}.a2a_push_configs"
+        self._counts = f"{q}.a2a_task_counts"
         self._migrations_table = f"{q}.a2a_schema_migrations"
 
     def __repr__(self) -> str:
@@ -447,6 +448,13 @@ class PostgresTaskStore(SQLTaskStore):
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[bytes | str]]:
         count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
+        count_params: Sequence[Any] = query.params
+        if query.counter is not None:
+            count = (
+                f"SELECT coalesce((SELECT n FROM {self._counts}"
+                " WHERE scope = %s AND dim = %s AND key = %s), 0)"
+            )
+            count_params = query.counter
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT task::text, task_raw, ({count}) FROM {self._tasks}"
@@ -454,11 +462,11 @@ class PostgresTaskStore(SQLTaskStore):
         )
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
-            cursor = await conn.execute(select, [*query.params, *query.page_params, query.limit])
+            cursor = await conn.execute(select, [*count_params, *query.page_params, query.limit])
             rows = await cursor.fetchall()
             if rows:
                 return int(rows[0][2]), rows
-            cursor = await conn.execute(count, query.params)
+            cursor = await conn.execute(count, count_params)
             row = await cursor.fetchone()
             return (0 if row is None else int(row[0])), []
 

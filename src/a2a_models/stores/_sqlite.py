@@ -279,9 +279,16 @@ class SQLiteTaskStore(SQLTaskStore):
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[str]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
-                (total,) = db.execute(
-                    f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
-                ).fetchone()
+                if query.counter is not None:
+                    row = db.execute(
+                        "SELECT n FROM a2a_task_counts WHERE scope = ? AND dim = ? AND key = ?",
+                        query.counter,
+                    ).fetchone()
+                    total = 0 if row is None else row[0]
+                else:
+                    (total,) = db.execute(
+                        f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
+                    ).fetchone()
                 rows = db.execute(
                     f"SELECT task FROM a2a_tasks WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
                     [*query.page_params, query.limit],

@@ -28,6 +28,7 @@ from ._lifecycle import (
 )
 from ._push import PushNotificationSender
 from ._store import (
+    ActiveTaskLimitError,
     ConcurrentModificationError,
     InMemoryTaskStore,
     LoggedEvent,
@@ -48,6 +49,7 @@ from ._streams import (
 
 __all__ = [
     "A2AServer",
+    "ActiveTaskLimitError",
     "AgentServer",
     "Reply",
     "ServerSentEvent",

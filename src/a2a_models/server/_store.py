@@ -42,6 +42,7 @@ __all__ = [
     "TaskPage",
     "TaskStore",
     "TaskStoreFullError",
+    "ActiveTaskLimitError",
 ]
 
 #: One entry of a task's event log: ``(seq, event)``.
@@ -67,6 +68,37 @@ class TaskStoreFullError(InternalError):
     """The store holds its maximum number of tasks and none can be evicted."""
 
     default_message = "Task store is full"
+
+
+class ActiveTaskLimitError(InternalError):
+    """The caller already has the most active (non-terminal) tasks a store allows one owner.
+
+    The spec files a limit like this under system errors (rate limit
+    exceeded): JSON-RPC -32603; the HTTP+JSON binding answers 429 Too Many
+    Requests (gRPC ``RESOURCE_EXHAUSTED``). ``data`` says the limit.
+    """
+
+    default_message = "Too many active tasks"
+    http_status = 429
+    grpc_status = "RESOURCE_EXHAUSTED"
+
+    @classmethod
+    def of(cls, limit: int) -> ActiveTaskLimitError:
+        return cls(
+            f"you have {limit} active tasks, the most this server runs for one caller; "
+            "retry when some have finished (or cancel some)",
+            {"activeTaskLimit": limit},
+        )
+
+
+#: The states that count as active for :class:`ActiveTaskLimitError`.
+ACTIVE_STATES = tuple(s for s in TaskState if not s.is_terminal and s is not TaskState.UNSPECIFIED)
+
+
+def check_active_limit(limit: int | None) -> int | None:
+    if limit is not None and limit < 1:
+        raise ValueError("max_active_tasks_per_owner must be at least 1 (or None for no limit)")
+    return limit
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -337,6 +369,12 @@ class _Index:
                     del self._lists[key]
         record.indexed = None
 
+    def count_states(
+        self, owner: str | None, tenant: str | None, states: Sequence[TaskState]
+    ) -> int:
+        """How many tasks of ``(owner, tenant)`` are in one of ``states``."""
+        return sum(len(self._lists.get((owner, tenant, None, s), ())) for s in states)
+
     def page(
         self,
         key: _IndexKey,
@@ -366,6 +404,9 @@ class InMemoryTaskStore(TaskStore):
       evicted; if every stored task is one, ``create`` raises
       :class:`TaskStoreFullError`.
     * ``clock``: monotonic seconds, injectable for tests.
+    * ``max_active_tasks_per_owner``: creating a non-terminal task for an
+      ``(owner, tenant)`` that already has that many raises
+      :class:`ActiveTaskLimitError` (``None``: no limit).
 
     Evicting a task drops its event log and push configs too.
     """
@@ -376,6 +417,7 @@ class InMemoryTaskStore(TaskStore):
         max_tasks: int | None = 10_000,
         terminal_ttl: float | None = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         if max_tasks is not None and max_tasks < 1:
             raise ValueError("max_tasks must be at least 1 (or None for no bound)")
@@ -383,6 +425,7 @@ class InMemoryTaskStore(TaskStore):
             raise ValueError("terminal_ttl must not be negative (or None to keep forever)")
         self.max_tasks = max_tasks
         self.terminal_ttl = terminal_ttl
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         self._clock = clock
         self._records: dict[str, _Record] = {}
         self._index = _Index()
@@ -456,6 +499,13 @@ class InMemoryTaskStore(TaskStore):
         self._evict_expired()
         if task.id in self._records:
             raise ConcurrentModificationError(task.id, 0, self._records[task.id].version)
+        limit = self.max_active_tasks_per_owner
+        if (
+            limit is not None
+            and not task.status.state.is_terminal
+            and self._index.count_states(owner, tenant, ACTIVE_STATES) >= limit
+        ):
+            raise ActiveTaskLimitError.of(limit)
         self._make_room()
         record = _Record(task=task, version=1, owner=owner, tenant=tenant)
         if event is not None:

@@ -17,9 +17,18 @@ from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import StoredTask, TaskPage, TaskStore
-from ..server._store import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
+from ..server._store import (
+    ACTIVE_STATES,
+    NO_TIMESTAMP,
+    list_cursor,
+    status_key,
+    task_page,
+    timestamp_key,
+)
 
 __all__ = [
+    "ACTIVE_KEYS",
+    "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
     "as_seconds",
@@ -179,6 +188,8 @@ class SQLTaskStore(TaskStore):
     PLACEHOLDER: ClassVar[str]
     NUL: ClassVar[bool]
     BAD_TASK_ID: ClassVar[str]
+    #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
+    max_active_tasks_per_owner: int | None = None
 
     def _ok(self, *texts: str | None) -> bool:
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
@@ -311,6 +322,11 @@ def storable(text: str | None, *, nul: bool) -> bool:
 
 
 # --- misc ---------------------------------------------------------------------------------
+
+#: The ``a2a_task_counts`` keys whose sum is a scope's number of active tasks.
+ACTIVE_KEYS: tuple[str, ...] = tuple(state.value for state in ACTIVE_STATES)
+#: Default rows per transaction when deleting old finished tasks.
+PRUNE_BATCH = 500
 
 
 def as_seconds(age: timedelta | float) -> float:

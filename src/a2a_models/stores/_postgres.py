@@ -26,9 +26,11 @@ from ..server import (
     LoggedEvent,
     Notification,
 )
-from ..server._store import push_config_id
+from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
 from . import _migrations
 from ._common import (
+    ACTIVE_KEYS,
+    PRUNE_BATCH,
     ListSQL,
     SQLTaskStore,
     as_seconds,
@@ -236,10 +238,12 @@ class PostgresTaskStore(SQLTaskStore):
         max_connections: int = 10,
         check_idle_after: float = 30.0,
         connect_kwargs: Mapping[str, Any] | None = None,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.schema = check_identifier(schema, "schema")
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         kwargs = {"application_name": "a2a-models store", **(connect_kwargs or {})}
         self._own_pool: _Pool | None = None
         if isinstance(conninfo, str):
@@ -398,6 +402,11 @@ class PostgresTaskStore(SQLTaskStore):
             )
             params = (*params, *logged)
 
+        limit = self.max_active_tasks_per_owner
+        if limit is not None and not terminal:
+            await self._run(lambda conn: self._insert_limited(conn, task.id, scope, limit, insert, params))
+            return
+
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
             cursor = await conn.execute(insert, params)
             if await cursor.fetchone() is None:
@@ -405,6 +414,32 @@ class PostgresTaskStore(SQLTaskStore):
                 raise ConcurrentModificationError(task.id, 0, version or 0)
 
         await self._run(create)
+
+    async def _insert_limited(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task_id: str,
+        scope: str,
+        limit: int,
+        insert: str,
+        params: tuple[Any, ...],
+    ) -> None:
+        """The insert of a new active task, refused when ``scope`` has ``limit`` active ones."""
+        async with conn.transaction():
+            # Creations for one scope take turns, so the count cannot be outrun.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (scope,))
+            cursor = await conn.execute(
+                f"SELECT coalesce(sum(n), 0) FROM {self._counts}"
+                " WHERE scope = %s AND dim = 'state' AND key = ANY(%s)",
+                (scope, list(ACTIVE_KEYS)),
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0] >= limit:
+                raise ActiveTaskLimitError.of(limit)
+            cursor = await conn.execute(insert, params)
+            if await cursor.fetchone() is None:
+                version = await self._version(conn, task_id)
+                raise ConcurrentModificationError(task_id, 0, version or 0)
 
     async def _update_task(
         self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
@@ -583,24 +618,37 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(self, age: timedelta | float) -> int:
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
         """Delete the tasks that reached a terminal state at least ``age`` ago.
 
         ``age`` is a ``timedelta`` or seconds (measured by the database's
-        clock). Their event logs and push configs go with them. Returns how
-        many tasks were deleted.
+        clock). Their event logs and push configs go with them. Deletes
+        ``batch_size`` tasks per transaction, oldest first, skipping rows
+        another transaction holds, so serving never waits on a long delete.
+        Returns how many tasks were deleted.
         """
         seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
 
         async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
             cursor = await conn.execute(
-                f"DELETE FROM {self._tasks} WHERE terminal_at IS NOT NULL"
-                " AND terminal_at <= now() - make_interval(secs => %s)",
-                (seconds,),
+                f"DELETE FROM {self._tasks} WHERE id IN (SELECT id FROM {self._tasks}"
+                " WHERE terminal_at IS NOT NULL"
+                " AND terminal_at <= now() - make_interval(secs => %s)"
+                " ORDER BY terminal_at LIMIT %s FOR UPDATE SKIP LOCKED)",
+                (seconds, batch_size),
             )
             return cursor.rowcount
 
-        return await self._run(delete, idempotent=True)
+        total = 0
+        while True:
+            deleted = await self._run(delete, idempotent=True)
+            total += deleted
+            if deleted < batch_size:
+                return total
 
 
 # --- the broker ---------------------------------------------------------------------------

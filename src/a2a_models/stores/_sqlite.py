@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Literal, Self, TypeVar
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import ConcurrentModificationError, LoggedEvent
-from ..server._store import push_config_id
+from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
 from . import _migrations
 from ._common import (
+    ACTIVE_KEYS,
+    PRUNE_BATCH,
     ListSQL,
     SQLTaskStore,
     as_seconds,
@@ -87,12 +89,14 @@ class SQLiteTaskStore(SQLTaskStore):
         *,
         synchronous: Synchronous = "FULL",
         busy_timeout: float = 5.0,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         mode = synchronous.upper()
         if mode not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError("synchronous must be 'NORMAL', 'FULL' or 'EXTRA'")
         if busy_timeout < 0:
             raise ValueError("busy_timeout must not be negative")
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         self.path = os.fspath(path)
         self.synchronous = mode
         self.busy_timeout = busy_timeout
@@ -195,6 +199,8 @@ class SQLiteTaskStore(SQLTaskStore):
         data = snapshot.decode()
         logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
+        limit = self.max_active_tasks_per_owner
+        marks = ", ".join("?" * len(ACTIVE_KEYS))
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -204,6 +210,14 @@ class SQLiteTaskStore(SQLTaskStore):
                 ).fetchone()
                 if row is not None:
                     raise ConcurrentModificationError(task.id, 0, row[0])
+                if limit is not None and not terminal:
+                    (active,) = db.execute(
+                        "SELECT coalesce(sum(n), 0) FROM a2a_task_counts"
+                        f" WHERE scope = ? AND dim = 'state' AND key IN ({marks})",
+                        (scope, *ACTIVE_KEYS),
+                    ).fetchone()
+                    if active >= limit:
+                        raise ActiveTaskLimitError.of(limit)
                 db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
                     " last_seq, terminal_at, created_at, updated_at, task)"
@@ -411,20 +425,35 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(self, age: timedelta | float) -> int:
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
         """Delete the tasks that reached a terminal state at least ``age`` ago.
 
         ``age`` is a ``timedelta`` or seconds. Their event logs and push
-        configs go with them. Returns how many tasks were deleted.
+        configs go with them. Deletes ``batch_size`` tasks per transaction,
+        oldest first, so other operations of the store run between batches.
+        Returns how many tasks were deleted.
         """
         seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        cutoff = time.time() - seconds
 
         def delete(db: sqlite3.Connection) -> int:
             with _transaction(db):
                 cursor = db.execute(
-                    "DELETE FROM a2a_tasks WHERE terminal_at IS NOT NULL AND terminal_at <= ?",
-                    (time.time() - seconds,),
+                    "DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks"
+                    " WHERE terminal_at IS NOT NULL AND terminal_at <= ?"
+                    " ORDER BY terminal_at LIMIT ?)",
+                    (cutoff, batch_size),
                 )
             return cursor.rowcount
 
-        return await self._run(delete)
+        total = 0
+        while True:
+            deleted = await self._run(delete)
+            total += deleted
+            if deleted < batch_size:
+                return total
+            await asyncio.sleep(0)  # let waiting operations in before the next batch

@@ -117,6 +117,9 @@ class StoredTask:
     tenant: str | None
     #: Sequence number of the newest logged event ``task`` already reflects (0: none).
     last_seq: int = 0
+    #: How many history messages precede ``task.history`` (read with a
+    #: ``history_length``): ``task.history[0]`` is message number ``history_offset``.
+    history_offset: int = 0
 
 
 class TaskStore(abc.ABC):
@@ -130,9 +133,18 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
     ) -> StoredTask | None:
-        """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``."""
+        """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``.
+
+        ``history_length`` (``None``: all) reads only the newest that many
+        history messages; ``StoredTask.history_offset`` says how many precede them.
+        """
 
     @abc.abstractmethod
     async def create(
@@ -151,10 +163,19 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
         """Replace the snapshot of ``task.id`` and return the new version.
 
+        History is append-only: ``task.history`` holds the messages from
+        number ``history_offset`` on (the ``history_offset`` of the read it was
+        computed from); those beyond the stored ones are appended, and a
+        message whose id the history already has is not added again.
         ``event`` is appended to the log in the same atomic step. Raises
         :class:`ConcurrentModificationError` if the record is not at
         ``expected_version`` and :class:`~a2a_models.errors.TaskNotFoundError`
@@ -172,8 +193,12 @@ class TaskStore(abc.ABC):
         status_timestamp_after: datetime | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        history_length: int | None = None,
     ) -> TaskPage:
         """The tasks of ``(owner, tenant)`` matching the filters, newest status first.
+
+        ``history_length`` (``None``: all) keeps the newest that many history
+        messages of each task (a database store reads no more than that).
 
         Ties are broken by task id. ``status_timestamp_after`` keeps tasks whose
         status timestamp is at or after it. ``page_token`` is a cursor from an
@@ -238,17 +263,37 @@ class _Record:
     tenant: str | None
     events: _Events = attrs.field(factory=list)
     push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
+    #: Ids of the history's messages (a message is never added twice).
+    message_ids: set[str] = attrs.field(factory=set)
     #: The listing key and filter values the record is indexed under (see _Index).
     indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
 
-    def stored(self) -> StoredTask:
+    def stored(self, history_length: int | None = None) -> StoredTask:
+        task, offset = self.task, 0
+        if history_length is not None and history_length < len(task.history):
+            offset = len(task.history) - history_length
+            task = attrs.evolve(task, history=task.history[offset:])
         return StoredTask(
-            task=self.task,
+            task=task,
             version=self.version,
             owner=self.owner,
             tenant=self.tenant,
             last_seq=len(self.events),
+            history_offset=offset,
         )
+
+    def merge_history(self, task: Task, offset: int) -> Task:
+        """``task`` with the full history: the stored one plus its new messages."""
+        old = self.task.history
+        new = task.history[max(0, len(old) - offset) :]
+        added = []
+        for message in new:
+            if message.message_id not in self.message_ids:
+                self.message_ids.add(message.message_id)
+                added.append(message)
+        if offset == 0 and len(added) == len(new):
+            return task  # its history is the stored one plus the new messages
+        return attrs.evolve(task, history=(*old, *added) if added else old)
 
 
 #: An ordered index of listing keys ``(-status_key, task_id)``: ascending = listing order.
@@ -412,13 +457,18 @@ class InMemoryTaskStore(TaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
     ) -> StoredTask | None:
         self._evict_expired()
         record = self._records.get(task_id)
         if record is None or record.owner != owner or record.tenant != tenant:
             return None  # absent and not yours look the same
-        return record.stored()
+        return record.stored(history_length)
 
     async def create(
         self,
@@ -440,6 +490,7 @@ class InMemoryTaskStore(TaskStore):
             raise ActiveTaskLimitError.of(limit)
         self._make_room()
         record = _Record(task=task, version=1, owner=owner, tenant=tenant)
+        record.message_ids.update(m.message_id for m in task.history)
         if event is not None:
             record.events.append((1, event))
         self._records[task.id] = record
@@ -448,12 +499,17 @@ class InMemoryTaskStore(TaskStore):
         return record.stored()
 
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
         record = self._record(task.id)
         if record.version != expected_version:
             raise ConcurrentModificationError(task.id, expected_version, record.version)
-        record.task = task
+        record.task = record.merge_history(task, history_offset)
         record.version += 1
         if event is not None:
             record.events.append((len(record.events) + 1, event))
@@ -471,6 +527,7 @@ class InMemoryTaskStore(TaskStore):
         status_timestamp_after: datetime | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        history_length: int | None = None,
     ) -> TaskPage:
         cursor = list_cursor(page_size, page_token)
         self._evict_expired()
@@ -480,7 +537,7 @@ class InMemoryTaskStore(TaskStore):
         ids, total = self._index.page(
             (owner, tenant, context_id, status), after_key, cursor, page_size + 1
         )
-        rows = [self._records[task_id].task for task_id in ids]
+        rows = [self._records[task_id].stored(history_length).task for task_id in ids]
         return task_page(rows, page_size, total, _same)
 
     # -- event log -----------------------------------------------------------------------

@@ -286,10 +286,51 @@ _POSTGRES_V2 = (
     """,
 )
 
+# --- v3: history messages as rows -----------------------------------------------------------
+#
+# ``a2a_task_messages(task_id, pos, message_id, message)``: one row per history
+# message (positions 0, 1, ...; a message id at most once per task). The task
+# row's ``history_count`` says how many; its ``task`` is then the snapshot
+# *without* ``history``. ``history_count IS NULL`` marks a row written by an
+# older version (history still inside ``task``): the store reads it as is and
+# moves its history to rows on the row's next write.
+
+_SQLITE_V3 = (
+    "ALTER TABLE a2a_tasks ADD COLUMN history_count INTEGER",
+    """
+    CREATE TABLE a2a_task_messages (
+        task_id    TEXT    NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        pos        INTEGER NOT NULL,
+        message_id TEXT    NOT NULL,
+        message    TEXT    NOT NULL,
+        PRIMARY KEY (task_id, pos)
+    ) WITHOUT ROWID
+    """,
+    "CREATE UNIQUE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
+)
+
+_POSTGRES_V3 = (
+    "ALTER TABLE {schema}.a2a_tasks ADD COLUMN history_count bigint",
+    """
+    CREATE TABLE {schema}.a2a_task_messages (
+        task_id     text COLLATE "C" NOT NULL
+                    REFERENCES {schema}.a2a_tasks (id) ON DELETE CASCADE,
+        pos         bigint NOT NULL,
+        message_id  text COLLATE "C" NOT NULL,
+        message     jsonb NOT NULL,
+        message_raw bytea,
+        PRIMARY KEY (task_id, pos)
+    )
+    """,
+    "CREATE UNIQUE INDEX a2a_task_messages_id"
+    " ON {schema}.a2a_task_messages (task_id, message_id)",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
     Migration(2, "task counts for ListTasks totalSize", _SQLITE_V2, _POSTGRES_V2),
+    Migration(3, "history messages as rows", _SQLITE_V3, _POSTGRES_V3),
 )
 
 

@@ -131,6 +131,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    serve.add_argument(
+        "--retain-terminal",
+        default="7d",
+        metavar="AGE",
+        help="delete finished tasks this old from an SQL store, in the background "
+        "(default: 7d; e.g. 12h, 30d; off: keep forever)",
+    )
+    serve.add_argument(
+        "--max-active-tasks-per-owner",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
+        "(default: 1000; 0: no limit)",
+    )
+    store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
+    store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+    prune = store_commands.add_parser(
+        "prune", help="delete finished tasks older than an age, in small batches"
+    )
+    prune.add_argument("url", metavar="URL", help="the store: sqlite:///path.db or postgresql://...")
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
+    )
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -170,8 +194,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 auth_tokens=tuple(args.auth_token),
                 public_url=args.public_url,
                 log_level=args.log_level,
+                retain_terminal=args.retain_terminal,
+                max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
             )
         )
+    if args.command == "store":
+        from ..stores._cli import prune
+
+        return prune(args.url, args.older_than)
     try:
         if args.command == "send":
             return asyncio.run(_send(args, sys.stdout))

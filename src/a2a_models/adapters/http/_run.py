@@ -81,7 +81,9 @@ def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, An
         authenticator = BearerTokenAuthenticator(
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
-    store = store_from_url(options.store)
+    store = store_from_url(
+        options.store, max_active_tasks_per_owner=options.max_active_tasks_per_owner
+    )
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
     if card.capabilities.push_notifications:
@@ -99,10 +101,18 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
     url = f"{public}/{base}" if base else public
     try:
+        from ...stores import parse_age
+
+        retain = parse_age(options.retain_terminal)
         server, authenticator = build_agent_server(options, url)
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
+    retention = None
+    if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
+        from ...stores import Retention
+
+        retention = Retention(server.handler.store, retain)
     http = HTTPServer(
         server,
         host=options.host,
@@ -139,7 +149,11 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
               flush=True)
         if ready is not None:
             ready.set()
+        if retention is not None:
+            retention.start()
         await stop.wait()
+        if retention is not None:
+            await retention.aclose()
         await http.stop()
         await server.aclose()
         for resource in (server.handler.store, getattr(server.handler, "broker", None)):

@@ -22,8 +22,10 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     args = [a for a in argv if a != "--check"]
     spec_dir = Path(args[0]) if args else ROOT.parent / "shared" / "a2a-spec"
-    texts = {v: (spec_dir / v / "specification.md").read_text(encoding="utf-8")
-             for v in ("1.0.1", "0.3.0")}
+    texts = {
+        v: (spec_dir / v / "specification.md").read_text(encoding="utf-8")
+        for v in ("1.0.1", "0.3.0")
+    }
     text = render_module({v: extract(t, v) for v, t in texts.items()})
     if check:
         if OUT.read_text(encoding="utf-8") != text:

@@ -15,15 +15,32 @@ from collections.abc import Iterator
 
 import attrs
 
-__all__ = ["KEYWORDS", "SpecRequirement", "extract", "level_group", "render_module"]
+__all__ = ["KEYWORDS", "SpecRequirement", "extract", "level_group", "render_module", "requirements"]
 
 #: RFC 2119 keywords, strongest first within each group (the first match names the level).
-KEYWORDS = ("MUST NOT", "SHALL NOT", "SHOULD NOT", "MUST", "REQUIRED", "SHALL", "SHOULD",
-            "RECOMMENDED", "MAY")
+KEYWORDS = (
+    "MUST NOT",
+    "SHALL NOT",
+    "SHOULD NOT",
+    "MUST",
+    "REQUIRED",
+    "SHALL",
+    "SHOULD",
+    "RECOMMENDED",
+    "MAY",
+)
 _KEYWORD = re.compile(r"(?<![A-Za-z_`])(" + "|".join(KEYWORDS) + r")(?![A-Za-z_`])")
-_GROUP = {"MUST NOT": "MUST", "SHALL NOT": "MUST", "MUST": "MUST", "REQUIRED": "MUST",
-          "SHALL": "MUST", "SHOULD NOT": "SHOULD", "SHOULD": "SHOULD", "RECOMMENDED": "SHOULD",
-          "MAY": "MAY"}
+_GROUP = {
+    "MUST NOT": "MUST",
+    "SHALL NOT": "MUST",
+    "MUST": "MUST",
+    "REQUIRED": "MUST",
+    "SHALL": "MUST",
+    "SHOULD NOT": "SHOULD",
+    "SHOULD": "SHOULD",
+    "RECOMMENDED": "SHOULD",
+    "MAY": "MAY",
+}
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`\"(\[])")
@@ -35,12 +52,27 @@ _SKIP_SECTIONS = {"1.0": {"2.1"}, "0.3": set()}
 # Sections specific to one binding (prefix match, longest wins).
 _BINDING_SECTIONS = {
     "1.0": {"9": "JSONRPC", "10": "GRPC", "11": "HTTP+JSON", "8": "CARD", "5.8": "CUSTOM"},
-    "0.3": {"3.2.1": "JSONRPC", "3.3.1": "JSONRPC", "3.5.1": "JSONRPC", "6.11": "JSONRPC",
-            "6.12": "JSONRPC", "3.2.2": "GRPC", "3.3.2": "GRPC", "3.5.2": "GRPC",
-            "3.2.3": "HTTP+JSON", "3.3.3": "HTTP+JSON", "3.5.3": "HTTP+JSON", "5": "CARD"},
+    "0.3": {
+        "3.2.1": "JSONRPC",
+        "3.3.1": "JSONRPC",
+        "3.5.1": "JSONRPC",
+        "6.11": "JSONRPC",
+        "6.12": "JSONRPC",
+        "3.2.2": "GRPC",
+        "3.3.2": "GRPC",
+        "3.5.2": "GRPC",
+        "3.2.3": "HTTP+JSON",
+        "3.3.3": "HTTP+JSON",
+        "3.5.3": "HTTP+JSON",
+        "5": "CARD",
+    },
 }
-_BINDING_WORDS = (("JSON-RPC", "JSONRPC"), ("gRPC", "GRPC"), ("HTTP+JSON", "HTTP+JSON"),
-                  ("REST", "HTTP+JSON"))
+_BINDING_WORDS = (
+    ("JSON-RPC", "JSONRPC"),
+    ("gRPC", "GRPC"),
+    ("HTTP+JSON", "HTTP+JSON"),
+    ("REST", "HTTP+JSON"),
+)
 
 
 @attrs.frozen(slots=True)
@@ -59,6 +91,18 @@ class SpecRequirement:
     def level(self) -> str:
         """``MUST``, ``SHOULD`` or ``MAY`` (``MUST NOT``/``REQUIRED``/``SHALL`` count as MUST)."""
         return _GROUP[self.keyword]
+
+
+_LOADED: list[SpecRequirement] = []
+
+
+def requirements() -> tuple[SpecRequirement, ...]:
+    """The shipped catalogue (1.0 then 0.3, in document order)."""
+    if not _LOADED:
+        from ._catalogue_data import ROWS
+
+        _LOADED.extend(SpecRequirement(*row) for row in ROWS)
+    return tuple(_LOADED)
 
 
 def level_group(keyword: str) -> str:
@@ -156,26 +200,40 @@ def extract(text: str, spec_version: str) -> list[SpecRequirement]:
             if not found:
                 if open_list is not None:
                     sep = " " if open_list.sentence.endswith(":") else "; "
-                    open_list = attrs.evolve(open_list, sentence=open_list.sentence + sep + sentence)
+                    open_list = attrs.evolve(
+                        open_list, sentence=open_list.sentence + sep + sentence
+                    )
                     out[-1] = open_list
                 continue
-            keyword = min(found, key=lambda k: (("MUST", "SHOULD", "MAY").index(_GROUP[k]),
-                                                KEYWORDS.index(k)))
+            keyword = min(
+                found, key=lambda k: (("MUST", "SHOULD", "MAY").index(_GROUP[k]), KEYWORDS.index(k))
+            )
             ordinal[section] = ordinal.get(section, 0) + 1
-            out.append(SpecRequirement(
-                id=f"v{version}-{section}-{ordinal[section]}", version=version,
-                section=section, title=title, keyword=keyword, sentence=sentence,
-                bindings=_bindings(version, section, sentence)))
+            out.append(
+                SpecRequirement(
+                    id=f"v{version}-{section}-{ordinal[section]}",
+                    version=version,
+                    section=section,
+                    title=title,
+                    keyword=keyword,
+                    sentence=sentence,
+                    bindings=_bindings(version, section, sentence),
+                )
+            )
             open_list = out[-1] if sentence.endswith(":") and not is_item else None
     return out
 
 
 def render_module(catalogues: dict[str, list[SpecRequirement]]) -> str:
     """The source of ``_catalogue_data.py`` for the given extractions."""
-    rows = [(r.id, r.version, r.section, r.title, r.keyword, r.sentence, r.bindings)
-            for reqs in catalogues.values() for r in reqs]
+    rows = [
+        (r.id, r.version, r.section, r.title, r.keyword, r.sentence, r.bindings)
+        for reqs in catalogues.values()
+        for r in reqs
+    ]
     body = pprint.pformat(tuple(rows), width=100, sort_dicts=False)
-    return ('"""Generated by scripts/gen_requirements.py from the A2A specification '
-            f'({", ".join(catalogues)}): do not edit."""\n\n'
-            "ROWS: tuple[tuple[str, str, str, str, str, str, tuple[str, ...]], ...] = "
-            + body + "\n")
+    return (
+        '"""Generated by scripts/gen_requirements.py from the A2A specification '
+        f'({", ".join(catalogues)}): do not edit."""\n\n'
+        "ROWS: tuple[tuple[str, str, str, str, str, str, tuple[str, ...]], ...] = " + body + "\n"
+    )

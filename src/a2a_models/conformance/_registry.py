@@ -73,6 +73,8 @@ class Requirement(enum.Enum):
     NO_STREAMING = "no-streaming"
     NO_PUSH = "no-push-notifications"
     NO_EXTENDED_CARD = "no-extended-agent-card"
+    #: the card requires authentication (non-empty security requirements)
+    SECURED = "security-requirements"
 
 
 class CheckFailed(Exception):

@@ -232,3 +232,25 @@ async def auth_challenge(ctx: CheckContext) -> str | None:
 
 
 __all__: list[str] = []
+
+
+@check("stream.event-ids", "§3.1.6, §3.7 (SSE resumption)", SHOULD,
+       "SSE event ids, when sent, are on every event and strictly increase",
+       requires=(Requirement.STREAMING,))
+async def stream_event_ids(ctx: CheckContext) -> str | None:
+    from .streaming import _events_or_fail, _main_stream
+
+    s = await _main_stream(ctx)
+    _events_or_fail(ctx, s)
+    ids = [e.sse_id for e in s.events]
+    if not any(ids):
+        ctx.not_applicable("the stream's events carry no SSE ids")
+    ctx.expect(all(ids), f"some events have an id and some do not: {ids}")
+    if all(i.isdigit() for i in ids):
+        nums = [int(i) for i in ids]
+        ctx.expect(all(a < b for a, b in zip(nums, nums[1:], strict=False)),
+                   f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
+                   "could not say where it stopped)")
+    else:
+        ctx.expect(len(set(ids)) == len(ids), f"event ids repeat: {ids}")
+    return None

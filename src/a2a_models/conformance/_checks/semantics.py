@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Any
 
@@ -234,9 +235,13 @@ async def auth_challenge(ctx: CheckContext) -> str | None:
 __all__: list[str] = []
 
 
-@check("stream.event-ids", "§3.1.6, §3.7 (SSE resumption)", SHOULD,
-       "SSE event ids, when sent, are on every event and strictly increase",
-       requires=(Requirement.STREAMING,))
+@check(
+    "stream.event-ids",
+    "§3.1.6, §3.7 (SSE resumption)",
+    SHOULD,
+    "SSE event ids, when sent, are on every event and strictly increase",
+    requires=(Requirement.STREAMING,),
+)
 async def stream_event_ids(ctx: CheckContext) -> str | None:
     from .streaming import _events_or_fail, _main_stream
 
@@ -248,9 +253,11 @@ async def stream_event_ids(ctx: CheckContext) -> str | None:
     ctx.expect(all(ids), f"some events have an id and some do not: {ids}")
     if all(i.isdigit() for i in ids):
         nums = [int(i) for i in ids]
-        ctx.expect(all(a < b for a, b in zip(nums, nums[1:], strict=False)),
-                   f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
-                   "could not say where it stopped)")
+        ctx.expect(
+            all(a < b for a, b in itertools.pairwise(nums)),
+            f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
+            "could not say where it stopped)",
+        )
     else:
         ctx.expect(len(set(ids)) == len(ids), f"event ids repeat: {ids}")
     return None

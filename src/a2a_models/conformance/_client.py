@@ -89,6 +89,8 @@ CLIENT_CHECKS: Final[dict[str, ClientCheck]] = dict([
        "An A2A error answer reaches the caller as that error (code / type)"),
     _c("client.stream", "§3.1.2", Level.MUST,
        "A stream is read to its terminal event, in order"),
+    _c("client.content-type", "§11.1", Level.SHOULD,
+       "HTTP+JSON request bodies are sent as application/a2a+json"),
     _c("client.reconnect", "§3.1.6, §3.7", Level.SHOULD,
        "After a stream drops before the terminal event, the client resubscribes "
        "(SubscribeToTask, ideally with Last-Event-ID) and reaches the terminal state"),
@@ -278,16 +280,17 @@ class ClientHarness:
         """(events, drop): ``drop`` cuts the connection after ``drop_after`` events."""
         msg = req.message
         task = self._new_task(msg, TaskState.SUBMITTED)
+        ctx = task.context_id or ""
         events: list[Any] = [task]
         working = self._set(task, TaskState.WORKING, "step 1")
-        events.append(m.TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id,
+        events.append(m.TaskStatusUpdateEvent(task_id=task.id, context_id=ctx,
                                               status=working.status))
         for i in range(2):
             events.append(m.TaskArtifactUpdateEvent(
-                task_id=task.id, context_id=task.context_id, append=i > 0, last_chunk=i == 1,
+                task_id=task.id, context_id=ctx, append=i > 0, last_chunk=i == 1,
                 artifact=m.Artifact(artifact_id="stream", parts=(m.TextPart(f"chunk-{i}"),))))
         done = self._set(working, TaskState.COMPLETED, artifact="chunk-0chunk-1")
-        events.append(m.TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id,
+        events.append(m.TaskStatusUpdateEvent(task_id=task.id, context_id=ctx,
                                               status=done.status))
         drop = msg.text.strip() == "drop"
         if drop:
@@ -453,7 +456,8 @@ class ClientHarness:
                                    if binding == "JSONRPC" else wire)
                         frames.append((first_id + i, json.dumps(payload).encode()))
                     rec.status = 200
-                    rec.answer = f"SSE, {len(frames)} events" + (" (dropped)" if drop else "")
+                    rec.answer = (f"SSE, {len(frames)} events" if not drop else
+                                  f"SSE, dropped after {harness._drop_after} events")
                     return StreamingResponse(sse(frames, drop), media_type="text/event-stream")
                 if rec.op == "SendMessage":
                     result: Any = harness._on_send(rec.params)
@@ -467,7 +471,8 @@ class ClientHarness:
                 else:
                     raise UnsupportedOperationError(f"{rec.op} is not part of the client script")
             except JSONRPCError as exc:
-                return _error_response(rec, exc, binding, rid)
+                error_response: Response = _error_response(rec, exc, binding, rid)
+                return error_response
             rec.status = 200
             content = json.dumps({"jsonrpc": "2.0", "id": rid, "result": wire}
                                  if binding == "JSONRPC" else wire)
@@ -532,13 +537,28 @@ class ClientHarness:
                        if p.startswith("interface:")]
         wrong_iface += [(r, f"{r.binding} request, but the card lists {self.binding} first")
                         for r in a2a if r.binding != self.binding]
-        verdict("client.interface-selection", wrong_iface)
+        if not reqs:
+            add("client.interface-selection", Status.SKIP, "the client sent no request")
+        elif wrong_iface:
+            add("client.interface-selection", Status.FAIL,
+                "; ".join(dict.fromkeys(msg for _, msg in wrong_iface))[:600],
+                [r for r, _ in wrong_iface])
+        else:
+            add("client.interface-selection", Status.PASS)
         verdict("client.envelope", [(r, p.split(": ", 1)[1]) for r in a2a for p in r.problems
                                     if p.startswith("envelope:")])
         verdict("client.version-header", [
             (r, f"A2A-Version {r.headers.get('a2a-version', '(absent)')!r} on {r.op or r.path}")
             for r in a2a if r.headers.get("a2a-version", "").strip() != "1.0"
             and "A2A-Version=1.0" not in r.query])
+        rest_bodies = [r for r in a2a if r.binding == "HTTP+JSON" and r.body]
+        if rest_bodies:
+            verdict("client.content-type", [
+                (r, f"{r.op}: Content-Type {r.headers.get('content-type', '(none)')!r}")
+                for r in rest_bodies if r.headers.get("content-type", "").split(";")[0].strip()
+                != "application/a2a+json"])
+        else:
+            add("client.content-type", Status.NOT_APPLICABLE, "no HTTP+JSON request with a body")
         verdict("client.request-shape", [(r, p.split(": ", 1)[1]) for r in a2a for p in r.problems
                                          if p.startswith("shape:")])
         verdict("client.auth-header", [
@@ -572,8 +592,11 @@ class ClientHarness:
             verdict("client.ids", bad_ids)
         # outcomes reported by the driver
         err = outcomes.get("error", {}).get("error")
-        if err is None:
+        if "error" not in outcomes:
             add("client.error-handling", Status.SKIP, "the driver reported no 'error' outcome")
+        elif err is None:
+            add("client.error-handling", Status.FAIL, "GetTask answered TaskNotFoundError "
+                "(-32001), but the client reported no error", [r for r in a2a if r.op == "GetTask"])
         elif re.search(r"-32001|task.?not.?found|404", str(err), re.I):
             add("client.error-handling", Status.PASS, f"surfaced as {err!r}")
         else:

@@ -289,7 +289,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-10.2-5": GRPC,
     "v1.0-10.6-1": GRPC,
     # §11 HTTP+JSON
-    "v1.0-11.1-1": ("rest.content-type",),
+    "v1.0-11.1-1": ("rest.content-type", "client.content-type"),
     "v1.0-11.2-1": ("version.header",),
     "v1.0-11.2-2": ("version.header",),
     "v1.0-11.2-3": EXTENSIONS,

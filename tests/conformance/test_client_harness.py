@@ -72,14 +72,29 @@ def js_sdk() -> Path:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("node/npm are not installed (apt-get install nodejs npm)")
-    root = Path(os.environ.get("A2A_JS_SDK_DIR", Path.home() / ".cache" / "a2a-models" /
-                               f"a2a-js-sdk-{JS_SDK_VERSION}"))
+    root = Path(
+        os.environ.get(
+            "A2A_JS_SDK_DIR", Path.home() / ".cache" / "a2a-models" / f"a2a-js-sdk-{JS_SDK_VERSION}"
+        )
+    )
     modules = root / "node_modules"
     if not (modules / "@a2a-js" / "sdk" / "package.json").is_file():
         root.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(root),
-                               f"@a2a-js/sdk@{JS_SDK_VERSION}"], capture_output=True, text=True,
-                              timeout=300, check=False)
+        proc = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(root),
+                f"@a2a-js/sdk@{JS_SDK_VERSION}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         if proc.returncode != 0:
             pytest.skip(f"npm could not install @a2a-js/sdk: {proc.stderr[-300:]}")
     return modules

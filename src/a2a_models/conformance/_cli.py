@@ -39,8 +39,8 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
                    help="must: MUST checks only; should: MUST and SHOULD; all (default)")
     p.add_argument("--auth-header", action="append", type=parse_header, default=[],
                    metavar="'NAME: VALUE'", help="a header sent with every request (repeatable)")
-    p.add_argument("--report", choices=["text", "json", "junit"], default="text",
-                   help="the summary's format (default: text)")
+    p.add_argument("--report", choices=["text", "json", "junit", "html"], default="text",
+                   help="the summary's format (default: text; html is one self-contained page)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
     p.add_argument("--check", action="append", default=[], metavar="GLOB",
                    help="run only checks whose id matches GLOB (repeatable), e.g. 'stream.*'")

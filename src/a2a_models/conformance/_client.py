@@ -157,6 +157,13 @@ class ClientReport:
     def result(self, check_id: str) -> ClientCheckResult:
         return next(r for r in self.results if r.check.id == check_id)
 
+    def assert_conformant(self, *, level: Level = Level.MUST) -> None:
+        """Raise AssertionError (with the report) if a check at ``level`` or stronger failed."""
+        levels = (Level.MUST,) if level is Level.MUST else (Level.MUST, Level.SHOULD)
+        bad = [r for r in self.results if r.status is Status.FAIL and r.check.level in levels]
+        if bad:
+            raise AssertionError(render_client_report(self))
+
 
 def _state_name(value: Any) -> str:
     """``TASK_STATE_COMPLETED`` / ``completed`` / ``TaskState.COMPLETED`` → ``completed``."""
@@ -632,6 +639,10 @@ class ClientHarness:
                 resubs)
         order = list(CLIENT_CHECKS)
         return sorted(out, key=lambda r: order.index(r.check.id))
+
+    def report(self, outcomes: Mapping[str, Any], *, command: str = "(in-process)") -> ClientReport:
+        """Judge what the client sent so far, with the scenario ``outcomes`` it reported."""
+        return ClientReport(self.binding, command, self.judge(outcomes), dict(outcomes), None)
 
     def run(self, command: Sequence[str], *, timeout: float = 120.0,
             extra_env: Mapping[str, str] | None = None) -> ClientReport:

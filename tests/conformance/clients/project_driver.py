@@ -29,7 +29,8 @@ async def main() -> None:
 
         first = await client.send_message(m.Message.user("input"))
         second = await client.send_message(
-            m.Message.user("more", task_id=first.id, context_id=first.context_id))
+            m.Message.user("more", task_id=first.id, context_id=first.context_id)
+        )
         out(scenario="multi-turn", states=[first.status.state.name, second.status.state.name])
 
         try:

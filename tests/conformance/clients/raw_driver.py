@@ -30,8 +30,12 @@ def out(**kw: object) -> None:
 def body(method: str, params: dict) -> dict:
     global _n
     _n += 1
-    return {"jsonrpc": "1.0" if FAULT == "jsonrpc-1.0" else "2.0",
-            "id": _n + 0.5 if FAULT == "float-id" else _n, "method": method, "params": params}
+    return {
+        "jsonrpc": "1.0" if FAULT == "jsonrpc-1.0" else "2.0",
+        "id": _n + 0.5 if FAULT == "float-id" else _n,
+        "method": method,
+        "params": params,
+    }
 
 
 def message(text: str, **extra: str) -> dict:
@@ -69,11 +73,16 @@ with httpx.Client(headers=HEADERS, timeout=10) as http:
     out(scenario="stream", events=len(events), state=state)
 
     first = call("SendMessage", message("input")).get("result", {}).get("task", {})
-    extra = {} if FAULT == "follow-up-without-task" else {"taskId": first.get("id"),
-                                                          "contextId": first.get("contextId")}
+    extra = (
+        {}
+        if FAULT == "follow-up-without-task"
+        else {"taskId": first.get("id"), "contextId": first.get("contextId")}
+    )
     second = call("SendMessage", message("more", **extra)).get("result", {}).get("task", {})
-    out(scenario="multi-turn", states=[first.get("status", {}).get("state"),
-                                       second.get("status", {}).get("state")])
+    out(
+        scenario="multi-turn",
+        states=[first.get("status", {}).get("state"), second.get("status", {}).get("state")],
+    )
 
     err = call("GetTask", {"id": "a2a-conformance-unknown-task"}).get("error", {})
     out(scenario="error", error=None if FAULT == "error-swallowed" else err.get("code"))
@@ -87,13 +96,23 @@ with httpx.Client(headers=HEADERS, timeout=10) as http:
                 if line.startswith("data:"):
                     res = json.loads(line[5:])["result"]
                     task_id = task_id or res.get("task", {}).get("id")
-                    state = (res.get("statusUpdate") or res.get("task") or {}).get("status", {}).get("state")
+                    state = (
+                        (res.get("statusUpdate") or res.get("task") or {})
+                        .get("status", {})
+                        .get("state")
+                    )
     except httpx.HTTPError:
         pass
     if FAULT != "no-resubscribe" and task_id:
-        with http.stream("POST", rpc, json=body("SubscribeToTask", {"id": task_id}),
-                         headers={"Last-Event-ID": last_id or ""}) as r:
+        with http.stream(
+            "POST",
+            rpc,
+            json=body("SubscribeToTask", {"id": task_id}),
+            headers={"Last-Event-ID": last_id or ""},
+        ) as r:
             for ev in sse(r):
                 res = ev["result"]
-                state = (res.get("statusUpdate") or res.get("task") or {}).get("status", {}).get("state") or state
+                state = (res.get("statusUpdate") or res.get("task") or {}).get("status", {}).get(
+                    "state"
+                ) or state
     out(scenario="reconnect", state=state)

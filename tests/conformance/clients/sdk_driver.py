@@ -34,12 +34,24 @@ async def main() -> None:
     url = os.environ["A2A_CONFORMANCE_URL"]
     auth = {"Authorization": f"Bearer {os.environ['A2A_CONFORMANCE_TOKEN']}"}
     bindings = ["JSONRPC", "HTTP+JSON"]
-    unary = await create_client(url, ClientConfig(
-        streaming=False, supported_protocol_bindings=bindings,
-        httpx_client=httpx.AsyncClient(headers=auth)), resolver_http_kwargs={"headers": auth})
-    streaming = await create_client(url, ClientConfig(
-        streaming=True, supported_protocol_bindings=bindings,
-        httpx_client=httpx.AsyncClient(headers=auth)), resolver_http_kwargs={"headers": auth})
+    unary = await create_client(
+        url,
+        ClientConfig(
+            streaming=False,
+            supported_protocol_bindings=bindings,
+            httpx_client=httpx.AsyncClient(headers=auth),
+        ),
+        resolver_http_kwargs={"headers": auth},
+    )
+    streaming = await create_client(
+        url,
+        ClientConfig(
+            streaming=True,
+            supported_protocol_bindings=bindings,
+            httpx_client=httpx.AsyncClient(headers=auth),
+        ),
+        resolver_http_kwargs={"headers": auth},
+    )
 
     events = [e async for e in unary.send_message(msg("complete"))]
     out(scenario="send", state=state_of(events[-1]))
@@ -48,8 +60,12 @@ async def main() -> None:
     out(scenario="stream", events=len(events), state=state_of(events[-1]))
 
     first = [e async for e in unary.send_message(msg("input"))][-1].task
-    second = [e async for e in unary.send_message(
-        msg("more", task_id=first.id, context_id=first.context_id))][-1]
+    second = [
+        e
+        async for e in unary.send_message(
+            msg("more", task_id=first.id, context_id=first.context_id)
+        )
+    ][-1]
     out(scenario="multi-turn", states=[pb.TaskState.Name(first.status.state), state_of(second)])
 
     try:

@@ -31,8 +31,8 @@ from ._agent import (
 if TYPE_CHECKING:
     from ._catalogue import SpecRequirement, requirements
     from ._client import CLIENT_CHECKS, ClientHarness, ClientReport
-    from ._coverage import coverage, render_coverage
     from ._context import CallResult, CheckContext, RemoteError, StreamEvent, StreamSession
+    from ._coverage import coverage, render_coverage
     from ._registry import (
         CHECKS,
         Check,

@@ -48,6 +48,30 @@ def project(url: str, server_cls: type[AgentServer] = AgentServer) -> Any:
     return create_app(server_cls(ConformanceAgent(), conformance_card(url)))
 
 
+#: The bearer token the secured mutants accept (the suite sends it with --auth-header).
+TOKEN = "conformance-test-token"
+AUTH_HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class _Anonymous:
+    """An authenticator that lets every request through (authentication not enforced)."""
+
+    async def authenticate(self, request: Any) -> None:
+        return None
+
+
+def secured(url: str, authenticator: Any = None) -> Any:
+    """The project's HTTP server with a card that requires a bearer token."""
+    from a2a_models.adapters.http import BearerTokenAuthenticator, create_app
+
+    card = attrs.evolve(
+        conformance_card(url),
+        security_schemes={"bearer": m.HTTPAuthSecurityScheme(scheme="Bearer")},
+        security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),))
+    auth = authenticator if authenticator is not None else BearerTokenAuthenticator({TOKEN: "tester"})
+    return create_app(AgentServer(ConformanceAgent(), card), authenticator=auth)
+
+
 # ------------------------------------------------------------------ engine faults
 
 
@@ -625,11 +649,17 @@ class Mutant:
     response: RespFix | None = None
     frame: FrameFix | None = None
     factory: Callable[[str], Any] | None = None
+    #: served by :func:`secured` (the suite runs with :data:`AUTH_HEADERS`)
+    secured: bool = False
+
+    @property
+    def combo(self) -> tuple[str, str, bool]:
+        return self.version, self.transport, self.secured
 
     def app(self, url: str) -> Any:
         if self.factory is not None:
             return self.factory(url)
-        base = project(url, self.server)
+        base = secured(url) if self.secured else project(url, self.server)
         if self.request is None and self.response is None and self.frame is None:
             return base
         return wire(base, request=self.request, response=self.response, frame=self.frame)
@@ -798,6 +828,14 @@ MUTANTS: dict[str, Mutant] = {
         "0.3 terminal status-update lacks final=true", "stream.final-flag",
         frame=_frames_when(lambda r: r.rpc_method == "message/stream",
                            _frame_json(_final_false)), **J03),
+    # ---- authentication (a card that requires a bearer token)
+    "auth-not-enforced": _m(
+        "requests without credentials are served", "auth.credentials-required",
+        "auth.challenge", secured=True,
+        factory=lambda url: secured(url, _Anonymous())),
+    "auth-no-challenge": _m(
+        "a 401 answer has no WWW-Authenticate header", "auth.challenge", secured=True,
+        response=_set_header(lambda r: True, "www-authenticate", None)),
     # ---- agent card
     "card-missing-description": _m(
         "the card has no description", "card.valid",

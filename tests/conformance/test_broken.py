@@ -15,10 +15,10 @@ import pytest
 
 from a2a_models.conformance import Status, SuiteReport, run_suite
 
-from ._broken import BROKEN, MUTANTS, project
+from ._broken import AUTH_HEADERS, BROKEN, MUTANTS, project, secured
 from ._servers import serving
 
-Combo = tuple[str, str]
+Combo = tuple[str, str, bool]
 
 
 def _failed_ids(report: SuiteReport) -> set[str]:
@@ -30,7 +30,13 @@ async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[
 
     async def one(url: str, combo: Combo) -> SuiteReport:
         async with gate:
-            return await run_suite(url, version=combo[0], transport=combo[1], stream_grace=0.5)
+            return await run_suite(
+                url,
+                version=combo[0],
+                transport=combo[1],
+                stream_grace=0.5,
+                auth_headers=AUTH_HEADERS if combo[2] else None,
+            )
 
     names = list(jobs)
     reports = await asyncio.gather(*(one(*jobs[n]) for n in names))
@@ -39,24 +45,24 @@ async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[
 
 def run_mutants() -> tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]]:
     """The unbroken server's report per (version, transport) and every mutant's report."""
-    combos = sorted({(mu.version, mu.transport) for mu in MUTANTS.values()})
+    combos = sorted({mu.combo for mu in MUTANTS.values()})
     with contextlib.ExitStack() as stack:
-        good_url = stack.enter_context(serving(project))
-        jobs = {f"baseline {v} {t}": (good_url, (v, t)) for v, t in combos}
+        good = {
+            False: stack.enter_context(serving(project)),
+            True: stack.enter_context(serving(secured)),
+        }
+        jobs = {f"baseline {c}": (good[c[2]], c) for c in combos}
         for name, mu in MUTANTS.items():
-            jobs[name] = (stack.enter_context(serving(mu.app)), (mu.version, mu.transport))
+            jobs[name] = (stack.enter_context(serving(mu.app)), mu.combo)
         reports = asyncio.run(_run_all(jobs))
-    return (
-        {c: reports[f"baseline {c[0]} {c[1]}"] for c in combos},
-        {n: reports[n] for n in MUTANTS},
-    )
+    return ({c: reports[f"baseline {c}"] for c in combos}, {n: reports[n] for n in MUTANTS})
 
 
 def detection_table(baselines: dict[Combo, SuiteReport], reports: dict[str, SuiteReport]) -> str:
     lines = [f"{'mutant':<34} {'run':<12} {'detected by':<60} verdict"]
     hits = 0
     for name, mu in sorted(MUTANTS.items()):
-        base = _failed_ids(baselines[(mu.version, mu.transport)])
+        base = _failed_ids(baselines[mu.combo])
         got = _failed_ids(reports[name]) - base
         ok = got == mu.expect
         hits += bool(got & mu.expect)
@@ -82,9 +88,12 @@ def test_unbroken_server_fails_no_must_check(
     mutant_runs: tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]],
 ) -> None:
     baselines, _ = mutant_runs
-    for report in baselines.values():
+    for combo, report in baselines.items():
         assert report.target.card is not None
         assert not report.failed_must, [r.key for r in report.failed_must]
+        auth = {r.id: r.status for r in report.results if r.id.startswith("auth.")}
+        if combo[2]:  # the secured server passes the authentication checks
+            assert auth == {"auth.credentials-required": Status.PASS, "auth.challenge": Status.PASS}
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -93,7 +102,7 @@ def test_mutant_fails_exactly_its_checks(
 ) -> None:
     baselines, reports = mutant_runs
     mu, report = MUTANTS[name], reports[name]
-    failed = _failed_ids(report) - _failed_ids(baselines[(mu.version, mu.transport)])
+    failed = _failed_ids(report) - _failed_ids(baselines[mu.combo])
     assert failed == mu.expect, mu.fault
     for r in report.results:
         if r.id in mu.expect and r.status is Status.FAIL:

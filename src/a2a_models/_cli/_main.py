@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="check an A2A server against the specification (see: conformance --help)",
         add_help=False,
     )
+    commands.add_parser(
+        "conformance-client",
+        help="check an A2A client: a scripted reference server judges its requests "
+        "(see: conformance-client --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -176,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..conformance._cli import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
+    if argv[:1] == ["conformance-client"]:
+        from ..conformance._client import main as client_main
+
+        return client_main(argv[1:], prog="a2a-models conformance-client")
     if argv[:1] == ["agent"]:
         from ._agent import main as agent_main
 

@@ -18,15 +18,16 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, TypeVar, overload
-
-import cattrs
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
 from ._gen import CHECK_JSON, LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "Dialect",

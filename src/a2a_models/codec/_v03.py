@@ -784,7 +784,9 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
 
     def u_requirement(o: m.SecurityRequirement) -> dict[str, Any]:
         if http:
-            return {"schemes": {n: {"list": list(s)} for n, s in o.schemes.items()}} if o.schemes else {}
+            # ProtoJSON omits an empty repeated field inside the StringList too.
+            lists = {n: {"list": list(s)} if s else {} for n, s in o.schemes.items()}
+            return {"schemes": lists} if lists else {}
         return {n: list(s) for n, s in o.schemes.items()}
 
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement

@@ -598,7 +598,12 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     def u_requirement(o: m.SecurityRequirement) -> dict[str, Any]:
         if not o.schemes:
             return {}
-        return {k_schemes: {name: {"list": list(scopes)} for name, scopes in o.schemes.items()}}
+        if python:
+            return {k_schemes: {name: {"list": list(s)} for name, s in o.schemes.items()}}
+        # ProtoJSON omits an empty repeated field inside the StringList too.
+        return {
+            k_schemes: {name: {"list": list(s)} if s else {} for name, s in o.schemes.items()}
+        }
 
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement
 

@@ -224,7 +224,7 @@ def _is_json(value: Any) -> bool:
                 return False
         return True
     if t is float:
-        return value - value == 0.0  # False for NaN and the infinities
+        return bool(value - value == 0.0)  # False for NaN and the infinities
     return False
 
 

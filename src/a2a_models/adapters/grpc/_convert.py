@@ -24,10 +24,10 @@ The rules are those of the 1.0 JSON codec (both are ProtoJSON's twins):
 from __future__ import annotations
 
 import calendar
-from math import copysign as _copysign
 import typing
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from math import copysign as _copysign
 from typing import Any, TypeVar, overload
 
 import attrs
@@ -427,7 +427,7 @@ def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
     if missing:
         raise TypeError(f"lf.a2a.v1.{name} fields without a model attribute: {sorted(missing)}")
     enc_lines = [f"def _to_{name}(o):", "    f = None", "    try:"]
-    for attr_name, problem, default in unsupported:
+    for attr_name, problem, _default in unsupported:
         enc_lines += [
             f"        if o.{attr_name} != _D_{name}_{attr_name}:",
             f"            raise _Loss({problem!r}, {attr_name!r})",

@@ -23,7 +23,6 @@ import attrs
 
 from .. import models as m
 from ..errors import (
-    EncodeError,
     InternalError,
     InvalidRequestError,
     JSONRPCError,
@@ -49,7 +48,7 @@ from ..protocol import (
 )
 from ._agent import Agent, CallContext
 from ._handler import RequestHandler
-from ._lifecycle import closes_stream
+from ._operations import dispatch, error_for, resume_point, stream_items
 from ._push import PushNotificationSender
 from ._store import TaskStore
 from ._streams import EventBroker, EventStream
@@ -171,7 +170,7 @@ class A2AServer:
             except JSONRPCError as exc:
                 # Answered even for a notification: the request as a whole is refused.
                 return Reply(_encode(ErrorResponse(_id_of(parsed), exc), "1.0"))
-        response_headers = self._response_headers(hdrs, version)
+        response_headers = self.response_headers(hdrs, version)
         if isinstance(parsed, ErrorResponse):
             return Reply(_encode(parsed, version), response_headers)
         if isinstance(parsed, Batch):
@@ -279,7 +278,12 @@ class A2AServer:
 
     # ----------------------------------------------------------------- internals
 
-    def _response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
+    def response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
+        """Headers every answer to a request with lowercased ``headers`` carries.
+
+        The activated extensions (``A2A-Extensions``, ``X-A2A-Extensions`` for
+        0.3): those the request asked for that the card offers.
+        """
         if self.card is None or (
             "a2a-extensions" not in headers and "x-a2a-extensions" not in headers
         ):
@@ -320,26 +324,14 @@ class A2AServer:
                     if batched
                     else f"{item.method} streams its result and cannot be a notification"
                 )
-            result = await getattr(self, spec.handler)(params, call)
+            result = await dispatch(self, spec, params, call)
             wire = encode_result(spec, result, version)
         except Exception as exc:
-            error = self._error(exc, item.method)
+            error = error_for(exc, item.method)
             return ErrorResponse(request_id, error) if isinstance(item, Request) else None
         if isinstance(item, Notification):
             return None
         return SuccessResponse(request_id, wire)
-
-    def _error(self, exc: Exception, method: str) -> JSONRPCError:
-        if isinstance(exc, JSONRPCError):
-            return exc
-        if isinstance(exc, EncodeError):
-            log.warning("%s: result not expressible for the caller: %s", method, exc)
-            return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
-        # Anything else (including a non-JSON-RPC A2AError such as an
-        # InvalidModelError from a bug) is ours: never leak its text or
-        # traceback to the peer; the log has both.
-        log.error("unexpected error while handling %s", method, exc_info=exc)
-        return InternalError()
 
     async def _stream(
         self,
@@ -351,41 +343,36 @@ class A2AServer:
     ) -> Reply | StreamingReply:
         try:
             _, params, call = await self._prepare(request, headers, version)
-            if spec.handler == "on_subscribe_to_task":
-                stream = await self.on_subscribe_to_task(
-                    params, call, after_seq=_after_seq(headers.get("last-event-id"))
-                )
-            else:
-                stream = await getattr(self, spec.handler)(params, call)
+            after = (
+                resume_point(headers.get("last-event-id"))
+                if spec.handler == "on_subscribe_to_task"
+                else None
+            )
+            stream = await dispatch(self, spec, params, call, after_seq=after)
         except Exception as exc:
-            error = self._error(exc, request.method)
+            error = error_for(exc, request.method)
             return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
         return StreamingReply(self._events(request, spec, stream, version), response_headers)
 
     async def _events(
         self, request: Request, spec: MethodSpec, stream: EventStream, version: str
     ) -> AsyncIterator[ServerSentEvent]:
-        interrupt_closes = spec.handler == "on_send_streaming_message"
+        items = stream_items(stream, spec, version)
         try:
-            async for seq, item in stream:
-                if version == V0_3 and isinstance(item, m.TaskStatusUpdateEvent):
-                    # 0.3 marks the stream's last event; 1.0 just closes the stream.
-                    final = closes_stream(item, on_interrupted=interrupt_closes)
-                    if final != item.final:
-                        item = attrs.evolve(item, final=final)
+            async for seq, item in items:
                 try:
                     wire = encode_result(spec, item, version)
                     data = encode_response(SuccessResponse(request.id, wire), version)
                 except Exception as exc:
-                    error = self._error(exc, request.method)
+                    error = error_for(exc, request.method)
                     yield ServerSentEvent(_encode(ErrorResponse(request.id, error), version))
                     return
                 yield ServerSentEvent(data, str(seq) if seq else None)
         except Exception as exc:
-            error = self._error(exc, request.method)
+            error = error_for(exc, request.method)
             yield ServerSentEvent(_encode(ErrorResponse(request.id, error), version))
         finally:
-            await stream.aclose()
+            await items.aclose()
 
 
 def _id_of(parsed: Any) -> Any:
@@ -405,28 +392,25 @@ def _encode(response: Response, version: str) -> bytes:
         return encode_response(ErrorResponse(response.id, InternalError()), version)
 
 
-def _after_seq(value: str | None) -> int | None:
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    # Our event ids are plain decimal numbers: no sign, "_" or non-ASCII digits.
-    if not (text.isascii() and text.isdigit() and len(text) <= 18):
-        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}")
-    return int(text)
-
-
 class AgentServer(A2AServer):
     """The reference server: an :class:`Agent` run by the engine's :class:`RequestHandler`.
 
     >>> server = AgentServer(MyAgent(), card)            # doctest: +SKIP
     >>> reply = await server.handle(body, {"A2A-Version": "1.0"})  # doctest: +SKIP
+
+    ``handler`` replaces the engine the server builds: a
+    :class:`RequestHandler` you configured (an executor, an id factory) or a
+    subclass that wraps its ``on_*`` methods (to trace every call, say);
+    ``agent`` is then ``None``, and ``store``, ``broker``, ``push_sender``
+    and ``extended_card`` belong to that handler.
     """
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Agent | None,
         card: m.AgentCard,
         *,
+        handler: RequestHandler | None = None,
         store: TaskStore | None = None,
         broker: EventBroker | None = None,
         push_sender: PushNotificationSender | None = None,
@@ -435,6 +419,27 @@ class AgentServer(A2AServer):
         max_batch_size: int | None = 100,
     ) -> None:
         super().__init__(card, supported_versions=supported_versions, max_batch_size=max_batch_size)
+        if handler is not None:
+            given = [
+                name
+                for name, value in (
+                    ("agent", agent),
+                    ("store", store),
+                    ("broker", broker),
+                    ("push_sender", push_sender),
+                    ("extended_card", extended_card),
+                )
+                if value is not None
+            ]
+            if given:
+                raise TypeError(
+                    f"AgentServer: pass either handler or {', '.join(given)} (they belong to "
+                    "the handler)"
+                )
+            self.handler = handler
+            return
+        if agent is None:
+            raise TypeError("AgentServer needs an agent (or a handler)")
         self.handler = RequestHandler(
             agent,
             card,

@@ -20,18 +20,23 @@ snapshot and log must never disagree, because subscribers resume from
 from __future__ import annotations
 
 import abc
-import base64
-import binascii
 import time
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import NamedTuple, TypeAlias, TypeVar
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeAlias
 
 import attrs
 
 from .._state import TaskState
-from ..errors import A2AError, InternalError, InvalidParamsError, TaskNotFoundError
+from ..errors import A2AError, InternalError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from .paging import (
+    TaskPage,
+    list_cursor,
+    status_key,
+    task_page,
+    timestamp_key,
+)
 
 __all__ = [
     "ConcurrentModificationError",
@@ -79,16 +84,6 @@ class StoredTask:
     tenant: str | None
     #: Sequence number of the newest logged event ``task`` already reflects (0: none).
     last_seq: int = 0
-
-
-class TaskPage(NamedTuple):
-    """One page of :meth:`TaskStore.list`."""
-
-    tasks: list[Task]
-    #: Opaque cursor of the next page; ``""`` on the last page.
-    next_page_token: str
-    #: Number of tasks matching the filters, over all pages.
-    total_size: int
 
 
 class TaskStore(abc.ABC):
@@ -182,70 +177,7 @@ class TaskStore(abc.ABC):
         """Remove a config; removing an absent one is not an error."""
 
 
-# --- listing and page tokens (shared by every store) -------------------------------------
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO = timedelta(microseconds=1)
-#: Sort key of a task without a status timestamp: after every stamped one.
-NO_TIMESTAMP = -(2**62)
-_TOKEN_PREFIX = "v1|"
-_Row = TypeVar("_Row")
-
-
-def timestamp_key(ts: datetime) -> int:
-    """``ts`` in whole microseconds since the epoch (how status timestamps sort)."""
-    return (ts - _EPOCH) // _MICRO
-
-
-def status_key(task: Task) -> int:
-    """A task's status timestamp as :func:`timestamp_key` (the sort key of a listing)."""
-    ts = task.status.timestamp
-    if ts is None:
-        return NO_TIMESTAMP
-    return timestamp_key(ts)
-
-
-def encode_page_token(task: Task) -> str:
-    """The opaque cursor that continues a listing after ``task``."""
-    raw = f"{_TOKEN_PREFIX}{status_key(task)}|{task.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_page_token(token: str) -> tuple[int, str]:
-    """``(status_key, task_id)`` of a cursor; raises ``InvalidParamsError`` if malformed."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        if not raw.startswith(_TOKEN_PREFIX):
-            raise ValueError(raw)
-        key, task_id = raw[len(_TOKEN_PREFIX) :].split("|", 1)
-        if not task_id:
-            raise ValueError(raw)
-        return int(key), task_id
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidParamsError(
-            "invalid pageToken: use the nextPageToken of a previous ListTasks response",
-            {"field": "pageToken"},
-        ) from None
-
-
-def list_cursor(page_size: int, page_token: str | None) -> tuple[int, str] | None:
-    """Check a listing's ``page_size``; the decoded ``page_token`` (``None``: first page)."""
-    if page_size < 1:
-        raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
-    return decode_page_token(page_token) if page_token else None
-
-
-def task_page(
-    rows: Sequence[_Row], page_size: int, total: int, decode: Callable[[_Row], Task]
-) -> TaskPage:
-    """The page of a listing from its next ``page_size + 1`` matches, in order.
-
-    Only the first ``page_size`` are decoded; one more only means another
-    page follows, whose token continues after the last task of this one.
-    """
-    tasks = [decode(row) for row in rows[:page_size]]
-    more = len(rows) > page_size
-    return TaskPage(tasks, encode_page_token(tasks[-1]) if more else "", total)
+# --- listing order (the scheme is in .paging) ------------------------------------------
 
 
 def _order(task: Task) -> tuple[int, str]:

@@ -17,7 +17,7 @@ from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import StoredTask, TaskPage, TaskStore
-from ..server._store import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
+from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
     "ListSQL",

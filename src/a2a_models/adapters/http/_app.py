@@ -43,7 +43,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError
-from ...server import A2AServer, ServerSentEvent, StreamingReply
+from ...server import A2AServer, ServerSentEvent, StreamingReply, error_for
 from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
 from ._common import (
     JSON,
@@ -336,7 +336,7 @@ class JSONRPCEndpoint:
                 await self._respond(response, scope, receive, send)
                 return
             except Exception as exc:
-                error = gateway.target._error(exc, "authenticate")
+                error = error_for(exc, "authenticate")
                 response = jsonrpc_error_response(error, status=error.http_status)
                 await self._respond(response, scope, receive, send)
                 return

@@ -64,8 +64,7 @@ from ...errors import (
     VersionNotSupportedError,
 )
 from ...protocol import METHODS, V0_3, V1_0, negotiate_version
-from ...server import EventStream, closes_stream
-from ...server._base import _after_seq
+from ...server import EventStream, error_for, resume_point, stream_items
 from ._auth import AuthenticationError, PermissionDeniedError
 from ._common import (
     A2A_JSON,
@@ -437,7 +436,7 @@ class RestBinding:
                     except (ValueError, UnicodeDecodeError) as exc:
                         raise _invalid("body", f"not valid JSON ({exc})") from None
             version = self._version(op, headers, request.url.path)
-            reply_headers = server._response_headers(headers, version)
+            reply_headers = server.response_headers(headers, version)
             call = server.call_context(headers, version, owner)
             tenant = request.path_params.get("tenant")
             if tenant:
@@ -445,7 +444,7 @@ class RestBinding:
             params = op.build(request, body)
             if op.streaming:
                 if op.handler == "on_subscribe_to_task":
-                    after = _after_seq(headers.get("last-event-id"))
+                    after = resume_point(headers.get("last-event-id"))
                     stream = await server.on_subscribe_to_task(params, call, after_seq=after)
                 else:
                     stream = await getattr(server, op.handler)(params, call)
@@ -466,7 +465,7 @@ class RestBinding:
         except BodyTooLargeError as exc:
             return status_error_response(too_large(exc.limit), status=413, media_type=media)
         except Exception as exc:
-            error = server._error(exc, op.name)
+            error = error_for(exc, op.name)
             return status_error_response(error, media_type=media, headers=reply_headers)
 
     def _version(self, op: _Op, headers: Mapping[str, str], path: str) -> str:
@@ -490,26 +489,21 @@ class RestBinding:
         )
 
     async def _frames(self, op: _Op, stream: EventStream) -> AsyncIterator[bytes]:
-        server = self.gateway.target
         v03 = op.version == V0_3
         dialect = _V03_HTTP if v03 else V1_0
-        interrupt_closes = op.handler == "on_send_streaming_message"
+        items = stream_items(stream, METHODS[op.name], op.version)
         try:
-            async for seq, item in stream:
-                if v03 and isinstance(item, m.TaskStatusUpdateEvent):
-                    final = closes_stream(item, on_interrupted=interrupt_closes)
-                    if final != item.final:
-                        item = attrs.evolve(item, final=final)
+            async for seq, item in items:
                 try:
                     wire = codec.to_wire(item, dialect, as_type=m.StreamResponse, lossy=v03)
                 except Exception as exc:
-                    yield _error_frame(server._error(exc, op.name))
+                    yield _error_frame(error_for(exc, op.name))
                     return
                 yield sse_frame(codec.dumps(wire), id=str(seq) if seq else None)
         except Exception as exc:
-            yield _error_frame(server._error(exc, op.name))
+            yield _error_frame(error_for(exc, op.name))
         finally:
-            await stream.aclose()
+            await items.aclose()
 
 
 def _error_frame(error: JSONRPCError) -> bytes:

@@ -17,9 +17,6 @@ from typing import Any
 
 import attrs
 import pytest
-
-pytest.importorskip("grpc")
-
 from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

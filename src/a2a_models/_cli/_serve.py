@@ -40,6 +40,7 @@ class ServeOptions:
     * ``public_url``: the base URL advertised in the agent card (default:
       ``http://{host}:{port}``).
     * ``log_level``: ``debug``, ``info``, ``warning`` or ``error``.
+    * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     """
 
     host: str = "127.0.0.1"
@@ -50,6 +51,7 @@ class ServeOptions:
     auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens)
     public_url: str | None = None
     log_level: str = "info"
+    grpc_port: int | None = None
 
 
 def load_agent(spec: str) -> Any:

@@ -44,6 +44,7 @@ class ServeOptions:
       (``7d``, ``12h``, ...; ``off``: forever).
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
       have (``None``: no limit).
+    * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +57,7 @@ class ServeOptions:
     log_level: str = "info"
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
+    grpc_port: int | None = None
 
 
 def load_agent(spec: str) -> Any:

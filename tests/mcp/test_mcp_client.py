@@ -470,7 +470,7 @@ async def test_streamable_http_servers_with_headers(tmp_path: Path) -> None:
             assert isinstance(task, Task) and task.state is TaskState.COMPLETED
             message = await hub.call("agent__echo", {"text": "hi"})
             assert isinstance(message, Message) and message.text == "echo: hi"
-            failed = await hub.call("agent__explode", {})
+            failed = await hub.call("agent__explode", {"text": "now"})
             assert isinstance(failed, ToolResult) and failed.is_error
             assert failed.text == "[RuntimeError]: kaboom"
             await hub.call("remote__enable_extra", {})

@@ -67,9 +67,11 @@ from ._names import (
 )
 from ._schema import (
     EMPTY_OBJECT_SCHEMA,
+    TEXT_INPUT_SCHEMA,
     ArgumentValidator,
     check_object_schema,
     check_schema,
+    declares_inputs,
     schema_from_function,
     schema_from_type,
 )
@@ -124,8 +126,10 @@ __all__ = [
     "build_card",
     "canonical_name",
     "card_with_skills",
+    "TEXT_INPUT_SCHEMA",
     "check_object_schema",
     "check_schema",
+    "declares_inputs",
     "check_tool_name",
     "check_unique",
     "define_skill",

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any
@@ -49,7 +48,7 @@ from ...models import (
 )
 from ...server import Agent, AgentEvent, RequestContext
 from ...server._lifecycle import apply_event
-from ...tools import SkillDefinition, Tool, Toolbox, ToolNameError, check_unique
+from ...tools import SkillDefinition, Tool, Toolbox, ToolNameError, check_unique, declares_inputs
 from ._errors import ModelError
 from ._handler import (
     KIND_METADATA_KEY,
@@ -378,14 +377,29 @@ class LLMAgent(Agent):
         text: str | None = None,
     ) -> Task | Message:
         """Run ``skill_id`` outside an A2A server (e.g. as an MCP tool) and return the
-        final Task (or the skill handler's Message). Routing is skipped."""
+        final Task (or the skill handler's Message). Routing is skipped.
+
+        The input reaches the model once, in the form the skill declares: a
+        skill that declares no inputs gets ``text`` (or ``skill_input["text"]``,
+        what its MCP tool takes) as the user message; any other skill gets
+        ``skill_input`` as one data part (and ``text``, if given, before it).
+        """
         if skill_id not in self.skills:
             raise KeyError(f"no skill {skill_id!r}")
+        definition = self.skills[skill_id].definition
+        if (
+            text is None
+            and skill_input is not None
+            and not declares_inputs(definition.input_schema)
+            and set(skill_input) == {"text"}
+            and isinstance(skill_input["text"], str)
+        ):
+            text, skill_input = skill_input["text"], None
         parts: list[Any] = []
-        body = text if text is not None else json.dumps(skill_input or {}, ensure_ascii=False)
-        parts.append(body)
-        if skill_input:
-            parts.append(DataPart(skill_input))
+        if text is not None:
+            parts.append(text)
+        if skill_input or text is None:
+            parts.append(DataPart(skill_input or {}))
         message = Message.user(*parts, metadata={"skillId": skill_id})
         task_id, context_id = new_id(), new_id()
         context = RequestContext(

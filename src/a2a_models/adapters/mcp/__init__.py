@@ -49,13 +49,16 @@ if TYPE_CHECKING:
     )
     from ._convert import (
         A2A_JSON_MEDIA_TYPE,
+        a2a_resource,
         agent_slug,
         error_result,
         from_call_result,
+        result_text,
+        structured_result,
         tag_uri,
         to_call_result,
     )
-    from ._server import MCPSkillServer, SkillRunner, skill_tool_description
+    from ._server import MCPSkillServer, SkillRunner, skill_input_schema, skill_tool_description
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -84,15 +87,18 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "A2A_JSON_MEDIA_TYPE",
+            "a2a_resource",
             "agent_slug",
             "error_result",
             "from_call_result",
+            "result_text",
+            "structured_result",
             "tag_uri",
             "to_call_result",
         ],
         "_convert",
     ),
-    **dict.fromkeys(["MCPSkillServer", "SkillRunner", "skill_tool_description"], "_server"),
+    **dict.fromkeys(["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"], "_server"),
 }
 
 __all__ = [
@@ -109,13 +115,17 @@ __all__ = [
     "SkillRunner",
     "StdioServerConfig",
     "ToolsChangedCallback",
+    "a2a_resource",
     "agent_slug",
     "error_result",
     "from_call_result",
     "load_mcp_config",
     "parse_mcp_config",
     "resolve_env",
+    "result_text",
+    "skill_input_schema",
     "skill_tool_description",
+    "structured_result",
     "tag_uri",
     "to_call_result",
 ]

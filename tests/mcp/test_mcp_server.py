@@ -292,12 +292,13 @@ async def test_unknown_tool_in_process_call_and_skill_without_handler() -> None:
     )
     server = MCPSkillServer([llm_skill], name="llm agent")
     assert _error_text(await server.call("missing")) == "[UnknownTool]: no skill named 'missing'"
-    text = _error_text(await server.call("plan", {}))
+    text = _error_text(await server.call("plan", {"text": "a trip"}))
     assert text.startswith("[NotImplementedError]: skill 'plan' has no handler")
 
     async def runner(skill: Any, args: Any, ctx: Any) -> Message:
-        return Message.agent(f"planned by runner for {skill.id}")
+        return Message.agent(f"planned by runner for {skill.id}: {args['text']}")
 
     server = MCPSkillServer([llm_skill], name="llm agent", runner=runner)
-    message = codec.decode(Message, _embedded(await server.call("plan")).text, "1.0")
-    assert message.text == "planned by runner for plan"
+    result = await server.call("plan", {"text": "a trip"})
+    message = codec.decode(Message, _embedded(result).text, "1.0")
+    assert message.text == "planned by runner for plan: a trip"

@@ -116,6 +116,7 @@ class AgentRuntime:
                 input_modes=cs.agent_skill.input_modes,
                 output_modes=cs.agent_skill.output_modes,
                 input_schema=cs.input_schema,
+                output_schema=cs.output_schema,
                 tools=own,
                 allowed_tools=list(cs.tool_patterns),
             )

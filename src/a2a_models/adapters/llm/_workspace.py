@@ -100,6 +100,7 @@ _SKILL_KEYS = frozenset(
         "inputModes",
         "outputModes",
         "inputSchema",
+        "outputSchema",
         "model",
         "mcp",
         "workflows",
@@ -397,6 +398,7 @@ class ComposedSkill:
     workflows: tuple[WorkflowSelection, ...]
     tool_patterns: tuple[str, ...]
     guardrails: Guardrails
+    output_schema: dict[str, Any] | None = attrs.field(default=None, hash=False)
 
     @property
     def workflow_tools(self) -> tuple[str, ...]:
@@ -910,6 +912,13 @@ def compose_workspace(
             schema_problem = check_object_schema(input_schema)
             if schema_problem is not None:
                 raise WorkspaceError(file, "inputSchema", schema_problem)
+        output_schema = _mapping(front.get("outputSchema"), file, "outputSchema")
+        if output_schema is not None:
+            from ...tools import check_object_schema
+
+            schema_problem = check_object_schema(output_schema)
+            if schema_problem is not None:
+                raise WorkspaceError(file, "outputSchema", schema_problem)
         try:
             entry = AgentSkill(
                 id=sid,
@@ -1000,6 +1009,7 @@ def compose_workspace(
             examples=examples,
             name=skill_name,
             input_schema=input_schema,
+            output_schema=output_schema,
             allowed_tools=patterns or ["*"],
         )
         skills.append(
@@ -1008,6 +1018,7 @@ def compose_workspace(
                 file=file,
                 agent_skill=entry,
                 input_schema=input_schema,
+                output_schema=output_schema,
                 prompt=source.body,
                 system_prompt=skill_system_prompt(sources.prompt, definition, source.body),
                 model_settings=skill_model,

@@ -86,6 +86,8 @@ from ._skills import (
     success_task,
 )
 from ._tool import (
+    RESULT_FORMS,
+    ResultForm,
     Tool,
     ToolContext,
     ToolFunction,
@@ -97,6 +99,8 @@ from ._tool import (
 from ._toolbox import Adapter, Toolbox, ToolProvider, adapt_tools, check_unique, select_tools
 
 __all__ = [
+    "RESULT_FORMS",
+    "ResultForm",
     "EMPTY_OBJECT_SCHEMA",
     "MAX_TOOL_NAME_LENGTH",
     "NAMESPACED_TOOL_NAME",

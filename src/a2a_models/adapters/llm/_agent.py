@@ -48,7 +48,16 @@ from ...models import (
 )
 from ...server import Agent, AgentEvent, RequestContext
 from ...server._lifecycle import apply_event
-from ...tools import SkillDefinition, Tool, Toolbox, ToolNameError, check_unique, declares_inputs
+from ...tools import (
+    RESULT_FORMS,
+    ResultForm,
+    SkillDefinition,
+    Tool,
+    Toolbox,
+    ToolNameError,
+    check_unique,
+    declares_inputs,
+)
 from ._errors import ModelError
 from ._handler import (
     KIND_METADATA_KEY,
@@ -111,6 +120,9 @@ class LLMAgent(Agent):
     * ``finish_on_artifact`` - a model turn that only writes artifacts ends
       the loop (no further model call); off: the model is called again.
     * ``artifact_media_type`` - the media type of streamed artifact parts.
+    * ``tool_results`` - how a tool result carrying both text and structured
+      data reaches the model: ``"structured"`` (default: the data as JSON),
+      ``"text"`` or ``"both"`` (see :meth:`~a2a_models.tools.ToolResult.as_text`).
     * ``tools_resolver(skill)`` - replaces the toolbox selection: the tools of a
       skill (used by workspaces for their tool policies).
     """
@@ -130,6 +142,7 @@ class LLMAgent(Agent):
         routing: bool = True,
         finish_on_artifact: bool = True,
         artifact_media_type: str | None = None,
+        tool_results: ResultForm = "structured",
         tools_resolver: Callable[[LLMSkill], Sequence[Tool]] | None = None,
     ) -> None:
         self.model = model
@@ -155,6 +168,11 @@ class LLMAgent(Agent):
         self.routing = routing
         self.finish_on_artifact = finish_on_artifact
         self.artifact_media_type = artifact_media_type
+        if tool_results not in RESULT_FORMS:
+            raise ValueError(
+                f"tool_results must be one of {', '.join(RESULT_FORMS)}, not {tool_results!r}"
+            )
+        self.tool_results: ResultForm = tool_results
         self.tools_resolver = tools_resolver
         self._pumps: dict[str, set[asyncio.Task[Any]]] = {}
 

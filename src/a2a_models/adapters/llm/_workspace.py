@@ -116,6 +116,7 @@ _SETTINGS = {
     "routing": "routing",
     "finishOnArtifact": "finish_on_artifact",
     "artifactMediaType": "artifact_media_type",
+    "toolResults": "tool_results",
 }
 _CAPABILITY_FLAGS = {
     "streaming": "streaming",
@@ -776,6 +777,8 @@ def _settings(value: Any) -> dict[str, Any]:
             raise WorkspaceError(AGENT_FILE, field, "expected true or false")
         if name == "artifact_media_type" and item is not None and not isinstance(item, str):
             raise WorkspaceError(AGENT_FILE, field, "expected a media type")
+        if name == "tool_results" and item not in ("structured", "text", "both"):
+            raise WorkspaceError(AGENT_FILE, field, "expected 'structured', 'text' or 'both'")
         out[name] = item
     return out
 

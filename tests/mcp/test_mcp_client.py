@@ -522,3 +522,26 @@ async def test_streamable_http_servers_with_headers(tmp_path: Path) -> None:
             await hub.call("remote__enable_extra", {})
             connection = hub.connections["remote"]
             await eventually(lambda: "remote__extra_tool" in [t.name for t in connection.tools])
+
+
+async def test_legacy_sse_servers_with_substituted_headers(tmp_path: Path) -> None:
+    # The official SDK's HTTP+SSE server (the transport older mcp.json files name "sse").
+    sdk_server = build_tool_server()
+    async with asyncio.timeout(TIMEOUT), HTTPServer(sdk_server.sse_app()) as http:
+        servers = {
+            "old": {
+                "type": "sse",
+                "url": f"{http.url}/sse",
+                "headers": {"Authorization": "Bearer ${TOK}", "X-Region": "$env:REGION-1"},
+            }
+        }
+        async with MCPToolHub.from_config(
+            write_config(tmp_path, servers), env={"TOK": "t-7", "REGION": "eu"}, call_timeout=TIMEOUT
+        ) as hub:
+            assert hub.connections["old"].config.transport == "sse"  # type: ignore[union-attr]
+            weather = await hub.call("old__get_weather", {"city": "Oslo"})
+            assert isinstance(weather, ToolResult) and weather.text == "sunny in Oslo"
+            auth = await hub.call("old__header", {"name": "authorization"})
+            region = await hub.call("old__header", {"name": "x-region"})
+            assert isinstance(auth, ToolResult) and auth.text == "Bearer t-7"
+            assert isinstance(region, ToolResult) and region.text == "eu-1"

@@ -275,26 +275,26 @@ def merge_text_parts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
     if len(parts) < 2:
         return parts
     out: list[Part] = []
+    head: TextPart | None = None  # the first part of the current run of text parts
     run: list[str] = []
     for part in parts:
-        if run:
-            last = out[-1]
+        if head is not None:
             if (
                 type(part) is TextPart
-                and part.media_type == last.media_type
-                and part.filename == last.filename
-                and part.metadata == last.metadata
+                and part.media_type == head.media_type
+                and part.filename == head.filename
+                and part.metadata == head.metadata
             ):
                 run.append(part.text)
                 continue
             if len(run) > 1:
-                out[-1] = attrs.evolve(last, text="".join(run))
-            run = []
+                out[-1] = attrs.evolve(head, text="".join(run))
+            head, run = None, []
         out.append(part)
         if type(part) is TextPart:
-            run = [part.text]
-    if len(run) > 1:
-        out[-1] = attrs.evolve(out[-1], text="".join(run))
+            head, run = part, [part.text]
+    if head is not None and len(run) > 1:
+        out[-1] = attrs.evolve(head, text="".join(run))
     return parts if len(out) == len(parts) else tuple(out)
 
 

@@ -19,17 +19,23 @@ from ._errors import UsageError
 from ._render import Output, TaskView, exit_status
 
 if TYPE_CHECKING:
+    from ..adapters.grpc import GrpcClient
     from ..adapters.http._client import BaseHTTPClient
 
 __all__ = ["COMMANDS"]
 
-TRANSPORTS = {"auto": ("JSONRPC", "HTTP+JSON"), "jsonrpc": ("JSONRPC",), "rest": ("HTTP+JSON",)}
+TRANSPORTS = {
+    "auto": ("JSONRPC", "HTTP+JSON", "GRPC"),
+    "jsonrpc": ("JSONRPC",),
+    "rest": ("HTTP+JSON",),
+    "grpc": ("GRPC",),
+}
 
 
 # ---------------------------------------------------------------------------- connecting
 
 
-async def open_client(args: argparse.Namespace) -> BaseHTTPClient:
+async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
     from ..adapters.http._client import HTTPClient, RESTClient
     from ..adapters.http._discovery import CardResolutionError, connect
@@ -54,6 +60,10 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient:
                 f"a2a-models: no agent card found ({exc}); calling {args.url} directly",
                 file=sys.stderr,
             )
+    if args.transport == "grpc":
+        from ..adapters.grpc import GrpcClient
+
+        return GrpcClient(args.url, headers=headers, timeout=args.timeout)
     kind = RESTClient if args.transport == "rest" else HTTPClient
     return kind(args.url, version=version, headers=headers, timeout=args.timeout)
 
@@ -253,7 +263,13 @@ async def card(args: argparse.Namespace, out: Output) -> int:
 
     headers = dict(args.header)
     fmt = args.format or "1.0"
-    if fmt == "raw":
+    if args.transport == "grpc":
+        from ..adapters.grpc import GrpcClient
+
+        async with GrpcClient(args.url, headers=headers, timeout=args.timeout) as client:
+            agent_card = await client.get_extended_agent_card()
+        fmt = "1.0" if fmt == "raw" else fmt  # no "as served" JSON over gRPC
+    elif fmt == "raw":
         from ..adapters.http._discovery import _candidates
 
         value: Any = None
@@ -274,7 +290,8 @@ async def card(args: argparse.Namespace, out: Output) -> int:
                 raise CardResolutionError(f"no agent card for {args.url}", args.url)
         out.emit_json(value)
         return 0
-    agent_card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
+    else:
+        agent_card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
     if out.json or args.format:
         out.emit_json(codec.to_wire(agent_card, fmt, lossy=fmt == "0.3"))
     else:

@@ -87,9 +87,10 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
     )
     parser.add_argument(
         "--transport",
-        choices=("auto", "jsonrpc", "rest"),
+        choices=("auto", "jsonrpc", "rest", "grpc"),
         default="auto",
-        help="binding: JSON-RPC, HTTP+JSON (rest), or whatever the card prefers (auto)",
+        help="binding: JSON-RPC, HTTP+JSON (rest), gRPC (grpc: needs the grpc extra), "
+        "or whatever the card prefers (auto)",
     )
     parser.add_argument(
         "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
@@ -227,6 +228,13 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="print JSON: 1.0 ProtoJSON (what --json prints), 0.3 form, or as served (raw)",
     )
     card.add_argument(
+        "--transport",
+        choices=("http", "grpc"),
+        default="http",
+        help="http: the well-known card; grpc: URL is a grpc://host:port endpoint and the "
+        "card is its GetExtendedAgentCard answer",
+    )
+    card.add_argument(
         "--header",
         "-H",
         action="append",
@@ -287,7 +295,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept 'Authorization: Bearer TOKEN' (repeatable; none: no authentication)",
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
+    serve.add_argument(
+        "--grpc-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve gRPC (lf.a2a.v1) on this port, same agent and store (0: any; "
+        "needs the grpc extra)",
+    )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    serve.add_argument(
+        "--retain-terminal",
+        default="7d",
+        metavar="AGE",
+        help="delete finished tasks this old from an SQL store, in the background "
+        "(default: 7d; e.g. 12h, 30d; off: keep forever)",
+    )
+    serve.add_argument(
+        "--max-active-tasks-per-owner",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
+        "(default: 1000; 0: no limit)",
+    )
+    store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
+    store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+    prune = store_commands.add_parser(
+        "prune", help="delete finished tasks older than an age, in small batches"
+    )
+    prune.add_argument("url", metavar="URL", help="the store: sqlite:///path.db or postgresql://...")
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
+    )
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -296,6 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "conformance",
         help="check an A2A server against the specification (see: conformance --help)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "conformance-client",
+        help="check an A2A client: a scripted reference server judges its requests "
+        "(see: conformance-client --help)",
         add_help=False,
     )
     return parser
@@ -325,6 +371,10 @@ def _run(argv: list[str]) -> int:
         from ..conformance._cli import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
+    if argv[:1] == ["conformance-client"]:
+        from ..conformance._client import main as client_main
+
+        return client_main(argv[1:], prog="a2a-models conformance-client")
     if argv[:1] == ["agent"]:
         from ._agent import main as agent_main
 
@@ -343,8 +393,15 @@ def _run(argv: list[str]) -> int:
                 auth_tokens=tuple(args.auth_token),
                 public_url=args.public_url,
                 log_level=args.log_level,
+                retain_terminal=args.retain_terminal,
+                max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
+                grpc_port=args.grpc_port,
             )
         )
+    if args.command == "store":
+        from ..stores._cli import prune
+
+        return prune(args.url, args.older_than)
     import asyncio
 
     if args.command == "demo":

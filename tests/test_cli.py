@@ -616,6 +616,19 @@ def test_agent_run_reports_an_mcp_server_that_cannot_start(tmp_path: Path) -> No
     assert debug.returncode == 1 and "Traceback" in debug.stderr
 
 
+def test_debug_is_taken_from_any_command_but_the_harnesses() -> None:
+    from a2a_models._cli._main import _take_debug
+
+    assert _take_debug(["get", "U", "T", "--debug"]) == (["get", "U", "T"], True)
+    assert _take_debug(["--debug", "agent", "run", "d"]) == (["agent", "run", "d"], True)
+    assert _take_debug(["send", "U", "--", "--debug"]) == (["send", "U", "--", "--debug"], False)
+    assert _take_debug(["conformance", "U", "--debug"]) == (["conformance", "U", "--debug"], False)
+    assert _take_debug(["--debug", "conformance-client", "--debug"]) == (
+        ["conformance-client", "--debug"],
+        True,
+    )
+
+
 def test_help_imports_neither_rich_nor_the_http_client() -> None:
     code = (
         "import sys\n"

@@ -347,11 +347,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that parse their own options: only a ``--debug`` before them is ours.
+_OWN_OPTIONS = ("conformance", "conformance-client")
+
+
 def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
-    """``argv`` without ``--debug`` (which any command accepts, before ``--``), and whether it was there."""
+    """``argv`` without ``--debug`` (any command takes it, before ``--``); whether it was there."""
     end = argv.index("--") if "--" in argv else len(argv)
-    if argv[:1] == ["conformance"] or argv[:2] == ["--debug", "conformance"]:
-        end = min(end, 2 if argv[:1] == ["--debug"] else 0)  # the harness owns its options
+    first = next((i for i, arg in enumerate(argv) if arg != "--debug"), len(argv))
+    if first < len(argv) and argv[first] in _OWN_OPTIONS:
+        end = min(end, first)
     found = "--debug" in argv[:end]
     return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], found
 

@@ -584,6 +584,8 @@ def test_usage_errors() -> None:
     assert "NAME:VALUE" in done.stderr
     done = cli("list", "http://x", "--limit", "0")
     assert done.returncode == 2 and "at least 1" in done.stderr
+    done = cli("get", "http://x", "T", "--history", "-1")
+    assert done.returncode == 2 and "at least 0" in done.stderr
     done = cli("--help")
     assert done.returncode == 0
     for command in ("send", "get", "list", "cancel", "follow", "push", "card", "serve"):

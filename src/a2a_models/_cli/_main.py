@@ -14,7 +14,7 @@ import sys
 
 TYPE_CHECKING = False  # typing and collections cost start-up time; mypy knows the name
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 __all__ = ["build_parser", "main"]
 
@@ -38,14 +38,17 @@ def _header(value: str) -> tuple[str, str]:
     return name.strip(), content.strip()
 
 
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
-    return number
+def _at_least(least: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+        if number < least:
+            raise argparse.ArgumentTypeError(f"expected at least {least}, got {number}")
+        return number
+
+    return parse
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -138,7 +141,11 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_connection_options(get)
     get.add_argument("task_id", metavar="TASK", help="the task's id")
     get.add_argument(
-        "--history", type=int, default=None, metavar="N", help="also show the last N messages"
+        "--history",
+        type=_at_least(0),
+        default=None,
+        metavar="N",
+        help="also show the last N messages",
     )
 
 
@@ -147,7 +154,7 @@ def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     _add_connection_options(tasks)
     tasks.add_argument("--context", metavar="ID", help="only the tasks of this context")
     tasks.add_argument("--state", choices=_STATES, help="only tasks in this state")
-    tasks.add_argument("--limit", type=_positive, default=None, metavar="N", help="at most N")
+    tasks.add_argument("--limit", type=_at_least(1), default=None, metavar="N", help="at most N")
     tasks.add_argument("--page-token", metavar="TOKEN", help="the next page of an earlier list")
 
 

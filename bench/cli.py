@@ -5,7 +5,9 @@ Prints the median of N fresh processes (default 5) for each of:
 * ``python -c pass`` (the interpreter alone, the floor),
 * ``python -c "import a2a_models"``,
 * ``a2a-models --help`` (the console script; the target is at most 150 ms),
-* ``a2a-models send --help`` (a subcommand's help: still no HTTP client or rich).
+* ``a2a-models send --help`` (a subcommand's help: still no HTTP client or rich),
+* ``import argparse`` and, when installed, ``import click`` / ``import typer``: what the
+  parser library alone costs (the reason the command line keeps argparse).
 
 Run: ``python bench/cli.py [--runs N]`` (exit status 1 when the target is missed). On a loaded machine the absolute
 figures move; the differences to the first line are what the CLI costs.
@@ -14,6 +16,7 @@ figures move; the differences to the first line are what the CLI costs.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import statistics
 import subprocess
@@ -45,6 +48,11 @@ def main() -> None:
         ("a2a-models --help", [*cli, "--help"]),
         ("a2a-models send --help", [*cli, "send", "--help"]),
     ]
+    # Why argparse: what the usual CLI libraries cost to import, next to it.
+    cases.append(("import argparse", [sys.executable, "-c", "import argparse"]))
+    for library in ("click", "typer"):
+        if importlib.util.find_spec(library) is not None:
+            cases.append((f"import {library}", [sys.executable, "-c", f"import {library}"]))
     for _, command in cases:  # warm the file cache
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     results = {name: _median_ms(command, runs) for name, command in cases}

@@ -260,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="a2a-models",
         description="Talk to A2A agents (protocol 1.0 and 0.3), show their cards, serve one.",
         epilog="Run 'a2a-models COMMAND --help' for a command's options. "
-        "Start here: a2a-models serve, then a2a-models send http://127.0.0.1:8000 task",
+        "New here? a2a-models demo",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of a failure (any command)"

@@ -430,7 +430,8 @@ def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
         got = cli("get", server.url, task_id, "--json")
         assert json.loads(got.stdout)["id"] == task_id
 
-        time.sleep(0.5)  # the follower is subscribed
+        assert follower.stdout is not None
+        first = follower.stdout.readline()  # printed once it is subscribed
         canceled = cli("cancel", server.url, task_id)
         assert canceled.returncode == 0, canceled.stderr
         assert canceled.stdout.startswith(f"task {task_id}  canceled")
@@ -440,8 +441,8 @@ def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
         if follower.poll() is None:
             follower.kill()
             follower.wait(5)
-    assert follower.returncode == 5, out + err
-    lines = out.splitlines()
+    assert follower.returncode == 5, first + out + err
+    lines = [first.rstrip("\n"), *out.splitlines()]
     assert lines[0] == f"task {task_id}  working"
     assert re.fullmatch(r"working  tick \d+", lines[1])
     assert lines[-1] == "canceled"

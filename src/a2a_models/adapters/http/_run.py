@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ...models import AgentCard, AgentSkill, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
+from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
 from ...server import AgentServer
 from ._auth import BearerTokenAuthenticator
 from ._serve import HTTPServer
@@ -48,6 +48,8 @@ def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
         card = demo_card(url, bindings=bindings)
         if spec != "demo":
             import attrs
+
+            from ...models import AgentSkill
 
             name = type(agent).__name__
             description = (type(agent).__doc__ or "An A2A agent").strip().splitlines()[0]

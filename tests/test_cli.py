@@ -514,6 +514,11 @@ def test_card_summary_and_json(server: Server) -> None:
     assert f"  HTTP+JSON  0.3  {server.url}" in lines
     assert "capabilities: streaming, push notifications" in lines
     assert "security: none (no authentication)" in lines
+    # An agent without a card of its own is served with one skill: itself.
+    assert (
+        "  default  CliAgent: Answers by the text it is sent (chunks, parts, fail, reject, ask, auth, slow)."
+        in lines
+    )
     as_json = cli("card", server.url, "--json")
     card = codec.decode(m.AgentCard, as_json.stdout, "1.0")
     assert card.name == "CliAgent"

@@ -637,6 +637,15 @@ def test_debug_is_taken_from_any_command_but_the_harnesses() -> None:
     )
 
 
+def test_parser_builds_only_the_command_being_run() -> None:
+    args = build_parser(only="get").parse_args(["get", "http://x", "T", "--history", "2"])
+    assert (args.command, args.task_id, args.history) == ("get", "T", 2)
+    light = build_parser(only="get")
+    with pytest.raises(SystemExit):  # send has its name and help here, not its options
+        light.parse_args(["send", "http://x", "hi"])
+    assert build_parser().parse_args(["send", "http://x", "hi"]).text == "hi"
+
+
 def test_help_imports_neither_rich_nor_the_http_client() -> None:
     code = (
         "import sys\n"

@@ -51,6 +51,31 @@ def _at_least(least: int) -> Callable[[str], int]:
     return parse
 
 
+class _Ignored:
+    """Takes any call and ignores it: the options of a subcommand that is not being run."""
+
+    def __getattr__(self, name: str) -> object:
+        return self._ignore
+
+    def _ignore(self, *args: object, **kwargs: object) -> _Ignored:
+        return self
+
+
+class _HelpOnly:
+    """Registers a subcommand's name and help (for ``--help``), not its options.
+
+    Building every subcommand's options costs start-up time that only the
+    command being run needs.
+    """
+
+    def __init__(self, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        self._commands = commands
+
+    def add_parser(self, name: str, **kwargs: object) -> _Ignored:
+        self._commands.add_parser(name, help=kwargs.get("help"))  # type: ignore[arg-type]
+        return _Ignored()
+
+
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
@@ -254,8 +279,12 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     _add_output_options(card)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``a2a-models`` argument parser."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``a2a-models`` argument parser.
+
+    With ``only``, the client subcommands other than ``only`` get their name and
+    help but no options (what ``main`` does: it runs one command).
+    """
     parser = argparse.ArgumentParser(
         prog="a2a-models",
         description="Talk to A2A agents (protocol 1.0 and 0.3), show their cards, serve one.",
@@ -267,9 +296,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    _add_demo(commands)
-    for add in (_add_send, _add_get, _add_list, _add_cancel, _add_follow, _add_push, _add_card):
-        add(commands)
+    client = {
+        "demo": _add_demo,
+        "send": _add_send,
+        "get": _add_get,
+        "list": _add_list,
+        "cancel": _add_cancel,
+        "follow": _add_follow,
+        "push": _add_push,
+        "card": _add_card,
+    }
+    for name, add in client.items():
+        add(commands if only is None or only == name else _HelpOnly(commands))  # type: ignore[arg-type]
 
     serve = commands.add_parser(
         "serve",
@@ -391,7 +429,7 @@ def _run(argv: list[str]) -> int:
         from ._agent import main as agent_main
 
         return agent_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser(only=argv[0] if argv else "").parse_args(argv)
     if args.command == "serve":
         from ._serve import ServeOptions, run
 

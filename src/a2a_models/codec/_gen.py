@@ -1,7 +1,7 @@
 """Code generation of per-class structure (decode) and unstructure (encode) functions.
 
 Each dialect describes its classes as tables of :class:`Field` (see
-``_v10.py`` and ``_v03.py``); this module turns every table into two plain Python
+``_v10.py`` and the ``_v03`` package); this module turns every table into two plain Python
 functions, compiled once, in one namespace per dialect so nested classes call
 each other directly. That is what makes decoding only a few times slower than
 ``orjson.loads`` while checking every type strictly.

@@ -8,6 +8,7 @@
 * :func:`encode` / :func:`decode` work on JSON bytes (or text);
   :func:`to_wire` / :func:`from_wire` on already-parsed JSON values.
 * :func:`to_dict` / :func:`from_dict` give the snake_case Python-dict form.
+* :func:`expresses` tells whether a dialect writes a model attribute.
 * ``strict=True`` rejects unknown members (lenient by default, as the spec asks).
 * What a dialect cannot express raises :class:`~a2a_models.errors.EncodeError`
   naming the path; ``lossy=True`` drops it instead.
@@ -24,6 +25,7 @@ from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
+from ._facts import expresses
 from ._gen import CHECK_JSON, LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ __all__ = [
     "decode",
     "dumps",
     "encode",
+    "expresses",
     "from_dict",
     "from_wire",
     "get_converter",

@@ -49,12 +49,13 @@ def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
         if spec != "demo":
             import attrs
 
-            card = attrs.evolve(
-                card,
-                name=type(agent).__name__,
-                description=(type(agent).__doc__ or "An A2A agent").strip().splitlines()[0],
-                skills=(),
-            )
+            from ...models import AgentSkill
+
+            name = type(agent).__name__
+            description = (type(agent).__doc__ or "An A2A agent").strip().splitlines()[0]
+            # A card needs at least one skill (spec §5.7): the agent itself.
+            skill = AgentSkill(id=name, name=name, description=description, tags=("agent",))
+            card = attrs.evolve(card, name=name, description=description, skills=(skill,))
     return agent, card
 
 

@@ -43,7 +43,7 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidModelError
-from ..models._base import Timestamp, json_problem
+from ..models._base import API_KEY_LOCATIONS, INT32_RANGE, Timestamp, json_problem
 
 __all__ = [
     "LOSSY",
@@ -198,7 +198,7 @@ def json_any(value: Any) -> Any:
     return value
 
 
-_INT32 = (-(2**31), 2**31 - 1)
+_INT32 = INT32_RANGE
 _QUOTED_INT = re.compile(r"-?[0-9]+\Z")
 
 
@@ -224,14 +224,13 @@ def non_negative_int32(value: Any, quoted_ok: bool) -> int:
     return number
 
 
-_API_KEY_LOCATIONS = frozenset({"header", "query", "cookie"})
 
 
 def api_key_location(value: Any) -> str:
     """Where an API key travels: ``header``, ``query`` or ``cookie``."""
     if value.__class__ is not str:
         raise Fail(f"expected a string, got {type_name(value)}")
-    if value not in _API_KEY_LOCATIONS:
+    if value not in API_KEY_LOCATIONS:
         raise Fail(f"expected one of header, query, cookie; got {value!r}")
     return value
 

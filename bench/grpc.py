@@ -37,10 +37,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve()
-SRC = HERE.parents[1] / "src"
 # Run as a script, bench/ comes first on sys.path: a sibling (http.py) would shadow the stdlib.
-if sys.path and Path(sys.path[0] or ".").resolve() == HERE.parent:
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     del sys.path[0]
 
 import argparse
@@ -58,8 +56,10 @@ from typing import Any
 try:
     import a2a_models  # noqa: F401
 except ImportError:  # a bare checkout
-    sys.path.insert(0, str(SRC))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+HERE = Path(__file__).resolve()
+SRC = HERE.parents[1] / "src"
 HOST = "127.0.0.1"
 CONVERT_TARGET = 5.0
 SERVER_TARGET = 3.0
@@ -94,9 +94,7 @@ def serve_ours(port: int) -> None:
         name="bench echo",
         description="echoes",
         version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=f"grpc://{HOST}:{port}", protocol_binding="GRPC")
-        ],
+        supported_interfaces=[AgentInterface(url=f"grpc://{HOST}:{port}", protocol_binding="GRPC")],
         capabilities=AgentCapabilities(streaming=True),
         skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["bench"])],
     )
@@ -330,17 +328,31 @@ async def servers(args: argparse.Namespace) -> bool:
             p.stop()
     best = {k: max(v) for k, v in rps.items()}
     per_req = {k: (cpu[k] / done[k] * 1e6 if done[k] and cpu[k] else None) for k in procs}
-    print(f"\nServers (grpc.aio, loopback; {args.clients} concurrent clients, "
-          f"{args.requests} SendMessage per round, best of {args.rounds} rounds)")
+    print(
+        f"\nServers (grpc.aio, loopback; {args.clients} concurrent clients, "
+        f"{args.requests} SendMessage per round, best of {args.rounds} rounds)"
+    )
     rows = [
-        ["SendMessage req/s", f"{best['ours']:,.0f}", f"{best['sdk']:,.0f}",
-         f"{best['ours'] / best['sdk']:.2f}x"],
-        ["server CPU µs/request",
-         f"{per_req['ours']:,.0f}" if per_req["ours"] else "-",
-         f"{per_req['sdk']:,.0f}" if per_req["sdk"] else "-",
-         f"{per_req['sdk'] / per_req['ours']:.2f}x" if per_req["ours"] and per_req["sdk"] else "-"],
-        [f"stream {args.steps}: events/s", f"{eps['ours']:,.0f}", f"{eps['sdk']:,.0f}",
-         f"{eps['ours'] / eps['sdk']:.2f}x"],
+        [
+            "SendMessage req/s",
+            f"{best['ours']:,.0f}",
+            f"{best['sdk']:,.0f}",
+            f"{best['ours'] / best['sdk']:.2f}x",
+        ],
+        [
+            "server CPU µs/request",
+            f"{per_req['ours']:,.0f}" if per_req["ours"] else "-",
+            f"{per_req['sdk']:,.0f}" if per_req["sdk"] else "-",
+            f"{per_req['sdk'] / per_req['ours']:.2f}x"
+            if per_req["ours"] and per_req["sdk"]
+            else "-",
+        ],
+        [
+            f"stream {args.steps}: events/s",
+            f"{eps['ours']:,.0f}",
+            f"{eps['sdk']:,.0f}",
+            f"{eps['ours'] / eps['sdk']:.2f}x",
+        ],
     ]
     _table(["", "ours", "sdk", "ours/sdk"], rows)
     ok = best["ours"] >= SERVER_TARGET * best["sdk"]
@@ -379,18 +391,8 @@ def conversion(args: argparse.Namespace) -> bool:
         ptask = v03.Task.model_validate_json(codec.encode(task, "0.3"))
         core = conversions.to_core_task(ptask)
         sdk_wire = core.SerializeToString()
-        sdk_cls = type(core)
         times = bc.race(
-            {
-                "ours_to": lambda: to_proto(task),
-                "ours_from": lambda: from_proto(m.Task, msg),
-                "sdk_to": lambda: conversions.to_core_task(ptask),
-                "sdk_from": lambda: conversions.to_compat_task(core),
-                "ours_enc": lambda: to_proto(task).SerializeToString(),
-                "ours_dec": lambda: from_proto(m.Task, pb.Task.FromString(wire)),
-                "sdk_enc": lambda: conversions.to_core_task(ptask).SerializeToString(),
-                "sdk_dec": lambda: conversions.to_compat_task(sdk_cls.FromString(sdk_wire)),
-            },
+            _conversion_candidates(task, msg, wire, ptask, core, sdk_wire),
             rounds=args.conv_rounds,
             budget=0.05,
         )
@@ -401,23 +403,54 @@ def conversion(args: argparse.Namespace) -> bool:
             ("bytes -> model", "ours_dec", "sdk_dec"),
         ):
             ratio = times[sdk] / times[ours]
-            rows.append([f"{name} {label}", f"{times[ours]:,.1f}", f"{times[sdk]:,.1f}",
-                         f"{ratio:.2f}x"])
+            rows.append(
+                [f"{name} {label}", f"{times[ours]:,.1f}", f"{times[sdk]:,.1f}", f"{ratio:.2f}x"]
+            )
             if label.startswith(("model -> protobuf", "protobuf -> model")):
                 ok = ok and ratio >= CONVERT_TARGET
-    print("Conversion (µs per Task, best of N; sdk = a2a-sdk's model <-> protobuf, "
-          "compat.v0_3.conversions)")
+    print(
+        "Conversion (µs per Task, best of N; sdk = a2a-sdk's model <-> protobuf, "
+        "compat.v0_3.conversions)"
+    )
     _table(["", "ours", "sdk", "sdk/ours"], rows)
-    print(f"target: conversion >= {CONVERT_TARGET:.0f}x faster than the SDK's: "
-          f"{'met' if ok else 'MISSED'}")
+    print(
+        f"target: conversion >= {CONVERT_TARGET:.0f}x faster than the SDK's: "
+        f"{'met' if ok else 'MISSED'}"
+    )
     return ok
+
+
+def _conversion_candidates(
+    task: Any, msg: Any, wire: bytes, ptask: Any, core: Any, sdk_wire: bytes
+) -> dict[str, Any]:
+    from a2a.compat.v0_3 import conversions
+
+    from a2a_models import models as m
+    from a2a_models.adapters.grpc import from_proto, to_proto
+    from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
+
+    sdk_cls = type(core)
+    return {
+        "ours_to": lambda: to_proto(task),
+        "ours_from": lambda: from_proto(m.Task, msg),
+        "sdk_to": lambda: conversions.to_core_task(ptask),
+        "sdk_from": lambda: conversions.to_compat_task(core),
+        "ours_enc": lambda: to_proto(task).SerializeToString(),
+        "ours_dec": lambda: from_proto(m.Task, pb.Task.FromString(wire)),
+        "sdk_enc": lambda: conversions.to_core_task(ptask).SerializeToString(),
+        "sdk_dec": lambda: conversions.to_compat_task(sdk_cls.FromString(sdk_wire)),
+    }
 
 
 def _table(head: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                        enumerate(zip(r, widths, strict=True))))
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
 
 
 def main() -> None:

@@ -35,9 +35,8 @@ import attrs
 from ... import models as m
 from ..._state import TaskState
 from ...codec import _v10
-from ...codec._gen import ClassSpec, Fail, Loss, builder, render_path
+from ...codec._gen import Fail, Loss, builder, render_path
 from ...errors import DecodeError, EncodeError
-from ...models._base import non_negative_optional_int32
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -300,7 +299,7 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
             return f"(p.{name} or None)"
         return f"p.{name}"
     if inner is int:
-        nonneg = attr.validator is non_negative_optional_int32
+        nonneg = (spec.kind.decode or "").startswith("_nonneg")  # non-negative int32
         dec = f"_nonneg(p.{name})" if nonneg else f"p.{name}"
         if presence:
             return f"({dec} if {has} else None)"
@@ -437,7 +436,7 @@ _NS.update(
 )
 
 
-def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
+def _compile_class(cls: type[Any], spec: Any) -> None:
     name = cls.__name__
     desc = _MESSAGES[name]
     proto_cls = _proto_class(name)

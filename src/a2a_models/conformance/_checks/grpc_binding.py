@@ -346,7 +346,7 @@ async def grpc_error_info(ctx: CheckContext) -> str | None:
     transports=ON_GRPC,
 )
 async def grpc_invalid_argument(ctx: CheckContext) -> str | None:
-    from ...adapters.grpc._pb import a2a_pb2 as pb
+    from ...adapters.grpc import pb
 
     reply = await rpc(ctx, "GetTask", None, raw=pb.GetTaskRequest().SerializeToString())
     _expect_a2a_error(ctx, reply, InvalidParamsError, "GetTask without an id")

@@ -3,6 +3,7 @@
 * ``tests``     - the full pytest suite, with every extra installed (``-- <pytest args>``)
 * ``typecheck`` - ``mypy --strict`` on ``src`` (configured by ``[tool.mypy]`` in pyproject)
 * ``lint``      - ``ruff check`` and ``ruff format --check``
+* ``docs``      - build the documentation site (mkdocs, strict: a broken link or reference fails)
 * ``schemas``   - regenerate the committed JSON Schemas in ``spec/json``
 * ``protos``    - regenerate the committed ``lf.a2a.v1`` protobuf/gRPC modules of the gRPC adapter
 * ``bench``     - run every ``bench/*.py`` script
@@ -43,6 +44,14 @@ def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")
     session.run("ruff", "check", *(session.posargs or ["."]))
     session.run("ruff", "format", "--check", *(session.posargs or ["."]))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into ``site/`` in strict mode (``-- serve`` to preview it)."""
+    session.install("-e.[docs,http,postgres,mcp,llm]")
+    command = session.posargs or ["build", "--strict"]
+    session.run("mkdocs", *command, env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session

@@ -152,6 +152,30 @@ def build_parser() -> argparse.ArgumentParser:
         "needs the grpc extra)",
     )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    serve.add_argument(
+        "--retain-terminal",
+        default="7d",
+        metavar="AGE",
+        help="delete finished tasks this old from an SQL store, in the background "
+        "(default: 7d; e.g. 12h, 30d; off: keep forever)",
+    )
+    serve.add_argument(
+        "--max-active-tasks-per-owner",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
+        "(default: 1000; 0: no limit)",
+    )
+    store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
+    store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+    prune = store_commands.add_parser(
+        "prune", help="delete finished tasks older than an age, in small batches"
+    )
+    prune.add_argument("url", metavar="URL", help="the store: sqlite:///path.db or postgresql://...")
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
+    )
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -160,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "conformance",
         help="check an A2A server against the specification (see: conformance --help)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "conformance-client",
+        help="check an A2A client: a scripted reference server judges its requests "
+        "(see: conformance-client --help)",
         add_help=False,
     )
     return parser
@@ -173,6 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..conformance._cli import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
+    if argv[:1] == ["conformance-client"]:
+        from ..conformance._client import main as client_main
+
+        return client_main(argv[1:], prog="a2a-models conformance-client")
     if argv[:1] == ["agent"]:
         from ._agent import main as agent_main
 
@@ -191,9 +225,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 auth_tokens=tuple(args.auth_token),
                 public_url=args.public_url,
                 log_level=args.log_level,
+                retain_terminal=args.retain_terminal,
+                max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 grpc_port=args.grpc_port,
             )
         )
+    if args.command == "store":
+        from ..stores._cli import prune
+
+        return prune(args.url, args.older_than)
     try:
         if args.command == "send":
             return asyncio.run(_send(args, sys.stdout))

@@ -109,7 +109,9 @@ def build_agent_server(
         authenticator = BearerTokenAuthenticator(
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
-    store = store_from_url(options.store)
+    store = store_from_url(
+        options.store, max_active_tasks_per_owner=options.max_active_tasks_per_owner
+    )
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
     if card.capabilities.push_notifications:
@@ -136,6 +138,9 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             return 2
         grpc_port = grpc_port or _free_port(options.host)
     try:
+        from ...stores import parse_age
+
+        retain = parse_age(options.retain_terminal)
         server, authenticator = build_agent_server(
             options,
             url,
@@ -144,6 +149,11 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
+    retention = None
+    if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
+        from ...stores import Retention
+
+        retention = Retention(server.handler.store, retain)
     if grpc_port is not None:
         grpc_server = GrpcServer(
             server, host=options.host, port=grpc_port, authenticator=authenticator
@@ -195,7 +205,11 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             print(f"a2a-models: gRPC at {grpc_url_for(options, grpc_server.port)}", flush=True)
         if ready is not None:
             ready.set()
+        if retention is not None:
+            retention.start()
         await stop.wait()
+        if retention is not None:
+            await retention.aclose()
         if grpc_server is not None:
             await grpc_server.stop()
         await http.stop()

@@ -138,7 +138,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             return 2
         grpc_port = grpc_port or _free_port(options.host)
     try:
-        from ...stores import parse_age
+        from ..stores import parse_age
 
         retain = parse_age(options.retain_terminal)
         server, authenticator = build_agent_server(
@@ -151,7 +151,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         return 2
     retention = None
     if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
-        from ...stores import Retention
+        from ..stores import Retention
 
         retention = Retention(server.handler.store, retain)
     if grpc_port is not None:

@@ -133,3 +133,20 @@ async def test_auth_token_protects_grpc(serve: Any) -> None:
         # the same owner over HTTP sees it
         async with HTTPClient(served.url, headers={"Authorization": "Bearer s3cret"}) as http:
             assert (await http.get_task(task.id)).id == task.id
+
+
+async def test_conformance_cli_runs_the_grpc_checks(serve: Any) -> None:
+    served = serve("--agent", "conformance", "--grpc-port", "0", "--store", "memory:")
+    grpc_url_of(served)
+    done = cli("conformance", served.url, "--transport", "grpc", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr + served.log()
+    for check in (
+        "grpc.service-methods",
+        "grpc.error-info",
+        "grpc.streaming",
+        "binding.equivalence",
+    ):
+        assert re.search(rf"PASS\s+MUST\s+{re.escape(check)}\[1\.0-grpc\]", done.stdout), (
+            done.stdout
+        )
+    assert "gRPC = jsonrpc = rest" in done.stdout

@@ -367,6 +367,7 @@ def _bench_codec() -> Any:
     spec = importlib.util.spec_from_file_location("_bench_codec", HERE.parent / "codec.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its msgspec Structs resolve annotations through it
     spec.loader.exec_module(module)
     return module
 

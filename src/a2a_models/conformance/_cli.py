@@ -33,7 +33,7 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
                                "/.well-known/agent-card.json) or the card's URL")
     p.add_argument("--version", dest="a2a_version", choices=["1.0", "0.3", "auto"], default="auto",
                    help="protocol version(s) to test (default: every version the card declares)")
-    p.add_argument("--transport", choices=["jsonrpc", "rest", "all"], default="all",
+    p.add_argument("--transport", choices=["jsonrpc", "rest", "grpc", "all"], default="all",
                    help="transport(s) to test (default: all the card declares)")
     p.add_argument("--level", choices=["must", "should", "all"], default="all",
                    help="must: MUST checks only; should: MUST and SHOULD; all (default)")

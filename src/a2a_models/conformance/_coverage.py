@@ -79,6 +79,8 @@ _EQUIVALENCE = (
     "cancel.running",
     "rest.error-format",
     "jsonrpc.error-data",
+    "grpc.service-methods",
+    "binding.equivalence",
 )
 
 LINKS: Final[Mapping[str, Link]] = {
@@ -91,7 +93,7 @@ LINKS: Final[Mapping[str, Link]] = {
     # §3.1 core operations
     "v1.0-3.1.1-1": ("send.message-reply", "send.returns-task-or-message"),
     "v1.0-3.1.1-2": ("send.blocking", "send.non-blocking", "send.returns-task-or-message"),
-    "v1.0-3.1.2-2": ("stream.content-type", "stream.framing"),
+    "v1.0-3.1.2-2": ("stream.content-type", "stream.framing", "grpc.streaming"),
     "v1.0-3.1.2-3": ("stream.first-event", "stream.message-only"),
     "v1.0-3.1.2-4": ("stream.message-only",),
     "v1.0-3.1.2-5": ("stream.first-event", "stream.order"),
@@ -167,7 +169,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.4.2-1": ("send.unique-task-ids",),
     "v1.0-3.4.2-2": ("send.returns-task-or-message", "lifecycle.ids-stable"),
     "v1.0-3.4.2-3": ("client.ids",),
-    "v1.0-3.4.2-4": ("send.unknown-task",),
+    "v1.0-3.4.2-4": ("send.unknown-task", "grpc.subscribe-unknown"),
     "v1.0-3.4.3-4": ("send.multi-turn",),
     "v1.0-3.4.3-5": ("send.context-mismatch",),
     "v1.0-3.4.3-6": CLIENT,
@@ -210,7 +212,13 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-5.1-1": _EQUIVALENCE,
     "v1.0-5.2-1": ("card.interfaces", "card.interfaces-reachable"),
     "v1.0-5.2-3": CLIENT,
-    "v1.0-5.4-1": ("jsonrpc.error-info", "rest.error-info", "rest.error-format"),
+    "v1.0-5.4-1": (
+        "jsonrpc.error-info",
+        "rest.error-info",
+        "rest.error-format",
+        "grpc.error-status",
+        "grpc.invalid-argument",
+    ),
     "v1.0-5.4-2": CUSTOM,
     "v1.0-5.4-3": CUSTOM,
     "v1.0-5.5-1": ("wire.json-names",),
@@ -282,12 +290,12 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-9.5-1": ("jsonrpc.error-data",),
     "v1.0-9.5-2": ("jsonrpc.error-info",),
     # §10 gRPC
-    "v1.0-10.2-1": GRPC,
-    "v1.0-10.2-2": GRPC,
-    "v1.0-10.2-3": GRPC,
-    "v1.0-10.2-4": GRPC,
-    "v1.0-10.2-5": GRPC,
-    "v1.0-10.6-1": GRPC,
+    "v1.0-10.2-1": ("grpc.metadata-version", "grpc.metadata-extensions"),
+    "v1.0-10.2-2": ("grpc.metadata-version",),
+    "v1.0-10.2-3": ("grpc.metadata-extensions",),
+    "v1.0-10.2-4": ("grpc.metadata-version", "grpc.metadata-extensions"),
+    "v1.0-10.2-5": ("grpc.metadata-version",),
+    "v1.0-10.6-1": ("grpc.error-info",),
     # §11 HTTP+JSON
     "v1.0-11.1-1": ("rest.content-type", "client.content-type"),
     "v1.0-11.2-1": ("version.header",),

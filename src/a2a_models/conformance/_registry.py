@@ -23,6 +23,7 @@ __all__ = [
     "ALL_TRANSPORTS",
     "CARD",
     "CHECKS",
+    "GRPC",
     "JSONRPC",
     "REST",
     "Check",
@@ -43,6 +44,8 @@ __all__ = [
 CARD = "card"
 JSONRPC = "jsonrpc"
 REST = "rest"
+#: The gRPC binding (1.0 only); its checks are in ``_checks/grpc_binding.py``.
+GRPC = "grpc"
 ALL_TRANSPORTS = (JSONRPC, REST)
 
 

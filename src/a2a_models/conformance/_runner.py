@@ -22,6 +22,7 @@ from ._registry import (
     ALL_TRANSPORTS,
     CARD,
     CHECKS,
+    GRPC,
     Check,
     CheckFailed,
     CheckResult,
@@ -210,7 +211,7 @@ async def run_suite(
             versions = [version]
             if version not in target.versions:
                 notes.append(f"the card declares no A2A {version} interface")
-        transports = list(ALL_TRANSPORTS) if transport == "all" else [transport]
+        transports = [*ALL_TRANSPORTS, GRPC] if transport == "all" else [transport]
         for v in versions:
             for t in transports:
                 if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):

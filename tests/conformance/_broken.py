@@ -51,6 +51,9 @@ def project(url: str, server_cls: type[AgentServer] = AgentServer) -> Any:
 #: The bearer token the secured mutants accept (the suite sends it with --auth-header).
 TOKEN = "conformance-test-token"
 AUTH_HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+#: A second identity's token (the owner-isolation checks).
+PEER_TOKEN = "conformance-peer-token"
+PEER_HEADERS = {"Authorization": f"Bearer {PEER_TOKEN}"}
 
 
 class _Anonymous:
@@ -58,6 +61,12 @@ class _Anonymous:
 
     async def authenticate(self, request: Any) -> None:
         return None
+
+
+def _one_identity() -> Any:
+    from a2a_models.adapters.http import BearerTokenAuthenticator
+
+    return BearerTokenAuthenticator({TOKEN: "tester", PEER_TOKEN: "tester"})
 
 
 def secured(url: str, authenticator: Any = None) -> Any:
@@ -68,7 +77,8 @@ def secured(url: str, authenticator: Any = None) -> Any:
         conformance_card(url),
         security_schemes={"bearer": m.HTTPAuthSecurityScheme(scheme="Bearer")},
         security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),))
-    auth = authenticator if authenticator is not None else BearerTokenAuthenticator({TOKEN: "tester"})
+    auth = authenticator if authenticator is not None else BearerTokenAuthenticator(
+        {TOKEN: "tester", PEER_TOKEN: "someone-else"})
     return create_app(AgentServer(ConformanceAgent(), card), authenticator=auth)
 
 
@@ -831,11 +841,16 @@ MUTANTS: dict[str, Mutant] = {
     # ---- authentication (a card that requires a bearer token)
     "auth-not-enforced": _m(
         "requests without credentials are served", "auth.credentials-required",
-        "auth.challenge", secured=True,
+        "auth.challenge", "auth.owner-isolation", "auth.not-found-indistinguishable",
+        secured=True,
         factory=lambda url: secured(url, _Anonymous())),
     "auth-no-challenge": _m(
         "a 401 answer has no WWW-Authenticate header", "auth.challenge", secured=True,
         response=_set_header(lambda r: True, "www-authenticate", None)),
+    "owner-isolation-broken": _m(
+        "both tokens map to one identity, so tasks are shared", "auth.owner-isolation",
+        "auth.not-found-indistinguishable", secured=True,
+        factory=lambda url: secured(url, _one_identity())),
     # ---- agent card
     "card-missing-description": _m(
         "the card has no description", "card.valid",

@@ -15,7 +15,7 @@ import pytest
 
 from a2a_models.conformance import Status, SuiteReport, run_suite
 
-from ._broken import AUTH_HEADERS, BROKEN, MUTANTS, project, secured
+from ._broken import AUTH_HEADERS, BROKEN, MUTANTS, PEER_HEADERS, project, secured
 from ._servers import serving
 
 Combo = tuple[str, str, bool]
@@ -36,6 +36,7 @@ async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[
                 transport=combo[1],
                 stream_grace=0.5,
                 auth_headers=AUTH_HEADERS if combo[2] else None,
+                peer_auth_headers=PEER_HEADERS if combo[2] else None,
             )
 
     names = list(jobs)
@@ -93,7 +94,12 @@ def test_unbroken_server_fails_no_must_check(
         assert not report.failed_must, [r.key for r in report.failed_must]
         auth = {r.id: r.status for r in report.results if r.id.startswith("auth.")}
         if combo[2]:  # the secured server passes the authentication checks
-            assert auth == {"auth.credentials-required": Status.PASS, "auth.challenge": Status.PASS}
+            assert auth == {
+                "auth.credentials-required": Status.PASS,
+                "auth.challenge": Status.PASS,
+                "auth.owner-isolation": Status.PASS,
+                "auth.not-found-indistinguishable": Status.PASS,
+            }
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

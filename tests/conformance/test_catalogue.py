@@ -92,6 +92,7 @@ def test_every_server_check_is_linked_to_a_requirement() -> None:
         "subscribe.terminal-task",
         "stream.artifact-chunks",
         "stream.final-flag",
+        "stream.event-ids",
     }
 
 

@@ -399,8 +399,11 @@ class CheckContext:
         shared: dict[str, Any],
         request_timeout: float = 10.0,
         stream_grace: float = 1.0,
+        peer_headers: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
+        #: Credentials of a second identity (owner-isolation checks); ``None``: none given.
+        self.peer_headers = dict(peer_headers) if peer_headers else None
         self.target = target
         self.version = version
         self.transport = transport

@@ -878,8 +878,8 @@ MUTANTS: dict[str, Mutant] = {
 
 #: The five mutants of the minimal JSON-RPC engine transport (kept: they exercise that base too).
 BROKEN: dict[str, tuple[Callable[[str], Starlette], set[str]]] = {
-    "engine-wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
+    "wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
                                          {"cancel.unknown-task"}),
-    "engine-500-on-malformed-json": (lambda url: good(url, malformed_status=500),
+    "500-on-malformed-json": (lambda url: good(url, malformed_status=500),
                                      {"robustness.malformed-bodies"}),
 }

@@ -43,7 +43,10 @@ TLS: Final = (
     "(often plain HTTP on loopback), so TLS is out of its reach"
 )
 CUSTOM: Final = "applies to custom protocol bindings only; this suite tests the standard bindings"
-GRPC: Final = "the gRPC binding: not tested over JSON-RPC or HTTP+JSON (see the gRPC checks)"
+GRPC: Final = (
+    "the gRPC binding: this HTTP suite does not speak gRPC (the project's gRPC binding is "
+    "tested in tests/grpc_binding, against the official SDK)"
+)
 AUTHZ: Final = (
     "about permissions finer than task ownership (scopes, roles): the agent's own "
     "authorization model, which no black-box check can know"

@@ -121,6 +121,7 @@ FAULTS = {
     "no-resubscribe": {"client.reconnect"},
     "no-auth": {"client.auth-header"},
     "wrong-path": {"client.interface-selection"},
+    "first-interface-once": {"client.version-selection"},
 }
 
 

@@ -183,7 +183,11 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.5.2-5": ("subscribe.concurrent",),
     "v1.0-3.5.2-6": ("subscribe.close-one",),
     # §3.6 versioning
-    "v1.0-3.6-1": ("version.patch-ignored", "card.protocol-version-format"),
+    "v1.0-3.6-1": (
+        "version.patch-ignored",
+        "card.protocol-version-format",
+        "client.version-selection",
+    ),
     "v1.0-3.6.1-1": ("client.version-header",),
     "v1.0-3.6.1-2": ("version.query-parameter",),
     "v1.0-3.6.2-1": ("version.header",),
@@ -252,7 +256,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-8.3-1": ("card.interfaces",),
     "v1.0-8.3.1-1": ("card.interfaces",),
     "v1.0-8.3.1-2": ("card.interfaces", "card.interfaces-reachable"),
-    "v1.0-8.3.2-1": ("client.interface-selection",),
+    "v1.0-8.3.2-1": ("client.interface-selection", "client.version-selection"),
     "v1.0-8.4.1-1": ("card.signature-verify",),
     "v1.0-8.4.1-2": SIGNING,
     "v1.0-8.4.1-3": SIGNING,

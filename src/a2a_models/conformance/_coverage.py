@@ -52,8 +52,9 @@ AUTHZ: Final = (
     "authorization model, which no black-box check can know"
 )
 WEBHOOK: Final = (
-    "push delivery goes to a webhook the agent calls; a remote agent cannot reach a "
-    "receiver the suite would start, so delivery is tested in the project's own tests"
+    "push delivery goes to a webhook the agent calls: a remote agent cannot reach a receiver the "
+    "suite starts, and a careful agent refuses loopback/private webhook addresses (SSRF, §13.2), "
+    "so delivery is tested in the project's own tests, not black-box"
 )
 CLIENT: Final = (
     "a client's obligation that a scripted server cannot observe (what the client does "

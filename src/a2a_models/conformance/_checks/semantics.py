@@ -123,8 +123,9 @@ async def push_unsafe_url(ctx: CheckContext) -> str | None:
         res = await ctx.call("CreateTaskPushNotificationConfig", config)
         ctx.expect_any_error(
             res,
-            "a webhook at the link-local metadata address 169.254.169.254 "
-            "(§13.2: validate webhook URLs to prevent SSRF)",
+            "a webhook at the link-local metadata address 169.254.169.254 was accepted "
+            "(§13.2: validate webhook URLs to prevent SSRF; refusing it only when delivering "
+            "cannot be seen from outside and gives the client no feedback)",
         )
     finally:
         await ctx.cancel_quietly(task.id)

@@ -69,6 +69,24 @@ def _one_identity() -> Any:
     return BearerTokenAuthenticator({TOKEN: "tester", PEER_TOKEN: "tester"})
 
 
+EXTENSION = "https://a2a-models.example/ext/conformance/v1"
+
+
+def with_extension(url: str) -> Any:
+    """The project's HTTP server with a card that marks an extension required."""
+    from a2a_models.adapters.http import create_app
+
+    card = conformance_card(url)
+    caps = attrs.evolve(card.capabilities, extensions=(
+        m.AgentExtension(uri=EXTENSION, description="conformance", required=True),))
+    return create_app(AgentServer(ConformanceAgent(), attrs.evolve(card, capabilities=caps)))
+
+
+def _name_the_extension(req: Req) -> Req:
+    return attrs.evolve(req, headers={**req.headers, "a2a-extensions": EXTENSION,
+                                      "x-a2a-extensions": EXTENSION})
+
+
 def secured(url: str, authenticator: Any = None) -> Any:
     """The project's HTTP server with a card that requires a bearer token."""
     from a2a_models.adapters.http import BearerTokenAuthenticator, create_app
@@ -659,17 +677,18 @@ class Mutant:
     response: RespFix | None = None
     frame: FrameFix | None = None
     factory: Callable[[str], Any] | None = None
-    #: served by :func:`secured` (the suite runs with :data:`AUTH_HEADERS`)
-    secured: bool = False
+    #: the unbroken server it varies: a key of :data:`BASES` ("secured": the suite runs
+    #: with :data:`AUTH_HEADERS` and :data:`PEER_HEADERS`)
+    base: str = "project"
 
     @property
-    def combo(self) -> tuple[str, str, bool]:
-        return self.version, self.transport, self.secured
+    def combo(self) -> tuple[str, str, str]:
+        return self.version, self.transport, self.base
 
     def app(self, url: str) -> Any:
         if self.factory is not None:
             return self.factory(url)
-        base = secured(url) if self.secured else project(url, self.server)
+        base = BASES[self.base](url) if self.base != "project" else project(url, self.server)
         if self.request is None and self.response is None and self.frame is None:
             return base
         return wire(base, request=self.request, response=self.response, frame=self.frame)
@@ -678,6 +697,10 @@ class Mutant:
 def _m(fault: str, *expect: str, **kw: Any) -> Mutant:
     return Mutant(fault=fault, expect=frozenset(expect), **kw)
 
+
+#: The unbroken servers the mutants vary.
+BASES: dict[str, Callable[[str], Any]] = {
+    "project": project, "secured": secured, "extension": with_extension}
 
 R10 = {"version": "1.0", "transport": "rest"}
 J03 = {"version": "0.3", "transport": "jsonrpc"}
@@ -842,15 +865,21 @@ MUTANTS: dict[str, Mutant] = {
     "auth-not-enforced": _m(
         "requests without credentials are served", "auth.credentials-required",
         "auth.challenge", "auth.owner-isolation", "auth.not-found-indistinguishable",
-        secured=True,
+        base="secured",
         factory=lambda url: secured(url, _Anonymous())),
     "auth-no-challenge": _m(
-        "a 401 answer has no WWW-Authenticate header", "auth.challenge", secured=True,
+        "a 401 answer has no WWW-Authenticate header", "auth.challenge", base="secured",
         response=_set_header(lambda r: True, "www-authenticate", None)),
     "owner-isolation-broken": _m(
         "both tokens map to one identity, so tasks are shared", "auth.owner-isolation",
-        "auth.not-found-indistinguishable", secured=True,
+        "auth.not-found-indistinguishable", base="secured",
         factory=lambda url: secured(url, _one_identity())),
+    # ---- extensions (a card that marks one required)
+    "required-extension-not-enforced": _m(
+        "requests that do not name the required extension are served",
+        "capability.required-extension",
+        base="extension",
+        factory=lambda url: wire(with_extension(url), request=_name_the_extension)),
     # ---- agent card
     "card-missing-description": _m(
         "the card has no description", "card.valid",

@@ -159,7 +159,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.3.4-3": ("capability.streaming-not-claimed",),
     "v1.0-3.3.4-4": ("capability.extended-card-not-claimed",),
     "v1.0-3.3.4-5": ("extended-card.get",),
-    "v1.0-3.3.4-6": EXTENSIONS,
+    "v1.0-3.3.4-6": ("capability.required-extension",),
     "v1.0-3.3.4-7": CLIENT,
     # §3.4 multi-turn
     "v1.0-3.4.1-2": ("send.context-id",),

@@ -358,3 +358,32 @@ async def not_found_indistinguishable(ctx: CheckContext) -> str | None:
         "for an unknown one",
     )
     return None
+
+
+@check(
+    "capability.required-extension",
+    "§3.3.4",
+    MUST,
+    "A request that does not name an extension the card marks required gets "
+    "ExtensionSupportRequiredError",
+    requires=(Requirement.REQUIRED_EXTENSION,),
+)
+async def required_extension(ctx: CheckContext) -> str | None:
+    from ...errors import ExtensionSupportRequiredError
+
+    without = await ctx.call("SendMessage", ctx.send_request("hello"), with_extensions=False)
+    ctx.expect_error(
+        without,
+        ExtensionSupportRequiredError,
+        "SendMessage without the required extension(s) "
+        + ", ".join(ctx.target.required_extensions()),
+    )
+    named = await ctx.call("SendMessage", ctx.send_request("hello"))
+    ctx.expect(
+        named.error is None or not named.error.is_(ExtensionSupportRequiredError),
+        "SendMessage naming the required extension(s) still got ExtensionSupportRequiredError",
+    )
+    value = ctx.decode(named)
+    if isinstance(value, m.Task) and not value.status.state.is_terminal:
+        await ctx.cancel_quietly(value.id)
+    return None

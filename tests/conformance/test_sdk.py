@@ -57,6 +57,7 @@ SDK_NOT_APPLICABLE_IDS = {
     "version.missing-header",  # on 1.0: the same URL serves 0.3, checked there
     "get.history-zero",  # on 0.3 HTTP+JSON: proto3 int32 without presence
     "stream.event-ids",  # the SDK's SSE events carry no ids
+    "capability.required-extension",  # the card marks no extension required
     # the card requires no authentication, and the run has no second identity
     "auth.credentials-required", "auth.challenge", "auth.owner-isolation",
     "auth.not-found-indistinguishable",

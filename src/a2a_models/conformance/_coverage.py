@@ -43,14 +43,18 @@ TLS: Final = (
     "(often plain HTTP on loopback), so TLS is out of its reach"
 )
 CUSTOM: Final = "applies to custom protocol bindings only; this suite tests the standard bindings"
-GRPC: Final = "the gRPC binding: not tested over JSON-RPC or HTTP+JSON (see the gRPC checks)"
+GRPC: Final = (
+    "the gRPC binding: this HTTP suite does not speak gRPC (the project's gRPC binding is "
+    "tested in tests/grpc_binding, against the official SDK)"
+)
 AUTHZ: Final = (
-    "needs two identities with different rights; a black-box run holds one set of "
-    "credentials, so cross-identity isolation cannot be probed"
+    "about permissions finer than task ownership (scopes, roles): the agent's own "
+    "authorization model, which no black-box check can know"
 )
 WEBHOOK: Final = (
-    "push delivery goes to a webhook the agent calls; a remote agent cannot reach a "
-    "receiver the suite would start, so delivery is tested in the project's own tests"
+    "push delivery goes to a webhook the agent calls: a remote agent cannot reach a receiver the "
+    "suite starts, and a careful agent refuses loopback/private webhook addresses (SSRF, §13.2), "
+    "so delivery is tested in the project's own tests, not black-box"
 )
 CLIENT: Final = (
     "a client's obligation that a scripted server cannot observe (what the client does "
@@ -104,14 +108,14 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.1.4-3": ("list.pagination",),
     "v1.0-3.1.4-4": ("list.pagination",),
     "v1.0-3.1.4-5": ("list.sorted",),
-    "v1.0-3.1.4-6": AUTHZ,
+    "v1.0-3.1.4-6": ("auth.owner-isolation",),
     "v1.0-3.1.4-7": ("list.sorted",),
     "v1.0-3.1.6-1": ("subscribe.first-event-task",),
     "v1.0-3.1.6-2": ("subscribe.first-event-task",),
     "v1.0-3.1.7-1": ("push.crud",),
     "v1.0-3.1.7-2": ("push.crud",),
     "v1.0-3.1.8-1": ("push.crud",),
-    "v1.0-3.1.8-2": ("push.get-unknown-config",),
+    "v1.0-3.1.8-2": ("push.get-unknown-config", "auth.owner-isolation"),
     "v1.0-3.1.9-1": ("push.crud",),
     "v1.0-3.1.10-1": ("push.crud",),
     "v1.0-3.1.10-2": ("push.delete-idempotent",),
@@ -130,7 +134,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.3.2-4": ("auth.challenge",),
     "v1.0-3.3.2-5": AUTHZ,
     "v1.0-3.3.2-6": AUTHZ,
-    "v1.0-3.3.2-7": AUTHZ,
+    "v1.0-3.3.2-7": ("auth.owner-isolation", "auth.not-found-indistinguishable"),
     "v1.0-3.3.2-8": ("jsonrpc.invalid-params", "rest.invalid-body", "list.page-size-bounds"),
     "v1.0-3.3.2-9": ("jsonrpc.invalid-params",),
     "v1.0-3.3.2-10": ("jsonrpc.invalid-params",),
@@ -140,7 +144,7 @@ LINKS: Final[Mapping[str, Link]] = {
         "subscribe.unknown-task",
         "push.unknown-task",
     ),
-    "v1.0-3.3.2-12": AUTHZ,
+    "v1.0-3.3.2-12": ("auth.not-found-indistinguishable",),
     "v1.0-3.3.2-13": UNSCRIPTED,
     "v1.0-3.3.2-15": OPS,
     "v1.0-3.3.2-16": ("jsonrpc.error-data", "rest.error-format"),
@@ -157,7 +161,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.3.4-3": ("capability.streaming-not-claimed",),
     "v1.0-3.3.4-4": ("capability.extended-card-not-claimed",),
     "v1.0-3.3.4-5": ("extended-card.get",),
-    "v1.0-3.3.4-6": EXTENSIONS,
+    "v1.0-3.3.4-6": ("capability.required-extension",),
     "v1.0-3.3.4-7": CLIENT,
     # §3.4 multi-turn
     "v1.0-3.4.1-2": ("send.context-id",),
@@ -182,7 +186,11 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-3.5.2-5": ("subscribe.concurrent",),
     "v1.0-3.5.2-6": ("subscribe.close-one",),
     # §3.6 versioning
-    "v1.0-3.6-1": ("version.patch-ignored", "card.protocol-version-format"),
+    "v1.0-3.6-1": (
+        "version.patch-ignored",
+        "card.protocol-version-format",
+        "client.version-selection",
+    ),
     "v1.0-3.6.1-1": ("client.version-header",),
     "v1.0-3.6.1-2": ("version.query-parameter",),
     "v1.0-3.6.2-1": ("version.header",),
@@ -257,7 +265,7 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-8.3-1": ("card.interfaces",),
     "v1.0-8.3.1-1": ("card.interfaces",),
     "v1.0-8.3.1-2": ("card.interfaces", "card.interfaces-reachable"),
-    "v1.0-8.3.2-1": ("client.interface-selection",),
+    "v1.0-8.3.2-1": ("client.interface-selection", "client.version-selection"),
     "v1.0-8.4.1-1": ("card.signature-verify",),
     "v1.0-8.4.1-2": SIGNING,
     "v1.0-8.4.1-3": SIGNING,
@@ -321,14 +329,14 @@ LINKS: Final[Mapping[str, Link]] = {
     "v1.0-12.7-1": CUSTOM,
     "v1.0-12.8-1": CUSTOM,
     # §13 security considerations
-    "v1.0-13.1-1": AUTHZ,
-    "v1.0-13.1-2": AUTHZ,
-    "v1.0-13.1-3": AUTHZ,
-    "v1.0-13.1-4": AUTHZ,
-    "v1.0-13.1-6": AUTHZ,
-    "v1.0-13.1-7": AUTHZ,
-    "v1.0-13.1-8": AUTHZ,
-    "v1.0-13.1-9": AUTHZ,
+    "v1.0-13.1-1": ("auth.owner-isolation",),
+    "v1.0-13.1-2": ("auth.owner-isolation",),
+    "v1.0-13.1-3": ("auth.owner-isolation",),
+    "v1.0-13.1-4": ("auth.owner-isolation",),
+    "v1.0-13.1-6": ("auth.owner-isolation",),
+    "v1.0-13.1-7": ("auth.owner-isolation",),
+    "v1.0-13.1-8": ("auth.owner-isolation",),
+    "v1.0-13.1-9": ("auth.not-found-indistinguishable",),
     "v1.0-13.1-10": DOC,
     "v1.0-13.2-1": WEBHOOK,
     "v1.0-13.2-2": WEBHOOK,

@@ -78,6 +78,8 @@ class Requirement(enum.Enum):
     NO_EXTENDED_CARD = "no-extended-agent-card"
     #: the card requires authentication (non-empty security requirements)
     SECURED = "security-requirements"
+    #: the card marks an extension ``required`` (every request must name it)
+    REQUIRED_EXTENSION = "required-extension"
 
 
 class CheckFailed(Exception):

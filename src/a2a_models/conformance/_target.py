@@ -154,10 +154,18 @@ class Target:
         caps = (self.card or {}).get("capabilities")
         return caps if isinstance(caps, dict) else {}
 
+    def required_extensions(self) -> list[str]:
+        """URIs of the extensions the card marks ``required`` (§3.3.4)."""
+        exts = self.capabilities().get("extensions")
+        return [e["uri"] for e in exts or [] if isinstance(e, dict) and e.get("required") is True
+                and isinstance(e.get("uri"), str)] if isinstance(exts, list) else []
+
     def claims(self, requirement: Requirement, version: str) -> bool:
         """Whether the card claims ``requirement`` (for the ``NO_*`` ones: does not claim)."""
         caps = self.capabilities()
         card = self.card or {}
+        if requirement is Requirement.REQUIRED_EXTENSION:
+            return bool(self.required_extensions())
         if requirement is Requirement.CONTRACT:
             skills = card.get("skills")
             return isinstance(skills, list) and any(

@@ -26,7 +26,7 @@ from a2a_models import codec  # noqa: E402
 from a2a_models import models as m  # noqa: E402
 from a2a_models._cli import ServeOptions, build_parser, load_agent, main  # noqa: E402
 from a2a_models._cli._demo import TASK_TRIGGER, DemoAgent, demo_card  # noqa: E402
-from a2a_models.adapters.http._sse import format_event  # noqa: E402
+from a2a_models.protocol import format_event  # noqa: E402
 from a2a_models.server import AgentServer, Reply  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")

@@ -18,6 +18,7 @@ from a2a_models import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
+    AgentSkill,
     Message,
     Task,
     TaskArtifactUpdateEvent,
@@ -101,6 +102,7 @@ def card() -> AgentCard:
         name="weather agent",
         description="Reports the weather",
         version="1.0.0",
+        skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="http://127.0.0.1/", protocol_binding="JSONRPC")],
         capabilities=AgentCapabilities(streaming=True),
     )

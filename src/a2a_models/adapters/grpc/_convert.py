@@ -154,7 +154,7 @@ def _from_value(v: Any) -> Any:
     if kind == "struct_value":
         return _from_struct(v.struct_value)
     if kind == "list_value":
-        out = []
+        out: list[Any] = []
         append = out.append
         for i, x in enumerate(v.list_value.values):
             kind = x.WhichOneof("kind")

@@ -516,7 +516,7 @@ def test_card_summary_and_json(server: Server) -> None:
     assert "security: none (no authentication)" in lines
     # An agent without a card of its own is served with one skill: itself.
     assert (
-        "  default  CliAgent: Answers by the text it is sent (chunks, parts, fail, reject, ask, auth, slow)."
+        "  CliAgent  CliAgent: Answers by the text it is sent (chunks, parts, fail, reject, ask, auth, slow)."
         in lines
     )
     as_json = cli("card", server.url, "--json")
@@ -731,7 +731,7 @@ def test_describe_error_unwraps_groups_and_names_builtin_errors() -> None:
 def test_serve_hands_its_options_to_run_server(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    http = importlib.import_module("a2a_models.adapters.http")
+    http = importlib.import_module("a2a_models._cli._run")
     seen: list[ServeOptions] = []
 
     async def run_server(options: ServeOptions) -> int:
@@ -761,7 +761,7 @@ def test_serve_hands_its_options_to_run_server(monkeypatch: pytest.MonkeyPatch) 
 def test_serve_async_run_server(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    http = importlib.import_module("a2a_models.adapters.http")
+    http = importlib.import_module("a2a_models._cli._run")
 
     async def run_server(options: ServeOptions) -> int:
         return 3

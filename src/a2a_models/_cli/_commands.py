@@ -42,6 +42,10 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
 
     headers = dict(args.header)
     transports = TRANSPORTS[args.transport]
+    if args.transport == "auto":
+        from ..adapters.http._discovery import DEFAULT_BINDINGS
+
+        transports = DEFAULT_BINDINGS  # gRPC only when its extra is installed
     version = "1.0" if args.version == "auto" else args.version
     if not args.no_card:
         prefer = ("1.0", "0.3") if args.version == "auto" else (args.version,)

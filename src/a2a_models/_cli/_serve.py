@@ -1,7 +1,7 @@
 """``a2a-models serve``: the options, the agent loader, and the hand-off to the HTTP server.
 
 The command line is parsed into a :class:`ServeOptions` and passed to
-``a2a_models.adapters.http.run_server(options)``, which owns everything from
+``a2a_models._cli._run.run_server(options)``, which owns everything from
 there (building the app, the store, signals, shutdown). ``run_server`` may be
 a plain function or a coroutine function; its return value is the exit code
 (``None`` means 0).
@@ -105,9 +105,10 @@ def load_agent(spec: str) -> Any:
 
 
 def run(options: ServeOptions) -> int:
-    """Hand ``options`` to ``a2a_models.adapters.http.run_server``."""
+    """Hand ``options`` to :func:`._run.run_server` (which needs the ``http`` extra)."""
     try:
-        from ..adapters.http import run_server
+        importlib.import_module("a2a_models.adapters.http")  # ImportError without the extra
+        from ._run import run_server
     except ImportError as exc:
         print(
             f"a2a-models serve: the HTTP server is not available ({exc}). "

@@ -20,10 +20,11 @@ Server side:
   :func:`authenticator_for_card`; refusals are :class:`AuthenticationError`
   (401) and :class:`PermissionDeniedError` (403).
 * :class:`WebhookPushSender` - push notifications with retries and an SSRF guard.
-* :func:`run_server` - what ``a2a-models serve`` runs.
+* ``a2a-models serve`` is built on these (its start-up code is ``a2a_models._cli._run``).
 
 Client side: :class:`HTTPClient` (JSON-RPC), :class:`RESTClient` (HTTP+JSON),
-:func:`resolve_card` and :func:`connect` (discovery), :class:`SSEParser`.
+:func:`resolve_card` and :func:`connect` (discovery). (The SSE parser is
+:class:`a2a_models.protocol.SSEParser`; its names stay importable here.)
 
 Names load on first use, so the command line starts fast.
 """
@@ -151,8 +152,6 @@ if TYPE_CHECKING:
     from ._push import (
         WebhookPushSender as WebhookPushSender,
     )
-    from ._run import build_agent_server as build_agent_server
-    from ._run import run_server as run_server
     from ._serve import HTTPServer as HTTPServer
 
 _EXPORTS: dict[str, str] = {
@@ -213,7 +212,6 @@ _EXPORTS: dict[str, str] = {
         ],
         "_push",
     ),
-    **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
     "HTTPServer": "_serve",
     # Kept here for existing imports; they live in a2a_models.protocol.
     **dict.fromkeys(

@@ -32,7 +32,7 @@ import httpx
 from ... import codec
 from ... import models as m
 from ..._state import TaskState
-from ...client._base import (
+from ...client import (
     A2AClient,
     ClientCall,
     ClientInterceptor,

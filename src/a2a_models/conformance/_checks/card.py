@@ -12,7 +12,7 @@ from ... import models as m
 from ...errors import DecodeError, EncodeError
 from .._context import CheckContext
 from .._jws import b64url_decode, canonicalize, verify_jws
-from .._registry import CARD, JSONRPC, Level, check
+from .._registry import ALL_TRANSPORTS, CARD, JSONRPC, Level, check
 from .._target import WELL_KNOWN, normalize_version
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -181,7 +181,8 @@ async def card_protocol_version_format(ctx: CheckContext) -> str | None:
        "Every declared JSON-RPC and HTTP+JSON interface of the version answers", transports=_CARD)
 async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
     ctx.card  # noqa: B018
-    endpoints = [e for e in ctx.target.endpoints if e.version == ctx.version]
+    endpoints = [e for e in ctx.target.endpoints
+                 if e.version == ctx.version and e.transport in ALL_TRANSPORTS]
     if not endpoints:
         ctx.not_applicable(f"the card declares no {ctx.version} JSON-RPC or HTTP+JSON interface")
     dead: list[str] = []

@@ -1,5 +1,8 @@
 """``a2a-models serve``: build the agent, its card, the store and the app, then serve.
 
+It lives with the CLI (it loads agents by name, including the conformance
+agent), so the HTTP adapter never imports the CLI or the conformance suite.
+
 Runs until SIGINT or SIGTERM, then stops gracefully (open streams are
 closed, running agents are cancelled, the store is released).
 """
@@ -13,13 +16,12 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
-from ...server import AgentServer
-from ._auth import BearerTokenAuthenticator
-from ._serve import HTTPServer
+from ..adapters.http import BearerTokenAuthenticator, HTTPServer
+from ..models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
+from ..server import AgentServer
 
 if TYPE_CHECKING:
-    from ..._cli import ServeOptions
+    from ._serve import ServeOptions
 
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
 
@@ -33,11 +35,11 @@ def _free_port(host: str) -> int:
 def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
     bindings = (ProtocolBinding.JSONRPC, ProtocolBinding.HTTP_JSON)
     if spec == "conformance":
-        from ...conformance import ConformanceAgent, conformance_card
+        from ..conformance import ConformanceAgent, conformance_card
 
         return ConformanceAgent(), conformance_card(url)
-    from ..._cli import load_agent
-    from ..._cli._demo import demo_card
+    from ._demo import demo_card
+    from ._serve import load_agent
 
     agent = load_agent(spec)
     card = getattr(agent, "card", None)
@@ -53,8 +55,8 @@ def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
 
             name = type(agent).__name__
             description = (type(agent).__doc__ or "An A2A agent").strip().splitlines()[0]
-            # A card needs at least one skill (spec §5.7): the agent as a whole is one.
-            skill = AgentSkill(id="default", name=name, description=description, tags=("agent",))
+            # A card needs at least one skill (spec §5.7): the agent itself.
+            skill = AgentSkill(id=name, name=name, description=description, tags=("agent",))
             card = attrs.evolve(card, name=name, description=description, skills=(skill,))
     return agent, card
 
@@ -74,7 +76,7 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
 def _with_grpc_interface(card: AgentCard, grpc_url: str) -> AgentCard:
     import attrs
 
-    from ...models import AgentInterface
+    from ..models import AgentInterface
 
     grpc = AgentInterface(url=grpc_url, protocol_binding=ProtocolBinding.GRPC)
     others = tuple(i for i in card.supported_interfaces if i.protocol_binding != "GRPC")
@@ -97,7 +99,7 @@ def build_agent_server(
 
     ``grpc_url``: gRPC is served too; the card lists it as a ``GRPC`` interface.
     """
-    from ...stores import broker_from_url, store_from_url
+    from ..stores import broker_from_url, store_from_url
 
     agent, card = _agent_and_card(options.agent, url)
     if grpc_url is not None:
@@ -114,7 +116,7 @@ def build_agent_server(
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
     if card.capabilities.push_notifications:
-        from ._push import WebhookPushSender
+        from ..adapters.http import WebhookPushSender
 
         push_sender = WebhookPushSender()
     server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
@@ -131,13 +133,13 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     grpc_server: Any = None
     if grpc_port is not None:
         try:
-            from ..grpc import GrpcServer
+            from ..adapters.grpc import GrpcServer
         except ImportError as exc:
             print(f"a2a-models serve: --grpc-port needs the grpc extra ({exc})", file=sys.stderr)
             return 2
         grpc_port = grpc_port or _free_port(options.host)
     try:
-        from ...stores import parse_age
+        from ..stores import parse_age
 
         retain = parse_age(options.retain_terminal)
         server, authenticator = build_agent_server(
@@ -150,7 +152,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         return 2
     retention = None
     if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
-        from ...stores import Retention
+        from ..stores import Retention
 
         retention = Retention(server.handler.store, retain)
     if grpc_port is not None:

@@ -155,10 +155,11 @@ async def run_demo(
     """
     import sys
 
-    from ..adapters.http import connect, run_server
+    from ..adapters.http import connect
     from ..models import Message
     from ._errors import report_error
     from ._render import Output
+    from ._run import run_server
     from ._serve import ServeOptions
 
     if port is None:

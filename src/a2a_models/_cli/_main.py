@@ -127,10 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TOKEN",
-        help="accept 'Authorization: Bearer TOKEN' (repeatable; none: no authentication)",
+        help="accept 'Authorization: Bearer TOKEN' (repeatable; deprecated: visible in ps, "
+        "use --auth-token-file or A2A_AUTH_TOKENS)",
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    from ._security import add_security_arguments
+
+    add_security_arguments(serve)
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -158,16 +162,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return agent_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "serve":
+        from ._security import security_from_args, store_from_env, warn
         from ._serve import ServeOptions, run
 
+        try:
+            security, warnings = security_from_args(args)
+        except ValueError as exc:
+            print(f"a2a-models serve: {exc}", file=sys.stderr)
+            return 2
+        warn(warnings)
         return run(
             ServeOptions(
                 host=args.host,
                 port=args.port,
-                store=args.store,
+                store=store_from_env(args.store, "sqlite:///a2a-tasks.db"),
                 base_path=args.base_path,
                 agent=args.agent,
-                auth_tokens=tuple(args.auth_token),
+                auth_tokens=security.auth_tokens,
+                security=security,
                 public_url=args.public_url,
                 log_level=args.log_level,
             )

@@ -482,6 +482,8 @@ class RequestHandler:
         config = request.configuration
         if config is not None and config.task_push_notification_config is not None:
             self._require_push()
+            # Refuse a bad webhook URL before any task exists (the limit is checked on store).
+            await self._check_push_config(config.task_push_notification_config, "", limit=False)
         message = request.message
         if message.task_id:
             run = await self._continue(request, call, tenant)
@@ -557,6 +559,7 @@ class RequestHandler:
         if config is None or config.task_push_notification_config is None:
             return
         push = config.task_push_notification_config
+        await self._check_push_config(push, run.task_id, url=False)  # URL checked by _start
         await self.store.set_push_config(
             run.task_id,
             attrs.evolve(
@@ -989,8 +992,38 @@ class RequestHandler:
             raise InvalidParamsError("taskId is required", {"field": "taskId"})
         tenant = self._tenant(config.tenant, call)
         await self._get(config.task_id, call, tenant)
+        await self._check_push_config(config, config.task_id)
         stored = attrs.evolve(config, id=config.id or self._new_id(), tenant=tenant)
         return await self.store.set_push_config(config.task_id, stored)
+
+    async def _check_push_config(
+        self,
+        config: TaskPushNotificationConfig,
+        task_id: str,
+        *,
+        url: bool = True,
+        limit: bool = True,
+    ) -> None:
+        """The sender's URL check and its per-task limit, as InvalidParams."""
+        if self._push is None:
+            return
+        sender = self._push.sender
+        if url:
+            try:
+                await sender.check_config(config)
+            except ValueError as exc:
+                raise InvalidParamsError(
+                    f"pushNotificationConfig.url refused: {exc}", {"field": "url"}
+                ) from None
+        most = sender.max_configs_per_task
+        if most is not None and limit:
+            existing = await self.store.list_push_configs(task_id)
+            if len(existing) >= most and all(c.id != config.id for c in existing):
+                raise InvalidParamsError(
+                    f"task {task_id} already has {len(existing)} push notification configs, "
+                    "the most allowed; delete one first",
+                    {"field": "taskId", "limit": most},
+                )
 
     async def on_get_task_push_notification_config(
         self, request: GetTaskPushNotificationConfigRequest, call: CallContext | None = None

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
 from ...server import AgentServer
-from ._auth import BearerTokenAuthenticator
+from ._auth import Authenticator, BearerTokenAuthenticator
+from ._security import limits_of
 from ._serve import HTTPServer
+from ._tls import TLSConfig
 
 if TYPE_CHECKING:
     from ..._cli import ServeOptions
@@ -73,21 +75,33 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
 def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, Any]:
     """The :class:`AgentServer` and the authenticator (or ``None``) for ``options``."""
     from ...stores import broker_from_url, store_from_url
+    from ._security import secure_card
 
     agent, card = _agent_and_card(options.agent, url)
-    authenticator = None
+    authenticator: Authenticator | None = None
     if options.auth_tokens:
         card = _with_bearer_security(card)
         authenticator = BearerTokenAuthenticator(
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
+    security = getattr(options, "security", None)
+    if security is not None:
+        card, authenticator = secure_card(card, security, url, bearer=authenticator)
     store = store_from_url(options.store)
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
     if card.capabilities.push_notifications:
         from ._push import WebhookPushSender
 
-        push_sender = WebhookPushSender()
+        push_sender = (
+            WebhookPushSender()
+            if security is None
+            else WebhookPushSender(
+                allowlist=security.push_allowlist,
+                max_configs_per_task=security.push_max_configs,
+                rate_per_task=security.push_rate,
+            )
+        )
     server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
     return server, authenticator
 
@@ -96,9 +110,21 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     """Serve ``options`` until SIGINT/SIGTERM (or until the task is cancelled)."""
     port = options.port or _free_port(options.host)
     base = options.base_path.strip("/")
-    public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    security = getattr(options, "security", None)
+    tls = None
+    if security is not None and security.tls_cert and security.tls_key:
+        tls = TLSConfig(
+            cert=security.tls_cert,
+            key=security.tls_key,
+            key_password=security.tls_key_password,
+            client_ca=security.tls_client_ca,
+        )
+    scheme = "https" if tls else "http"
+    public = (options.public_url or f"{scheme}://{options.host}:{port}").rstrip("/")
     url = f"{public}/{base}" if base else public
     try:
+        if tls is not None:
+            tls.check()
         server, authenticator = build_agent_server(options, url)
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
@@ -110,6 +136,8 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         base_path=base,
         authenticator=authenticator,
         log_level=options.log_level,
+        limits=limits_of(security),
+        tls=tls,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

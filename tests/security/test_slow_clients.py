@@ -70,7 +70,7 @@ def test_half_sent_body_gets_408(serve: Any) -> None:
     with _connect(_port(server)) as sock:
         sock.sendall(
             b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 200\r\n\r\n{\"jsonrpc\": \"2.0\","
+            b'Content-Length: 200\r\n\r\n{"jsonrpc": "2.0",'
         )
         data, took = _read_all(sock)
     assert data.startswith(b"HTTP/1.1 408 "), data

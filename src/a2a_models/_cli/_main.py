@@ -97,6 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="1.0",
         help="print the card as 1.0 ProtoJSON (default), in 0.3 form, or as served (raw)",
     )
+    card.add_argument(
+        "--verify-with",
+        metavar="JWKS_URL|FILE",
+        help="check the card's signatures against these trusted keys (fails if unsigned)",
+    )
+    card.add_argument(
+        "--verify",
+        choices=("require", "verify-if-present", "ignore"),
+        default=None,
+        help="what an unsigned card means with --verify-with (default: require)",
+    )
     _add_connection_options(card)
 
     serve = commands.add_parser(
@@ -272,6 +283,15 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
     from ..adapters.http._discovery import decode_card, resolve_card
 
     headers = dict(args.header)
+    verifier = None
+    if args.verify_with:
+        from ..signing import CardVerifier, fetch_jwks
+
+        try:
+            keys = await fetch_jwks(args.verify_with, timeout=args.timeout or 10.0)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from None
+        verifier = CardVerifier(keys, mode=args.verify or "require")
     if args.format == "raw":
         from ..adapters.http._discovery import CardResolutionError, _candidates
 
@@ -288,11 +308,15 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
                     raise CardResolutionError(f"{url} answered {response.status_code}", url)
                 decode_card(response.content)  # it must be a card
                 value = response.json()
+                if verifier is not None:
+                    verifier.verify(value)
                 break
             else:
                 raise CardResolutionError(f"no agent card for {args.url}", args.url)
     else:
-        card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
+        card = await resolve_card(
+            args.url, headers=headers, timeout=args.timeout, verifier=verifier
+        )
         value = codec.to_wire(card, args.format, lossy=args.format == "0.3")
     print(json.dumps(value, indent=2, ensure_ascii=False), file=out)
     return 0

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
 from ...server import AgentServer
+from ._app import create_app
 from ._auth import Authenticator, BearerTokenAuthenticator
-from ._security import limits_of
+from ._security import JWKSApp, limits_of
 from ._serve import HTTPServer
 from ._tls import TLSConfig
 
 if TYPE_CHECKING:
     from ..._cli import ServeOptions
+    from ...signing import CardSigner
 
 __all__ = ["build_agent_server", "run_server"]
 
@@ -74,6 +76,12 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
 
 def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, Any]:
     """The :class:`AgentServer` and the authenticator (or ``None``) for ``options``."""
+    server, authenticator, _ = _build(options, url)
+    return server, authenticator
+
+
+def _build(options: ServeOptions, url: str) -> tuple[AgentServer, Any, CardSigner | None]:
+    """:func:`build_agent_server`, and the card signer whose key ``run_server`` publishes."""
     from ...stores import broker_from_url, store_from_url
     from ._security import secure_card
 
@@ -85,8 +93,10 @@ def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, An
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
     security = getattr(options, "security", None)
+    signer = None
     if security is not None:
-        card, authenticator = secure_card(card, security, url, bearer=authenticator)
+        secured = secure_card(card, security, url, bearer=authenticator)
+        card, authenticator, signer = secured.card, secured.authenticator, secured.signer
     store = store_from_url(options.store)
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
@@ -103,7 +113,11 @@ def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, An
             )
         )
     server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
-    return server, authenticator
+    if signer is not None:
+        extended = server.handler.extended_card
+        if extended is not None:
+            server.handler.extended_card = signer.sign(extended)
+    return server, authenticator, signer
 
 
 async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
@@ -125,16 +139,17 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     try:
         if tls is not None:
             tls.check()
-        server, authenticator = build_agent_server(options, url)
+        server, authenticator, signer = _build(options, url)
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
+    app: Any = create_app(server, base_path=base, authenticator=authenticator)
+    if signer is not None:
+        app = JWKSApp(app, signer.jwks())
     http = HTTPServer(
-        server,
+        app,
         host=options.host,
         port=port,
-        base_path=base,
-        authenticator=authenticator,
         log_level=options.log_level,
         limits=limits_of(security),
         tls=tls,

@@ -6,7 +6,13 @@ here comes with the authenticator that checks it.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ... import models as m
 from ._auth import Authenticator, CardAuthenticator, authenticator_for_card
@@ -15,8 +21,9 @@ from ._tls import MTLS_SCHEME, MutualTLSAuthenticator, with_mtls_security
 
 if TYPE_CHECKING:
     from ..._cli._security import SecurityOptions
+    from ...signing import CardSigner
 
-__all__ = ["limits_of", "secure_card"]
+__all__ = ["JWKS_PATH", "JWKSApp", "Secured", "limits_of", "secure_card"]
 
 
 def limits_of(security: SecurityOptions | None) -> ConnectionLimits:
@@ -31,13 +38,22 @@ def limits_of(security: SecurityOptions | None) -> ConnectionLimits:
     )
 
 
+@attrs.frozen(slots=True)
+class Secured:
+    """What :func:`secure_card` makes: the card, its enforcer, and the signer (if any)."""
+
+    card: m.AgentCard
+    authenticator: Authenticator | None
+    signer: CardSigner | None = None
+
+
 def secure_card(
     card: m.AgentCard,
     security: SecurityOptions,
     url: str,
     *,
     bearer: Authenticator | None = None,
-) -> tuple[m.AgentCard, Authenticator | None]:
+) -> Secured:
     """``card`` declaring what ``security`` configures, and the authenticator enforcing it.
 
     ``bearer`` is the static-token authenticator (already declared as the
@@ -60,14 +76,43 @@ def secure_card(
     if len(given) > 1 or (given and bearer is None):
         built: CardAuthenticator | None = authenticator_for_card(card, authenticators=given)
         authenticator = built
+    signer = None
     if security.sign_card_key:
-        from ._signing import CardSigner
+        from ...signing import CardSigner
 
         signer = CardSigner.from_text(
-            security.sign_card_key, kid=security.sign_card_kid, jku=url.rstrip("/") + JWKS_PATH
+            security.sign_card_key, kid=security.sign_card_kid, jku=_origin(url) + JWKS_PATH
         )
         card = signer.sign(card)
-    return card, authenticator
+    return Secured(card, authenticator, signer)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+
+class JWKSApp:
+    """``app`` that also answers ``GET /.well-known/jwks.json`` with ``jwks`` (public keys)."""
+
+    def __init__(self, app: ASGIApp, jwks: dict[str, Any]) -> None:
+        self.app = app
+        self.state = getattr(app, "state", None)  # gateway_of() looks here
+        self._body = json.dumps(jwks).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == JWKS_PATH:
+            if scope["method"] in ("GET", "HEAD"):
+                response = Response(
+                    self._body,
+                    media_type="application/jwk-set+json",
+                    headers={"Cache-Control": "public, max-age=300"},
+                )
+            else:
+                response = Response(status_code=405, headers={"Allow": "GET, HEAD"})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 #: Where ``serve`` publishes the public key(s) of its card signatures.

@@ -134,6 +134,10 @@ if TYPE_CHECKING:
     from ._discovery import (
         select_interface as select_interface,
     )
+    from ._guard import MCPGuard as MCPGuard
+    from ._jwt import JWKSSource as JWKSSource
+    from ._jwt import JWTAuthenticator as JWTAuthenticator
+    from ._limits import ConnectionLimits as ConnectionLimits
     from ._push import (
         NOTIFICATION_TOKEN_HEADER as NOTIFICATION_TOKEN_HEADER,
     )
@@ -164,6 +168,9 @@ if TYPE_CHECKING:
     from ._sse import (
         format_event as format_event,
     )
+    from ._tls import MutualTLSAuthenticator as MutualTLSAuthenticator
+    from ._tls import TLSConfig as TLSConfig
+    from ._tls import client_tls_context as client_tls_context
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -223,6 +230,10 @@ _EXPORTS: dict[str, str] = {
         ],
         "_push",
     ),
+    "MCPGuard": "_guard",
+    **dict.fromkeys(["JWKSSource", "JWTAuthenticator"], "_jwt"),
+    "ConnectionLimits": "_limits",
+    **dict.fromkeys(["MutualTLSAuthenticator", "TLSConfig", "client_tls_context"], "_tls"),
     **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
     "HTTPServer": "_serve",
     **dict.fromkeys(

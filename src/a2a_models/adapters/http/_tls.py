@@ -19,7 +19,7 @@ from starlette.requests import HTTPConnection
 from ... import models as m
 from ._auth import AuthenticationError, Principal
 
-__all__ = ["MutualTLSAuthenticator", "TLSConfig", "with_mtls_security"]
+__all__ = ["MutualTLSAuthenticator", "TLSConfig", "client_tls_context", "with_mtls_security"]
 
 #: The card's name for the mutual-TLS scheme ``serve`` declares.
 MTLS_SCHEME = "mtls"
@@ -64,6 +64,21 @@ class TLSConfig:
                     f"cannot load the client CA {self.client_ca!r}: "
                     f"{getattr(exc, 'reason', None) or exc.strerror or exc}"
                 ) from None
+
+
+def client_tls_context(
+    cert: str | None = None,
+    key: str | None = None,
+    *,
+    ca: str | None = None,
+    password: str | None = None,
+) -> ssl.SSLContext:
+    """A client-side TLS context: trust ``ca`` (default: the system's CAs) and, for mutual
+    TLS, present ``cert`` (with ``key``). Pass it as ``tls=`` to the HTTP clients."""
+    context = ssl.create_default_context(cafile=ca)
+    if cert is not None:
+        context.load_cert_chain(cert, key, password)
+    return context
 
 
 class MutualTLSAuthenticator:

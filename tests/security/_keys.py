@@ -87,13 +87,16 @@ def certificate(
 
 
 def write_pki(directory: Path) -> dict[str, Path]:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate (CN=alice), as files."""
+    """A CA, a server certificate for 127.0.0.1, client certificates CN=alice and CN=bob, and
+    CN=mallory from another CA, as files."""
     ca_key = ec_key()
     ca = certificate("test CA", ca_key, ca=True)
     server_key = ec_key()
     server = certificate("127.0.0.1", server_key, (ca, ca_key), server=True)
     client_key = ec_key()
     client = certificate("alice", client_key, (ca, ca_key))
+    bob_key = ec_key()
+    bob = certificate("bob", bob_key, (ca, ca_key))
     other_ca_key = ec_key()
     other_ca = certificate("other CA", other_ca_key, ca=True)
     mallory_key = ec_key()
@@ -103,6 +106,7 @@ def write_pki(directory: Path) -> dict[str, Path]:
         "server": (server, server_key),
         "client": (client, client_key),
         "mallory": (mallory, mallory_key),
+        "bob": (bob, bob_key),
     }
     out: dict[str, Path] = {}
     for name, (cert, key) in files.items():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from _sec_support import free_port
 
 MCP_TESTS = Path(__file__).resolve().parent.parent / "mcp"
-TOKEN = "mcp-guard-token-7f3a"  # noqa: S105 - a test secret
+TOKEN = "mcp-guard-token-7f3a"
 
 SCRIPT = """
 import asyncio, sys

@@ -41,6 +41,7 @@ class Server:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         log_level: str = "warning",
+        store: str | None = "memory:",
     ) -> None:
         self.port = free_port()
         self.args = [
@@ -50,8 +51,7 @@ class Server:
             str(self.port),
             "--log-level",
             log_level,
-            "--store",
-            "memory:",
+            *(("--store", store) if store else ()),
             *args,
         ]
         self.proc = subprocess.Popen(
@@ -122,8 +122,9 @@ def serve(tmp_path: Path) -> Any:
         env: Mapping[str, str] | None = None,
         ready: bool = True,
         log_level: str = "warning",
+        store: str | None = "memory:",
     ) -> Server:
-        server = Server(args, cwd=tmp_path, env=env, log_level=log_level)
+        server = Server(args, cwd=tmp_path, env=env, log_level=log_level, store=store)
         started.append(server)
         return server.wait_ready() if ready else server
 

@@ -244,3 +244,63 @@ def test_jwks_file_and_owner_claim(serve: Any, issuer: _Issuer, tmp_path: Path) 
     assert issuer.fetches == 0  # the file, not the issuer
     no_email = _call(agent, issuer.token("agent-api"))
     assert no_email.status_code == 401 and "no 'email' claim" in no_email.text
+
+
+SKILL_AGENT = '''
+"""An agent whose skills declare their own OIDC scopes."""
+
+import attrs
+
+from a2a_models import models as m
+from a2a_models.adapters.http import current_principal, skill_allowed
+from a2a_models.conformance import conformance_card
+from a2a_models.server import Agent
+
+
+def _skill(skill_id, scope):
+    return m.AgentSkill(
+        id=skill_id, name=skill_id, description=f"needs {scope}", tags=("t",),
+        security_requirements=(m.SecurityRequirement(schemes={"oidc": (scope,)}),),
+    )
+
+
+class SkillAgent(Agent):
+    def card(self, url):
+        base = conformance_card(url)
+        return attrs.evolve(base, skills=(_skill("chat", "chat"), _skill("admin", "admin")))
+
+    async def execute(self, context):
+        skill = context.message.text.strip()
+        if not skill_allowed(self._card, skill, current_principal()):
+            yield context.reject(f"skill {skill!r} needs more scopes")
+            return
+        yield context.reply(f"used {skill}")
+
+    def __init__(self):
+        self._card = self.card("http://x")
+'''
+
+
+def test_per_skill_scopes(serve: Any, issuer: _Issuer, tmp_path: Path) -> None:
+    (tmp_path / "skill_agent.py").write_text(SKILL_AGENT)
+    agent = serve(
+        "--agent",
+        "skill_agent:SkillAgent",
+        "--oidc-issuer",
+        issuer.url,
+        env={"PYTHONPATH": f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}"},
+    )
+    card = httpx.get(agent.url + "/.well-known/agent-card.json", headers=V10, timeout=10).json()
+    assert [s["id"] for s in card["skills"]] == ["chat", "admin"]
+    none = _call(agent, issuer.token(agent.url, scope="a2a.read"), "chat")
+    assert none.status_code == 403, none.text
+    assert "allow none of the agent's skills" in none.json()["error"]["message"]
+    chat = _call(agent, issuer.token(agent.url, scope="chat"), "chat")
+    assert chat.status_code == 200, chat.text
+    assert "used chat" in chat.text
+    admin = _call(agent, issuer.token(agent.url, scope="chat"), "admin")
+    assert "used admin" not in admin.text
+    assert "skill 'admin' needs more scopes" in admin.text, admin.text
+    assert "TASK_STATE_REJECTED" in admin.text
+    ok = _call(agent, issuer.token(agent.url, scope="chat admin"), "admin")
+    assert "used admin" in ok.text, ok.text

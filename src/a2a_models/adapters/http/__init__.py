@@ -76,6 +76,8 @@ if TYPE_CHECKING:
     from ._auth import (
         authenticator_for_card as authenticator_for_card,
     )
+    from ._auth import current_principal as current_principal
+    from ._auth import skill_allowed as skill_allowed
     from ._card import combined_card as combined_card
     from ._client import (
         A2A_MEDIA_TYPE as A2A_MEDIA_TYPE,
@@ -188,6 +190,8 @@ _EXPORTS: dict[str, str] = {
             "Principal",
             "SecretVerifier",
             "authenticator_for_card",
+            "current_principal",
+            "skill_allowed",
         ],
         "_auth",
     ),

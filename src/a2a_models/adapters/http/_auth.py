@@ -471,3 +471,16 @@ def current_principal() -> Principal | None:
     from ._gateway import _CALLER
 
     return _CALLER.get(None)
+
+
+class _Optional(CardAuthenticator):
+    """A card whose requirements include ``{}``: anonymous callers are accepted,
+    but credentials that are sent must be valid."""
+
+    async def authenticate(self, request: HTTPConnection) -> Principal | None:
+        try:
+            return await super().authenticate(request)
+        except AuthenticationError as exc:
+            if exc.missing:
+                return None
+            raise

@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._serve import ServeOptions, run
 
         try:
-            security, warnings = security_from_args(args)
+            security, tokens, warnings = security_from_args(args)
         except ValueError as exc:
             print(f"a2a-models serve: {exc}", file=sys.stderr)
             return 2
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 store=store_from_env(args.store, "sqlite:///a2a-tasks.db"),
                 base_path=args.base_path,
                 agent=args.agent,
-                auth_tokens=security.auth_tokens,
+                auth_tokens=tokens,
                 security=security,
                 public_url=args.public_url,
                 log_level=args.log_level,

@@ -41,12 +41,11 @@ MAX_CONNECTIONS = 1000
 class SecurityOptions:
     """What ``serve`` enforces beyond the static tokens of :class:`ServeOptions`.
 
-    Secrets (``auth_tokens``, ``sign_card_key``, ``tls_key_password``) are
-    values here, already read from their files or variables, and are kept
-    out of ``repr``.
+    Secrets (``sign_card_key``, ``tls_key_password``) are values here,
+    already read from their files or variables, and are kept out of
+    ``repr``. Bearer tokens are :attr:`ServeOptions.auth_tokens`.
     """
 
-    auth_tokens: tuple[str, ...] = attrs.field(default=(), repr=False)
     # push notifications
     push_allowlist: tuple[str, ...] = ()
     push_max_configs: int = 10
@@ -217,8 +216,9 @@ def _tokens_in(text: str) -> list[str]:
 
 def security_from_args(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
-) -> tuple[SecurityOptions, tuple[str, ...]]:
-    """The :class:`SecurityOptions` for parsed ``serve`` arguments, and warnings to print.
+) -> tuple[SecurityOptions, tuple[str, ...], tuple[str, ...]]:
+    """The :class:`SecurityOptions` for parsed ``serve`` arguments, the bearer tokens
+    (``--auth-token``, the token files, ``A2A_AUTH_TOKENS``) and warnings to print.
 
     Raises :class:`ValueError` (naming the file, never its content) when a
     file cannot be read or an option is out of range.
@@ -258,7 +258,6 @@ def security_from_args(
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
     options = SecurityOptions(
-        auth_tokens=tuple(dict.fromkeys(tokens)),
         push_allowlist=tuple(args.push_allow),
         push_max_configs=args.push_max_configs,
         push_rate=args.push_rate,
@@ -280,7 +279,7 @@ def security_from_args(
         allowed_hosts=tuple(args.allowed_host),
         allowed_origins=tuple(args.allowed_origin),
     )
-    return options, tuple(warnings)
+    return options, tuple(dict.fromkeys(tokens)), tuple(warnings)
 
 
 def store_from_env(store: str, default: str, environ: Mapping[str, str] | None = None) -> str:

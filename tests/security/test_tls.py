@@ -141,3 +141,30 @@ def test_bad_certificate_files_are_a_clear_error(serve: Any, pki: dict[str, Path
     assert server.exit_code() == 2
     assert "cannot load the TLS certificate" in server.log
     assert "PRIVATE KEY" not in server.log
+
+
+def test_encrypted_key_password_from_the_environment(
+    serve: Any, pki: dict[str, Path], tmp_path: Path
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(pki["server_key"].read_bytes(), password=None)
+    password = "k3y-pass-6d2e"  # noqa: S105 - a test secret
+    encrypted = tmp_path / "server-encrypted.key"
+    encrypted.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(password.encode()),
+        )
+    )
+    args = ("--agent", "conformance", "--tls-cert", str(pki["server"]), "--tls-key", str(encrypted))
+    server = serve(*args, env={"A2A_TLS_KEY_PASSWORD": password})
+    card = httpx.get(
+        server.url + "/.well-known/agent-card.json", verify=_tls(pki, None), timeout=10
+    )
+    assert card.status_code == 200
+    assert password not in server.log
+    wrong = serve(*args, env={"A2A_TLS_KEY_PASSWORD": "wrong"}, ready=False)
+    assert wrong.exit_code() == 2 and "cannot load the TLS certificate" in wrong.log
+    assert "wrong" not in wrong.log.replace("cannot load", "")

@@ -149,7 +149,7 @@ def test_encrypted_key_password_from_the_environment(
     from cryptography.hazmat.primitives import serialization
 
     key = serialization.load_pem_private_key(pki["server_key"].read_bytes(), password=None)
-    password = "k3y-pass-6d2e"  # noqa: S105 - a test secret
+    password = "k3y-pass-6d2e"
     encrypted = tmp_path / "server-encrypted.key"
     encrypted.write_bytes(
         key.private_bytes(

@@ -12,12 +12,18 @@ The pieces are separate so each can be replaced on its own:
 * :class:`TaskStore` — tasks, event logs, push configs (:class:`InMemoryTaskStore`)
 * :class:`EventBroker` — live per-task fan-out (:class:`InMemoryEventBroker`)
 * :class:`PushNotificationSender` — webhook delivery
+* :class:`TaskExecutor` — how the agent runs (:class:`InProcessExecutor`)
+* :class:`Operations` — the eleven operations every binding dispatches to
+  (:func:`dispatch`, :func:`error_for`, :func:`stream_items`)
+* :mod:`.paging` — the page-token scheme and listing order, for store authors
 * :mod:`._lifecycle` — pure functions that apply events to tasks
 """
 
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
 from ._base import A2AServer, AgentServer, Reply, ServerSentEvent, StreamingReply
+from ._execution import ExecutorFactory, InProcessExecutor, TaskExecutor
 from ._handler import RequestHandler
+from ._ids import fast_id
 from ._lifecycle import (
     Event,
     apply_event,
@@ -26,13 +32,15 @@ from ._lifecycle import (
     trim_history,
     without_artifacts,
 )
+from ._operations import Operations, dispatch, error_for, resume_point, stream_items
 from ._push import PushNotificationSender
+from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
+    ActiveTaskLimitError,
     ConcurrentModificationError,
     InMemoryTaskStore,
     LoggedEvent,
     StoredTask,
-    TaskPage,
     TaskStore,
     TaskStoreFullError,
 )
@@ -45,15 +53,31 @@ from ._streams import (
     StreamItem,
     task_event_stream,
 )
+from ._writer import TaskWriter
+from .paging import TaskPage
 
 __all__ = [
     "A2AServer",
+    "ActiveTaskLimitError",
     "AgentServer",
     "Reply",
     "ServerSentEvent",
     "StreamingReply",
     "Agent",
     "AgentEvent",
+    "AgentRun",
+    "ExecutorFactory",
+    "InProcessExecutor",
+    "Operations",
+    "RunAborted",
+    "RunFinished",
+    "TaskExecutor",
+    "TaskWriter",
+    "dispatch",
+    "error_for",
+    "fast_id",
+    "resume_point",
+    "stream_items",
     "BrokerSubscription",
     "CallContext",
     "ConcurrentModificationError",

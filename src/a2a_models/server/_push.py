@@ -14,7 +14,7 @@ import asyncio
 import collections
 import logging
 
-from ..errors import A2AError
+from ..errors import A2AError, InvalidParamsError
 from ..models import StreamResponse, TaskPushNotificationConfig
 from ._store import TaskStore
 
@@ -54,6 +54,33 @@ class PushDispatcher:
     def sender(self) -> PushNotificationSender:
         """The sender notifications go through."""
         return self._sender
+
+    async def check(
+        self,
+        config: TaskPushNotificationConfig,
+        task_id: str,
+        *,
+        url: bool = True,
+        limit: bool = True,
+    ) -> None:
+        """Refuse a new config as ``InvalidParams``: the sender's URL check (``url``) and its
+        limit of configs per task (``limit``; replacing a config by its id is not a new one)."""
+        if url:
+            try:
+                await self._sender.check_config(config)
+            except ValueError as exc:
+                raise InvalidParamsError(
+                    f"pushNotificationConfig.url refused: {exc}", {"field": "url"}
+                ) from None
+        most = self._sender.max_configs_per_task
+        if most is not None and limit:
+            existing = await self._store.list_push_configs(task_id)
+            if len(existing) >= most and all(c.id != config.id for c in existing):
+                raise InvalidParamsError(
+                    f"task {task_id} already has {len(existing)} push notification configs, "
+                    "the most allowed; delete one first",
+                    {"field": "taskId", "limit": most},
+                )
 
     def dispatch(self, task_id: str, item: StreamResponse) -> None:
         """Queue ``item`` for every config ``task_id`` has when it is sent."""

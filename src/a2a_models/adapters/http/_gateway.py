@@ -18,7 +18,6 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from ... import models as m
-from ...errors import JSONRPCError
 from ...server import A2AServer, CallContext, EventStream
 from ._auth import Authenticator, Principal
 from ._card import CardRenderer
@@ -33,8 +32,9 @@ _CALLER: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("a2a_
 class AuthenticatedView(A2AServer):
     """``inner`` with the caller decided by the HTTP layer's authenticator.
 
-    Every ``on_*`` operation, :meth:`call_context` and the error and header
-    hooks are the inner server's; only :meth:`authenticate` differs. (An
+    Every ``on_*`` operation, :meth:`call_context` and
+    :meth:`response_headers` are the inner server's; only
+    :meth:`authenticate` differs. (An
     override of :meth:`A2AServer.handle` on the inner server is not used.)
     """
 
@@ -81,11 +81,8 @@ class AuthenticatedView(A2AServer):
     ) -> CallContext:
         return self.inner.call_context(headers, version, owner)
 
-    def _response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
-        return self.inner._response_headers(headers, version)
-
-    def _error(self, exc: Exception, method: str) -> JSONRPCError:
-        return self.inner._error(exc, method)
+    def response_headers(self, headers: Mapping[str, str], version: str) -> dict[str, str]:
+        return self.inner.response_headers(headers, version)
 
     async def on_send_message(
         self, request: m.SendMessageRequest, call: CallContext

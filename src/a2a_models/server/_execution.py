@@ -1,0 +1,291 @@
+"""Task execution: how the agent runs, behind the :class:`TaskExecutor` interface.
+
+The engine's operations accept a turn (they create or continue the task's
+:class:`AgentRun`) and hand it to an executor; they wait on the run's events
+and never on how it runs. :class:`InProcessExecutor`, the default, runs the
+agent in an eager asyncio task of this process: each event the agent
+yields is applied to the stored task through the :class:`TaskWriter`
+(optimistic concurrency with retries), logged, published and, for state
+changes, handed to push delivery. An executor that runs agents in worker
+processes implements the same interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import attrs
+
+from .._state import TaskState
+from ..errors import A2AError, InvalidAgentResponseError
+from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
+from ._agent import Agent, AgentEvent
+from ._eager import start_eager_task
+from ._lifecycle import state_of, track_chunks
+from ._run import AgentRun, RunAborted, RunFinished
+from ._writer import TaskWriter
+
+__all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
+
+log = logging.getLogger("a2a_models.server")
+
+
+@runtime_checkable
+class TaskExecutor(Protocol):
+    """Runs the agent for the turns the engine accepts.
+
+    ``start`` gets an :class:`AgentRun` whose task
+    the engine may or may not have created yet (``run.created``); the
+    executor runs ``agent.execute(run.context)``, records each event with the
+    :class:`TaskWriter`, and sets ``run.started`` (the task exists, or a
+    direct reply / error is set), ``run.settled`` (terminal, interrupted or
+    over) and ``run.done`` (finished) as the run goes. While
+    ``run.canceling``, it must wait (``await run.proceed()``) before
+    recording an event, and discard the rest once ``run.canceled``.
+    """
+
+    def start(self, run: AgentRun) -> None:
+        """Begin executing ``run`` (returns at once)."""
+
+    def running(self, task_id: str) -> AgentRun | None:
+        """The run in progress here for ``task_id``, if any."""
+
+    def stop(self, run: AgentRun) -> None:
+        """Stop the agent of a run whose task was just canceled."""
+
+    def active_runs(self) -> int:
+        """How many runs are in progress."""
+
+    async def idle(self) -> None:
+        """Wait until no run is in progress."""
+
+    async def aclose(self) -> None:
+        """Stop every run; a task cut short is marked failed."""
+
+
+#: Builds the engine's executor from its agent and writer (``InProcessExecutor`` fits).
+ExecutorFactory: TypeAlias = Callable[[Agent, TaskWriter], TaskExecutor]
+
+
+class InProcessExecutor:
+    """Runs each turn in an eager asyncio task of this process (the default executor)."""
+
+    def __init__(self, agent: Agent, writer: TaskWriter) -> None:
+        self.agent = agent
+        self.writer = writer
+        self._runs: dict[str, AgentRun] = {}
+
+    def start(self, run: AgentRun) -> None:
+        self._runs[run.task_id] = run
+        # Eager: an agent that needs no I/O for its first event (a direct
+        # reply, say) has settled the run when this returns.
+        run.runner = start_eager_task(self._execute(run), name=f"a2a-run-{run.task_id}")
+
+    def running(self, task_id: str) -> AgentRun | None:
+        return self._runs.get(task_id)
+
+    def stop(self, run: AgentRun) -> None:
+        if run.runner is not None and not run.at_gate:
+            # Stuck inside the agent: stop it. At the gate, the runner
+            # wakes up, discards what it holds and closes the agent itself.
+            run.runner.cancel()
+
+    def active_runs(self) -> int:
+        return len(self._runs)
+
+    async def idle(self) -> None:
+        while self._runs:
+            await asyncio.gather(
+                *(r.done.wait() for r in list(self._runs.values())), return_exceptions=True
+            )
+
+    async def aclose(self) -> None:
+        runs = list(self._runs.values())
+        runners = [r.runner for r in runs if r.runner is not None]
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
+        for run in runs:
+            if not run.created or run.canceled:
+                continue
+            stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)
+            if stored is None or not stored.task.status.state.is_active:
+                continue  # finished, or waiting for its client: nothing was cut short
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_failed(run), 5.0)
+
+    async def _execute(self, run: AgentRun) -> None:
+        try:
+            await self._drive(run)
+        except asyncio.CancelledError:
+            log.debug("run of task %s stopped", run.task_id)
+            raise
+        except RunAborted:
+            pass
+        except RunFinished as finished:
+            log.warning(
+                "task %s is already %s; discarding the rest of the agent's events",
+                run.task_id,
+                finished.task.status.state.name,
+            )
+        except InvalidAgentResponseError as exc:
+            log.warning("agent response for task %s rejected: %s", run.task_id, exc.message)
+            await self._fail(run, f"The agent produced an invalid response: {exc.message}")
+        except Exception:
+            log.exception("agent failed on task %s", run.task_id)
+            await self._fail(run, "The agent failed with an internal error.")
+        finally:
+            run.started.set()
+            run.settled.set()
+            run.done.set()
+            if self._runs.get(run.task_id) is run:
+                del self._runs[run.task_id]
+
+    async def _drive(self, run: AgentRun) -> None:
+        events = self.agent.execute(run.context)
+        try:
+            async for event in events:
+                if (run.canceling or run.canceled) and not await run.proceed():
+                    log.warning(
+                        "task %s was canceled; discarding the agent's %s",
+                        run.task_id,
+                        type(event).__name__,
+                    )
+                    return
+                if await self._on_event(run, event):
+                    return
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except Exception:
+                    log.warning(
+                        "closing the agent's events of task %s failed", run.task_id, exc_info=True
+                    )
+        # The agent stopped without a terminal or interrupted state.
+        if not await run.proceed():
+            return
+        if not run.created:
+            raise InvalidAgentResponseError("the agent produced no response")
+        raise InvalidAgentResponseError(
+            "the agent ended its turn without a terminal or interrupted state"
+        )
+
+    async def _on_event(self, run: AgentRun, event: AgentEvent) -> bool:
+        """Apply one agent event; True when the turn is over."""
+        if not run.created:
+            if isinstance(event, Message):
+                run.direct = self._direct_reply(run, event)
+                run.started.set()
+                run.settled.set()
+                return True
+            if isinstance(event, Task):
+                task = await self._create(run, event)
+                return self._settles(run, task.status.state)
+            await self._create(run, None)
+        event = self._stamp(event)
+        run.closed_artifacts = track_chunks(run.closed_artifacts, event)
+        await self.writer.commit(
+            run.task_id, run.owner, run.tenant, event, logged=not isinstance(event, Message)
+        )
+        state = state_of(event)
+        return state is not None and self._settles(run, state)
+
+    @staticmethod
+    def _settles(run: AgentRun, state: TaskState) -> bool:
+        if state.is_terminal or state.is_interrupted:
+            run.settled.set()
+            return True
+        return False
+
+    @staticmethod
+    def _stamp(event: AgentEvent) -> AgentEvent:
+        # Status timestamps order ListTasks: never store a status without one.
+        if isinstance(event, TaskStatusUpdateEvent) and event.status.timestamp is None:
+            return attrs.evolve(event, status=attrs.evolve(event.status, timestamp=utc_now()))
+        if isinstance(event, Task):
+            return InProcessExecutor._stamp_task(event)
+        return event
+
+    @staticmethod
+    def _stamp_task(task: Task) -> Task:
+        if task.status.timestamp is None:
+            return attrs.evolve(task, status=attrs.evolve(task.status, timestamp=utc_now()))
+        return task
+
+    @staticmethod
+    def _direct_reply(run: AgentRun, message: Message) -> Message:
+        if message.context_id is not None and message.context_id != run.context_id:
+            raise InvalidAgentResponseError(
+                f"direct reply has contextId {message.context_id!r}, "
+                f"the request's is {run.context_id!r}"
+            )
+        if message.task_id is not None and message.task_id != run.task_id:
+            raise InvalidAgentResponseError("a direct reply must not reference a task")
+        if message.context_id == run.context_id and message.task_id is None:
+            return message
+        # No task exists for a direct reply; it carries the context (§3.4.1).
+        return attrs.evolve(message, context_id=run.context_id, task_id=None)
+
+    async def _create(self, run: AgentRun, snapshot: Task | None) -> Task:
+        message = run.context.message
+        if snapshot is None:
+            task = Task.submitted(message, task_id=run.task_id, context_id=run.context_id)
+        else:
+            if snapshot.id != run.task_id:
+                raise InvalidAgentResponseError(
+                    f"the agent's task has id {snapshot.id!r}, the engine assigned "
+                    f"{run.task_id!r} (use context.task_id)"
+                )
+            if snapshot.context_id not in (None, run.context_id):
+                raise InvalidAgentResponseError(
+                    f"the agent's task has contextId {snapshot.context_id!r}, "
+                    f"the request's is {run.context_id!r}"
+                )
+            if snapshot.status.state is TaskState.UNSPECIFIED:
+                raise InvalidAgentResponseError("the agent's task has no state")
+            task = self._stamp_task(attrs.evolve(snapshot, context_id=run.context_id))
+            if all(m.message_id != message.message_id for m in task.history):
+                # The client's message starts the history of its task.
+                own = attrs.evolve(message, task_id=task.id, context_id=run.context_id)
+                task = attrs.evolve(task, history=(own, *task.history))
+        try:
+            await self.writer.store.create(task, run.owner, run.tenant, event=task)
+            run.created = True
+            await self.writer.register_request_push(run)
+        except A2AError as exc:
+            log.warning("could not create task %s: %s", run.task_id, exc)
+            run.error = exc
+            raise RunAborted from exc
+        await self.writer.created(task)
+        run.started.set()
+        return task
+
+    async def _stop_failed(self, run: AgentRun) -> None:
+        event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")
+        try:
+            await self.writer.commit(run.task_id, run.owner, run.tenant, event)
+        except (RunAborted, RunFinished):
+            pass
+
+    async def _fail(self, run: AgentRun, text: str) -> None:
+        """Move the run's task to failed with ``text`` as the status message."""
+        try:
+            if run.error is not None or run.direct is not None:
+                return
+            if not await run.proceed():
+                return
+            if not run.created:
+                await self._create(run, None)
+            event = run.context.status(TaskState.FAILED, text)
+            await self.writer.commit(run.task_id, run.owner, run.tenant, event)
+            run.settled.set()
+        except (RunAborted, RunFinished):
+            pass
+        except Exception:
+            log.exception("could not mark task %s failed", run.task_id)

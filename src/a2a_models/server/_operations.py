@@ -1,0 +1,143 @@
+"""The operations seam every binding shares: JSON-RPC, HTTP+JSON, gRPC, in-process.
+
+A binding decodes a request into the operation's params (by its
+:class:`~a2a_models.protocol.MethodSpec`), calls :func:`dispatch` on an
+:class:`Operations` object (an :class:`~a2a_models.server.A2AServer`, the
+engine's :class:`~a2a_models.server.RequestHandler`, or a wrapper of
+either), turns what it raises into the error to send with :func:`error_for`,
+and walks a stream with :func:`stream_items`. Wrapping an ``Operations``
+(for tracing, say) is thus one place that sees every call of every binding.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any, Protocol
+
+import attrs
+
+from .. import models as m
+from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError
+from ..protocol import V0_3, MethodSpec
+from ._agent import CallContext
+from ._lifecycle import closes_stream
+from ._streams import EventStream
+
+__all__ = ["Operations", "dispatch", "error_for", "resume_point", "stream_items"]
+
+log = logging.getLogger("a2a_models.server")
+
+
+class Operations(Protocol):
+    """The eleven A2A operations on decoded model objects (spec §3.1).
+
+    ``A2AServer``, ``AgentServer`` and ``RequestHandler`` all have this
+    shape. Streaming operations return an :class:`EventStream` of
+    ``(seq, item)`` once the stream is accepted (errors are raised before).
+    """
+
+    async def on_send_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> m.Task | m.Message: ...
+
+    async def on_send_streaming_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> EventStream: ...
+
+    async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task: ...
+
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse: ...
+
+    async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task: ...
+
+    async def on_subscribe_to_task(
+        self, request: m.SubscribeToTaskRequest, call: CallContext, *, after_seq: int | None = None
+    ) -> EventStream: ...
+
+    async def on_create_task_push_notification_config(
+        self, config: m.TaskPushNotificationConfig, call: CallContext
+    ) -> m.TaskPushNotificationConfig: ...
+
+    async def on_get_task_push_notification_config(
+        self, request: m.GetTaskPushNotificationConfigRequest, call: CallContext
+    ) -> m.TaskPushNotificationConfig: ...
+
+    async def on_list_task_push_notification_configs(
+        self, request: m.ListTaskPushNotificationConfigsRequest, call: CallContext
+    ) -> m.ListTaskPushNotificationConfigsResponse: ...
+
+    async def on_delete_task_push_notification_config(
+        self, request: m.DeleteTaskPushNotificationConfigRequest, call: CallContext
+    ) -> None: ...
+
+    async def on_get_extended_agent_card(
+        self, request: m.GetExtendedAgentCardRequest, call: CallContext
+    ) -> m.AgentCard: ...
+
+
+async def dispatch(
+    ops: Operations,
+    spec: MethodSpec,
+    params: Any,
+    call: CallContext,
+    *,
+    after_seq: int | None = None,
+) -> Any:
+    """Call the operation ``spec`` names; ``after_seq`` is a subscription's resume point."""
+    if spec.handler == "on_subscribe_to_task":
+        return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
+    return await getattr(ops, spec.handler)(params, call)
+
+
+def error_for(exc: BaseException, method: str) -> JSONRPCError:
+    """The error to send for what an operation (or the encoding of its result) raised.
+
+    A :class:`JSONRPCError` goes out as it is. Anything else is ours: an
+    unencodable result is ``InternalError`` naming why; any other exception
+    (including a non-JSON-RPC ``A2AError`` from a bug) is a bare
+    ``InternalError`` whose text and traceback go to the log, never the peer.
+    """
+    if isinstance(exc, JSONRPCError):
+        return exc
+    if isinstance(exc, EncodeError):
+        log.warning("%s: result not expressible for the caller: %s", method, exc)
+        return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
+    log.error("unexpected error while handling %s", method, exc_info=exc)
+    return InternalError()
+
+
+def resume_point(value: str | None) -> int | None:
+    """The ``after_seq`` of a ``Last-Event-ID`` value (``None``: not a resume)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    # Our event ids are plain decimal numbers: no sign, "_" or non-ASCII digits.
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}")
+    return int(text)
+
+
+async def stream_items(
+    stream: EventStream, spec: MethodSpec, version: str
+) -> AsyncGenerator[tuple[int, m.StreamResponse], None]:
+    """The stream's ``(seq, item)`` as ``version`` sends them; closes the stream at the end.
+
+    Close the generator (``aclose``) when the peer goes away early: that
+    closes the stream and releases its subscription.
+
+    For 0.3, each status update's ``final`` marks the stream's last event
+    (1.0 just closes the stream).
+    """
+    interrupt_closes = spec.handler == "on_send_streaming_message"
+    try:
+        async for seq, item in stream:
+            if version == V0_3 and isinstance(item, m.TaskStatusUpdateEvent):
+                final = closes_stream(item, on_interrupted=interrupt_closes)
+                if final != item.final:
+                    item = attrs.evolve(item, final=final)
+            yield seq, item
+    finally:
+        await stream.aclose()

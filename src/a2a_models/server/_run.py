@@ -1,0 +1,90 @@
+"""The state of one run: one execution of the agent for one turn of one task.
+
+The engine's operations and a :class:`~a2a_models.server.TaskExecutor`
+share it: the operations wait on its events (``started``, ``settled``,
+``done``) and coordinate cancels through it; the executor drives the agent
+and sets them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..errors import A2AError
+from ..models import Message, Task
+from ._agent import RequestContext
+
+__all__ = ["AgentRun", "RunAborted", "RunFinished"]
+
+
+class RunFinished(A2AError):
+    """The task reached a terminal state before our write (e.g. it was canceled)."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        super().__init__(task.status.state.name)
+
+
+class RunAborted(A2AError):
+    """The run cannot go on (its task could not be created); ``run.error`` says why."""
+
+
+class AgentRun:
+    """One execution of the agent for one turn of one task.
+
+    ``runner`` is whatever the executor uses to run it (in process: the
+    asyncio task); the operations never touch it.
+    """
+
+    def __init__(
+        self,
+        context: RequestContext,
+        owner: str | None,
+        tenant: str | None,
+        *,
+        created: bool,
+        first: tuple[int, Task] | None = None,
+    ) -> None:
+        self.context = context
+        self.owner = owner
+        self.tenant = tenant
+        #: The task exists in the store.
+        self.created = created
+        #: For a continued task: the snapshot its streams start with.
+        self.first = first
+        self.direct: Message | None = None
+        self.error: A2AError | None = None
+        self.closed_artifacts: frozenset[str] = frozenset()
+        #: The task exists (or the agent replied directly, or creation failed).
+        self.started = asyncio.Event()
+        #: A terminal or interrupted state, a direct reply, or the run ended.
+        self.settled = asyncio.Event()
+        self.done = asyncio.Event()
+        #: A cancel is between ``Agent.cancel`` and its outcome; events wait.
+        self.canceling = False
+        self.canceled = False
+        self.cancel_decided = asyncio.Event()
+        self.cancel_decided.set()
+        #: The runner waits in :meth:`proceed` (not inside the agent).
+        self.at_gate = False
+        self.runner: asyncio.Task[None] | None = None
+        if created:
+            self.started.set()
+
+    @property
+    def task_id(self) -> str:
+        return self.context.task_id
+
+    @property
+    def context_id(self) -> str:
+        return self.context.context_id
+
+    async def proceed(self) -> bool:
+        """Wait out a cancel in progress; False if the task got canceled."""
+        if self.canceling:
+            self.at_gate = True
+            try:
+                await self.cancel_decided.wait()
+            finally:
+                self.at_gate = False
+        return not self.canceled

@@ -1,0 +1,134 @@
+"""Writing tasks: every change goes to the store, the event log, the broker and push.
+
+:class:`TaskWriter` is shared by the engine's operations (a follow-up
+message, a cancel) and by the :class:`~a2a_models.server.TaskExecutor` that
+runs the agent, so a change is recorded the same way wherever it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from ..errors import TaskNotFoundError
+from ..models import StreamResponse, Task
+from ._agent import CallContext
+from ._lifecycle import apply_event, state_of
+from ._push import PushDispatcher
+from ._run import AgentRun, RunFinished
+from ._store import ConcurrentModificationError, StoredTask, TaskStore
+from ._streams import EventBroker
+
+__all__ = ["TaskWriter"]
+
+#: Attempts of one optimistic write before giving up.
+_MAX_ATTEMPTS = 32
+
+
+class TaskWriter:
+    """Applies changes to stored tasks and announces them (broker, push notifications).
+
+    ``new_id`` makes ids (of push configs here; the engine's task ids too).
+    """
+
+    def __init__(
+        self,
+        store: TaskStore,
+        broker: EventBroker,
+        push: PushDispatcher | None,
+        new_id: Callable[[], str],
+    ) -> None:
+        self.store = store
+        self.broker = broker
+        self.push = push
+        self.new_id = new_id
+
+    async def get(
+        self,
+        task_id: str,
+        call: CallContext,
+        tenant: str | None,
+        *,
+        history_length: int | None = None,
+    ) -> StoredTask:
+        """The caller's task; ``TaskNotFoundError`` if it does not exist or is not theirs.
+
+        ``history_length`` (``None``: all): read only the newest that many history messages.
+        """
+        stored = await self.store.get(task_id, call.owner, tenant, history_length=history_length)
+        if stored is None:
+            # Same answer whether it does not exist or is not the caller's (§3.3.2).
+            raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
+        return stored
+
+    async def created(self, task: Task) -> None:
+        """Announce a task just created in the store (its event 1)."""
+        await self.broker.publish(task.id, 1, task)
+        self.notify(task.id, task)
+
+    async def commit(
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None,
+        event: StreamResponse,
+        *,
+        build: Callable[[Task], Task] | None = None,
+        logged: bool = True,
+    ) -> tuple[Task, int]:
+        """Apply ``event`` (or ``build``) to the stored task; returns it and the event's seq.
+
+        Optimistic: on a concurrent write, re-read and re-apply. Raises
+        :class:`~a2a_models.server.RunFinished` if the task is already terminal
+        (unless ``build`` decides). ``logged=False`` changes the snapshot only.
+        """
+        error: ConcurrentModificationError | None = None
+        # Applying an event needs no history (it only appends to it): read none,
+        # so a write costs the size of the event, not of the conversation.
+        # ``build`` callers get (and may need) the whole task.
+        history_length = None if build is not None else 0
+        for _ in range(_MAX_ATTEMPTS):
+            stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
+            if stored is None:
+                raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
+            if stored.task.status.state.is_terminal and build is None:
+                raise RunFinished(stored.task)
+            task = build(stored.task) if build is not None else apply_event(stored.task, event)
+            try:
+                await self.store.update(
+                    task,
+                    stored.version,
+                    event=event if logged else None,
+                    history_offset=stored.history_offset,
+                )
+            except ConcurrentModificationError as exc:
+                error = exc
+                continue
+            if not logged:
+                return task, stored.last_seq
+            seq = stored.last_seq + 1
+            await self.broker.publish(task_id, seq, event)
+            self.notify(task_id, event)
+            return task, seq
+        assert error is not None
+        raise error
+
+    def notify(self, task_id: str, event: StreamResponse) -> None:
+        """Hand a state change to the push dispatcher."""
+        # Push notifications go out on state changes (§3.5.1).
+        if self.push is not None and state_of(event) is not None:
+            self.push.dispatch(task_id, event)
+
+    async def register_request_push(self, run: AgentRun) -> None:
+        """Store the push config a ``SendMessage`` request carries, if any."""
+        config = run.context.configuration
+        if config is None or config.task_push_notification_config is None:
+            return
+        push = config.task_push_notification_config
+        if self.push is not None:  # the URL was checked before the task was created
+            await self.push.check(push, run.task_id, url=False)
+        await self.store.set_push_config(
+            run.task_id,
+            attrs.evolve(push, id=push.id or self.new_id(), task_id=run.task_id, tenant=run.tenant),
+        )

@@ -65,7 +65,9 @@ async def test_mutual_tls_subject_owns_the_task(serve: Any, pki: dict[str, Path]
     assert card["securitySchemes"]["mtls"] == {
         "mtlsSecurityScheme": {"description": "a client certificate from our CA"}
     }
-    required = [r["schemes"]["mtls"] for r in card["securityRequirements"] if "mtls" in r["schemes"]]
+    required = [
+        r["schemes"]["mtls"] for r in card["securityRequirements"] if "mtls" in r["schemes"]
+    ]
     assert required and not required[0].get("list")  # required, with no scopes
 
     client = await connect(server.url, tls=_tls(pki, "client"))
@@ -169,3 +171,44 @@ def test_encrypted_key_password_from_the_environment(
     wrong = serve(*args, env={"A2A_TLS_KEY_PASSWORD": "wrong"}, ready=False)
     assert wrong.exit_code() == 2 and "cannot load the TLS certificate" in wrong.log
     assert "wrong" not in wrong.log.replace("cannot load", "")
+
+
+def test_cli_takes_a_client_certificate(serve: Any, pki: dict[str, Path]) -> None:
+    import subprocess
+
+    from _sec_support import command
+
+    server = serve(
+        "--agent",
+        "conformance",
+        "--tls-cert",
+        str(pki["server"]),
+        "--tls-key",
+        str(pki["server_key"]),
+        "--tls-client-ca",
+        str(pki["ca"]),
+    )
+    tls = (
+        "--cert",
+        str(pki["client"]),
+        "--key",
+        str(pki["client_key"]),
+        "--cacert",
+        str(pki["ca"]),
+    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command(), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
+    sent = cli("send", server.url, "complete", *tls)
+    assert sent.returncode == 0, sent.stderr
+    card = cli("card", server.url, *tls)
+    assert card.returncode == 0 and '"mtls"' in card.stdout, card.stderr
+    refused = cli("send", server.url, "complete", "--cacert", str(pki["ca"]), "--no-card")
+    assert refused.returncode != 0

@@ -50,6 +50,22 @@ def _add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
     )
+    parser.add_argument("--cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
+    parser.add_argument("--key", metavar="FILE", help="the client certificate's private key")
+    parser.add_argument("--cacert", metavar="FILE", help="trust this CA for the server (PEM)")
+
+
+def _tls(args: argparse.Namespace) -> Any:
+    """The client TLS context for ``--cert/--key/--cacert`` (``None``: the defaults)."""
+    cert, key, ca = getattr(args, "cert", None), getattr(args, "key", None), getattr(args, "cacert", None)
+    if not (cert or ca):
+        return None
+    from ..adapters.http._tls import client_tls_context
+
+    try:
+        return client_tls_context(cert, key, ca=ca)
+    except (OSError, ValueError) as exc:
+        raise _UsageError(f"cannot load the TLS files: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -301,6 +317,7 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
                 transports=transports,
                 headers=headers,
                 timeout=args.timeout,
+                tls=_tls(args),
             )
         except CardResolutionError as exc:
             print(
@@ -312,7 +329,7 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
 
         return GrpcClient(args.url, headers=headers, timeout=args.timeout)  # type: ignore[return-value]
     kind = RESTClient if args.transport == "rest" else HTTPClient
-    return kind(args.url, version=version, headers=headers, timeout=args.timeout)
+    return kind(args.url, version=version, headers=headers, timeout=args.timeout, tls=_tls(args))
 
 
 async def _send(args: argparse.Namespace, out: TextIO) -> int:
@@ -371,7 +388,8 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
         from ..adapters.http._discovery import CardResolutionError, _candidates
 
         value: Any = None
-        async with httpx.AsyncClient() as http:
+        tls = _tls(args)
+        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
             for url in _candidates(args.url, None):
                 try:
                     response = await http.get(url, headers=headers, timeout=args.timeout)
@@ -389,9 +407,11 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
             else:
                 raise CardResolutionError(f"no agent card for {args.url}", args.url)
     else:
-        card = await resolve_card(
-            args.url, headers=headers, timeout=args.timeout, verifier=verifier
-        )
+        tls = _tls(args)
+        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
+            card = await resolve_card(
+                args.url, headers=headers, timeout=args.timeout, verifier=verifier, http_client=http
+            )
         value = codec.to_wire(card, args.format, lossy=args.format == "0.3")
     print(json.dumps(value, indent=2, ensure_ascii=False), file=out)
     return 0

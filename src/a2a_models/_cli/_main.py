@@ -60,7 +60,7 @@ def _tls(args: argparse.Namespace) -> Any:
     cert, key, ca = getattr(args, "cert", None), getattr(args, "key", None), getattr(args, "cacert", None)
     if not (cert or ca):
         return None
-    from ..adapters.http._tls import client_tls_context
+    from ..adapters.http import client_tls_context
 
     try:
         return client_tls_context(cert, key, ca=ca)

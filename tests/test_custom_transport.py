@@ -283,7 +283,7 @@ async def test_resume_over_tcp(serving: Serving, version: str) -> None:
         await stream.aclose()  # the client hangs up mid-stream
 
         gate_1.set()  # the agent goes on meanwhile: this event is missed
-        await _until_async(lambda: _chunks(server, first.id, 2))
+        await _until_async(lambda: _artifact_text(server, first.id, "hello again"))
         resumed = peer.subscribe(first.id, resume_after=stream.last_event_id)
         missed = await anext(resumed)
         assert isinstance(missed, TaskArtifactUpdateEvent) and missed.append
@@ -294,9 +294,9 @@ async def test_resume_over_tcp(serving: Serving, version: str) -> None:
         assert resumed.last_event_id == "5"
 
 
-async def _chunks(server: AgentServer, task_id: str, count: int) -> bool:
+async def _artifact_text(server: AgentServer, task_id: str, text: str) -> bool:
     stored = await server.handler.store.get(task_id, None)
-    return stored is not None and len(stored.task.artifacts[0].parts) == count
+    return stored is not None and "".join(map(text_of, stored.task.artifacts[0].parts)) == text
 
 
 async def _until_async(check: Callable[[], Awaitable[bool]], timeout: float = 2.0) -> None:

@@ -26,7 +26,7 @@ from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
-from ._gen import LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+from ._gen import LOSSY, Fail, Loss, format_timestamp, render_path
 
 __all__ = [
     "Dialect",
@@ -263,5 +263,4 @@ def from_dict(tp: Any, value: Any, *, strict: bool = False) -> Any:
 
 
 # Re-exported for adapters that format timestamps outside models.
-parse_timestamp = timestamp
-__all__ += ["format_timestamp", "parse_timestamp"]
+__all__ += ["format_timestamp"]

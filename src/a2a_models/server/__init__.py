@@ -44,11 +44,11 @@ from ._store import (
     TaskStoreFullError,
 )
 from ._streams import (
+    BrokerItem,
     BrokerSubscription,
     EventBroker,
     EventStream,
     InMemoryEventBroker,
-    Notification,
     StreamItem,
     task_event_stream,
 )
@@ -76,6 +76,7 @@ __all__ = [
     "fast_id",
     "resume_point",
     "stream_items",
+    "BrokerItem",
     "BrokerSubscription",
     "CallContext",
     "ConcurrentModificationError",
@@ -85,7 +86,6 @@ __all__ = [
     "InMemoryEventBroker",
     "InMemoryTaskStore",
     "LoggedEvent",
-    "Notification",
     "PushNotificationSender",
     "RequestContext",
     "RequestHandler",

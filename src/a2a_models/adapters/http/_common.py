@@ -14,7 +14,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from ... import codec
-from ...errors import InvalidRequestError, JSONRPCError
+from ...errors import A2AError, InvalidRequestError, JSONRPCError
 
 __all__ = [
     "A2A_JSON",
@@ -40,7 +40,7 @@ VERSION_PARAM = "a2a-version"
 _VERSION_PARAM = VERSION_PARAM
 
 
-class BodyTooLargeError(Exception):
+class BodyTooLargeError(A2AError):
     """The request body exceeds the app's limit."""
 
     def __init__(self, limit: int) -> None:

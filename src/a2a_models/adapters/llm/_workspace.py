@@ -35,6 +35,7 @@ import attrs
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from ... import codec
+from ...errors import A2AError
 from ...models import (
     AgentCapabilities,
     AgentCard,
@@ -128,7 +129,7 @@ _POLICIES = {
 }
 
 
-class WorkspaceError(ValueError):
+class WorkspaceError(A2AError, ValueError):
     """A workspace is invalid; ``file`` and ``field`` say where (both in the message)."""
 
     def __init__(self, file: str, field: str, problem: str) -> None:

@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ...errors import A2AError
 from ...models import JSONObject
 from ...tools import (
     Adapter,
@@ -64,7 +65,7 @@ _MAX_RELISTENS = 5
 _STOP_TIMEOUT = 15.0
 
 
-class MCPServerError(RuntimeError):
+class MCPServerError(A2AError, RuntimeError):
     """An MCP server could not be started (or connected to); names the server."""
 
     def __init__(self, server: str, problem: str) -> None:

@@ -29,6 +29,8 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from ...errors import A2AError
+
 __all__ = [
     "HTTPServerConfig",
     "MCPConfigError",
@@ -43,7 +45,7 @@ _ENV_REF = re.compile(r"\$env:([A-Za-z_][A-Za-z0-9_]*)")
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamablehttp"})
 
 
-class MCPConfigError(ValueError):
+class MCPConfigError(A2AError, ValueError):
     """``mcp.json`` is malformed or references missing environment variables.
 
     The message names the file, the server and the field (and, for missing

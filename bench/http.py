@@ -64,6 +64,7 @@ SRC = HERE.parents[1] / "src"
 HOST = "127.0.0.1"
 THROUGHPUT_TARGET = 3.0  # ours / sdk requests per second
 LATENCY_TARGET = 1.5  # ours / raw p50 latency
+SERVE_LATENCY_TARGET = 2.0  # serve / bare Starlette p50 latency, 1 client
 SERVERS = ("ours", "sdk", "raw")
 ECHO_TEXT = "hello, benchmark"
 
@@ -247,11 +248,47 @@ async def raw_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": RAW_REPLY})
 
 
+def starlette_app() -> Any:
+    """A bare Starlette app answering with the bytes ``a2a-models serve`` answered.
+
+    The bytes come from the JSON file named by ``A2A_BENCH_REPLIES`` (written
+    by ``--mode serve`` from real answers of the ``serve`` process): the
+    SendMessage reply, the agent card and a ListTasks page.
+    """
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    with open(os.environ["A2A_BENCH_REPLIES"]) as f:
+        replies = {k: v.encode("latin-1") for k, v in json.load(f).items()}
+
+    async def rpc(request: Request) -> Response:
+        body = await request.body()
+        reply = replies["list"] if b'"ListTasks"' in body else replies["send"]
+        return Response(reply, media_type="application/json")
+
+    async def card(request: Request) -> Response:
+        return Response(replies["card"], media_type="application/json")
+
+    return Starlette(
+        routes=[
+            Route("/", rpc, methods=["POST"]),
+            Route("/.well-known/agent-card.json", card, methods=["GET"]),
+        ]
+    )
+
+
 def serve(kind: str, port: int, profile: str | None) -> None:
     """The ``--serve`` mode: one server until SIGTERM."""
     import uvicorn
 
-    app = {"ours": ours_app, "sdk": sdk_app, "raw": lambda: raw_app}[kind]()
+    app = {
+        "ours": ours_app,
+        "sdk": sdk_app,
+        "raw": lambda: raw_app,
+        "starlette": starlette_app,
+    }[kind]()
     config = uvicorn.Config(
         app, host=HOST, port=port, log_level="warning", access_log=False, lifespan="on", workers=1
     )
@@ -295,6 +332,16 @@ class Connection:
         self.writer.close()
         with contextlib.suppress(Exception):
             await self.writer.wait_closed()
+
+    async def get(self, path: bytes) -> bytes:
+        self.writer.write(
+            b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nA2A-Version: 1.0\r\n\r\n"
+        )
+        status, headers = await self._head()
+        content = b"".join([chunk async for chunk in self._chunks(headers)])
+        if status != 200:
+            raise HTTPError(f"GET {path!r}: status {status}: {content[:300]!r}")
+        return content
 
     def _send(self, body: bytes, accept: bytes) -> None:
         self.writer.write(
@@ -505,19 +552,34 @@ def _two_cpus() -> bool:
 class ServerProcess:
     """One server subprocess (``--serve KIND``); its stderr goes to a temporary file."""
 
-    def __init__(self, kind: str, profile: str | None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        profile: str | None,
+        command: list[str] | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.kind = kind
         self.port = _free_port()
-        command = [sys.executable, str(HERE), "--serve", kind, "--port", str(self.port)]
-        if profile:
-            command += ["--profile-out", profile]
+        if command is None:
+            command = [sys.executable, str(HERE), "--serve", kind, "--port", str(self.port)]
+            if profile:
+                command += ["--profile-out", profile]
+        else:
+            command = [part.replace("{port}", str(self.port)) for part in command]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+            **(extra_env or {}),
         }
         self.log = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            command, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT
+            command,
+            env=env,
+            cwd=str(HERE.parent),
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         if _two_cpus():
             with contextlib.suppress(OSError):
@@ -679,6 +741,188 @@ async def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     return results
 
 
+# =========================================================================== --mode serve
+
+SERVE_KINDS = ("serve", "sdk", "starlette")
+LIST_BODY = b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}'
+CARD_PATH = b"/.well-known/agent-card.json"
+
+
+async def drive(
+    port: int,
+    count: int,
+    clients: int,
+    call: Callable[[Connection], Awaitable[Any]],
+    sample: Sample,
+) -> None:
+    """``count`` calls over ``clients`` keep-alive connections, each one at a time."""
+    conns = [await Connection.open(port) for _ in range(clients)]
+    todo = iter(range(count))
+    latencies: list[int] = []
+
+    async def worker(conn: Connection) -> None:
+        for _ in todo:  # a shared iterator: ``count`` calls in all
+            t0 = time.perf_counter_ns()
+            await call(conn)
+            latencies.append(time.perf_counter_ns() - t0)
+
+    try:
+        start = time.perf_counter_ns()
+        await asyncio.gather(*(worker(c) for c in conns))
+        sample.add(latencies, (time.perf_counter_ns() - start) / 1e9)
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
+async def _send_echo(conn: Connection) -> None:
+    await conn.post(send_body(ECHO_TEXT))
+
+
+async def _get_card(conn: Connection) -> None:
+    await conn.get(CARD_PATH)
+
+
+async def _list_tasks(conn: Connection) -> None:
+    await conn.post(LIST_BODY)
+
+
+def _serve_command(store: str) -> list[str]:
+    script = Path(sys.executable).with_name("a2a-models")
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+    return [
+        *launcher,
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        "{port}",
+        "--store",
+        store,
+        "--agent",
+        "bench_echo_agent:Echo",
+        "--log-level",
+        "warning",
+    ]
+
+
+async def measure_serve(args: argparse.Namespace) -> bool:
+    """``a2a-models serve`` (SQLite store) vs the SDK's server vs bare Starlette.
+
+    Keep-alive clients at 1, 16 and 64 connections (SendMessage), then the
+    agent card and a ListTasks page (50 of 100 tasks) on one connection.
+    Rounds alternate the servers, as in the default mode.
+    """
+    if _two_cpus():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-serve-")
+    servers: list[ServerProcess] = []
+    try:
+        servers.append(
+            ServerProcess("serve", None, _serve_command(f"sqlite:///{tmp.name}/tasks.db"))
+        )
+        servers.append(ServerProcess("sdk", None))
+        for server in servers:
+            await server.ready()
+        # 100 tasks in each store for ListTasks, then the bytes for the floor.
+        for server in servers:
+            conn = await Connection.open(server.port)
+            try:
+                for _ in range(100):
+                    await conn.post(send_body("stream 1"))
+            finally:
+                await conn.close()
+        conn = await Connection.open(servers[0].port)
+        try:
+            replies = {
+                "send": await conn.post(send_body(ECHO_TEXT)),
+                "card": await conn.get(CARD_PATH),
+                "list": await conn.post(LIST_BODY),
+            }
+        finally:
+            await conn.close()
+        if replies["list"].count(b'"id"') < 50:
+            raise HTTPError(f"ListTasks gave fewer than 50 tasks: {replies['list'][:300]!r}")
+        replies_file = os.path.join(tmp.name, "replies.json")
+        with open(replies_file, "w") as f:
+            json.dump({k: v.decode("latin-1") for k, v in replies.items()}, f)
+        floor = ServerProcess("starlette", None, extra_env={"A2A_BENCH_REPLIES": replies_file})
+        servers.append(floor)
+        await floor.ready()
+
+        loads: list[tuple[str, int, int, Callable[[Connection], Awaitable[Any]]]] = [
+            ("SendMessage, 1 client", 1, args.serve_requests // 4, _send_echo),
+            ("SendMessage, 16 clients", 16, args.serve_requests, _send_echo),
+            ("SendMessage, 64 clients", 64, args.serve_requests, _send_echo),
+            ("agent card, 1 client", 1, args.serve_requests // 4, _get_card),
+            ("ListTasks (50 of 100), 1 client", 1, args.serve_requests // 8, _list_tasks),
+        ]
+        samples = {(label, s.kind): Sample() for label, *_ in loads for s in servers}
+        for s in servers:  # warm-up
+            await drive(s.port, args.warmup, 4, _send_echo, Sample())
+        rounds = max(1, args.rounds)
+        for label, clients, total, call in loads:
+            t0 = time.monotonic()
+            for _ in range(rounds):
+                for s in servers:
+                    await drive(
+                        s.port, max(1, total // rounds), clients, call, samples[label, s.kind]
+                    )
+            _progress(label[:28], t0)
+    except BaseException:
+        for server in servers:
+            if server.proc.poll() is not None:
+                print(f"--- {server.kind} server output ---\n{server.output()}", file=sys.stderr)
+        raise
+    finally:
+        for server in servers:
+            server.stop()
+        tmp.cleanup()
+
+    print()
+    print(
+        f"| {'':<34} | {'':<6} | {'serve':>7} | {'sdk':>7} | {'starlette':>9} | "
+        f"{'serve/sdk':>9} | {'serve/starl.':>12} |"
+    )
+    print(f"|{'-' * 36}|{'-' * 8}|{'-' * 9}|{'-' * 9}|{'-' * 11}|{'-' * 11}|{'-' * 14}|")
+    summary = {key: sample.summary() for key, sample in samples.items()}
+    for label, *_ in loads:
+        for unit, key in (("req/s", "rps"), ("p50 us", "p50"), ("p99 us", "p99")):
+            v = [summary[label, kind][key] for kind in SERVE_KINDS]
+            print(
+                f"| {label if key == 'rps' else '':<34} | {unit:<6} | {v[0]:>7,.0f} | "
+                f"{v[1]:>7,.0f} | {v[2]:>9,.0f} | {v[0] / v[1]:>8.2f}x | {v[0] / v[2]:>11.2f}x |"
+            )
+    import uvicorn
+
+    print()
+    print(
+        f"serve: `a2a-models serve --store sqlite:///...` process; sdk: a2a-sdk "
+        f"DefaultRequestHandler + InMemoryTaskStore; starlette: bare Starlette returning "
+        f"serve's bytes. uvicorn {uvicorn.__version__}, one process each; "
+        f"{os.cpu_count()} CPUs" + ("; client on CPU 0, servers on CPU 1" if _two_cpus() else "")
+    )
+    throughput = (
+        summary["SendMessage, 16 clients", "serve"]["rps"]
+        / summary["SendMessage, 16 clients", "sdk"]["rps"]
+    )
+    latency = (
+        summary["SendMessage, 1 client", "serve"]["p50"]
+        / summary["SendMessage, 1 client", "starlette"]["p50"]
+    )
+    ok_t, ok_l = throughput >= THROUGHPUT_TARGET, latency <= SERVE_LATENCY_TARGET
+    print(
+        f"target: serve >= {THROUGHPUT_TARGET:g}x the SDK's SendMessage req/s at 16 clients: "
+        f"{throughput:.2f}x {'ok' if ok_t else 'MISSED'}"
+    )
+    print(
+        f"target: serve p50 at 1 client <= {SERVE_LATENCY_TARGET:g}x bare Starlette's: "
+        f"{latency:.2f}x {'ok' if ok_l else 'MISSED'}"
+    )
+    return ok_t and ok_l
+
+
 def _progress(label: str, since: float) -> None:
     print(f"  {label:<12} {time.monotonic() - since:6.1f} s", file=sys.stderr, flush=True)
 
@@ -778,12 +1022,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=4, help="rounds alternating the servers")
     parser.add_argument("--warmup", type=int, default=300)
+    parser.add_argument(
+        "--serve-requests", type=int, default=4000, help="--mode serve: requests per load"
+    )
     parser.add_argument("--httpx-requests", type=int, default=1000)
     parser.add_argument("--time-limit", type=float, default=100.0, help="overall budget, seconds")
     parser.add_argument("--no-httpx", action="store_true", help="skip the httpx comparison")
     parser.add_argument("--profile", choices=("ours", "sdk"), help="run that server under cProfile")
     parser.add_argument("--profile-limit", type=int, default=35)
-    parser.add_argument("--serve", choices=SERVERS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--mode",
+        choices=("apps", "serve"),
+        default="apps",
+        help="apps: the three ASGI apps (default); serve: `a2a-models serve --store sqlite` "
+        "as a process vs the SDK vs bare Starlette, at 1/16/64 keep-alive clients",
+    )
+    parser.add_argument("--serve", choices=(*SERVERS, "starlette"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -796,6 +1050,10 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.gettempdir(), f"a2a-bench-{args.profile}-{os.getpid()}.prof"
         )
     started = time.monotonic()
+    if args.mode == "serve":
+        ok = asyncio.run(measure_serve(args))
+        print(f"(total {time.monotonic() - started:.1f} s)")
+        return 0 if ok else 1
     results = asyncio.run(measure(args))
     ok = report(results, args)
     print(f"(total {time.monotonic() - started:.1f} s)")

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,http,postgres,mcp,llm]'
+.venv/bin/python -m pip install -q -e '.[dev,http,postgres,mcp,llm,grpc]'
 if [[ "${A2A_SKIP_STATIC:-0}" != "1" ]]; then
     # Configured by [tool.mypy] (strict, mypy_path = typings) and [tool.ruff] in pyproject.toml.
     .venv/bin/python -m mypy --strict src/a2a_models

@@ -169,10 +169,8 @@ def test_send_blocking_task_prints_the_final_task(demo: Demo, capsys: Any) -> No
     assert status == 0, err
     result = json.loads(out)
     assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert result["task"]["artifacts"][0]["parts"] == [
-        {"text": "The demo task "},
-        {"text": "is done."},
-    ]
+    # streamed in two chunks, stored as one part (joined at the last chunk)
+    assert result["task"]["artifacts"][0]["parts"] == [{"text": "The demo task is done."}]
 
 
 def test_send_headers_and_no_card(demo: Demo, capsys: Any) -> None:

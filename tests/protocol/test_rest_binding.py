@@ -45,6 +45,7 @@ CARD = m.AgentCard(
     version="1.0.0",
     supported_interfaces=[m.AgentInterface(url="http://agent.test", protocol_binding="HTTP+JSON")],
     capabilities=m.AgentCapabilities(streaming=True, push_notifications=True),
+    skills=[m.AgentSkill(id="echo", name="Echo", description="Echoes", tags=["test"])],
 )
 
 PARAMS: dict[str, Any] = {

@@ -99,9 +99,16 @@ class CountingStore(InMemoryTaskStore):
         return stored
 
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
-        version = await super().update(task, expected_version, event=event)
+        version = await super().update(
+            task, expected_version, event=event, history_offset=history_offset
+        )
         assert version == expected_version + 1
         self.writes[task.id] += 1
         return version

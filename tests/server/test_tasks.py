@@ -275,7 +275,12 @@ class _Interfering(InMemoryTaskStore):
         self.conflicts = 0
 
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
         if self.interfere:
             self.interfere -= 1
@@ -284,7 +289,9 @@ class _Interfering(InMemoryTaskStore):
             note = Message.agent(f"note {self.interfere}", task_id=task.id)
             await super().update(stored.task.add_message(note), stored.version)
         try:
-            return await super().update(task, expected_version, event=event)
+            return await super().update(
+                task, expected_version, event=event, history_offset=history_offset
+            )
         except Exception:
             self.conflicts += 1
             raise

@@ -45,7 +45,14 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
             pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = %s", pg_schema
         )
     }
-    assert tables == {"a2a_schema_migrations", "a2a_tasks", "a2a_task_events", "a2a_push_configs"}
+    assert tables == {
+        "a2a_schema_migrations",
+        "a2a_tasks",
+        "a2a_task_events",
+        "a2a_push_configs",
+        "a2a_task_counts",
+        "a2a_task_messages",
+    }
     indexes = {
         row[0]
         for row in await _query(
@@ -73,6 +80,8 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_task_events.event_raw": "bytea",
         "a2a_push_configs.config": "jsonb",
         "a2a_push_configs.config_raw": "bytea",
+        "a2a_task_messages.message": "jsonb",
+        "a2a_task_messages.message_raw": "bytea",
     }
     applied = await _query(
         pg_dsn, f'SELECT version, name FROM "{pg_schema}".a2a_schema_migrations ORDER BY version'
@@ -89,8 +98,10 @@ async def test_replicas_starting_together_migrate_once(pg_dsn: str, pg_schema: s
     finally:
         for s in stores:
             await s.aclose()
-    rows = await _query(pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations')
-    assert rows == [(1,)]
+    rows = await _query(
+        pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations ORDER BY 1'
+    )
+    assert rows == [(m.version,) for m in _migrations.MIGRATIONS]
 
 
 async def test_reopening_does_not_rerun_migrations(pg_dsn: str, pg_schema: str) -> None:
@@ -108,8 +119,9 @@ async def test_a_new_migration_is_applied_once(
 ) -> None:
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await store.create(_task("t1"), None)
+    nxt = len(_migrations.MIGRATIONS) + 1
     v2 = Migration(
-        2,
+        nxt,
         "add a note column",
         ("ALTER TABLE a2a_tasks ADD COLUMN note TEXT",),
         ("ALTER TABLE {schema}.a2a_tasks ADD COLUMN note text",),
@@ -122,7 +134,7 @@ async def test_a_new_migration_is_applied_once(
     rows = await _query(
         pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations ORDER BY 1'
     )
-    assert rows == [(1,), (2,)]
+    assert rows == [(v,) for v in range(1, nxt + 1)]
 
 
 async def test_a_schema_from_a_newer_version_is_refused(pg_dsn: str, pg_schema: str) -> None:

@@ -128,8 +128,9 @@ async def test_a_new_migration_is_applied_once(
     path = tmp_path / "upgrade.db"
     async with SQLiteTaskStore(path) as store:
         await store.create(_task("t1"), None)
+    nxt = len(_migrations.MIGRATIONS) + 1
     v2 = Migration(
-        2,
+        nxt,
         "add a note column",
         ("ALTER TABLE a2a_tasks ADD COLUMN note TEXT",),
         ("ALTER TABLE {schema}.a2a_tasks ADD COLUMN note text",),
@@ -138,7 +139,8 @@ async def test_a_new_migration_is_applied_once(
     for _ in range(2):  # the second open would fail if v2 ran again (duplicate column)
         async with SQLiteTaskStore(path) as store:
             assert await store.get("t1", None) is not None
-    assert [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")] == [1, 2]
+    versions = [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")]
+    assert versions == list(range(1, nxt + 1))
     assert "note" in {r[1] for r in _rows(path, "PRAGMA table_info(a2a_tasks)")}
 
 
@@ -148,15 +150,17 @@ async def test_a_failing_migration_leaves_no_trace(
     path = tmp_path / "broken.db"
     async with SQLiteTaskStore(path):
         pass
+    last = len(_migrations.MIGRATIONS)
     bad = Migration(
-        2, "broken", ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"), ("SELECT 1",)
+        last + 1, "broken", ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"), ("SELECT 1",)
     )
     monkeypatch.setattr(_migrations, "MIGRATIONS", (*_migrations.MIGRATIONS, bad))
     store = SQLiteTaskStore(path)
     with pytest.raises(sqlite3.OperationalError):
         await store.open()
     await store.aclose()
-    assert [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")] == [1]
+    versions = [r[0] for r in _rows(path, "SELECT version FROM a2a_schema_migrations")]
+    assert versions == list(range(1, last + 1))
     assert _rows(path, "SELECT name FROM sqlite_master WHERE name = 'half_done'") == []
 
 

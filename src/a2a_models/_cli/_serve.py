@@ -40,6 +40,11 @@ class ServeOptions:
     * ``public_url``: the base URL advertised in the agent card (default:
       ``http://{host}:{port}``).
     * ``log_level``: ``debug``, ``info``, ``warning`` or ``error``.
+    * ``retain_terminal``: how long finished tasks are kept in an SQL store
+      (``7d``, ``12h``, ...; ``off``: forever).
+    * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
+      have (``None``: no limit).
+    * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     """
 
     host: str = "127.0.0.1"
@@ -50,6 +55,9 @@ class ServeOptions:
     auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens)
     public_url: str | None = None
     log_level: str = "info"
+    retain_terminal: str = "7d"
+    max_active_tasks_per_owner: int | None = 1000
+    grpc_port: int | None = None
 
 
 def load_agent(spec: str) -> Any:

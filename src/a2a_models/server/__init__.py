@@ -36,6 +36,7 @@ from ._operations import Operations, dispatch, error_for, resume_point, stream_i
 from ._push import PushNotificationSender
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
+    ActiveTaskLimitError,
     ConcurrentModificationError,
     InMemoryTaskStore,
     LoggedEvent,
@@ -57,6 +58,7 @@ from .paging import TaskPage
 
 __all__ = [
     "A2AServer",
+    "ActiveTaskLimitError",
     "AgentServer",
     "Reply",
     "ServerSentEvent",

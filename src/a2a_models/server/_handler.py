@@ -150,8 +150,15 @@ class RequestHandler:
             )
         return requested or call.tenant
 
-    async def _get(self, task_id: str, call: CallContext, tenant: str | None) -> StoredTask:
-        return await self.writer.get(task_id, call, tenant)
+    async def _get(
+        self,
+        task_id: str,
+        call: CallContext,
+        tenant: str | None,
+        *,
+        history_length: int | None = None,
+    ) -> StoredTask:
+        return await self.writer.get(task_id, call, tenant, history_length=history_length)
 
     # -- SendMessage / SendStreamingMessage ----------------------------------------------
 
@@ -291,7 +298,12 @@ class RequestHandler:
     async def on_get_task(self, request: GetTaskRequest, call: CallContext | None = None) -> Task:
         """``GetTask`` (§3.1.3), with the history trimmed to ``historyLength``."""
         call = call or CallContext()
-        stored = await self._get(request.id, call, self._tenant(request.tenant, call))
+        stored = await self._get(
+            request.id,
+            call,
+            self._tenant(request.tenant, call),
+            history_length=_stored_length(request.history_length),
+        )
         return trim_history(stored.task, request.history_length)
 
     async def on_list_tasks(
@@ -315,6 +327,7 @@ class RequestHandler:
             status_timestamp_after=request.status_timestamp_after,
             page_size=page_size,
             page_token=request.page_token or None,
+            history_length=_stored_length(request.history_length),
         )
         tasks = [trim_history(t, request.history_length) for t in page.tasks]
         if not request.include_artifacts:
@@ -600,3 +613,8 @@ def _config_offset(configs: list[TaskPushNotificationConfig], token: str | None)
         if config.id == last_id:
             return index + 1
     return min(position, len(configs))
+
+
+def _stored_length(history_length: int | None) -> int | None:
+    """The history a store needs to read for a request's ``historyLength``."""
+    return None if history_length is None or history_length < 0 else history_length

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeAlias
 
 import attrs
+from sortedcontainers import SortedList
 
 from .._state import TaskState
 from ..errors import A2AError, InternalError, TaskNotFoundError
@@ -46,6 +47,7 @@ __all__ = [
     "TaskPage",
     "TaskStore",
     "TaskStoreFullError",
+    "ActiveTaskLimitError",
 ]
 
 #: One entry of a task's event log: ``(seq, event)``.
@@ -73,6 +75,37 @@ class TaskStoreFullError(InternalError):
     default_message = "Task store is full"
 
 
+class ActiveTaskLimitError(InternalError):
+    """The caller already has the most active (non-terminal) tasks a store allows one owner.
+
+    The spec files a limit like this under system errors (rate limit
+    exceeded): JSON-RPC -32603; the HTTP+JSON binding answers 429 Too Many
+    Requests (gRPC ``RESOURCE_EXHAUSTED``). ``data`` says the limit.
+    """
+
+    default_message = "Too many active tasks"
+    http_status = 429
+    grpc_status = "RESOURCE_EXHAUSTED"
+
+    @classmethod
+    def of(cls, limit: int) -> ActiveTaskLimitError:
+        return cls(
+            f"you have {limit} active tasks, the most this server runs for one caller; "
+            "retry when some have finished (or cancel some)",
+            {"activeTaskLimit": limit},
+        )
+
+
+#: The states that count as active for :class:`ActiveTaskLimitError`.
+ACTIVE_STATES = tuple(s for s in TaskState if not s.is_terminal and s is not TaskState.UNSPECIFIED)
+
+
+def check_active_limit(limit: int | None) -> int | None:
+    if limit is not None and limit < 1:
+        raise ValueError("max_active_tasks_per_owner must be at least 1 (or None for no limit)")
+    return limit
+
+
 @attrs.frozen(slots=True, kw_only=True)
 class StoredTask:
     """A task as read from the store, with what the engine needs to write it back."""
@@ -84,6 +117,9 @@ class StoredTask:
     tenant: str | None
     #: Sequence number of the newest logged event ``task`` already reflects (0: none).
     last_seq: int = 0
+    #: How many history messages precede ``task.history`` (read with a
+    #: ``history_length``): ``task.history[0]`` is message number ``history_offset``.
+    history_offset: int = 0
 
 
 class TaskStore(abc.ABC):
@@ -97,9 +133,18 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
     ) -> StoredTask | None:
-        """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``."""
+        """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``.
+
+        ``history_length`` (``None``: all) reads only the newest that many
+        history messages; ``StoredTask.history_offset`` says how many precede them.
+        """
 
     @abc.abstractmethod
     async def create(
@@ -118,10 +163,19 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
         """Replace the snapshot of ``task.id`` and return the new version.
 
+        History is append-only: ``task.history`` holds the messages from
+        number ``history_offset`` on (the ``history_offset`` of the read it was
+        computed from); those beyond the stored ones are appended, and a
+        message whose id the history already has is not added again.
         ``event`` is appended to the log in the same atomic step. Raises
         :class:`ConcurrentModificationError` if the record is not at
         ``expected_version`` and :class:`~a2a_models.errors.TaskNotFoundError`
@@ -139,8 +193,12 @@ class TaskStore(abc.ABC):
         status_timestamp_after: datetime | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        history_length: int | None = None,
     ) -> TaskPage:
         """The tasks of ``(owner, tenant)`` matching the filters, newest status first.
+
+        ``history_length`` (``None``: all) keeps the newest that many history
+        messages of each task (a database store reads no more than that).
 
         Ties are broken by task id. ``status_timestamp_after`` keeps tasks whose
         status timestamp is at or after it. ``page_token`` is a cursor from an
@@ -180,11 +238,6 @@ class TaskStore(abc.ABC):
 # --- listing order (the scheme is in .paging) ------------------------------------------
 
 
-def _order(task: Task) -> tuple[int, str]:
-    # Ascending order of this tuple = newest status first, then by id.
-    return (-status_key(task), task.id)
-
-
 def _same(task: Task) -> Task:
     return task
 
@@ -210,15 +263,112 @@ class _Record:
     tenant: str | None
     events: _Events = attrs.field(factory=list)
     push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
+    #: Ids of the history's messages (a message is never added twice).
+    message_ids: set[str] = attrs.field(factory=set)
+    #: The listing key and filter values the record is indexed under (see _Index).
+    indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
 
-    def stored(self) -> StoredTask:
+    def stored(self, history_length: int | None = None) -> StoredTask:
+        task, offset = self.task, 0
+        if history_length is not None and history_length < len(task.history):
+            offset = len(task.history) - history_length
+            task = attrs.evolve(task, history=task.history[offset:])
         return StoredTask(
-            task=self.task,
+            task=task,
             version=self.version,
             owner=self.owner,
             tenant=self.tenant,
             last_seq=len(self.events),
+            history_offset=offset,
         )
+
+    def merge_history(self, task: Task, offset: int) -> Task:
+        """``task`` with the full history: the stored one plus its new messages."""
+        old = self.task.history
+        new = task.history[max(0, len(old) - offset) :]
+        added = []
+        for message in new:
+            if message.message_id not in self.message_ids:
+                self.message_ids.add(message.message_id)
+                added.append(message)
+        if offset == 0 and len(added) == len(new):
+            return task  # its history is the stored one plus the new messages
+        return attrs.evolve(task, history=(*old, *added) if added else old)
+
+
+#: An ordered index of listing keys ``(-status_key, task_id)``: ascending = listing order.
+_Ordered: TypeAlias = "SortedList[tuple[int, str]]"
+_IndexKey: TypeAlias = tuple[str | None, str | None, str | None, TaskState | None]
+
+
+class _Index:
+    """Each task's listing key in four ordered lists: per scope, per scope and context,
+    per scope and state, per scope, context and state.
+
+    A listing with any combination of the context and status filters reads
+    one list; the timestamp filter and the page cursor are binary searches
+    in it. A page and its exact total cost O(log n + page size), whatever the
+    number of tasks.
+    """
+
+    def __init__(self) -> None:
+        self._lists: dict[_IndexKey, _Ordered] = {}
+
+    @staticmethod
+    def _keys(record: _Record, context: str | None, state: TaskState) -> tuple[_IndexKey, ...]:
+        o, t = record.owner, record.tenant
+        keys = ((o, t, None, None), (o, t, context, None), (o, t, None, state), (o, t, context, state))
+        return tuple(dict.fromkeys(keys))  # a task without a context: two distinct lists
+
+    def add(self, record: _Record) -> None:
+        task = record.task
+        entry = (-status_key(task), task.id)
+        indexed = (entry, task.context_id, task.status.state)
+        if record.indexed == indexed:
+            return
+        self.remove(record)
+        for key in self._keys(record, task.context_id, task.status.state):
+            ordered = self._lists.get(key)
+            if ordered is None:
+                ordered = self._lists[key] = SortedList()
+            ordered.add(entry)
+        record.indexed = indexed
+
+    def remove(self, record: _Record) -> None:
+        if record.indexed is None:
+            return
+        entry, context, state = record.indexed
+        for key in self._keys(record, context, state):
+            ordered = self._lists.get(key)
+            if ordered is not None and entry in ordered:
+                ordered.remove(entry)
+                if not ordered:
+                    del self._lists[key]
+        record.indexed = None
+
+    def count_states(
+        self, owner: str | None, tenant: str | None, states: Sequence[TaskState]
+    ) -> int:
+        """How many tasks of ``(owner, tenant)`` are in one of ``states``."""
+        return sum(len(self._lists.get((owner, tenant, None, s), ())) for s in states)
+
+    def page(
+        self,
+        key: _IndexKey,
+        after_key: int | None,
+        cursor: tuple[int, str] | None,
+        limit: int,
+    ) -> tuple[list[str], int]:
+        """The ids of the next ``limit`` matches after ``cursor``, and how many match in all."""
+        ordered = self._lists.get(key)
+        if ordered is None:
+            return [], 0
+        # Matches are a prefix: status_key >= after_key <=> -status_key <= -after_key.
+        end = len(ordered) if after_key is None else ordered.bisect_left((-after_key + 1, ""))
+        start = 0 if cursor is None else ordered.bisect_right((-cursor[0], cursor[1]))
+        stop = min(end, start + limit)
+        ids = [entry[1] for entry in ordered.islice(start, stop)] if start < stop else []
+        return ids, end
 
 
 class InMemoryTaskStore(TaskStore):
@@ -231,6 +381,9 @@ class InMemoryTaskStore(TaskStore):
       evicted; if every stored task is one, ``create`` raises
       :class:`TaskStoreFullError`.
     * ``clock``: monotonic seconds, injectable for tests.
+    * ``max_active_tasks_per_owner``: creating a non-terminal task for an
+      ``(owner, tenant)`` that already has that many raises
+      :class:`ActiveTaskLimitError` (``None``: no limit).
 
     Evicting a task drops its event log and push configs too.
     """
@@ -241,6 +394,7 @@ class InMemoryTaskStore(TaskStore):
         max_tasks: int | None = 10_000,
         terminal_ttl: float | None = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         if max_tasks is not None and max_tasks < 1:
             raise ValueError("max_tasks must be at least 1 (or None for no bound)")
@@ -248,8 +402,10 @@ class InMemoryTaskStore(TaskStore):
             raise ValueError("terminal_ttl must not be negative (or None to keep forever)")
         self.max_tasks = max_tasks
         self.terminal_ttl = terminal_ttl
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         self._clock = clock
         self._records: dict[str, _Record] = {}
+        self._index = _Index()
         # Terminal task ids with the time they finished, oldest first (dicts keep order).
         self._finished: dict[str, float] = {}
 
@@ -272,7 +428,9 @@ class InMemoryTaskStore(TaskStore):
 
     def _drop(self, task_id: str) -> None:
         self._finished.pop(task_id, None)
-        self._records.pop(task_id, None)
+        record = self._records.pop(task_id, None)
+        if record is not None:
+            self._index.remove(record)
 
     def _make_room(self) -> None:
         if self.max_tasks is None:
@@ -299,13 +457,18 @@ class InMemoryTaskStore(TaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
     ) -> StoredTask | None:
         self._evict_expired()
         record = self._records.get(task_id)
         if record is None or record.owner != owner or record.tenant != tenant:
             return None  # absent and not yours look the same
-        return record.stored()
+        return record.stored(history_length)
 
     async def create(
         self,
@@ -318,24 +481,39 @@ class InMemoryTaskStore(TaskStore):
         self._evict_expired()
         if task.id in self._records:
             raise ConcurrentModificationError(task.id, 0, self._records[task.id].version)
+        limit = self.max_active_tasks_per_owner
+        if (
+            limit is not None
+            and not task.status.state.is_terminal
+            and self._index.count_states(owner, tenant, ACTIVE_STATES) >= limit
+        ):
+            raise ActiveTaskLimitError.of(limit)
         self._make_room()
         record = _Record(task=task, version=1, owner=owner, tenant=tenant)
+        record.message_ids.update(m.message_id for m in task.history)
         if event is not None:
             record.events.append((1, event))
         self._records[task.id] = record
+        self._index.add(record)
         self._note_state(record)
         return record.stored()
 
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
         record = self._record(task.id)
         if record.version != expected_version:
             raise ConcurrentModificationError(task.id, expected_version, record.version)
-        record.task = task
+        record.task = record.merge_history(task, history_offset)
         record.version += 1
         if event is not None:
             record.events.append((len(record.events) + 1, event))
+        self._index.add(record)
         self._note_state(record)
         return record.version
 
@@ -349,31 +527,18 @@ class InMemoryTaskStore(TaskStore):
         status_timestamp_after: datetime | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        history_length: int | None = None,
     ) -> TaskPage:
         cursor = list_cursor(page_size, page_token)
         self._evict_expired()
         after_key = (
             None if status_timestamp_after is None else timestamp_key(status_timestamp_after)
         )
-        matching = [
-            r.task
-            for r in self._records.values()
-            if r.owner == owner
-            and r.tenant == tenant
-            and (context_id is None or r.task.context_id == context_id)
-            and (status is None or r.task.status.state is status)
-            and (
-                after_key is None
-                or (r.task.status.timestamp is not None and status_key(r.task) >= after_key)
-            )
-        ]
-        matching.sort(key=_order)
-        start = 0
-        if cursor is not None:
-            position = (-cursor[0], cursor[1])
-            while start < len(matching) and _order(matching[start]) <= position:
-                start += 1
-        return task_page(matching[start : start + page_size + 1], page_size, len(matching), _same)
+        ids, total = self._index.page(
+            (owner, tenant, context_id, status), after_key, cursor, page_size + 1
+        )
+        rows = [self._records[task_id].stored(history_length).task for task_id in ids]
+        return task_page(rows, page_size, total, _same)
 
     # -- event log -----------------------------------------------------------------------
 

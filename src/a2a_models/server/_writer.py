@@ -44,9 +44,19 @@ class TaskWriter:
         self.push = push
         self.new_id = new_id
 
-    async def get(self, task_id: str, call: CallContext, tenant: str | None) -> StoredTask:
-        """The caller's task; ``TaskNotFoundError`` if it does not exist or is not theirs."""
-        stored = await self.store.get(task_id, call.owner, tenant)
+    async def get(
+        self,
+        task_id: str,
+        call: CallContext,
+        tenant: str | None,
+        *,
+        history_length: int | None = None,
+    ) -> StoredTask:
+        """The caller's task; ``TaskNotFoundError`` if it does not exist or is not theirs.
+
+        ``history_length`` (``None``: all): read only the newest that many history messages.
+        """
+        stored = await self.store.get(task_id, call.owner, tenant, history_length=history_length)
         if stored is None:
             # Same answer whether it does not exist or is not the caller's (§3.3.2).
             raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
@@ -74,15 +84,24 @@ class TaskWriter:
         (unless ``build`` decides). ``logged=False`` changes the snapshot only.
         """
         error: ConcurrentModificationError | None = None
+        # Applying an event needs no history (it only appends to it): read none,
+        # so a write costs the size of the event, not of the conversation.
+        # ``build`` callers get (and may need) the whole task.
+        history_length = None if build is not None else 0
         for _ in range(_MAX_ATTEMPTS):
-            stored = await self.store.get(task_id, owner, tenant)
+            stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
             if stored is None:
                 raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
             if stored.task.status.state.is_terminal and build is None:
                 raise RunFinished(stored.task)
             task = build(stored.task) if build is not None else apply_event(stored.task, event)
             try:
-                await self.store.update(task, stored.version, event=event if logged else None)
+                await self.store.update(
+                    task,
+                    stored.version,
+                    event=event if logged else None,
+                    history_offset=stored.history_offset,
+                )
             except ConcurrentModificationError as exc:
                 error = exc
                 continue

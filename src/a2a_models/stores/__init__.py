@@ -26,11 +26,14 @@ from typing import Any
 from ..server import EventBroker, InMemoryEventBroker, InMemoryTaskStore, TaskStore
 from ._migrations import MIGRATIONS, Migration, SchemaVersionError
 from ._postgres import RESYNC, ConnectionPool, PostgresEventBroker, PostgresTaskStore
+from ._retention import DEFAULT_RETAIN_TERMINAL, Retention, parse_age
 from ._sqlite import SQLiteTaskStore
 
 __all__ = [
+    "DEFAULT_RETAIN_TERMINAL",
     "MIGRATIONS",
     "RESYNC",
+    "Retention",
     "ConnectionPool",
     "Migration",
     "PostgresEventBroker",
@@ -38,6 +41,7 @@ __all__ = [
     "SQLiteTaskStore",
     "SchemaVersionError",
     "broker_from_url",
+    "parse_age",
     "store_from_url",
 ]
 

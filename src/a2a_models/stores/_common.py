@@ -6,20 +6,30 @@ from __future__ import annotations
 import abc
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
+import attrs
+
 from .. import codec
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
-from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
 from ..server import StoredTask, TaskPage, TaskStore
+from ..server._store import ACTIVE_STATES
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
+    "ACTIVE_KEYS",
+    "PageRow",
+    "decode_with_history",
+    "encode_head",
+    "encode_message",
+    "new_messages",
+    "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
     "as_seconds",
@@ -49,6 +59,49 @@ def encode_task(task: Task) -> bytes:
 
 def decode_task(data: bytes | str) -> Task:
     return codec.decode(Task, data, _DIALECT)
+
+
+def encode_head(task: Task) -> bytes:
+    """The task row's snapshot: the task without its history (kept as rows)."""
+    return encode_task(attrs.evolve(task, history=()) if task.history else task)
+
+
+def encode_message(message: Message) -> bytes:
+    return codec.encode(message, _DIALECT)
+
+
+def _text(data: bytes | str) -> str:
+    return data.decode() if isinstance(data, bytes) else data
+
+
+def decode_with_history(head: bytes | str, messages: Sequence[bytes | str]) -> Task:
+    """The task of a head snapshot and its history rows, decoded in one pass."""
+    if not messages:
+        return decode_task(head)
+    text = _text(head).rstrip()
+    joined = ",".join(_text(m) for m in messages)
+    return decode_task(f'{text[:-1]},"history":[{joined}]}}')
+
+
+def new_messages(
+    history: Sequence[Message], offset: int, stored: int, known: Callable[[list[str]], set[str]]
+) -> list[tuple[str, bytes]]:
+    """``(message_id column, JSON)`` of the messages of ``history`` to append.
+
+    ``history`` starts at message number ``offset``; ``stored`` are already
+    rows. ``known`` returns which of some id columns the task already has.
+    """
+    fresh = history[max(0, stored - offset) :]
+    if not fresh:
+        return []
+    ids = [str(column_text(m.message_id)) for m in fresh]
+    taken = known(ids)
+    out: list[tuple[str, bytes]] = []
+    for key, message in zip(ids, fresh, strict=True):
+        if key not in taken:
+            taken.add(key)
+            out.append((key, encode_message(message)))
+    return out
 
 
 def encode_event(event: StreamResponse) -> bytes:
@@ -116,8 +169,11 @@ class ListSQL:
         status_timestamp_after: datetime | None,
         page_size: int,
         page_token: str | None,
+        history_length: int | None = None,
     ) -> None:
         cursor = list_cursor(page_size, page_token)
+        #: History messages to read per task (``None``: all).
+        self.history_length = None if history_length is None else max(0, history_length)
         p = placeholder
         clauses = [f"scope = {p}"]
         params: list[Any] = [scope_key(owner, tenant)]
@@ -133,6 +189,19 @@ class ListSQL:
             params.append(timestamp_key(status_timestamp_after))
         self.where = " AND ".join(clauses)
         self.params = params
+        #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
+        #: total, or ``None``: count the matching rows (a timestamp filter).
+        self.counter: tuple[str, str, str] | None = None
+        if status_timestamp_after is None:
+            scope = params[0]
+            if context_id is None and status is None:
+                self.counter = (scope, "all", "")
+            elif status is None:
+                self.counter = (scope, "context", str(column_text(context_id)))
+            elif context_id is None:
+                self.counter = (scope, "state", status.value)
+            else:
+                self.counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
         self.limit = page_size + 1
         self.page_size = page_size
         if cursor is None:
@@ -148,8 +217,21 @@ class ListSQL:
 
     ORDER = "ORDER BY status_key DESC, id ASC"
 
+    def first_message(self, count: int) -> int:
+        """Position of the first history row to read of a task with ``count`` messages."""
+        return 0 if self.history_length is None else max(0, count - self.history_length)
+
 
 # --- the stores ---------------------------------------------------------------------------
+
+#: A listed task as read: ``(snapshot JSON, history_count, history JSON)``.
+PageRow = tuple[bytes | str, int | None, Sequence[bytes | str]]
+
+
+def _decode_row(row: PageRow) -> Task:
+    head, count, messages = row
+    return decode_task(head) if count is None else decode_with_history(head, messages)
+
 
 
 class SQLTaskStore(TaskStore):
@@ -166,52 +248,88 @@ class SQLTaskStore(TaskStore):
     PLACEHOLDER: ClassVar[str]
     NUL: ClassVar[bool]
     BAD_TASK_ID: ClassVar[str]
+    #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
+    max_active_tasks_per_owner: int | None = None
 
     def _ok(self, *texts: str | None) -> bool:
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
         return all(storable(text, nul=self.NUL) for text in texts)
 
     @abc.abstractmethod
-    async def _fetch_task(self, task_id: str, scope: str) -> tuple[bytes | str, int, int] | None:
-        """``(snapshot JSON, version, last_seq)`` of task ``task_id`` in ``scope``, if any."""
+    async def _fetch_task(
+        self, task_id: str, scope: str, history_length: int | None
+    ) -> tuple[bytes | str, int, int, int | None, Sequence[bytes | str]] | None:
+        """``(snapshot JSON, version, last_seq, history_count, messages)`` of the task.
+
+        ``messages``: the JSON of the newest ``history_length`` history rows
+        (all if ``None``), oldest first. ``history_count`` is ``None`` for a
+        row of an older schema whose snapshot still holds the history.
+        """
 
     @abc.abstractmethod
     async def _insert_task(
         self, task: Task, scope: str, snapshot: bytes, event: bytes | None
     ) -> None:
-        """Insert ``task`` at version 1 (``event``, if any, as its log entry 1).
+        """Insert ``task`` at version 1 (``event``, if any, as its log entry 1), its
+        history as rows.
 
         Raises ``ConcurrentModificationError`` if the id is taken.
         """
 
     @abc.abstractmethod
     async def _update_task(
-        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        expected_version: int,
+        snapshot: bytes,
+        event: bytes | None,
+        history_offset: int,
     ) -> None:
-        """Write ``task`` over its ``expected_version`` and log ``event`` (if any), atomically.
+        """Write ``task``'s row over its ``expected_version``, append its new history
+        messages (see :func:`new_messages`) and log ``event`` (if any), atomically.
 
         Raises ``TaskNotFoundError`` or ``ConcurrentModificationError``.
         """
 
     @abc.abstractmethod
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[bytes | str]]:
-        """``(how many match query.where, snapshot JSON of the next query.limit of them)``.
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[PageRow]]:
+        """``(how many match query.where, the next query.limit of them)``.
 
-        The page is ``query.page_where`` in ``ListSQL.ORDER``; both numbers
-        come from one snapshot of the database.
+        The page is ``query.page_where`` in ``ListSQL.ORDER``; both come from
+        one snapshot of the database. Each row is ``(snapshot JSON,
+        history_count, history JSON)``: the history rows from
+        ``query.first_message(history_count)`` on (for the first
+        ``query.page_size`` rows only).
         """
 
     async def get(
-        self, task_id: str, owner: str | None, tenant: str | None = None
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
     ) -> StoredTask | None:
         if not self._ok(task_id):
             return None
-        row = await self._fetch_task(task_id, scope_key(owner, tenant))
+        if history_length is not None:
+            history_length = max(0, history_length)
+        row = await self._fetch_task(task_id, scope_key(owner, tenant), history_length)
         if row is None:
             return None
-        data, version, last_seq = row
+        data, version, last_seq, count, messages = row
+        if count is None:  # an older row: the whole history is in the snapshot
+            task, offset = decode_task(data), 0
+        else:
+            task = decode_with_history(data, messages)
+            offset = count - len(messages)
         return StoredTask(
-            task=decode_task(data), version=version, owner=owner, tenant=tenant, last_seq=last_seq
+            task=task,
+            version=version,
+            owner=owner,
+            tenant=tenant,
+            last_seq=last_seq,
+            history_offset=offset,
         )
 
     async def create(
@@ -222,7 +340,7 @@ class SQLTaskStore(TaskStore):
         *,
         event: StreamResponse | None = None,
     ) -> StoredTask:
-        snapshot = encode_task(task)
+        snapshot = encode_head(task)
         logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise InvalidParamsError(self.BAD_TASK_ID)
@@ -231,13 +349,18 @@ class SQLTaskStore(TaskStore):
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
 
     async def update(
-        self, task: Task, expected_version: int, *, event: StreamResponse | None = None
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
     ) -> int:
-        snapshot = encode_task(task)
+        snapshot = encode_head(task)
         logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
-        await self._update_task(task, expected_version, snapshot, logged)
+        await self._update_task(task, expected_version, snapshot, logged, history_offset)
         return expected_version + 1
 
     async def list(
@@ -250,6 +373,7 @@ class SQLTaskStore(TaskStore):
         status_timestamp_after: datetime | None = None,
         page_size: int = 50,
         page_token: str | None = None,
+        history_length: int | None = None,
     ) -> TaskPage:
         query = ListSQL(
             self.PLACEHOLDER,
@@ -260,9 +384,10 @@ class SQLTaskStore(TaskStore):
             status_timestamp_after=status_timestamp_after,
             page_size=page_size,
             page_token=page_token,
+            history_length=history_length,
         )
         total, rows = await self._fetch_page(query)
-        return task_page(rows, query.page_size, total, decode_task)
+        return task_page(rows, query.page_size, total, _decode_row)
 
     @abc.abstractmethod
     async def open(self) -> Self:
@@ -298,6 +423,11 @@ def storable(text: str | None, *, nul: bool) -> bool:
 
 
 # --- misc ---------------------------------------------------------------------------------
+
+#: The ``a2a_task_counts`` keys whose sum is a scope's number of active tasks.
+ACTIVE_KEYS: tuple[str, ...] = tuple(state.value for state in ACTIVE_STATES)
+#: Default rows per transaction when deleting old finished tasks.
+PRUNE_BATCH = 500
 
 
 def as_seconds(age: timedelta | float) -> float:

@@ -141,9 +141,198 @@ _POSTGRES_V1 = (
     """,
 )
 
+# --- v2: task counts for an exact ListTasks totalSize that does not grow with the tasks ----
+#
+# ``a2a_task_counts(scope, dim, key, n)``: how many tasks of ``scope`` have
+# ``dim`` = ``key``: dim ``all`` (key ``''``), ``context`` (the context_id
+# column), ``state``, and ``context_state`` (``state || ' ' || context_id``).
+# Triggers on ``a2a_tasks`` keep them exact in the writing transaction (rows
+# reaching 0 are deleted); the migration counts the tasks already stored.
+# PostgreSQL takes the counter rows in one global order (dim, then key), so
+# concurrent writers cannot deadlock on them.
+
+_SQLITE_COUNT_ROWS = """
+    SELECT {r}.scope, 'all', '', {d} WHERE true
+    UNION ALL SELECT {r}.scope, 'context', {r}.context_id, {d} WHERE {r}.context_id IS NOT NULL
+    UNION ALL SELECT {r}.scope, 'state', {r}.state, {d} WHERE true
+    UNION ALL SELECT {r}.scope, 'context_state', {r}.state || ' ' || {r}.context_id, {d}
+        WHERE {r}.context_id IS NOT NULL
+"""
+
+
+def _sqlite_bump(row: str, delta: str) -> str:
+    rows = _SQLITE_COUNT_ROWS.format(r=row, d=delta)
+    return (
+        f"INSERT INTO a2a_task_counts (scope, dim, key, n) SELECT * FROM ({rows}) WHERE true"
+        " ON CONFLICT (scope, dim, key) DO UPDATE SET n = n + excluded.n;"
+        " DELETE FROM a2a_task_counts WHERE n = 0 AND scope = "
+        f"{row}.scope;"
+    )
+
+
+_SQLITE_V2 = (
+    """
+    CREATE TABLE a2a_task_counts (
+        scope TEXT    NOT NULL,
+        dim   TEXT    NOT NULL,
+        key   TEXT    NOT NULL,
+        n     INTEGER NOT NULL,
+        PRIMARY KEY (scope, dim, key)
+    ) WITHOUT ROWID
+    """,
+    "CREATE TRIGGER a2a_tasks_count_insert AFTER INSERT ON a2a_tasks BEGIN "
+    + _sqlite_bump("NEW", "1")
+    + " END",
+    "CREATE TRIGGER a2a_tasks_count_delete AFTER DELETE ON a2a_tasks BEGIN "
+    + _sqlite_bump("OLD", "-1")
+    + " END",
+    "CREATE TRIGGER a2a_tasks_count_update AFTER UPDATE OF scope, context_id, state ON a2a_tasks"
+    " WHEN OLD.scope IS NOT NEW.scope OR OLD.context_id IS NOT NEW.context_id"
+    " OR OLD.state IS NOT NEW.state BEGIN "
+    + _sqlite_bump("OLD", "-1")
+    + " "
+    + _sqlite_bump("NEW", "1")
+    + " END",
+    """
+    INSERT INTO a2a_task_counts (scope, dim, key, n)
+    SELECT scope, dim, key, count(*) FROM (
+        SELECT scope, 'all' AS dim, '' AS key FROM a2a_tasks
+        UNION ALL SELECT scope, 'context', context_id FROM a2a_tasks
+            WHERE context_id IS NOT NULL
+        UNION ALL SELECT scope, 'state', state FROM a2a_tasks
+        UNION ALL SELECT scope, 'context_state', state || ' ' || context_id
+            FROM a2a_tasks WHERE context_id IS NOT NULL
+    ) GROUP BY scope, dim, key
+    """,
+)
+
+_POSTGRES_V2 = (
+    """
+    CREATE TABLE {schema}.a2a_task_counts (
+        scope text COLLATE "C" NOT NULL,
+        dim   text COLLATE "C" NOT NULL,
+        key   text COLLATE "C" NOT NULL,
+        n     bigint NOT NULL,
+        PRIMARY KEY (scope, dim, key)
+    )
+    """,
+    """
+    CREATE FUNCTION {schema}.a2a_count_bump(s text, d text, k text, delta bigint)
+    RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+        IF k IS NULL OR delta = 0 THEN
+            RETURN;
+        END IF;
+        INSERT INTO {schema}.a2a_task_counts AS c (scope, dim, key, n) VALUES (s, d, k, delta)
+            ON CONFLICT (scope, dim, key) DO UPDATE SET n = c.n + excluded.n;
+        IF delta < 0 THEN
+            DELETE FROM {schema}.a2a_task_counts WHERE scope = s AND dim = d AND key = k AND n = 0;
+        END IF;
+    END $$
+    """,
+    """
+    CREATE FUNCTION {schema}.a2a_count_move(
+        os text, ok text, ns text, nk text, d text
+    ) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+        IF os IS NOT DISTINCT FROM ns AND ok IS NOT DISTINCT FROM nk THEN
+            RETURN;
+        END IF;
+        -- Lock order: (scope, key) ascending, the same in every transaction.
+        IF os IS NULL OR (ns IS NOT NULL AND (ns, nk) < (os, ok)) THEN
+            PERFORM {schema}.a2a_count_bump(ns, d, nk, 1);
+            PERFORM {schema}.a2a_count_bump(os, d, ok, -1);
+        ELSE
+            PERFORM {schema}.a2a_count_bump(os, d, ok, -1);
+            PERFORM {schema}.a2a_count_bump(ns, d, nk, 1);
+        END IF;
+    END $$
+    """,
+    """
+    CREATE FUNCTION {schema}.a2a_tasks_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        os text; ns text; oc text; nc text; ost text; nst text;
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            os := OLD.scope; oc := OLD.context_id; ost := OLD.state;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            ns := NEW.scope; nc := NEW.context_id; nst := NEW.state;
+        END IF;
+        PERFORM {schema}.a2a_count_move(os, CASE WHEN os IS NOT NULL THEN '' END,
+                                        ns, CASE WHEN ns IS NOT NULL THEN '' END, 'all');
+        PERFORM {schema}.a2a_count_move(os, oc, ns, nc, 'context');
+        PERFORM {schema}.a2a_count_move(os, ost, ns, nst, 'state');
+        PERFORM {schema}.a2a_count_move(os, ost || ' ' || oc, ns, nst || ' ' || nc,
+                                        'context_state');
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER a2a_tasks_count AFTER INSERT OR DELETE ON {schema}.a2a_tasks"
+    " FOR EACH ROW EXECUTE FUNCTION {schema}.a2a_tasks_count()",
+    "CREATE TRIGGER a2a_tasks_count_update AFTER UPDATE OF scope, context_id, state"
+    " ON {schema}.a2a_tasks FOR EACH ROW"
+    " WHEN (OLD.scope IS DISTINCT FROM NEW.scope OR OLD.context_id IS DISTINCT FROM"
+    " NEW.context_id OR OLD.state IS DISTINCT FROM NEW.state)"
+    " EXECUTE FUNCTION {schema}.a2a_tasks_count()",
+    """
+    INSERT INTO {schema}.a2a_task_counts (scope, dim, key, n)
+    SELECT scope, dim, key, count(*) FROM (
+        SELECT scope, 'all' AS dim, '' AS key FROM {schema}.a2a_tasks
+        UNION ALL SELECT scope, 'context', context_id FROM {schema}.a2a_tasks
+            WHERE context_id IS NOT NULL
+        UNION ALL SELECT scope, 'state', state FROM {schema}.a2a_tasks
+        UNION ALL SELECT scope, 'context_state', state || ' ' || context_id
+            FROM {schema}.a2a_tasks WHERE context_id IS NOT NULL
+    ) AS rows GROUP BY scope, dim, key
+    """,
+)
+
+# --- v3: history messages as rows -----------------------------------------------------------
+#
+# ``a2a_task_messages(task_id, pos, message_id, message)``: one row per history
+# message (positions 0, 1, ...; a message id at most once per task). The task
+# row's ``history_count`` says how many; its ``task`` is then the snapshot
+# *without* ``history``. ``history_count IS NULL`` marks a row written by an
+# older version (history still inside ``task``): the store reads it as is and
+# moves its history to rows on the row's next write.
+
+_SQLITE_V3 = (
+    "ALTER TABLE a2a_tasks ADD COLUMN history_count INTEGER",
+    """
+    CREATE TABLE a2a_task_messages (
+        task_id    TEXT    NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        pos        INTEGER NOT NULL,
+        message_id TEXT    NOT NULL,
+        message    TEXT    NOT NULL,
+        PRIMARY KEY (task_id, pos)
+    ) WITHOUT ROWID
+    """,
+    "CREATE UNIQUE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
+)
+
+_POSTGRES_V3 = (
+    "ALTER TABLE {schema}.a2a_tasks ADD COLUMN history_count bigint",
+    """
+    CREATE TABLE {schema}.a2a_task_messages (
+        task_id     text COLLATE "C" NOT NULL
+                    REFERENCES {schema}.a2a_tasks (id) ON DELETE CASCADE,
+        pos         bigint NOT NULL,
+        message_id  text COLLATE "C" NOT NULL,
+        message     jsonb NOT NULL,
+        message_raw bytea,
+        PRIMARY KEY (task_id, pos)
+    )
+    """,
+    "CREATE UNIQUE INDEX a2a_task_messages_id"
+    " ON {schema}.a2a_task_messages (task_id, message_id)",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
+    Migration(2, "task counts for ListTasks totalSize", _SQLITE_V2, _POSTGRES_V2),
+    Migration(3, "history messages as rows", _SQLITE_V3, _POSTGRES_V3),
 )
 
 

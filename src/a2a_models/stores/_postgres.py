@@ -11,7 +11,7 @@ import logging
 import re
 import select
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -28,17 +28,22 @@ from ..server import (
     EventBroker,
     LoggedEvent,
 )
-from ..server._store import push_config_id
+from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
 from . import _migrations
 from ._common import (
+    ACTIVE_KEYS,
+    PRUNE_BATCH,
     ListSQL,
+    PageRow,
     SQLTaskStore,
     as_seconds,
     check_identifier,
+    column_text,
     decode_config,
     decode_event,
     encode_config,
     encode_event,
+    new_messages,
     task_columns,
 )
 
@@ -238,10 +243,12 @@ class PostgresTaskStore(SQLTaskStore):
         max_connections: int = 10,
         check_idle_after: float = 30.0,
         connect_kwargs: Mapping[str, Any] | None = None,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.schema = check_identifier(schema, "schema")
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         kwargs = {"application_name": "a2a-models store", **(connect_kwargs or {})}
         self._own_pool: _Pool | None = None
         if isinstance(conninfo, str):
@@ -256,6 +263,8 @@ class PostgresTaskStore(SQLTaskStore):
         self._tasks = f"{q}.a2a_tasks"
         self._events = f"{q}.a2a_task_events"
         self._push = f"{q}.a2a_push_configs"
+        self._counts = f"{q}.a2a_task_counts"
+        self._messages = f"{q}.a2a_task_messages"
         self._migrations_table = f"{q}.a2a_schema_migrations"
 
     def __repr__(self) -> str:
@@ -352,22 +361,69 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
-    async def _fetch_task(self, task_id: str, scope: str) -> tuple[bytes | str, int, int] | None:
+    async def _fetch_task(
+        self, task_id: str, scope: str, history_length: int | None
+    ) -> tuple[bytes | str, int, int, int | None, builtins.list[bytes | str]] | None:
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
-                f"SELECT task::text, task_raw, version, last_seq FROM {self._tasks}"
+                f"SELECT task::text, task_raw, version, last_seq, history_count FROM {self._tasks}"
                 " WHERE id = %s AND scope = %s",
                 (task_id, scope),
             )
-            return await cursor.fetchone()
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            count = row[4]
+            if not count or history_length == 0:
+                return (*row, [])
+            first = 0 if history_length is None else max(0, count - history_length)
+            # Rows below history_count never change: the messages match the row read.
+            cursor = await conn.execute(
+                f"SELECT message::text, message_raw FROM {self._messages}"
+                " WHERE task_id = %s AND pos >= %s AND pos < %s ORDER BY pos",
+                (task_id, first, count),
+            )
+            return (*row, await cursor.fetchall())
 
         row = await self._run(get, idempotent=True)
-        return None if row is None else (_exact(row[0], row[1]), row[2], row[3])
+        if row is None:
+            return None
+        messages = [_exact(m[0], m[1]) for m in row[5]]
+        return _exact(row[0], row[1]), row[2], row[3], row[4], messages
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
         row = await cursor.fetchone()
         return None if row is None else int(row[0])
+
+    async def _append_messages(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task_id: str,
+        messages: builtins.list[tuple[str, bytes]],
+        at: int,
+    ) -> None:
+        if not messages:
+            return
+        rows = []
+        for i, (key, data) in enumerate(messages):
+            text, raw = _jsonb(data)
+            rows.append((task_id, at + i, key, text, raw))
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                f"INSERT INTO {self._messages} (task_id, pos, message_id, message, message_raw)"
+                " VALUES (%s, %s, %s, %s::jsonb, %s)",
+                rows,
+            )
+
+    async def _known(
+        self, conn: psycopg.AsyncConnection[Any], task_id: str, ids: builtins.list[str]
+    ) -> set[str]:
+        cursor = await conn.execute(
+            f"SELECT message_id FROM {self._messages} WHERE task_id = %s AND message_id = ANY(%s)",
+            (task_id, ids),
+        )
+        return {row[0] for row in await cursor.fetchall()}
 
     async def _insert_task(
         self, task: Task, scope: str, snapshot: bytes, event: bytes | None
@@ -375,10 +431,11 @@ class PostgresTaskStore(SQLTaskStore):
         data, data_raw = _jsonb(snapshot)
         logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
+        messages = new_messages(task.history, 0, 0, lambda ids: set())
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, task_raw)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s)"
+            " last_seq, terminal_at, task, task_raw, history_count)"
+            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s, %s)"
             " ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         params: tuple[Any, ...] = (
@@ -391,6 +448,7 @@ class PostgresTaskStore(SQLTaskStore):
             terminal,
             data,
             data_raw,
+            len(messages),
         )
         if logged is not None:
             insert = (
@@ -398,17 +456,38 @@ class PostgresTaskStore(SQLTaskStore):
                 " SELECT id, 1, %s::jsonb, %s::bytea FROM t RETURNING seq"
             )
             params = (*params, *logged)
+        limit = self.max_active_tasks_per_owner if not terminal else None
 
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
-            cursor = await conn.execute(insert, params)
-            if await cursor.fetchone() is None:
-                version = await self._version(conn, task.id)
-                raise ConcurrentModificationError(task.id, 0, version or 0)
+            async with conn.transaction():
+                if limit is not None:
+                    # Creations for one scope take turns, so the count cannot be outrun.
+                    await conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (scope,)
+                    )
+                    cursor = await conn.execute(
+                        f"SELECT coalesce(sum(n), 0) FROM {self._counts}"
+                        " WHERE scope = %s AND dim = 'state' AND key = ANY(%s)",
+                        (scope, list(ACTIVE_KEYS)),
+                    )
+                    row = await cursor.fetchone()
+                    if row is not None and row[0] >= limit:
+                        raise ActiveTaskLimitError.of(limit)
+                cursor = await conn.execute(insert, params)
+                if await cursor.fetchone() is None:
+                    version = await self._version(conn, task.id)
+                    raise ConcurrentModificationError(task.id, 0, version or 0)
+                await self._append_messages(conn, task.id, messages, 0)
 
         await self._run(create)
 
     async def _update_task(
-        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        expected_version: int,
+        snapshot: bytes,
+        event: bytes | None,
+        history_offset: int,
     ) -> None:
         data, data_raw = _jsonb(snapshot)
         logged = None if event is None else _jsonb(event)
@@ -417,55 +496,98 @@ class PostgresTaskStore(SQLTaskStore):
             f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
-            " updated_at = now() WHERE id = %s AND version = %s RETURNING id, last_seq"
-        )
-        params: tuple[Any, ...] = (
-            data,
-            data_raw,
-            context_id,
-            state,
-            key,
-            0 if logged is None else 1,
-            terminal,
-            task.id,
-            expected_version,
+            " updated_at = now(), history_count = %s WHERE id = %s AND version = %s"
+            " RETURNING id, last_seq"
         )
         if logged is not None:
             update = (
                 f"WITH u AS ({update}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
                 " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
             )
-            params = (*params, *logged)
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
-            cursor = await conn.execute(update, params)
-            if await cursor.fetchone() is None:
-                version = await self._version(conn, task.id)
-                if version is None:
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    f"SELECT version, history_count FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    (task.id,),
+                )
+                row = await cursor.fetchone()
+                if row is None:
                     raise TaskNotFoundError(f"task {task.id!r} not found")
-                raise ConcurrentModificationError(task.id, expected_version, version)
+                if row[0] != expected_version:
+                    raise ConcurrentModificationError(task.id, expected_version, row[0])
+                stored = row[1] or 0  # NULL: an older row, its history moves to rows now
+                fresh = task.history[max(0, stored - history_offset) :]
+                ids = [str(column_text(m.message_id)) for m in fresh]
+                taken = await self._known(conn, task.id, ids) if ids and stored else set()
+                messages = new_messages(task.history, history_offset, stored, lambda _: taken)
+                await self._append_messages(conn, task.id, messages, stored)
+                params: tuple[Any, ...] = (
+                    data,
+                    data_raw,
+                    context_id,
+                    state,
+                    key,
+                    0 if logged is None else 1,
+                    terminal,
+                    stored + len(messages),
+                    task.id,
+                    expected_version,
+                )
+                if logged is not None:
+                    params = (*params, *logged)
+                cursor = await conn.execute(update, params)
+                if await cursor.fetchone() is None:
+                    raise ConcurrentModificationError(task.id, expected_version, row[0])
 
         await self._run(update_)
 
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[bytes | str]]:
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
         count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
+        count_params: Sequence[Any] = query.params
+        if query.counter is not None:
+            count = (
+                f"SELECT coalesce((SELECT n FROM {self._counts}"
+                " WHERE scope = %s AND dim = %s AND key = %s), 0)"
+            )
+            count_params = query.counter
         # One statement, so the count and the page come from one snapshot.
         select = (
-            f"SELECT task::text, task_raw, ({count}) FROM {self._tasks}"
+            f"SELECT task::text, task_raw, ({count}), history_count, id FROM {self._tasks}"
             f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
-            cursor = await conn.execute(select, [*query.params, *query.page_params, query.limit])
+            cursor = await conn.execute(select, [*count_params, *query.page_params, query.limit])
             rows = await cursor.fetchall()
-            if rows:
-                return int(rows[0][2]), rows
-            cursor = await conn.execute(count, query.params)
-            row = await cursor.fetchone()
-            return (0 if row is None else int(row[0])), []
+            if not rows:
+                cursor = await conn.execute(count, count_params)
+                row = await cursor.fetchone()
+                return (0 if row is None else int(row[0])), []
+            wanted = [
+                (row[4], query.first_message(row[3]), row[3])
+                for row in rows[: query.page_size]
+                if row[3] and query.history_length != 0
+            ]
+            messages: dict[str, builtins.list[bytes | str]] = {}
+            if wanted:
+                # Rows below history_count never change: they match the page read.
+                cursor = await conn.execute(
+                    "SELECT m.task_id, m.message::text, m.message_raw"
+                    " FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS q(id, first, count)"
+                    f" JOIN {self._messages} m"
+                    " ON m.task_id = q.id AND m.pos >= q.first AND m.pos < q.count"
+                    " ORDER BY m.task_id, m.pos",
+                    ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
+                )
+                for task_id, text, raw in await cursor.fetchall():
+                    messages.setdefault(task_id, []).append(_exact(text, raw))
+            page = [
+                (_exact(row[0], row[1]), row[3], messages.get(row[4], [])) for row in rows
+            ]
+            return int(rows[0][2]), page
 
-        total, rows = await self._run(select_, idempotent=True)
-        return total, [_exact(row[0], row[1]) for row in rows]
+        return await self._run(select_, idempotent=True)
 
     # -- event log -----------------------------------------------------------------------
 
@@ -577,24 +699,37 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(self, age: timedelta | float) -> int:
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
         """Delete the tasks that reached a terminal state at least ``age`` ago.
 
         ``age`` is a ``timedelta`` or seconds (measured by the database's
-        clock). Their event logs and push configs go with them. Returns how
-        many tasks were deleted.
+        clock). Their event logs and push configs go with them. Deletes
+        ``batch_size`` tasks per transaction, oldest first, skipping rows
+        another transaction holds, so serving never waits on a long delete.
+        Returns how many tasks were deleted.
         """
         seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
 
         async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
             cursor = await conn.execute(
-                f"DELETE FROM {self._tasks} WHERE terminal_at IS NOT NULL"
-                " AND terminal_at <= now() - make_interval(secs => %s)",
-                (seconds,),
+                f"DELETE FROM {self._tasks} WHERE id IN (SELECT id FROM {self._tasks}"
+                " WHERE terminal_at IS NOT NULL"
+                " AND terminal_at <= now() - make_interval(secs => %s)"
+                " ORDER BY terminal_at LIMIT %s FOR UPDATE SKIP LOCKED)",
+                (seconds, batch_size),
             )
             return cursor.rowcount
 
-        return await self._run(delete, idempotent=True)
+        total = 0
+        while True:
+            deleted = await self._run(delete, idempotent=True)
+            total += deleted
+            if deleted < batch_size:
+                return total
 
 
 # --- the broker ---------------------------------------------------------------------------

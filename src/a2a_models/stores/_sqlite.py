@@ -16,16 +16,20 @@ from typing import TYPE_CHECKING, Literal, Self, TypeVar
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import ConcurrentModificationError, LoggedEvent
-from ..server._store import push_config_id
+from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
 from . import _migrations
 from ._common import (
+    ACTIVE_KEYS,
+    PRUNE_BATCH,
     ListSQL,
+    PageRow,
     SQLTaskStore,
     as_seconds,
     decode_config,
     decode_event,
     encode_config,
     encode_event,
+    new_messages,
     task_columns,
 )
 
@@ -87,12 +91,14 @@ class SQLiteTaskStore(SQLTaskStore):
         *,
         synchronous: Synchronous = "FULL",
         busy_timeout: float = 5.0,
+        max_active_tasks_per_owner: int | None = None,
     ) -> None:
         mode = synchronous.upper()
         if mode not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError("synchronous must be 'NORMAL', 'FULL' or 'EXTRA'")
         if busy_timeout < 0:
             raise ValueError("busy_timeout must not be negative")
+        self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         self.path = os.fspath(path)
         self.synchronous = mode
         self.busy_timeout = busy_timeout
@@ -179,15 +185,58 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
-    async def _fetch_task(self, task_id: str, scope: str) -> tuple[str, int, int] | None:
-        def get(db: sqlite3.Connection) -> tuple[str, int, int] | None:
-            row: tuple[str, int, int] | None = db.execute(
-                "SELECT task, version, last_seq FROM a2a_tasks WHERE id = ? AND scope = ?",
-                (task_id, scope),
-            ).fetchone()
-            return row
+    async def _fetch_task(
+        self, task_id: str, scope: str, history_length: int | None
+    ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
+        def get(db: sqlite3.Connection) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
+            with _transaction(db, write=False):  # the row and its messages from one snapshot
+                row = db.execute(
+                    "SELECT task, version, last_seq, history_count FROM a2a_tasks"
+                    " WHERE id = ? AND scope = ?",
+                    (task_id, scope),
+                ).fetchone()
+                if row is None:
+                    return None
+                head, version, last_seq, count = row
+                if count is None or count == 0 or history_length == 0:
+                    return head, version, last_seq, count, []
+                first = 0 if history_length is None else max(0, count - history_length)
+                messages = db.execute(
+                    "SELECT message FROM a2a_task_messages WHERE task_id = ? AND pos >= ?"
+                    " ORDER BY pos",
+                    (task_id, first),
+                ).fetchall()
+            return head, version, last_seq, count, [m[0] for m in messages]
 
         return await self._run(get)
+
+    @staticmethod
+    def _append_messages(
+        db: sqlite3.Connection, task_id: str, messages: builtins.list[tuple[str, bytes]], at: int
+    ) -> None:
+        db.executemany(
+            "INSERT INTO a2a_task_messages (task_id, pos, message_id, message) VALUES (?, ?, ?, ?)",
+            [(task_id, at + i, key, data.decode()) for i, (key, data) in enumerate(messages)],
+        )
+
+    @staticmethod
+    def _known(db: sqlite3.Connection, task_id: str) -> Callable[[builtins.list[str]], set[str]]:
+        def known(ids: builtins.list[str]) -> set[str]:
+            found: set[str] = set()
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                found.update(
+                    row[0]
+                    for row in db.execute(
+                        "SELECT message_id FROM a2a_task_messages"
+                        f" WHERE task_id = ? AND message_id IN ({marks})",
+                        (task_id, *chunk),
+                    )
+                )
+            return found
+
+        return known
 
     async def _insert_task(
         self, task: Task, scope: str, snapshot: bytes, event: bytes | None
@@ -195,6 +244,9 @@ class SQLiteTaskStore(SQLTaskStore):
         data = snapshot.decode()
         logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
+        limit = self.max_active_tasks_per_owner
+        marks = ", ".join("?" * len(ACTIVE_KEYS))
+        messages = new_messages(task.history, 0, 0, lambda ids: set())
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -204,10 +256,18 @@ class SQLiteTaskStore(SQLTaskStore):
                 ).fetchone()
                 if row is not None:
                     raise ConcurrentModificationError(task.id, 0, row[0])
+                if limit is not None and not terminal:
+                    (active,) = db.execute(
+                        "SELECT coalesce(sum(n), 0) FROM a2a_task_counts"
+                        f" WHERE scope = ? AND dim = 'state' AND key IN ({marks})",
+                        (scope, *ACTIVE_KEYS),
+                    ).fetchone()
+                    if active >= limit:
+                        raise ActiveTaskLimitError.of(limit)
                 db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
-                    " last_seq, terminal_at, created_at, updated_at, task)"
-                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                    " last_seq, terminal_at, created_at, updated_at, task, history_count)"
+                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
                     (
                         task.id,
                         scope,
@@ -219,8 +279,10 @@ class SQLiteTaskStore(SQLTaskStore):
                         now,
                         now,
                         data,
+                        len(messages),
                     ),
                 )
+                self._append_messages(db, task.id, messages, 0)
                 if logged is not None:
                     db.execute(
                         "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
@@ -231,7 +293,12 @@ class SQLiteTaskStore(SQLTaskStore):
         await self._run(create)
 
     async def _update_task(
-        self, task: Task, expected_version: int, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        expected_version: int,
+        snapshot: bytes,
+        event: bytes | None,
+        history_offset: int,
     ) -> None:
         data = snapshot.decode()
         logged = None if event is None else event.decode()
@@ -240,11 +307,23 @@ class SQLiteTaskStore(SQLTaskStore):
         def update(db: sqlite3.Connection) -> None:
             now = time.time()
             with _transaction(db):
-                cursor = db.execute(
+                row = db.execute(
+                    "SELECT version, history_count FROM a2a_tasks WHERE id = ?", (task.id,)
+                ).fetchone()
+                if row is None:
+                    raise TaskNotFoundError(f"task {task.id!r} not found")
+                if row[0] != expected_version:
+                    raise ConcurrentModificationError(task.id, expected_version, row[0])
+                stored = row[1] or 0  # NULL: an older row, its history moves to rows now
+                messages = new_messages(
+                    task.history, history_offset, stored, self._known(db, task.id)
+                )
+                self._append_messages(db, task.id, messages, stored)
+                db.execute(
                     "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
                     " version = version + 1, last_seq = last_seq + ?,"
-                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?"
-                    " WHERE id = ? AND version = ?",
+                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?"
+                    " WHERE id = ?",
                     (
                         data,
                         context_id,
@@ -253,17 +332,10 @@ class SQLiteTaskStore(SQLTaskStore):
                         0 if logged is None else 1,
                         now if terminal else None,
                         now,
+                        stored + len(messages),
                         task.id,
-                        expected_version,
                     ),
                 )
-                if cursor.rowcount == 0:
-                    row = db.execute(
-                        "SELECT version FROM a2a_tasks WHERE id = ?", (task.id,)
-                    ).fetchone()
-                    if row is None:
-                        raise TaskNotFoundError(f"task {task.id!r} not found")
-                    raise ConcurrentModificationError(task.id, expected_version, row[0])
                 if logged is not None:
                     (seq,) = db.execute(
                         "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task.id,)
@@ -276,17 +348,39 @@ class SQLiteTaskStore(SQLTaskStore):
 
         await self._run(update)
 
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[str]]:
-        def select(db: sqlite3.Connection) -> tuple[int, builtins.list[str]]:
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
+        def select(db: sqlite3.Connection) -> tuple[int, builtins.list[PageRow]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
-                (total,) = db.execute(
-                    f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
-                ).fetchone()
+                if query.counter is not None:
+                    row = db.execute(
+                        "SELECT n FROM a2a_task_counts WHERE scope = ? AND dim = ? AND key = ?",
+                        query.counter,
+                    ).fetchone()
+                    total = 0 if row is None else row[0]
+                else:
+                    (total,) = db.execute(
+                        f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
+                    ).fetchone()
                 rows = db.execute(
-                    f"SELECT task FROM a2a_tasks WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
+                    f"SELECT task, history_count, id FROM a2a_tasks WHERE {query.page_where}"
+                    f" {ListSQL.ORDER} LIMIT ?",
                     [*query.page_params, query.limit],
                 ).fetchall()
-            return total, [row[0] for row in rows]
+                wanted = [
+                    (task_id, query.first_message(count))
+                    for _, count, task_id in rows[: query.page_size]
+                    if count and query.history_length != 0
+                ]
+                messages: dict[str, builtins.list[str]] = {}
+                if wanted:
+                    where = " OR ".join(["(task_id = ? AND pos >= ?)"] * len(wanted))
+                    for task_id, message in db.execute(
+                        f"SELECT task_id, message FROM a2a_task_messages WHERE {where}"
+                        " ORDER BY task_id, pos",
+                        [value for pair in wanted for value in pair],
+                    ):
+                        messages.setdefault(task_id, []).append(message)
+            return total, [(head, count, messages.get(task_id, [])) for head, count, task_id in rows]
 
         return await self._run(select)
 
@@ -404,20 +498,35 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(self, age: timedelta | float) -> int:
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
         """Delete the tasks that reached a terminal state at least ``age`` ago.
 
         ``age`` is a ``timedelta`` or seconds. Their event logs and push
-        configs go with them. Returns how many tasks were deleted.
+        configs go with them. Deletes ``batch_size`` tasks per transaction,
+        oldest first, so other operations of the store run between batches.
+        Returns how many tasks were deleted.
         """
         seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        cutoff = time.time() - seconds
 
         def delete(db: sqlite3.Connection) -> int:
             with _transaction(db):
                 cursor = db.execute(
-                    "DELETE FROM a2a_tasks WHERE terminal_at IS NOT NULL AND terminal_at <= ?",
-                    (time.time() - seconds,),
+                    "DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks"
+                    " WHERE terminal_at IS NOT NULL AND terminal_at <= ?"
+                    " ORDER BY terminal_at LIMIT ?)",
+                    (cutoff, batch_size),
                 )
             return cursor.rowcount
 
-        return await self._run(delete)
+        total = 0
+        while True:
+            deleted = await self._run(delete)
+            total += deleted
+            if deleted < batch_size:
+                return total
+            await asyncio.sleep(0)  # let waiting operations in before the next batch

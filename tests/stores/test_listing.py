@@ -1,0 +1,218 @@
+"""ListTasks on every store: exact totals from counters / ordered indexes, checked
+against a brute-force listing after random creates, state changes and deletions."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from a2a_models import Task, TaskState, TaskStatus
+from a2a_models.errors import InvalidParamsError
+from a2a_models.server import InMemoryTaskStore, TaskStore
+from a2a_models.server._store import status_key
+from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore, _migrations
+from a2a_models.stores._common import encode_task, scope_key
+
+T0 = datetime(2025, 6, 1, tzinfo=UTC)
+STATES = (TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.COMPLETED)
+OWNERS = (None, "alice")
+CONTEXTS = ("c1", "c2", "c3")
+
+
+def _task(task_id: str, context: str, state: TaskState, minute: int | None) -> Task:
+    ts = None if minute is None else T0 + timedelta(minutes=minute)
+    return Task(id=task_id, context_id=context, status=TaskStatus(state=state, timestamp=ts))
+
+
+async def _all_pages(
+    store: TaskStore, owner: str | None, **filters: object
+) -> tuple[list[str], set[int]]:
+    ids: list[str] = []
+    totals: set[int] = set()
+    token = None
+    while True:
+        page = await store.list(owner, page_size=3, page_token=token, **filters)  # type: ignore[arg-type]
+        ids += [t.id for t in page.tasks]
+        totals.add(page.total_size)
+        token = page.next_page_token
+        if not token:
+            return ids, totals
+
+
+def _expected(
+    model: dict[str, tuple[str | None, Task]], owner: str | None, **f: object
+) -> list[str]:
+    after = f.get("status_timestamp_after")
+    rows = [
+        t
+        for o, t in model.values()
+        if o == owner
+        and (f.get("context_id") is None or t.context_id == f["context_id"])
+        and (f.get("status") is None or t.status.state is f["status"])
+        and (
+            after is None or (t.status.timestamp is not None and t.status.timestamp >= after)  # type: ignore[operator]
+        )
+    ]
+    rows.sort(key=lambda t: (-status_key(t), t.id))
+    return [t.id for t in rows]
+
+
+FILTERS: list[dict[str, object]] = [
+    {},
+    {"context_id": "c2"},
+    {"status": TaskState.WORKING},
+    {"context_id": "c1", "status": TaskState.COMPLETED},
+    {"status_timestamp_after": T0 + timedelta(minutes=5)},
+    {"context_id": "c3", "status_timestamp_after": T0 + timedelta(minutes=3)},
+    {"context_id": "nope"},
+]
+
+
+async def test_random_changes_keep_every_listing_exact(store: TaskStore) -> None:
+    rng = random.Random(7)
+    model: dict[str, tuple[str | None, Task]] = {}
+    versions: dict[str, int] = {}
+    for step in range(120):
+        if model and rng.random() < 0.45:
+            task_id = rng.choice(sorted(model))
+            owner, old = model[task_id]
+            new = _task(task_id, old.context_id, rng.choice(STATES), rng.choice([None, *range(10)]))
+            versions[task_id] = await store.update(new, versions[task_id])
+            model[task_id] = (owner, new)
+        else:
+            task_id = f"t{step:03d}"
+            owner = rng.choice(OWNERS)
+            task = _task(
+                task_id, rng.choice(CONTEXTS), rng.choice(STATES), rng.choice([None, *range(10)])
+            )
+            versions[task_id] = (await store.create(task, owner)).version
+            model[task_id] = (owner, task)
+        if step % 40 == 39:
+            for owner in OWNERS:
+                for filters in FILTERS:
+                    ids, totals = await _all_pages(store, owner, **filters)
+                    expected = _expected(model, owner, **filters)
+                    assert ids == expected, filters
+                    assert totals == {len(expected)}, filters
+
+
+async def test_deleting_finished_tasks_keeps_totals_exact(
+    tmp_path: Path, pg_dsn: str, pg_schema: str
+) -> None:
+    stores: list[TaskStore] = [
+        SQLiteTaskStore(tmp_path / "d.db"),
+        PostgresTaskStore(pg_dsn, schema=pg_schema),
+    ]
+    for store in stores:
+        async with store:  # type: ignore[attr-defined]
+            for i in range(10):
+                state = TaskState.COMPLETED if i % 2 else TaskState.WORKING
+                await store.create(_task(f"t{i}", "c1", state, i), "alice")
+            assert (await store.list("alice")).total_size == 10
+            assert await store.delete_terminal_older_than(0) == 5  # type: ignore[attr-defined]
+            page = await store.list("alice")
+            assert page.total_size == 5 == len(page.tasks)
+            assert (await store.list("alice", status=TaskState.COMPLETED)).total_size == 0
+            assert (await store.list("alice", context_id="c1")).total_size == 5
+
+
+# --- a database written by schema version 1 gets its counts on migration --------------------
+
+
+def _v1_rows() -> list[tuple[object, ...]]:
+    rows = []
+    for i in range(7):
+        state = (TaskState.WORKING, TaskState.COMPLETED)[i % 2]
+        task = _task(f"old{i}", f"c{i % 3}", state, i)
+        scope = scope_key("alice" if i < 5 else None, None)
+        rows.append(
+            (
+                task.id,
+                scope,
+                task.context_id,
+                state.value,
+                status_key(task),
+                encode_task(task).decode(),
+            )
+        )
+    return rows
+
+
+async def test_sqlite_database_of_schema_v1_migrates_with_exact_counts(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE a2a_schema_migrations (version INTEGER NOT NULL PRIMARY KEY,"
+        " name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    for statement in _migrations.MIGRATIONS[0].sqlite:
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO a2a_schema_migrations VALUES (1, 'tasks, event log and push configs', 'x')"
+    )
+    for row in _v1_rows():
+        db.execute(
+            "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version, last_seq,"
+            " terminal_at, created_at, updated_at, task) VALUES (?, ?, ?, ?, ?, 1, 0, NULL, 0, 0, ?)",
+            row,
+        )
+    db.commit()
+    db.close()
+    async with SQLiteTaskStore(path) as store:
+        await _check_migrated(store)
+
+
+async def test_postgres_schema_v1_migrates_with_exact_counts(pg_dsn: str, pg_schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{pg_schema}"')
+        conn.execute(
+            f'CREATE TABLE "{pg_schema}".a2a_schema_migrations (version integer NOT NULL PRIMARY KEY,'
+            " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for statement in _migrations.MIGRATIONS[0].postgres:
+            conn.execute(statement.replace("{schema}", f'"{pg_schema}"'))
+        conn.execute(
+            f'INSERT INTO "{pg_schema}".a2a_schema_migrations (version, name) VALUES (1, %s)',
+            ("tasks, event log and push configs",),
+        )
+        for row in _v1_rows():
+            conn.execute(
+                f'INSERT INTO "{pg_schema}".a2a_tasks (id, scope, context_id, state, status_key,'
+                " version, last_seq, task) VALUES (%s, %s, %s, %s, %s, 1, 0, %s::jsonb)",
+                row,
+            )
+    async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
+        await _check_migrated(store)
+
+
+async def _check_migrated(store: TaskStore) -> None:
+    page = await store.list("alice")
+    assert (page.total_size, len(page.tasks)) == (5, 5)
+    assert (await store.list(None)).total_size == 2
+    assert (await store.list("alice", status=TaskState.WORKING)).total_size == 3
+    assert (await store.list("alice", context_id="c1")).total_size == 2
+    assert (await store.list("alice", context_id="c1", status=TaskState.COMPLETED)).total_size == 1
+    # And the counters follow later writes.
+    await store.create(_task("new", "c1", TaskState.WORKING, 99), "alice")
+    assert (await store.list("alice", context_id="c1")).total_size == 3
+
+
+async def test_in_memory_eviction_leaves_the_index(tmp_path: Path) -> None:
+    now = [0.0]
+    store = InMemoryTaskStore(max_tasks=3, terminal_ttl=10, clock=lambda: now[0])
+    for i in range(3):
+        await store.create(_task(f"t{i}", "c1", TaskState.COMPLETED, i), None)
+    await store.create(_task("t3", "c1", TaskState.WORKING, 3), None)  # evicts t0
+    page = await store.list(None)
+    assert ([t.id for t in page.tasks], page.total_size) == (["t3", "t2", "t1"], 3)
+    now[0] = 11.0  # t1, t2 expire
+    page = await store.list(None, context_id="c1")
+    assert ([t.id for t in page.tasks], page.total_size) == (["t3"], 1)
+    with pytest.raises(InvalidParamsError):
+        await store.list(None, page_token="bogus")

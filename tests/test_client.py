@@ -42,9 +42,9 @@ from a2a_models import (
 )
 from a2a_models.client import (
     ClientCall,
+    ClientEventStream,
     ClientInterceptor,
     ClientTimeoutError,
-    EventStream,
     InProcessClient,
     StreamChunk,
 )
@@ -148,14 +148,14 @@ def agent_of(server: AgentServer) -> FuncAgent:
     return agent
 
 
-async def collect(stream: EventStream, timeout: float = 2.0) -> list[StreamResponse]:
+async def collect(stream: ClientEventStream, timeout: float = 2.0) -> list[StreamResponse]:
     async def run() -> list[StreamResponse]:
         return [item async for item in stream]
 
     return await asyncio.wait_for(run(), timeout)
 
 
-async def next_item(stream: EventStream, timeout: float = 1.0) -> StreamResponse:
+async def next_item(stream: ClientEventStream, timeout: float = 1.0) -> StreamResponse:
     return await asyncio.wait_for(anext(stream), timeout)
 
 

@@ -71,6 +71,14 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models.schema", "a2a_models.codec._v10"): "codec",
     ("a2a_models.schema", "a2a_models.models._base"): "codec",
     ("a2a_models.stores._postgres", "a2a_models.server._store"): "serve",
+    ("a2a_models.stores._common", "a2a_models.server._store"): "serve",
+    ("a2a_models._cli._agent", "a2a_models.adapters.llm._entries"): "mcpllm",
+    ("a2a_models._cli._agent", "a2a_models.adapters.llm._hooks"): "mcpllm",
+    ("a2a_models._cli._main", "a2a_models.conformance._client"): "cli",
+    ("a2a_models._cli._main", "a2a_models.stores._cli"): "cli",
+    ("a2a_models.adapters.grpc._convert", "a2a_models.codec._gen"): "grpc",
+    ("a2a_models.adapters.grpc._convert", "a2a_models.codec._v10"): "grpc",
+    ("a2a_models.adapters.grpc._convert", "a2a_models.models._base"): "grpc",
     ("a2a_models.stores._sqlite", "a2a_models.server._store"): "serve",
 }
 

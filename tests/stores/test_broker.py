@@ -24,8 +24,8 @@ from a2a_models import (
 )
 from a2a_models.server import (
     AgentEvent,
+    BrokerItem,
     BrokerSubscription,
-    Notification,
     RequestContext,
     RequestHandler,
     StreamItem,
@@ -56,7 +56,7 @@ async def brokers(pg_dsn: str, channel: str) -> AsyncIterator[list[PostgresEvent
             await broker.aclose()
 
 
-async def _next(subscription: BrokerSubscription, timeout: float = 3.0) -> Notification:
+async def _next(subscription: BrokerSubscription, timeout: float = 3.0) -> BrokerItem:
     return await asyncio.wait_for(subscription.next(), timeout)
 
 

@@ -9,6 +9,11 @@ Whose fault an error is shows in its class, as in h11:
 * :class:`JSONRPCError` and its subclasses – the protocol's own errors, with the
   spec's codes. A server raises them to answer a request; a client raises them
   when the peer answered with an error (``err.remote`` is then ``True``).
+
+The extras' errors are ``A2AError`` subclasses too, named for what failed
+(``ModelError`` for an LLM provider, ``ToolError``, ``MCPServerError``,
+``HTTPTransportError``, ``SchemaVersionError``...), so ``except A2AError``
+catches everything this package raises on purpose.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from a2a_models.adapters.http._client import (
     RESTClient,
     StreamDisconnectedError,
 )
-from a2a_models.protocol import format_event
 from a2a_models.errors import (
     InvalidAgentResponseError,
     MethodNotFoundError,
@@ -24,6 +23,7 @@ from a2a_models.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from a2a_models.protocol import format_event
 
 TASK = m.Task(
     id="t/1",

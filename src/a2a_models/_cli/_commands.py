@@ -35,6 +35,20 @@ TRANSPORTS = {
 # ---------------------------------------------------------------------------- connecting
 
 
+def tls_context(args: argparse.Namespace) -> Any:
+    """The client TLS context for ``--cert/--key/--cacert`` (``None``: the defaults)."""
+    cert, key, ca = args.cert, args.key, args.cacert
+    if not (cert or ca):
+        return None
+    from ..adapters.http import client_tls_context
+
+    try:
+        return client_tls_context(cert, key, ca=ca)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"cannot load the TLS files: {reason}") from None
+
+
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
     from ..adapters.http._client import HTTPClient, RESTClient
@@ -56,6 +70,7 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
                 transports=transports,
                 headers=headers,
                 timeout=args.timeout,
+                tls=tls_context(args),
             )
         except CardResolutionError as exc:
             if not str(exc).startswith("no agent card"):
@@ -69,7 +84,9 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
 
         return GrpcClient(args.url, headers=headers, timeout=args.timeout)
     kind = RESTClient if args.transport == "rest" else HTTPClient
-    return kind(args.url, version=version, headers=headers, timeout=args.timeout)
+    return kind(
+        args.url, version=version, headers=headers, timeout=args.timeout, tls=tls_context(args)
+    )
 
 
 # ---------------------------------------------------------------------------- send
@@ -260,47 +277,77 @@ def _show_push(out: Output, config: m.TaskPushNotificationConfig) -> int:
 
 
 async def card(args: argparse.Namespace, out: Output) -> int:
-    import httpx
-
     from .. import codec
-    from ..adapters.http._discovery import CardResolutionError, decode_card, resolve_card
 
-    headers = dict(args.header)
     fmt = args.format or "1.0"
     if args.transport == "grpc":
         from ..adapters.grpc import GrpcClient
 
+        headers = dict(args.header)
         async with GrpcClient(args.url, headers=headers, timeout=args.timeout) as client:
             agent_card = await client.get_extended_agent_card()
         fmt = "1.0" if fmt == "raw" else fmt  # no "as served" JSON over gRPC
     elif fmt == "raw":
-        from ..adapters.http._discovery import _candidates
-
-        value: Any = None
-        async with httpx.AsyncClient() as http:
-            for url in _candidates(args.url, None):
-                try:
-                    response = await http.get(url, headers=headers, timeout=args.timeout)
-                except httpx.HTTPError as exc:
-                    raise CardResolutionError(f"fetching {url} failed: {exc!r}", url) from exc
-                if response.status_code in (404, 410):
-                    continue
-                if not response.is_success:
-                    raise CardResolutionError(f"{url} answered {response.status_code}", url)
-                decode_card(response.content)  # it must be a card
-                value = response.json()
-                break
-            else:
-                raise CardResolutionError(f"no agent card for {args.url}", args.url)
-        out.emit_json(value)
+        out.emit_json(await _raw_card(args))
         return 0
     else:
-        agent_card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
+        import httpx
+
+        from ..adapters.http._discovery import resolve_card
+
+        tls = tls_context(args)
+        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
+            agent_card = await resolve_card(
+                args.url,
+                headers=dict(args.header),
+                timeout=args.timeout,
+                verifier=await _card_verifier(args),
+                http_client=http,
+            )
     if out.json or args.format:
         out.emit_json(codec.to_wire(agent_card, fmt, lossy=fmt == "0.3"))
     else:
         out.card(agent_card)
     return 0
+
+
+async def _raw_card(args: argparse.Namespace) -> Any:
+    """The card's JSON exactly as served (checked to be a card, and its signatures if asked)."""
+    import httpx
+
+    from ..adapters.http._discovery import CardResolutionError, _candidates, decode_card
+
+    verifier = await _card_verifier(args)
+    tls = tls_context(args)
+    async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
+        for url in _candidates(args.url, None):
+            try:
+                response = await http.get(url, headers=dict(args.header), timeout=args.timeout)
+            except httpx.HTTPError as exc:
+                raise CardResolutionError(f"fetching {url} failed: {exc!r}", url) from exc
+            if response.status_code in (404, 410):
+                continue
+            if not response.is_success:
+                raise CardResolutionError(f"{url} answered {response.status_code}", url)
+            decode_card(response.content)  # it must be a card
+            value = response.json()
+            if verifier is not None:
+                verifier.verify(value)
+            return value
+    raise CardResolutionError(f"no agent card for {args.url}", args.url)
+
+
+async def _card_verifier(args: argparse.Namespace) -> Any:
+    """The card signature verifier for ``--verify-with`` (``None`` without it)."""
+    if not args.verify_with:
+        return None
+    from ..signing import CardVerifier, fetch_jwks
+
+    try:
+        keys = await fetch_jwks(args.verify_with, timeout=args.timeout or 10.0)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return CardVerifier(keys, mode=args.verify or "require")
 
 
 COMMANDS = {

@@ -87,6 +87,12 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_tls_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
+    parser.add_argument("--key", metavar="FILE", help="the client certificate's private key")
+    parser.add_argument("--cacert", metavar="FILE", help="trust this CA for the server (PEM)")
+
+
 def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True) -> None:
     if url:
         parser.add_argument(
@@ -107,6 +113,7 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
     )
+    _add_tls_options(parser)
     parser.add_argument(
         "--version",
         choices=_VERSIONS,
@@ -260,6 +267,17 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="print JSON: 1.0 ProtoJSON (what --json prints), 0.3 form, or as served (raw)",
     )
     card.add_argument(
+        "--verify-with",
+        metavar="JWKS_URL|FILE",
+        help="check the card's signatures against these trusted keys (fails if unsigned)",
+    )
+    card.add_argument(
+        "--verify",
+        choices=("require", "verify-if-present", "ignore"),
+        default=None,
+        help="what an unsigned card means with --verify-with (default: require)",
+    )
+    card.add_argument(
         "--transport",
         choices=("http", "grpc"),
         default="http",
@@ -276,6 +294,7 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="add an HTTP header to the request (repeatable)",
     )
     card.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit")
+    _add_tls_options(card)
     _add_output_options(card)
 
 
@@ -337,7 +356,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TOKEN",
-        help="accept 'Authorization: Bearer TOKEN' (repeatable; none: no authentication)",
+        help="accept 'Authorization: Bearer TOKEN' (repeatable; deprecated: visible in ps, "
+        "use --auth-token-file or A2A_AUTH_TOKENS)",
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument(
@@ -373,6 +393,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     prune.add_argument(
         "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
     )
+    from ._security import add_security_arguments
+
+    add_security_arguments(serve)
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -431,16 +454,24 @@ def _run(argv: list[str]) -> int:
         return agent_main(argv[1:])
     args = build_parser(only=argv[0] if argv else "").parse_args(argv)
     if args.command == "serve":
+        from ._security import security_from_args, store_from_env, warn
         from ._serve import ServeOptions, run
 
+        try:
+            security, tokens, warnings = security_from_args(args)
+        except ValueError as exc:
+            print(f"a2a-models serve: {exc}", file=sys.stderr)
+            return 2
+        warn(warnings)
         return run(
             ServeOptions(
                 host=args.host,
                 port=args.port,
-                store=args.store,
+                store=store_from_env(args.store, "sqlite:///a2a-tasks.db"),
                 base_path=args.base_path,
                 agent=args.agent,
-                auth_tokens=tuple(args.auth_token),
+                auth_tokens=tokens,
+                security=security,
                 public_url=args.public_url,
                 log_level=args.log_level,
                 retain_terminal=args.retain_terminal,

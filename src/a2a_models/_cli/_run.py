@@ -16,11 +16,19 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.http import BearerTokenAuthenticator, HTTPServer
+from ..adapters.http import (
+    Authenticator,
+    BearerTokenAuthenticator,
+    HTTPServer,
+    TLSConfig,
+    create_app,
+)
 from ..models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
 from ..server import AgentServer
+from ._secure import JWKSApp, limits_of
 
 if TYPE_CHECKING:
+    from ..signing import CardSigner
     from ._serve import ServeOptions
 
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
@@ -99,17 +107,31 @@ def build_agent_server(
 
     ``grpc_url``: gRPC is served too; the card lists it as a ``GRPC`` interface.
     """
+    server, authenticator, _ = _build(options, url, grpc_url=grpc_url)
+    return server, authenticator
+
+
+def _build(
+    options: ServeOptions, url: str, *, grpc_url: str | None = None
+) -> tuple[AgentServer, Any, CardSigner | None]:
+    """:func:`build_agent_server`, and the card signer whose key ``run_server`` publishes."""
     from ..stores import broker_from_url, store_from_url
+    from ._secure import secure_card
 
     agent, card = _agent_and_card(options.agent, url)
     if grpc_url is not None:
         card = _with_grpc_interface(card, grpc_url)
-    authenticator = None
+    authenticator: Authenticator | None = None
     if options.auth_tokens:
         card = _with_bearer_security(card)
         authenticator = BearerTokenAuthenticator(
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
+    security = getattr(options, "security", None)
+    signer = None
+    if security is not None:
+        secured = secure_card(card, security, url, bearer=authenticator)
+        card, authenticator, signer = secured.card, secured.authenticator, secured.signer
     store = store_from_url(
         options.store, max_active_tasks_per_owner=options.max_active_tasks_per_owner
     )
@@ -118,16 +140,38 @@ def build_agent_server(
     if card.capabilities.push_notifications:
         from ..adapters.http import WebhookPushSender
 
-        push_sender = WebhookPushSender()
+        push_sender = (
+            WebhookPushSender()
+            if security is None
+            else WebhookPushSender(
+                allowlist=security.push_allowlist,
+                max_configs_per_task=security.push_max_configs,
+                rate_per_task=security.push_rate,
+            )
+        )
     server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
-    return server, authenticator
+    if signer is not None:
+        extended = server.handler.extended_card
+        if extended is not None:
+            server.handler.extended_card = signer.sign(extended)
+    return server, authenticator, signer
 
 
 async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
     """Serve ``options`` until SIGINT/SIGTERM (or until the task is cancelled)."""
     port = options.port or _free_port(options.host)
     base = options.base_path.strip("/")
-    public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    security = getattr(options, "security", None)
+    tls = None
+    if security is not None and security.tls_cert and security.tls_key:
+        tls = TLSConfig(
+            cert=security.tls_cert,
+            key=security.tls_key,
+            key_password=security.tls_key_password,
+            client_ca=security.tls_client_ca,
+        )
+    scheme = "https" if tls else "http"
+    public = (options.public_url or f"{scheme}://{options.host}:{port}").rstrip("/")
     url = f"{public}/{base}" if base else public
     grpc_port = getattr(options, "grpc_port", None)
     grpc_server: Any = None
@@ -142,7 +186,9 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         from ..stores import parse_age
 
         retain = parse_age(options.retain_terminal)
-        server, authenticator = build_agent_server(
+        if tls is not None:
+            tls.check()
+        server, authenticator, signer = _build(
             options,
             url,
             grpc_url=grpc_url_for(options, grpc_port) if grpc_port is not None else None,
@@ -159,13 +205,16 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         grpc_server = GrpcServer(
             server, host=options.host, port=grpc_port, authenticator=authenticator
         )
+    app: Any = create_app(server, base_path=base, authenticator=authenticator)
+    if signer is not None:
+        app = JWKSApp(app, signer.jwks())
     http = HTTPServer(
-        server,
+        app,
         host=options.host,
         port=port,
-        base_path=base,
-        authenticator=authenticator,
         log_level=options.log_level,
+        limits=limits_of(security),
+        tls=tls,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -18,6 +18,8 @@ from typing import Any
 
 import attrs
 
+from ._security import SecurityOptions
+
 __all__ = ["ServeOptions", "load_agent", "run"]
 
 
@@ -40,6 +42,7 @@ class ServeOptions:
     * ``public_url``: the base URL advertised in the agent card (default:
       ``http://{host}:{port}``).
     * ``log_level``: ``debug``, ``info``, ``warning`` or ``error``.
+    * ``security``: the :class:`SecurityOptions` (TLS, OIDC, signing, limits).
     * ``retain_terminal``: how long finished tasks are kept in an SQL store
       (``7d``, ``12h``, ...; ``off``: forever).
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
@@ -52,12 +55,14 @@ class ServeOptions:
     store: str = "sqlite:///a2a-tasks.db"
     base_path: str = ""
     agent: str = "demo"
-    auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens)
+    auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens, repr=False)
     public_url: str | None = None
     log_level: str = "info"
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     grpc_port: int | None = None
+    #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
+    security: SecurityOptions = attrs.field(factory=SecurityOptions)
 
 
 def load_agent(spec: str) -> Any:

@@ -3,9 +3,9 @@
 from ._base import (
     A2AClient,
     ClientCall,
+    ClientEventStream,
     ClientInterceptor,
     ClientTimeoutError,
-    EventStream,
     StreamChunk,
 )
 from ._inprocess import InProcessClient
@@ -15,7 +15,7 @@ __all__ = [
     "ClientCall",
     "ClientInterceptor",
     "ClientTimeoutError",
-    "EventStream",
+    "ClientEventStream",
     "InProcessClient",
     "StreamChunk",
 ]

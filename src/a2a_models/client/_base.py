@@ -38,7 +38,7 @@ __all__ = [
     "ClientCall",
     "ClientInterceptor",
     "ClientTimeoutError",
-    "EventStream",
+    "ClientEventStream",
     "StreamChunk",
 ]
 
@@ -96,7 +96,7 @@ class ClientInterceptor:
         """Called after the call completed (``call.result``) or failed (``call.error``)."""
 
 
-class EventStream:
+class ClientEventStream:
     """An async iterator of stream items that remembers the last event id seen.
 
     ``last_event_id`` is what to pass as ``resume_after`` to
@@ -107,7 +107,7 @@ class EventStream:
         self._items = items
         self.last_event_id: str | None = None
 
-    def __aiter__(self) -> EventStream:
+    def __aiter__(self) -> ClientEventStream:
         return self
 
     async def __anext__(self) -> m.StreamResponse:
@@ -317,13 +317,13 @@ class A2AClient(abc.ABC):
         *,
         configuration: m.SendMessageConfiguration | None = None,
         timeout: float | None = None,
-    ) -> EventStream:
+    ) -> ClientEventStream:
         """``SendStreamingMessage``: the Task and its updates (or one Message) as they happen.
 
         ``timeout`` bounds the wait for each event, not the whole stream.
         """
         params = _send_request(message, configuration)
-        return EventStream(self._stream("SendStreamingMessage", params, timeout, None))
+        return ClientEventStream(self._stream("SendStreamingMessage", params, timeout, None))
 
     async def get_task(
         self, task_id: str, *, history_length: int | None = None, timeout: float | None = None
@@ -344,14 +344,14 @@ class A2AClient(abc.ABC):
 
     def subscribe(
         self, task_id: str, *, resume_after: str | None = None, timeout: float | None = None
-    ) -> EventStream:
+    ) -> ClientEventStream:
         """``SubscribeToTask``: the Task, then its live updates.
 
         ``resume_after`` is the last event id seen on an earlier stream (see
-        :attr:`EventStream.last_event_id`): the server replays what came after it.
+        :attr:`ClientEventStream.last_event_id`): the server replays what came after it.
         """
         params = m.SubscribeToTaskRequest(id=task_id)
-        return EventStream(self._stream("SubscribeToTask", params, timeout, resume_after))
+        return ClientEventStream(self._stream("SubscribeToTask", params, timeout, resume_after))
 
     async def create_push_config(
         self, config: m.TaskPushNotificationConfig, *, timeout: float | None = None

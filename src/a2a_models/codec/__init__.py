@@ -34,7 +34,6 @@ from ._gen import (
     format_timestamp,
     render_path,
     resolve,
-    timestamp,
 )
 
 if TYPE_CHECKING:
@@ -286,5 +285,4 @@ def from_dict(tp: Any, value: Any, *, strict: bool = False) -> Any:
 
 
 # Re-exported for adapters that format timestamps outside models.
-parse_timestamp = timestamp
-__all__ += ["format_timestamp", "parse_timestamp"]
+__all__ += ["format_timestamp"]

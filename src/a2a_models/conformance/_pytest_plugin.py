@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ..errors import A2AError
 from ._registry import CARD, CHECKS, CheckResult, Status, select_checks
 from ._runner import PlannedRun, SuiteReport, levels_for, plan, run_suite
 from ._target import discover
@@ -103,7 +104,7 @@ class A2ASuite(pytest.Collector):
         return []
 
 
-class A2ACheckFailed(Exception):
+class A2ACheckFailed(A2AError, AssertionError):
     def __init__(self, result: CheckResult) -> None:
         super().__init__(result.message)
         self.result = result

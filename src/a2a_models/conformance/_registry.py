@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..errors import A2AError
+
 if TYPE_CHECKING:
     from ._context import CheckContext
 
@@ -82,15 +84,15 @@ class Requirement(enum.Enum):
     REQUIRED_EXTENSION = "required-extension"
 
 
-class CheckFailed(Exception):
+class CheckFailed(A2AError):
     """The server broke the rule."""
 
 
-class CheckSkipped(Exception):
+class CheckSkipped(A2AError):
     """The check could not decide (a prerequisite failed, a key was unreachable, ...)."""
 
 
-class NotApplicable(Exception):
+class NotApplicable(A2AError):
     """The rule does not apply to this agent (it does not claim the capability)."""
 
 

@@ -45,11 +45,11 @@ from ._store import (
     TaskStoreFullError,
 )
 from ._streams import (
+    BrokerItem,
     BrokerSubscription,
     EventBroker,
     EventStream,
     InMemoryEventBroker,
-    Notification,
     StreamItem,
     task_event_stream,
 )
@@ -78,6 +78,7 @@ __all__ = [
     "fast_id",
     "resume_point",
     "stream_items",
+    "BrokerItem",
     "BrokerSubscription",
     "CallContext",
     "ConcurrentModificationError",
@@ -87,7 +88,6 @@ __all__ = [
     "InMemoryEventBroker",
     "InMemoryTaskStore",
     "LoggedEvent",
-    "Notification",
     "PushNotificationSender",
     "RequestContext",
     "RequestHandler",

@@ -37,14 +37,14 @@ __all__ = [
 #: :class:`~a2a_models.Message` reply, which belongs to no task, has ``seq`` 0.
 StreamItem: TypeAlias = tuple[int, StreamResponse]
 #: A broker notification: ``(seq, event)``, the event possibly left out.
-Notification: TypeAlias = tuple[int, StreamResponse | None]
+BrokerItem: TypeAlias = tuple[int, StreamResponse | None]
 
 
 class BrokerSubscription(abc.ABC):
     """Live notifications of one task, in the order the broker received them."""
 
     @abc.abstractmethod
-    async def next(self) -> Notification:
+    async def next(self) -> BrokerItem:
         """Wait for the next notification."""
 
     @abc.abstractmethod
@@ -70,15 +70,15 @@ class _MemorySubscription(BrokerSubscription):
         self._task_id = task_id
         # Overflow drops the oldest entries: the stream notices the gap and
         # reads them from the store, while the newest (maybe final) one stays.
-        self._items: collections.deque[Notification] = collections.deque(maxlen=buffer)
+        self._items: collections.deque[BrokerItem] = collections.deque(maxlen=buffer)
         self._ready = asyncio.Event()
         self.closed = False
 
-    def push(self, item: Notification) -> None:
+    def push(self, item: BrokerItem) -> None:
         self._items.append(item)
         self._ready.set()
 
-    async def next(self) -> Notification:
+    async def next(self) -> BrokerItem:
         while not self._items:
             if self.closed:
                 raise RuntimeError("subscription is closed")

@@ -38,10 +38,12 @@ from collections.abc import Collection
 
 import attrs
 
+from ..errors import A2AError
+
 __all__ = ["MIGRATIONS", "Migration", "SchemaVersionError", "latest_version"]
 
 
-class SchemaVersionError(RuntimeError):
+class SchemaVersionError(A2AError, RuntimeError):
     """The database was migrated by a newer a2a-models than this one."""
 
 

@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
+    BrokerItem as Notification,
+)
+from ..server import (
     BrokerSubscription,
     ConcurrentModificationError,
     EventBroker,
     LoggedEvent,
-    Notification,
 )
 from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
 from . import _migrations

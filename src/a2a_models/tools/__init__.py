@@ -146,3 +146,27 @@ __all__ = [
     "success_task",
     "with_hooks",
 ]
+
+
+#: Importable here for existing code and tests, but not the public surface (not in
+#: ``__all__``): name and schema checkers and constants the adapters share.
+_INTERNAL = frozenset(
+    {
+        "EMPTY_OBJECT_SCHEMA",
+        "MAX_TOOL_NAME_LENGTH",
+        "NAMESPACED_TOOL_NAME",
+        "NAMESPACE_SEPARATOR",
+        "TOOL_NAME",
+        "ArgumentValidator",
+        "as_output",
+        "canonical_name",
+        "check_object_schema",
+        "check_schema",
+        "check_tool_name",
+        "check_unique",
+        "namespaced_name",
+        "schema_from_function",
+        "schema_from_type",
+    }
+)
+__all__ = [name for name in __all__ if name not in _INTERNAL]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..errors import A2AError
+
 __all__ = [
     "SkillDefinitionError",
     "ToolError",
@@ -13,7 +15,7 @@ __all__ = [
 ]
 
 
-class ToolError(Exception):
+class ToolError(A2AError):
     """Base class of the errors raised when defining or calling a tool."""
 
 
@@ -50,7 +52,7 @@ class ToolNameError(ToolError, ValueError):
     """
 
 
-class SkillDefinitionError(ValueError):
+class SkillDefinitionError(A2AError, ValueError):
     """A skill definition is invalid; the message names the skill and the field."""
 
     def __init__(self, skill: str, field: str, problem: str) -> None:

@@ -14,7 +14,8 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from ... import codec
-from ...errors import InvalidRequestError, JSONRPCError
+from ...errors import A2AError, InvalidRequestError, JSONRPCError
+from ...protocol import rest_error_body
 
 __all__ = [
     "A2A_JSON",
@@ -26,7 +27,6 @@ __all__ = [
     "jsonrpc_error_response",
     "read_body",
     "service_headers",
-    "status_body",
     "status_error_response",
 ]
 
@@ -40,7 +40,7 @@ VERSION_PARAM = "a2a-version"
 _VERSION_PARAM = VERSION_PARAM
 
 
-class BodyTooLargeError(Exception):
+class BodyTooLargeError(A2AError):
     """The request body exceeds the app's limit."""
 
     def __init__(self, limit: int) -> None:
@@ -103,11 +103,6 @@ def json_response(
     return Response(codec.dumps(value), status_code=status, media_type=media_type, headers=headers)
 
 
-def status_body(error: JSONRPCError) -> dict[str, Any]:
-    """The ``google.rpc.Status`` body of ``error``, every detail ``@type``-tagged."""
-    return error.to_http_status()
-
-
 def status_error_response(
     error: JSONRPCError,
     *,
@@ -116,9 +111,7 @@ def status_error_response(
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """An HTTP+JSON error: the error's HTTP status and ``google.rpc.Status`` body (§11.6)."""
-    body = status_body(error)
-    if status is not None:
-        body["error"]["code"] = status
+    body = rest_error_body(error, status)
     return json_response(
         body, status=status or error.http_status, media_type=media_type, headers=headers
     )

@@ -371,6 +371,50 @@ __all__ = [
 ]
 
 
+#: Importable here for existing code and tests, but not the public surface (not in
+#: ``__all__``): tool names, metadata keys, prompt builders, defaults and constants
+#: of the private modules. Depend on them from those modules, at your own risk.
+_INTERNAL = frozenset(
+    {
+        "ANTHROPIC_DEFAULT_BASE_URL",
+        "API_KEY_ENV",
+        "ARTIFACT_TOOL",
+        "ASK_USER_TOOL",
+        "Activity",
+        "BASE_URL_ENV",
+        "BUNDLE_FORMAT",
+        "ComposedSkill",
+        "DEFAULT_MAX_RETRIES",
+        "DEFAULT_MAX_TOKENS",
+        "DEFAULT_MODELS",
+        "DEFAULT_PROVIDER",
+        "DEFAULT_TEMPERATURE",
+        "DEFAULT_TIMEOUT",
+        "KIND_METADATA_KEY",
+        "MODEL_ENV",
+        "MergePolicies",
+        "OPENAI_DEFAULT_BASE_URL",
+        "PROVIDERS",
+        "PROVIDER_ENV",
+        "RESERVED_TOOL_NAMES",
+        "SKILL_METADATA_KEY",
+        "SKILL_REQUEST_KEYS",
+        "START_TASK_TOOL",
+        "StringFieldDecoder",
+        "WORKFLOW_TOOL_PREFIX",
+        "artifact_tool_spec",
+        "ask_user_tool_spec",
+        "default_status_text",
+        "parse_workflow_registry",
+        "read_dotenv",
+        "routing_system_prompt",
+        "skill_system_prompt",
+        "workflow_tool_name",
+    }
+)
+__all__ = [name for name in __all__ if name not in _INTERNAL]
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
@@ -381,4 +425,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_EXPORTS))

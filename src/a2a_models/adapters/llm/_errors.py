@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...errors import A2AError
+
 __all__ = [
     "MissingAPIKeyError",
     "ModelAuthenticationError",
@@ -39,7 +41,7 @@ __all__ = [
 ]
 
 
-class ModelError(Exception):
+class ModelError(A2AError):
     """A model provider call failed (or could not be made).
 
     ``provider`` names the configured provider (``"openai"``, ``"anthropic"``

@@ -39,6 +39,7 @@ from typing import Any, Final, TypeAlias
 
 import attrs
 
+from ...errors import A2AError
 from ...models import JSONObject, JSONValue, Part, TextPart
 from ...tools import EMPTY_OBJECT_SCHEMA, Tool, ToolContext, ToolInputError, ToolResult
 from ...tools._schema import ArgumentValidator, check_object_schema
@@ -67,7 +68,7 @@ WORKFLOW_METADATA_KEY: Final = "a2a-models/workflow"
 _WORKFLOW_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class WorkflowError(ValueError):
+class WorkflowError(A2AError, ValueError):
     """A workflow or the workflow registry is invalid; the message names the file and field."""
 
 

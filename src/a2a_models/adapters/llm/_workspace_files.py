@@ -14,6 +14,8 @@ from typing import Any, Final
 import attrs
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
+from ...errors import A2AError
+
 __all__ = [
     "AGENT_FILE",
     "DEFAULT_MCP_FILE",
@@ -35,7 +37,7 @@ DEFAULT_WORKFLOW_FILE: Final = "workflow.json"
 DEFAULT_URL: Final = "http://127.0.0.1:8000"
 
 
-class WorkspaceError(ValueError):
+class WorkspaceError(A2AError, ValueError):
     """A workspace is invalid; ``file`` and ``field`` say where (both in the message)."""
 
     def __init__(self, file: str, field: str, problem: str) -> None:

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ...errors import A2AError
 from ...models import JSONObject
 from ...tools import (
     Adapter,
@@ -93,7 +94,7 @@ class RestartPolicy:
         return float(min(self.max_delay, self.initial_delay * self.factor**attempt))
 
 
-class MCPServerError(RuntimeError):
+class MCPServerError(A2AError, RuntimeError):
     """An MCP server could not be started (or connected to); names the server."""
 
     def __init__(self, server: str, problem: str) -> None:

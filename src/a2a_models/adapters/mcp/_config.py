@@ -36,6 +36,8 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ...errors import A2AError
+
 __all__ = [
     "HTTPServerConfig",
     "MCPConfigError",
@@ -54,7 +56,7 @@ _HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamab
 _SSE_TYPES = frozenset({"sse"})
 
 
-class MCPConfigError(ValueError):
+class MCPConfigError(A2AError, ValueError):
     """``mcp.json`` is malformed or references missing environment variables.
 
     The message names the file, the server and the field (and, for missing

@@ -100,7 +100,7 @@ def test_served_card_is_signed_and_verifies(signed: Any) -> None:
 
 
 def test_card_cli_verifies_with_a_jwks_url_and_file(signed: Any, tmp_path: Path) -> None:
-    ok = _cli("card", signed.url, "--verify-with", signed.url + JWKS)
+    ok = _cli("card", signed.url, "--json", "--verify-with", signed.url + JWKS)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["signatures"]
     other = tmp_path / "other.jwks"

@@ -208,7 +208,7 @@ def test_cli_takes_a_client_certificate(serve: Any, pki: dict[str, Path]) -> Non
 
     sent = cli("send", server.url, "complete", *tls)
     assert sent.returncode == 0, sent.stderr
-    card = cli("card", server.url, *tls)
+    card = cli("card", server.url, "--json", *tls)
     assert card.returncode == 0 and '"mtls"' in card.stdout, card.stderr
     refused = cli("send", server.url, "complete", "--cacert", str(pki["ca"]), "--no-card")
     assert refused.returncode != 0

@@ -174,7 +174,15 @@ def agent_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(agent_dir: Path) -> Iterator[Server]:
-    served = Server(agent_dir, "--agent", "cli_agent:CliAgent", "--store", "memory:")
+    served = Server(
+        agent_dir,
+        "--agent",
+        "cli_agent:CliAgent",
+        "--store",
+        "memory:",
+        "--push-allow",
+        "127.0.0.1",
+    )
     yield served
     served.stop()
 
@@ -479,7 +487,7 @@ def test_list_filters_by_context(server: Server) -> None:
 
 def test_push_set_get_list_delete(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "ask", "--json"), 6)
-    hook = "https://hooks.example.com/a2a"
+    hook = "http://127.0.0.1:9/a2a"  # allowed by the server's --push-allow
     made = cli(
         "push", "set", server.url, task_id, hook, "--id", "c1", "--token", "t0k",
         "--auth-scheme", "Bearer", "--auth-credentials", "s3cret",

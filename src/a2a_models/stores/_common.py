@@ -6,6 +6,7 @@ from __future__ import annotations
 import abc
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -224,6 +225,45 @@ class ListSQL:
 
 # --- the stores ---------------------------------------------------------------------------
 
+
+class HistoryCache:
+    """The decoded histories of the tasks read whole most recently, by task id.
+
+    History rows never change once written (a task's history only grows), so
+    a whole read of a task seen before decodes only the messages added since.
+    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all.
+    """
+
+    def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
+        self.max_tasks = max_tasks
+        self.max_messages = max_messages
+        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...]]] = OrderedDict()
+        self._messages = 0
+
+    def get(self, task_id: str) -> tuple[int, tuple[Message, ...]] | None:
+        entry = self._entries.get(task_id)
+        if entry is not None:
+            self._entries.move_to_end(task_id)
+        return entry
+
+    def pop(self, task_id: str, default: None = None) -> None:
+        entry = self._entries.pop(task_id, None)
+        if entry is not None:
+            self._messages -= len(entry[1])
+
+    def remember(self, task_id: str, count: int, history: tuple[Message, ...]) -> None:
+        self.pop(task_id)
+        if len(history) != count or count > self.max_messages // 4:
+            return
+        self._entries[task_id] = (count, history)
+        self._messages += count
+        while self._entries and (
+            len(self._entries) > self.max_tasks or self._messages > self.max_messages
+        ):
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self._messages -= len(dropped)
+
+
 #: A listed task as read: ``(snapshot JSON, history_count, history JSON)``.
 PageRow = tuple[bytes | str, int | None, Sequence[bytes | str]]
 
@@ -248,6 +288,13 @@ class SQLTaskStore(TaskStore):
     PLACEHOLDER: ClassVar[str]
     NUL: ClassVar[bool]
     BAD_TASK_ID: ClassVar[str]
+
+    @property
+    def _histories(self) -> HistoryCache:
+        cache: HistoryCache | None = self.__dict__.get("_history_cache")
+        if cache is None:
+            cache = self.__dict__["_history_cache"] = HistoryCache()
+        return cache
     #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
     max_active_tasks_per_owner: int | None = None
 
@@ -257,13 +304,14 @@ class SQLTaskStore(TaskStore):
 
     @abc.abstractmethod
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[bytes | str, int, int, int | None, Sequence[bytes | str]] | None:
         """``(snapshot JSON, version, last_seq, history_count, messages)`` of the task.
 
-        ``messages``: the JSON of the newest ``history_length`` history rows
-        (all if ``None``), oldest first. ``history_count`` is ``None`` for a
-        row of an older schema whose snapshot still holds the history.
+        ``messages``: the JSON of the newest ``history_length`` history rows,
+        or (``history_length`` ``None``) of the rows from position ``since``
+        on, oldest first, never beyond ``history_count``. ``history_count`` is
+        ``None`` for a row of an older schema whose snapshot holds the history.
         """
 
     @abc.abstractmethod
@@ -314,15 +362,29 @@ class SQLTaskStore(TaskStore):
             return None
         if history_length is not None:
             history_length = max(0, history_length)
-        row = await self._fetch_task(task_id, scope_key(owner, tenant), history_length)
+        scope = scope_key(owner, tenant)
+        cached = self._histories.get(task_id) if history_length is None else None
+        since = 0 if cached is None else cached[0]
+        row = await self._fetch_task(task_id, scope, history_length, since)
+        if row is not None and cached is not None and (row[3] or 0) < since:
+            # Not the task the cache knew (history never shrinks): read it all.
+            self._histories.pop(task_id, None)
+            cached, row = None, await self._fetch_task(task_id, scope, None, 0)
         if row is None:
             return None
         data, version, last_seq, count, messages = row
+        offset = 0
         if count is None:  # an older row: the whole history is in the snapshot
-            task, offset = decode_task(data), 0
-        else:
+            task = decode_task(data)
+        elif history_length is not None:
             task = decode_with_history(data, messages)
             offset = count - len(messages)
+        else:
+            # The whole history: what this store read before, plus the rows since.
+            task = decode_with_history(data, messages)
+            if cached is not None:
+                task = attrs.evolve(task, history=cached[1] + task.history)
+            self._histories.remember(task_id, count, task.history)
         return StoredTask(
             task=task,
             version=version,

@@ -360,7 +360,7 @@ class PostgresTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[bytes | str, int, int, int | None, builtins.list[bytes | str]] | None:
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
@@ -372,9 +372,9 @@ class PostgresTaskStore(SQLTaskStore):
             if row is None:
                 return None
             count = row[4]
-            if not count or history_length == 0:
+            first = since if history_length is None else max(0, (count or 0) - history_length)
+            if not count or first >= count:
                 return (*row, [])
-            first = 0 if history_length is None else max(0, count - history_length)
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
                 f"SELECT message::text, message_raw FROM {self._messages}"

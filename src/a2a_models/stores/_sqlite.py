@@ -186,7 +186,7 @@ class SQLiteTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
         def get(db: sqlite3.Connection) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
@@ -198,13 +198,13 @@ class SQLiteTaskStore(SQLTaskStore):
                 if row is None:
                     return None
                 head, version, last_seq, count = row
-                if count is None or count == 0 or history_length == 0:
+                first = since if history_length is None else max(0, (count or 0) - history_length)
+                if not count or first >= count:
                     return head, version, last_seq, count, []
-                first = 0 if history_length is None else max(0, count - history_length)
                 messages = db.execute(
                     "SELECT message FROM a2a_task_messages WHERE task_id = ? AND pos >= ?"
-                    " ORDER BY pos",
-                    (task_id, first),
+                    " AND pos < ? ORDER BY pos",
+                    (task_id, first, count),
                 ).fetchall()
             return head, version, last_seq, count, [m[0] for m in messages]
 

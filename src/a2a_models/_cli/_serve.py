@@ -44,6 +44,8 @@ class ServeOptions:
       (``7d``, ``12h``, ...; ``off``: forever).
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
       have (``None``: no limit).
+    * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
+      stores): a task of a process that died is taken over within about that.
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +58,7 @@ class ServeOptions:
     log_level: str = "info"
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
+    lease_ttl: float = 15.0
 
 
 def load_agent(spec: str) -> Any:

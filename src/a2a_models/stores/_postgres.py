@@ -695,6 +695,75 @@ class PostgresTaskStore(SQLTaskStore):
 
         await self._run(delete, idempotent=True)
 
+    # -- leases --------------------------------------------------------------------------
+
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
+        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+
+        async def acquire(conn: psycopg.AsyncConnection[Any]) -> bool:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = %s,"
+                " lease_expires = now() + make_interval(secs => %s) WHERE id = %s"
+                " AND (lease_expires IS NULL OR lease_owner = %s OR lease_expires < now())",
+                (worker, ttl, task_id, worker),
+            )
+            return cursor.rowcount == 1
+
+        return await self._run(acquire)
+
+    async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
+        """Extend every lease ``worker`` holds; the ids of those tasks."""
+
+        async def renew(conn: psycopg.AsyncConnection[Any]) -> builtins.set[str]:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_expires = now() + make_interval(secs => %s)"
+                " WHERE lease_owner = %s AND lease_expires IS NOT NULL RETURNING id",
+                (ttl, worker),
+            )
+            return {row[0] for row in await cursor.fetchall()}
+
+        return await self._run(renew, idempotent=True)
+
+    async def release_lease(self, task_id: str, worker: str) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+
+        async def release(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = NULL, lease_expires = NULL"
+                " WHERE id = %s AND lease_owner = %s",
+                (task_id, worker),
+            )
+
+        await self._run(release, idempotent=True)
+
+    async def claim_expired_leases(
+        self, worker: str, ttl: float, limit: int = 100
+    ) -> builtins.list[tuple[str, str]]:
+        """Take over up to ``limit`` running tasks whose worker is gone: ``(task_id, scope)``.
+
+        A task is taken over when its lease lapsed, or when it is submitted or
+        working with no lease and unchanged for ``ttl`` seconds (a crash right
+        after it was created, or a database from before leases). Rows another
+        worker is claiming at the same moment are skipped.
+        """
+
+        async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str]]:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = %s,"
+                " lease_expires = now() + make_interval(secs => %s)"
+                f" WHERE id IN (SELECT id FROM (SELECT id FROM {self._tasks}"
+                " WHERE lease_expires < now() LIMIT %s) AS lapsed"
+                f" UNION SELECT id FROM (SELECT id FROM {self._tasks} WHERE lease_expires IS NULL"
+                f" AND state IN {_migrations._RUNNING}"
+                " AND updated_at < now() - make_interval(secs => %s) LIMIT %s) AS orphans)"
+                " AND (lease_expires < now() OR lease_expires IS NULL)"
+                " RETURNING id, scope",
+                (worker, ttl, limit, ttl, limit),
+            )
+            return [(row[0], row[1]) for row in await cursor.fetchall()]
+
+        return await self._run(claim)
+
     # -- maintenance ---------------------------------------------------------------------
 
     async def delete_terminal_older_than(

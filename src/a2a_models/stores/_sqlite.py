@@ -496,6 +496,78 @@ class SQLiteTaskStore(SQLTaskStore):
 
         await self._run(delete)
 
+    # -- leases --------------------------------------------------------------------------
+
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
+        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+
+        def acquire(db: sqlite3.Connection) -> bool:
+            now = time.time()
+            with _transaction(db):
+                cursor = db.execute(
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?"
+                    " AND (lease_expires IS NULL OR lease_owner = ? OR lease_expires < ?)",
+                    (worker, now + ttl, task_id, worker, now),
+                )
+            return cursor.rowcount == 1
+
+        return await self._run(acquire)
+
+    async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
+        """Extend every lease ``worker`` holds; the ids of those tasks."""
+
+        def renew(db: sqlite3.Connection) -> builtins.set[str]:
+            with _transaction(db):
+                rows = db.execute(
+                    "UPDATE a2a_tasks SET lease_expires = ? WHERE lease_owner = ?"
+                    " AND lease_expires IS NOT NULL RETURNING id",
+                    (time.time() + ttl, worker),
+                ).fetchall()
+            return {row[0] for row in rows}
+
+        return await self._run(renew)
+
+    async def release_lease(self, task_id: str, worker: str) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+
+        def release(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(
+                    "UPDATE a2a_tasks SET lease_owner = NULL, lease_expires = NULL"
+                    " WHERE id = ? AND lease_owner = ?",
+                    (task_id, worker),
+                )
+
+        await self._run(release)
+
+    async def claim_expired_leases(
+        self, worker: str, ttl: float, limit: int = 100
+    ) -> builtins.list[tuple[str, str]]:
+        """Take over up to ``limit`` running tasks whose worker is gone: ``(task_id, scope)``.
+
+        A task is taken over when its lease lapsed, or when it is submitted or
+        working with no lease and unchanged for ``ttl`` seconds (a crash right
+        after it was created, or a database from before leases).
+        """
+
+        def claim(db: sqlite3.Connection) -> builtins.list[tuple[str, str]]:
+            now = time.time()
+            with _transaction(db):
+                rows = db.execute(
+                    "SELECT id, scope FROM a2a_tasks WHERE lease_expires < ?"
+                    " UNION SELECT id, scope FROM a2a_tasks WHERE lease_expires IS NULL"
+                    f" AND state IN {_migrations._RUNNING} AND updated_at < ?"
+                    " LIMIT ?",
+                    (now, now - ttl, limit),
+                ).fetchall()
+                db.executemany(
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?",
+                    [(worker, now + ttl, row[0]) for row in rows],
+                )
+            return [(row[0], row[1]) for row in rows]
+
+        return await self._run(claim)
+
     # -- maintenance ---------------------------------------------------------------------
 
     async def delete_terminal_older_than(

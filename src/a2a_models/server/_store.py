@@ -276,8 +276,10 @@ class _Record:
 
     @classmethod
     def of(cls, task: Task, owner: str | None, tenant: str | None) -> _Record:
-        record = cls(head=task, version=1, owner=owner, tenant=tenant)
-        record.set(task, 0)
+        head = attrs.evolve(task, history=()) if task.history else task
+        record = cls(head=head, version=1, owner=owner, tenant=tenant, full=task)
+        record.history.extend(task.history)  # as given (a write never adds a known id)
+        record.message_ids.update(m.message_id for m in task.history)
         return record
 
     def set(self, task: Task, offset: int) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "encode_head",
     "encode_message",
     "new_messages",
+    "all_messages",
     "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
@@ -82,6 +83,11 @@ def decode_with_history(head: bytes | str, messages: Sequence[bytes | str]) -> T
     text = _text(head).rstrip()
     joined = ",".join(_text(m) for m in messages)
     return decode_task(f'{text[:-1]},"history":[{joined}]}}')
+
+
+def all_messages(history: Sequence[Message]) -> list[tuple[str, bytes]]:
+    """``(message_id column, JSON)`` of every message of a new task's history, as given."""
+    return [(str(column_text(m.message_id)), encode_message(m)) for m in history]
 
 
 def new_messages(
@@ -190,19 +196,30 @@ class ListSQL:
             params.append(timestamp_key(status_timestamp_after))
         self.where = " AND ".join(clauses)
         self.params = params
+        self.placeholder = p
+        # The counter row for the context/status filters (the timestamp filter has none).
+        scope = params[0]
+        if context_id is None and status is None:
+            counter = (scope, "all", "")
+        elif status is None:
+            counter = (scope, "context", str(column_text(context_id)))
+        elif context_id is None:
+            counter = (scope, "state", status.value)
+        else:
+            counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
         #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
-        #: total, or ``None``: count the matching rows (a timestamp filter).
+        #: total, or ``None``: a timestamp filter (see :meth:`count`).
         self.counter: tuple[str, str, str] | None = None
+        self._bounded: tuple[str, list[Any], tuple[str, str, str]] | None = None
         if status_timestamp_after is None:
-            scope = params[0]
-            if context_id is None and status is None:
-                self.counter = (scope, "all", "")
-            elif status is None:
-                self.counter = (scope, "context", str(column_text(context_id)))
-            elif context_id is None:
-                self.counter = (scope, "state", status.value)
-            else:
-                self.counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
+            self.counter = counter
+        else:
+            base = " AND ".join(clauses[:-1])
+            self._bounded = (
+                f"{base} AND status_key < {p}",
+                [*params[:-1], params[-1]],
+                counter,
+            )
         self.limit = page_size + 1
         self.page_size = page_size
         if cursor is None:
@@ -217,6 +234,40 @@ class ListSQL:
             self.page_params = [*params, key, key, task_id]
 
     ORDER = "ORDER BY status_key DESC, id ASC"
+
+    #: A side of a timestamp filter with at most this many tasks is counted row by row.
+    COUNT_BOUND = 2000
+
+    def count(self, tasks: str, counts: str) -> tuple[str, list[Any]]:
+        """SQL (one scalar) and parameters giving the exact number of matches.
+
+        Without a timestamp filter: the counter row. With one, the smaller
+        side is counted: the matches if at most :attr:`COUNT_BOUND`, else the
+        tasks *before* the timestamp (subtracted from the counter) if at most
+        that many; only when both sides are larger are all matches counted.
+        """
+        p = self.placeholder
+        counter_sql = (
+            f"coalesce((SELECT n FROM {counts} WHERE scope = {p} AND dim = {p} AND key = {p}), 0)"
+        )
+        if self._bounded is None:
+            assert self.counter is not None
+            return f"SELECT {counter_sql}", list(self.counter)
+        before_where, before_params, counter = self._bounded
+        k = self.COUNT_BOUND
+        after = f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where} LIMIT {k + 1}) a)"
+        before = (
+            f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where} LIMIT {k + 1}) b)"
+        )
+        full = f"(SELECT count(*) FROM {tasks} WHERE {self.where})"
+        sql = (
+            f"SELECT CASE WHEN {after} <= {k} THEN {after}"
+            f" WHEN {before} <= {k} THEN {counter_sql} - {before} ELSE {full} END"
+        )
+        params = [
+            *self.params, *self.params, *before_params, *counter, *before_params, *self.params
+        ]
+        return sql, params
 
     def first_message(self, count: int) -> int:
         """Position of the first history row to read of a task with ``count`` messages."""

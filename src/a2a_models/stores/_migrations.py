@@ -289,7 +289,9 @@ _POSTGRES_V2 = (
 # --- v3: history messages as rows -----------------------------------------------------------
 #
 # ``a2a_task_messages(task_id, pos, message_id, message)``: one row per history
-# message (positions 0, 1, ...; a message id at most once per task). The task
+# message (positions 0, 1, ...). A write appends a message only if the task
+# has no message with its id yet (found through the ``(task_id, message_id)``
+# index); a created task's history is stored as given. The task
 # row's ``history_count`` says how many; its ``task`` is then the snapshot
 # *without* ``history``. ``history_count IS NULL`` marks a row written by an
 # older version (history still inside ``task``): the store reads it as is and
@@ -306,7 +308,7 @@ _SQLITE_V3 = (
         PRIMARY KEY (task_id, pos)
     ) WITHOUT ROWID
     """,
-    "CREATE UNIQUE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
+    "CREATE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
 )
 
 _POSTGRES_V3 = (
@@ -322,8 +324,7 @@ _POSTGRES_V3 = (
         PRIMARY KEY (task_id, pos)
     )
     """,
-    "CREATE UNIQUE INDEX a2a_task_messages_id"
-    " ON {schema}.a2a_task_messages (task_id, message_id)",
+    "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_id, message_id)",
 )
 
 # --- v4: leases on running turns ---------------------------------------------------------------

@@ -11,7 +11,7 @@ import logging
 import re
 import select
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -34,6 +34,7 @@ from ._common import (
     ListSQL,
     PageRow,
     SQLTaskStore,
+    all_messages,
     as_seconds,
     check_identifier,
     column_text,
@@ -429,7 +430,7 @@ class PostgresTaskStore(SQLTaskStore):
         data, data_raw = _jsonb(snapshot)
         logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
-        messages = new_messages(task.history, 0, 0, lambda ids: set())
+        messages = all_messages(task.history)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, task_raw, history_count)"
@@ -541,14 +542,7 @@ class PostgresTaskStore(SQLTaskStore):
         await self._run(update_)
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
-        count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
-        count_params: Sequence[Any] = query.params
-        if query.counter is not None:
-            count = (
-                f"SELECT coalesce((SELECT n FROM {self._counts}"
-                " WHERE scope = %s AND dim = %s AND key = %s), 0)"
-            )
-            count_params = query.counter
+        count, count_params = query.count(self._tasks, self._counts)
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT task::text, task_raw, ({count}), history_count, id FROM {self._tasks}"

@@ -24,6 +24,7 @@ from ._common import (
     ListSQL,
     PageRow,
     SQLTaskStore,
+    all_messages,
     as_seconds,
     decode_config,
     decode_event,
@@ -246,7 +247,7 @@ class SQLiteTaskStore(SQLTaskStore):
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
-        messages = new_messages(task.history, 0, 0, lambda ids: set())
+        messages = all_messages(task.history)
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -351,16 +352,8 @@ class SQLiteTaskStore(SQLTaskStore):
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[PageRow]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
-                if query.counter is not None:
-                    row = db.execute(
-                        "SELECT n FROM a2a_task_counts WHERE scope = ? AND dim = ? AND key = ?",
-                        query.counter,
-                    ).fetchone()
-                    total = 0 if row is None else row[0]
-                else:
-                    (total,) = db.execute(
-                        f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
-                    ).fetchone()
+                count, count_params = query.count("a2a_tasks", "a2a_task_counts")
+                (total,) = db.execute(count, count_params).fetchone()
                 rows = db.execute(
                     f"SELECT task, history_count, id FROM a2a_tasks WHERE {query.page_where}"
                     f" {ListSQL.ORDER} LIMIT ?",

@@ -51,6 +51,7 @@ from a2a_models import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    TextPart,
     codec,
 )
 from a2a_models.server import InMemoryTaskStore, TaskStore, apply_event
@@ -103,7 +104,9 @@ async def _medians(ops: list[Callable[[], Awaitable[Any]]], repeats: int) -> lis
     return [statistics.median(sample) * 1e6 for sample in times]
 
 
-def _row(section: str, name: str, small: float, big: float, target: float) -> None:
+def _row(
+    section: str, name: str, small: float, big: float, target: float, unit: str = "us"
+) -> None:
     ratio = big / small
     ok = ratio <= target
     results.append((section, name, small, big, ratio, ok))
@@ -330,7 +333,6 @@ async def _bulk_sqlite(store: SQLiteTaskStore, tasks: list[Task]) -> None:
 
 async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
     from a2a_models.stores._common import encode_head, scope_key, task_columns
-
     from a2a_models.stores._migrations import MIGRATIONS
 
     scope = scope_key(None, None)
@@ -377,7 +379,9 @@ async def _seq_scans(store: PostgresTaskStore, filters: dict[str, Any]) -> bool:
     async with store._pool.connection() as conn:
         for sql, p in zip(plans, params, strict=True):
             cursor = await conn.execute("EXPLAIN " + sql, p)
-            if any("Seq Scan" in row[0] for row in await cursor.fetchall()):
+            # (a2a_task_counts holds a few rows per caller: scanning it is the fast plan)
+            lines = [row[0] for row in await cursor.fetchall()]
+            if any("Seq Scan" in line and "a2a_task_counts" not in line for line in lines):
                 return True
     return False
 
@@ -469,7 +473,9 @@ def _typical_events(task_id: str, ctx: str) -> list[Any]:
         TaskArtifactUpdateEvent(
             task_id=task_id,
             context_id=ctx,
-            artifact=Artifact.text(ARTIFACT_TEXT, artifact_id=f"{task_id}-art", name="summary"),
+            artifact=Artifact(
+                parts=[TextPart(text=ARTIFACT_TEXT)], artifact_id=f"{task_id}-art", name="summary"
+            ),
         ),
         TaskStatusUpdateEvent(
             task_id=task_id,
@@ -518,7 +524,7 @@ async def section_disk(args: argparse.Namespace, tmp: str) -> None:
             sdk = await _sdk_size(kind, store) / len(finals)
         finally:
             await close()
-        _row("disk", f"ours {kind} bytes/task vs SDK", sdk, ours[kind], 1.5)
+        _row("disk", f"{kind} bytes/task: SDK, ours", sdk, ours[kind], 1.5, unit="B ")
 
 
 async def _size(store: Any) -> float:
@@ -531,7 +537,12 @@ async def _size(store: Any) -> float:
 
         return await store._run(size)
     async with store._pool.connection() as conn:
-        await conn.execute("VACUUM FULL")  # packed, as the SDK's table below
+        cursor = await conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (store.schema,)
+        )
+        for (table,) in await cursor.fetchall():
+            # Packed, as the SDK's table below (only this benchmark's own tables).
+            await conn.execute(f'VACUUM FULL {store._q}."{table}"')
         cursor = await conn.execute(
             "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n"
             " ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",

@@ -3,7 +3,9 @@
 * ``tests``     - the full pytest suite, with every extra installed (``-- <pytest args>``)
 * ``typecheck`` - ``mypy --strict`` on ``src`` (configured by ``[tool.mypy]`` in pyproject)
 * ``lint``      - ``ruff check`` and ``ruff format --check``
+* ``docs``      - build the documentation site (mkdocs, strict: a broken link or reference fails)
 * ``schemas``   - regenerate the committed JSON Schemas in ``spec/json``
+* ``protos``    - regenerate the committed ``lf.a2a.v1`` protobuf/gRPC modules of the gRPC adapter
 * ``bench``     - run every ``bench/*.py`` script
 
 The contract tests need the A2A spec checkout at ``../shared/a2a-spec``.
@@ -19,7 +21,7 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests", "typecheck", "lint"]
 
 ROOT = Path(__file__).parent
-ALL_EXTRAS = "-e.[dev,http,postgres,mcp,llm]"
+ALL_EXTRAS = "-e.[dev,http,postgres,mcp,llm,grpc]"
 
 
 @nox.session
@@ -45,10 +47,26 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into ``site/`` in strict mode (``-- serve`` to preview it)."""
+    session.install("-e.[docs,http,postgres,mcp,llm]")
+    command = session.posargs or ["build", "--strict"]
+    session.run("mkdocs", *command, env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session
 def schemas(session: nox.Session) -> None:
     """Regenerate spec/json/a2a-{1.0,0.3,0.3-http}.schema.json from the models and codec."""
     session.install("-e.")
     session.run("python", "-m", "a2a_models.schema", str(ROOT / "spec" / "json"))
+
+
+@nox.session
+def protos(session: nox.Session) -> None:
+    """Regenerate adapters/grpc/_pb from ../shared/a2a-spec/1.0.1/a2a.proto (grpcio-tools)."""
+    session.install("-e.[grpc]", "grpcio-tools>=1.85.1")
+    proto = ROOT.parent / "shared" / "a2a-spec" / "1.0.1" / "a2a.proto"
+    session.run("python", "-m", "a2a_models.adapters.grpc._protoc", str(proto))
 
 
 @nox.session

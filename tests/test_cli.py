@@ -26,7 +26,7 @@ from a2a_models import codec  # noqa: E402
 from a2a_models import models as m  # noqa: E402
 from a2a_models._cli import ServeOptions, build_parser, load_agent, main  # noqa: E402
 from a2a_models._cli._demo import TASK_TRIGGER, DemoAgent, demo_card  # noqa: E402
-from a2a_models.adapters.http._sse import format_event  # noqa: E402
+from a2a_models.protocol import format_event  # noqa: E402
 from a2a_models.server import AgentServer, Reply  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -169,10 +169,8 @@ def test_send_blocking_task_prints_the_final_task(demo: Demo, capsys: Any) -> No
     assert status == 0, err
     result = json.loads(out)
     assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert result["task"]["artifacts"][0]["parts"] == [
-        {"text": "The demo task "},
-        {"text": "is done."},
-    ]
+    # streamed in two chunks, stored as one part (joined at the last chunk)
+    assert result["task"]["artifacts"][0]["parts"] == [{"text": "The demo task is done."}]
 
 
 def test_send_headers_and_no_card(demo: Demo, capsys: Any) -> None:

@@ -570,7 +570,6 @@ def _has_lone_low_surrogate(text: str) -> bool:
 #: Values the strategies once had to avoid (codec bugs since fixed): they must be
 #: generated again, so the property tests keep covering them.
 COVERAGE: list[tuple[str, Callable[[], st.SearchStrategy[Any]], Callable[[Any], bool]]] = [
-    ("1.0-card-without-skills", lambda: a2a_st.agent_cards("1.0"), lambda c: not c.skills),
     (
         "1.0-last-empty-page",
         lambda: a2a_st.list_tasks_responses("1.0"),
@@ -728,6 +727,7 @@ def test_v03_standalone_capabilities_do_not_drop_extended_card_silently(
         name="a",
         description="b",
         version="1",
+        skills=[m.AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=(
             m.AgentInterface(url="u", protocol_binding="JSONRPC", protocol_version="0.3.0"),
         ),
@@ -789,30 +789,79 @@ def test_oauth_flows_may_be_empty_outside_1_0(dialect: str) -> None:
         assert codec.to_wire(m.OAuthFlows(), dialect) == {}
 
 
-_NOT_JSON_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "codec bug (reported): encode() writes metadata JSON cannot hold without an "
-        "EncodeError: orjson writes NaN/Infinity as null, and a nested non-string key makes "
-        "orjson raise TypeError so _json.dumps falls back to json.dumps, which stringifies "
-        'it ({1: \'x\'} -> {"1": "x"})'
-    ),
-)
+_NOT_JSON: list[Any] = [
+    pytest.param({"a": float("nan")}, "nan is not a JSON number", id="nan"),
+    pytest.param({"a": [float("inf")]}, "inf is not a JSON number", id="inf"),
+    pytest.param({"a": [{"b": -float("inf")}]}, "-inf is not a JSON number", id="deep-inf"),
+    pytest.param({"a": {1: "x"}}, "keys must be strings", id="nested-int-key"),
+    pytest.param({"a": [{"b": {None: 1}}]}, "keys must be strings", id="deep-none-key"),
+    pytest.param({"a": [object()]}, "object .* is not a JSON value", id="object"),
+    pytest.param({"a": {"b": {1, 2}}}, "set .* is not a JSON value", id="set"),
+    pytest.param({"a": ("x",)}, "tuple .* is not a JSON value", id="tuple"),
+    pytest.param({"a": m.TaskState.WORKING}, "TaskState .* is not a JSON value", id="str-enum"),
+]
 
 
-@pytest.mark.parametrize(
-    "payload",
-    [
-        pytest.param({"a": float("nan")}, id="nan", marks=_NOT_JSON_XFAIL),
-        pytest.param({"a": [float("inf")]}, id="inf", marks=_NOT_JSON_XFAIL),
-        pytest.param({"a": {1: "x"}}, id="nested-int-key", marks=_NOT_JSON_XFAIL),
-        pytest.param({"a": [object()]}, id="object"),
-        pytest.param({"a": {"b": {1, 2}}}, id="set"),
-    ],
-)
-def test_non_json_payloads_are_rejected(payload: dict[str, Any]) -> None:
-    task = attrs.evolve(_TASK, metadata=payload)  # only the top level is checked
-    with pytest.raises(EncodeError):
+@pytest.mark.parametrize(("payload", "problem"), _NOT_JSON)
+def test_non_json_payloads_are_refused_at_construction(payload: dict[str, Any], problem: str) -> None:
+    """What JSON cannot hold never enters a model: refused with the field and the place."""
+    with pytest.raises(InvalidModelError, match=rf"Task\.metadata: .*{problem}"):
+        attrs.evolve(_TASK, metadata=payload)
+    with pytest.raises(InvalidModelError, match=rf"DataPart\.data: .*{problem}"):
+        m.Part.data(payload)
+    with pytest.raises(InvalidModelError, match=rf"AgentExtension\.params: .*{problem}"):
+        m.AgentExtension(uri="u", params=payload)
+
+
+@pytest.mark.parametrize(("payload", "problem"), _NOT_JSON)
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.3-http", "python"])
+def test_non_json_payloads_are_refused_by_decoders(
+    payload: dict[str, Any], problem: str, dialect: str
+) -> None:
+    """from_wire/from_dict take Python values: free-form members are checked at every depth."""
+    require(dialect)
+    good = attrs.evolve(_TASK, metadata={"ok": 1})
+    if dialect == "python":
+        wire = codec.to_dict(good)
+        wire["metadata"] = payload
+        with pytest.raises(DecodeError, match=rf"\$\.metadata: .*{problem}"):
+            codec.from_dict(m.Task, wire)
+        return
+    wire = codec.to_wire(good, dialect)
+    wire["metadata"] = payload
+    with pytest.raises(DecodeError, match=rf"\$\.metadata: .*{problem}"):
+        codec.from_wire(m.Task, wire, dialect)
+    with pytest.raises(DecodeError, match=rf"\$\.metadata: .*{problem}"):
+        codec.decode(m.Task, wire, dialect)
+
+
+def test_data_part_payloads_are_checked_by_decoders() -> None:
+    msg = m.Message.user("x")
+    for dialect, part in (
+        ("1.0", {"data": {"a": [float("nan")]}}),
+        ("1.0", {"data": [{"a": 1, 2: 3}], "metadata": {"k": 1}}),
+        ("0.3", {"kind": "data", "data": {"a": [float("nan")]}}),
+        ("0.3-http", {"data": {"data": {"a": [float("nan")]}}}),
+    ):
+        wire = codec.to_wire(msg, dialect)
+        wire["content" if dialect == "0.3-http" else "parts"] = [part]
+        with pytest.raises(DecodeError, match=r"\.data: expected a JSON value: at "):
+            codec.from_wire(m.Message, wire, dialect)
+    wire = codec.to_wire(msg, "1.0")
+    wire["parts"] = [{"text": "x", "metadata": {"a": {3: 1}}}]
+    with pytest.raises(DecodeError, match=r"parts\[0\]\.metadata: .*keys must be strings"):
+        codec.from_wire(m.Message, wire, "1.0")
+
+
+def test_non_string_keys_added_after_construction_are_refused_by_encode() -> None:
+    """A free-form dict mutated after construction: encode() refuses, never rewrites a key."""
+    task = attrs.evolve(_TASK, metadata={"a": {}})
+    assert task.metadata is not None
+    task.metadata["a"][1] = "x"  # the model cannot see this: encode is the last line
+    with pytest.raises(EncodeError, match="keys must be strings"):
+        codec.encode(task, "1.0")
+    task.metadata["a"] = {"big": 2**70, 2: "x"}  # also on the stdlib (big integer) path
+    with pytest.raises(EncodeError, match="keys must be strings"):
         codec.encode(task, "1.0")
 
 

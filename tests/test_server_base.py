@@ -78,6 +78,7 @@ def make_card(
         name="test agent",
         description="an agent for tests",
         version="1.0.0",
+        skills=[m.AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="http://test/a2a", protocol_binding="JSONRPC")],
         capabilities=AgentCapabilities(
             streaming=streaming,

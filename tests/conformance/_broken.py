@@ -1,10 +1,17 @@
-"""Deliberately broken servers: each is the engine-backed conformance server with one
-rule violated, and names the check(s) that must catch it."""
+"""Deliberately broken servers (mutants), generated from a table.
+
+Each mutant is the project's own HTTP server (``adapters.http.create_app`` over
+``AgentServer(ConformanceAgent())``) with ONE injected fault, either in the
+engine (an ``AgentServer`` subclass) or on the wire (an ASGI middleware that
+rewrites one kind of request or response). Each names the check(s) that must
+catch it, and the (version, transport) whose suite run shows it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -13,11 +20,15 @@ from starlette.applications import Starlette
 from a2a_models import models as m
 from a2a_models._state import TaskState
 from a2a_models.conformance import ConformanceAgent, conformance_card
-from a2a_models.errors import InternalError, TaskNotFoundError
+from a2a_models.errors import InternalError, InvalidParamsError, TaskNotFoundError
 from a2a_models.models import ProtocolBinding
 from a2a_models.server import AgentServer, CallContext, EventStream
 
 from ._servers import dual_card_json, engine_app
+
+ASGIApp = Callable[..., Awaitable[None]]
+
+# ------------------------------------------------------------------ the legacy engine base
 
 
 def _card(url: str) -> m.AgentCard:
@@ -25,8 +36,65 @@ def _card(url: str) -> m.AgentCard:
 
 
 def good(url: str, server_cls: type[AgentServer] = AgentServer, **kw: Any) -> Starlette:
+    """Our engine behind the minimal JSON-RPC transport of ``_servers.engine_app``."""
     card = _card(url)
     return engine_app(server_cls(ConformanceAgent(), card), dual_card_json(card), **kw)
+
+
+def project(url: str, server_cls: type[AgentServer] = AgentServer) -> Any:
+    """The project's HTTP server (every version and binding) over ``server_cls``."""
+    from a2a_models.adapters.http import create_app
+
+    return create_app(server_cls(ConformanceAgent(), conformance_card(url)))
+
+
+#: The bearer token the secured mutants accept (the suite sends it with --auth-header).
+TOKEN = "conformance-test-token"
+AUTH_HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class _Anonymous:
+    """An authenticator that lets every request through (authentication not enforced)."""
+
+    async def authenticate(self, request: Any) -> None:
+        return None
+
+
+def secured(url: str, authenticator: Any = None) -> Any:
+    """The project's HTTP server with a card that requires a bearer token."""
+    from a2a_models.adapters.http import BearerTokenAuthenticator, create_app
+
+    card = attrs.evolve(
+        conformance_card(url),
+        security_schemes={"bearer": m.HTTPAuthSecurityScheme(scheme="Bearer")},
+        security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),))
+    auth = authenticator if authenticator is not None else BearerTokenAuthenticator({TOKEN: "tester"})
+    return create_app(AgentServer(ConformanceAgent(), card), authenticator=auth)
+
+
+# ------------------------------------------------------------------ engine faults
+
+
+def _is_terminal_status(item: Any) -> bool:
+    return isinstance(item, m.TaskStatusUpdateEvent) and item.status.state.is_terminal
+
+
+class _Stream:
+    """An EventStream-like async iterator that closes its source."""
+
+    def __init__(self, gen: AsyncIterator[Any], inner: Any) -> None:
+        self._gen = gen
+        self._inner = inner
+
+    def __aiter__(self) -> _Stream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        await self._gen.aclose()  # type: ignore[attr-defined]
+        await self._inner.aclose()
 
 
 class _WrongNotFoundCode(AgentServer):
@@ -37,8 +105,12 @@ class _WrongNotFoundCode(AgentServer):
             raise InternalError("no such task") from None
 
 
-def _is_terminal_status(item: Any) -> bool:
-    return isinstance(item, m.TaskStatusUpdateEvent) and item.status.state.is_terminal
+class _GetNotFoundAsInvalidParams(AgentServer):
+    async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task:
+        try:
+            return await super().on_get_task(request, call)
+        except TaskNotFoundError:
+            raise InvalidParamsError("no such task") from None
 
 
 class _AfterTerminal(AgentServer):
@@ -76,40 +148,723 @@ class _NeverCloses(AgentServer):
         return _Stream(events(), inner)
 
 
-class _Stream:
-    """An EventStream-like async iterator that closes its source."""
+class _CancelKeepsWorking(AgentServer):
+    """CancelTask answers with the task as it was (still working)."""
 
-    def __init__(self, gen: AsyncIterator[Any], inner: Any) -> None:
-        self._gen = gen
-        self._inner = inner
-
-    def __aiter__(self) -> _Stream:
-        return self
-
-    async def __anext__(self) -> Any:
-        return await self._gen.__anext__()
-
-    async def aclose(self) -> None:
-        await self._gen.aclose()  # type: ignore[attr-defined]
-        await self._inner.aclose()
+    async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task:
+        before = await super().on_get_task(m.GetTaskRequest(id=request.id), call)
+        if before.status.state.is_terminal:
+            return await super().on_cancel_task(request, call)
+        await super().on_cancel_task(request, call)
+        return before
 
 
-def _missing_description(url: str) -> Starlette:
-    card = _card(url)
-    wire = dual_card_json(card)
-    del wire["description"]
-    return engine_app(AgentServer(ConformanceAgent(), card), wire)
+class _CancelTerminalSucceeds(AgentServer):
+    """CancelTask of a terminal task returns the task instead of TaskNotCancelableError."""
+
+    async def on_cancel_task(self, request: m.CancelTaskRequest, call: CallContext) -> m.Task:
+        task = await super().on_get_task(m.GetTaskRequest(id=request.id), call)
+        if task.status.state.is_terminal:
+            return task
+        return await super().on_cancel_task(request, call)
 
 
-#: name → (app factory, the checks it must fail, by id)
+class _HistoryLengthIgnored(AgentServer):
+    async def on_get_task(self, request: m.GetTaskRequest, call: CallContext) -> m.Task:
+        return await super().on_get_task(attrs.evolve(request, history_length=None), call)
+
+
+class _ListFiltersIgnored(AgentServer):
+    async def on_list_tasks(self, request: m.ListTasksRequest,
+                            call: CallContext) -> m.ListTasksResponse:
+        return await super().on_list_tasks(attrs.evolve(request, context_id=None, status=None), call)
+
+
+class _ListArtifactsAlways(AgentServer):
+    async def on_list_tasks(self, request: m.ListTasksRequest,
+                            call: CallContext) -> m.ListTasksResponse:
+        return await super().on_list_tasks(attrs.evolve(request, include_artifacts=True), call)
+
+
+class _ListPageTokenReused(AgentServer):
+    """ListTasks ignores the page token: every page is the first one."""
+
+    async def on_list_tasks(self, request: m.ListTasksRequest,
+                            call: CallContext) -> m.ListTasksResponse:
+        return await super().on_list_tasks(attrs.evolve(request, page_token=None), call)
+
+
+class _ListOldestFirst(AgentServer):
+    async def on_list_tasks(self, request: m.ListTasksRequest,
+                            call: CallContext) -> m.ListTasksResponse:
+        res = await super().on_list_tasks(request, call)
+        return attrs.evolve(res, tasks=tuple(reversed(res.tasks)))
+
+
+class _PushNotPersisted(AgentServer):
+    """Create answers with the config but stores nothing."""
+
+    async def on_create_task_push_notification_config(
+        self, config: m.TaskPushNotificationConfig, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        await super().on_get_task(m.GetTaskRequest(id=config.task_id), call)
+        return attrs.evolve(config, id=config.id or "never-stored")
+
+
+class _PushDeleteNotIdempotent(AgentServer):
+    async def on_delete_task_push_notification_config(
+        self, request: m.DeleteTaskPushNotificationConfigRequest, call: CallContext
+    ) -> None:
+        await super().on_get_task_push_notification_config(
+            m.GetTaskPushNotificationConfigRequest(task_id=request.task_id, id=request.id), call)
+        await super().on_delete_task_push_notification_config(request, call)
+
+
+class _PushUnknownTaskAccepted(AgentServer):
+    async def on_create_task_push_notification_config(
+        self, config: m.TaskPushNotificationConfig, call: CallContext
+    ) -> m.TaskPushNotificationConfig:
+        try:
+            return await super().on_create_task_push_notification_config(config, call)
+        except TaskNotFoundError:
+            return attrs.evolve(config, id="c-unknown")
+
+
+class _SubscribeUnknownAsInternal(AgentServer):
+    async def on_subscribe_to_task(self, request: m.SubscribeToTaskRequest, call: CallContext,
+                                   *, after_seq: int | None = None) -> EventStream:
+        try:
+            return await super().on_subscribe_to_task(request, call, after_seq=after_seq)
+        except TaskNotFoundError:
+            raise InternalError("no such task") from None
+
+
+class _SendUnknownTaskStartsNew(AgentServer):
+    """A message naming an unknown taskId starts a new task instead of failing."""
+
+    async def on_send_message(self, request: m.SendMessageRequest,
+                              call: CallContext) -> m.Task | m.Message:
+        msg = request.message
+        if msg.task_id:
+            try:
+                await super().on_get_task(m.GetTaskRequest(id=msg.task_id), call)
+            except TaskNotFoundError:
+                request = attrs.evolve(request, message=attrs.evolve(msg, task_id=None))
+        return await super().on_send_message(request, call)
+
+
+class _BlockingReturnsEarly(AgentServer):
+    """A blocking SendMessage returns at once, like returnImmediately."""
+
+    async def on_send_message(self, request: m.SendMessageRequest,
+                              call: CallContext) -> m.Task | m.Message:
+        res = await super().on_send_message(request, call)
+        cfg = request.configuration
+        blocking = cfg is None or not cfg.return_immediately
+        if blocking and isinstance(res, m.Task) and res.status.state is TaskState.COMPLETED:
+            # the snapshot taken while the agent was still working
+            return attrs.evolve(res, status=m.TaskStatus.now(TaskState.WORKING), artifacts=())
+        return res
+
+
+# ------------------------------------------------------------------ wire faults
+
+
+@attrs.frozen
+class Req:
+    """What a wire fault sees of the request."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def rpc(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.body) if self.body else None
+        except (ValueError, RecursionError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def rpc_method(self) -> str:
+        return str(self.rpc.get("method", ""))
+
+    @property
+    def is_jsonrpc(self) -> bool:
+        return self.method == "POST" and self.rpc.get("jsonrpc") == "2.0"
+
+
+ReqFix = Callable[[Req], Req]
+RespFix = Callable[[Req, int, dict[str, str], bytes], tuple[int, dict[str, str], bytes]]
+FrameFix = Callable[[Req, dict[str, Any], bytes], list[bytes]]
+
+
+def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = None,
+         frame: FrameFix | None = None) -> ASGIApp:
+    """``app`` with one request rewrite, non-stream response rewrite or SSE frame rewrite."""
+
+    async def middleware(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            msg = await receive()
+            chunks.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        req = Req(scope["method"], scope["path"], scope.get("query_string", b"").decode(),
+                  headers, b"".join(chunks))
+        if request is not None:
+            req = request(req)
+            scope = {**scope, "path": req.path, "query_string": req.query.encode(),
+                     "headers": [(k.encode(), v.encode()) for k, v in req.headers.items()
+                                 if k != "content-length"]
+                     + [(b"content-length", str(len(req.body)).encode())]}
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": req.body, "more_body": False}
+            return await receive()
+
+        start: dict[str, Any] = {}
+        body: list[bytes] = []
+        state: dict[str, Any] = {"buf": b""}
+
+        async def capture(msg: dict[str, Any]) -> None:
+            if msg["type"] == "http.response.start":
+                start.update(msg)
+                hdrs = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in msg["headers"]}
+                state["sse"] = hdrs.get("content-type", "").startswith("text/event-stream")
+                if state["sse"]:
+                    await send(msg)
+                return
+            if msg["type"] != "http.response.body":
+                await send(msg)
+                return
+            if state["sse"]:
+                if frame is None:
+                    await send(msg)
+                    return
+                state["buf"] += msg.get("body", b"")
+                out = []
+                while b"\n\n" in state["buf"]:
+                    one, state["buf"] = state["buf"].split(b"\n\n", 1)
+                    out += [f + b"\n\n" for f in frame(req, state, one)]
+                if out or not msg.get("more_body"):
+                    await send({"type": "http.response.body", "body": b"".join(out),
+                                "more_body": msg.get("more_body", False)})
+                return
+            body.append(msg.get("body", b""))
+            if msg.get("more_body"):
+                return
+            status = start["status"]
+            hdrs = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in start["headers"]}
+            content = b"".join(body)
+            if response is not None:
+                status, hdrs, content = response(req, status, hdrs, content)
+            hdrs["content-length"] = str(len(content))
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(k.encode(), v.encode()) for k, v in hdrs.items()]})
+            await send({"type": "http.response.body", "body": content, "more_body": False})
+
+        await app(scope, replay, capture)
+
+    return middleware
+
+
+def _json_fix(pred: Callable[[Req], bool],
+              fix: Callable[[Any], Any]) -> RespFix:
+    def response(req: Req, status: int, hdrs: dict[str, str],
+                 body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if not pred(req) or not body:
+            return status, hdrs, body
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            return status, hdrs, body
+        return status, hdrs, json.dumps(fix(value)).encode()
+
+    return response
+
+
+def _rpc(method: str) -> Callable[[Req], bool]:
+    return lambda req: req.is_jsonrpc and req.rpc_method == method
+
+
+def _result(fn: Callable[[dict[str, Any]], Any]) -> Callable[[Any], Any]:
+    def fix(env: Any) -> Any:
+        if isinstance(env, dict) and isinstance(env.get("result"), dict):
+            return {**env, "result": fn(env["result"])}
+        return env
+
+    return fix
+
+
+def _error(fn: Callable[[dict[str, Any]], Any]) -> Callable[[Any], Any]:
+    def fix(env: Any) -> Any:
+        if isinstance(env, dict) and isinstance(env.get("error"), dict):
+            return {**env, "error": fn(env["error"])}
+        return env
+
+    return fix
+
+
+def _card_fix(fn: Callable[[dict[str, Any]], Any]) -> RespFix:
+    return _json_fix(lambda req: req.path.endswith("agent-card.json"), fn)
+
+
+def _without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in keys}
+
+
+def _set_header(pred: Callable[[Req], bool], name: str, value: str | None) -> RespFix:
+    def response(req: Req, status: int, hdrs: dict[str, str],
+                 body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if pred(req):
+            hdrs = {k: v for k, v in hdrs.items() if k != name}
+            if value is not None:
+                hdrs[name] = value
+        return status, hdrs, body
+
+    return response
+
+
+def _frame_json(fn: Callable[[dict[str, Any], Any], Any | None]) -> FrameFix:
+    """Rewrite (or drop, when ``fn`` returns None) each SSE event's JSON data."""
+
+    def frame(req: Req, state: dict[str, Any], raw: bytes) -> list[bytes]:
+        lines = raw.split(b"\n")
+        data = [ln[5:].lstrip() for ln in lines if ln.startswith(b"data:")]
+        if not data:
+            return [raw]
+        value = fn(state, json.loads(b"\n".join(data)))
+        if value is None:
+            return []
+        others = [ln for ln in lines if not ln.startswith(b"data:")]
+        return [b"\n".join([*others, b"data: " + json.dumps(value).encode()])]
+
+    return frame
+
+
+def _member(env: Any) -> tuple[str, Any]:
+    res = env.get("result", env) if isinstance(env, dict) else {}
+    for key in ("task", "message", "statusUpdate", "artifactUpdate"):
+        if isinstance(res, dict) and key in res:
+            return key, res[key]
+    return "", None
+
+
+def _drop_first_task(state: dict[str, Any], env: Any) -> Any | None:
+    key, _ = _member(env)
+    if key == "task" and not state.get("seen"):
+        state["seen"] = True
+        return None
+    state["seen"] = True
+    return env
+
+
+def _drop_terminal(state: dict[str, Any], env: Any) -> Any | None:
+    key, value = _member(env)
+    if key == "statusUpdate" and value["status"]["state"] in (
+            "TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"):
+        return None
+    return env
+
+
+def _swap_status_steps(state: dict[str, Any], env: Any) -> Any | None:
+    """Swap the texts of the first two working updates (events arrive out of order)."""
+    key, value = _member(env)
+    if key != "statusUpdate" or value["status"].get("message") is None:
+        return env
+    n = state["n"] = state.get("n", 0) + 1
+    parts = value["status"]["message"]["parts"]
+    if n == 1:
+        parts[0]["text"] = parts[0]["text"].replace("step 1", "step 2")
+    elif n == 2:
+        parts[0]["text"] = parts[0]["text"].replace("step 2", "step 1")
+    return env
+
+
+def _chunks_no_append(state: dict[str, Any], env: Any) -> Any | None:
+    key, value = _member(env)
+    if key == "artifactUpdate":
+        value.pop("append", None)
+    return env
+
+
+def _event_ids_repeat(req: Req, state: dict[str, Any], raw: bytes) -> list[bytes]:
+    lines = [b"id: 1" if ln.startswith(b"id:") else ln for ln in raw.split(b"\n")]
+    return [b"\n".join(lines)]
+
+
+def _stream_wrong_request_id(state: dict[str, Any], env: Any) -> Any | None:
+    if isinstance(env, dict) and "id" in env:
+        env["id"] = "not-the-request-id"
+    return env
+
+
+def _strip_context_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_context_ids(v) for k, v in value.items() if k != "contextId"}
+    if isinstance(value, list):
+        return [_strip_context_ids(v) for v in value]
+    return value
+
+
+def _offset_timestamps(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (v.replace("Z", "+00:00") if k == "timestamp" and isinstance(v, str)
+                    else _offset_timestamps(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_offset_timestamps(v) for v in value]
+    return value
+
+
+def _snake_status(value: Any) -> Any:
+    if isinstance(value, dict) and "contextId" in value:
+        value = {**value, "context_id": value["contextId"]}
+        del value["contextId"]
+    return value
+
+
+def _version(value: str) -> ReqFix:
+    return lambda req: attrs.evolve(req, headers={**req.headers, "a2a-version": value})
+
+
+def _version_header_dropped(req: Req) -> Req:
+    """A2A-Version 9.9 is served as 1.0 (the server ignores unsupported versions)."""
+    if req.headers.get("a2a-version") not in ("1.0", "0.3", "", None) and \
+            not req.headers["a2a-version"].startswith("1.0"):
+        return attrs.evolve(req, headers={**req.headers, "a2a-version": "1.0"})
+    return req
+
+
+def _patch_rejected(req: Req) -> Req:
+    if req.headers.get("a2a-version", "").count(".") >= 2:
+        return attrs.evolve(req, headers={**req.headers, "a2a-version": "9.9"})
+    return req
+
+
+def _query_version_ignored(req: Req) -> Req:
+    if "A2A-Version=" in req.query and "a2a-version" not in req.headers:
+        return attrs.evolve(req, query="&".join(p for p in req.query.split("&")
+                                                 if not p.startswith("A2A-Version=")))
+    return req
+
+
+def _unknown_fields_rejected(req: Req, status: int, hdrs: dict[str, str],
+                             body: bytes) -> tuple[int, dict[str, str], bytes]:
+    if b"a2aConformanceUnknownField" in req.body and req.is_jsonrpc:
+        env = {"jsonrpc": "2.0", "id": req.rpc.get("id"),
+               "error": {"code": -32602, "message": "unknown field"}}
+        return 200, hdrs, json.dumps(env).encode()
+    return status, hdrs, body
+
+
+def _notification_answered(req: Req, status: int, hdrs: dict[str, str],
+                           body: bytes) -> tuple[int, dict[str, str], bytes]:
+    if req.is_jsonrpc and "id" not in req.rpc and not body:
+        env = {"jsonrpc": "2.0", "id": None, "result": {}}
+        return 200, {**hdrs, "content-type": "application/json"}, json.dumps(env).encode()
+    return status, hdrs, body
+
+
+def _malformed_500(req: Req, status: int, hdrs: dict[str, str],
+                   body: bytes) -> tuple[int, dict[str, str], bytes]:
+    try:
+        json.loads(req.body)
+    except (ValueError, RecursionError):
+        if req.method == "POST" and req.path in ("/", ""):
+            return 500, hdrs, body
+    return status, hdrs, body
+
+
+def _auth_required_no_message(value: Any) -> Any:
+    status = value.get("status") if isinstance(value, dict) else None
+    if isinstance(status, dict) and status.get("state") == "TASK_STATE_AUTH_REQUIRED":
+        return {**value, "status": _without(status, "message")}
+    return value
+
+
+def _rest_json_type(req: Req, status: int, hdrs: dict[str, str],
+                    body: bytes) -> tuple[int, dict[str, str], bytes]:
+    if not req.is_jsonrpc and "agent-card" not in req.path and \
+            hdrs.get("content-type", "").startswith("application/a2a+json"):
+        hdrs = {**hdrs, "content-type": "application/json"}
+    return status, hdrs, body
+
+
+def _rest_error_500(req: Req, status: int, hdrs: dict[str, str],
+                    body: bytes) -> tuple[int, dict[str, str], bytes]:
+    if not req.is_jsonrpc and status == 404:
+        return 500, hdrs, body
+    return status, hdrs, body
+
+
+def _rest_error_no_details(req: Req, status: int, hdrs: dict[str, str],
+                           body: bytes) -> tuple[int, dict[str, str], bytes]:
+    if not req.is_jsonrpc and status >= 400 and body:
+        value = json.loads(body)
+        if isinstance(value.get("error"), dict):
+            value["error"].pop("details", None)
+            return status, hdrs, json.dumps(value).encode()
+    return status, hdrs, body
+
+
+def _final_false(state: dict[str, Any], env: Any) -> Any:
+    res = env.get("result") if isinstance(env, dict) else None
+    if isinstance(res, dict) and res.get("kind") == "status-update":
+        res["final"] = False
+    return env
+
+
+#: Is a stream request of this text (the contract command)?
+def _stream_of(req: Req) -> bool:
+    return req.rpc_method == "SendStreamingMessage" or req.path.endswith("message:stream")
+
+
+def _frames_when(pred: Callable[[Req], bool], fix: FrameFix) -> FrameFix:
+    return lambda req, state, raw: fix(req, state, raw) if pred(req) else [raw]
+
+
+# ------------------------------------------------------------------ the table
+
+
+@attrs.frozen
+class Mutant:
+    fault: str
+    expect: frozenset[str]
+    version: str = "1.0"
+    transport: str = "jsonrpc"
+    server: type[AgentServer] = AgentServer
+    request: ReqFix | None = None
+    response: RespFix | None = None
+    frame: FrameFix | None = None
+    factory: Callable[[str], Any] | None = None
+    #: served by :func:`secured` (the suite runs with :data:`AUTH_HEADERS`)
+    secured: bool = False
+
+    @property
+    def combo(self) -> tuple[str, str, bool]:
+        return self.version, self.transport, self.secured
+
+    def app(self, url: str) -> Any:
+        if self.factory is not None:
+            return self.factory(url)
+        base = secured(url) if self.secured else project(url, self.server)
+        if self.request is None and self.response is None and self.frame is None:
+            return base
+        return wire(base, request=self.request, response=self.response, frame=self.frame)
+
+
+def _m(fault: str, *expect: str, **kw: Any) -> Mutant:
+    return Mutant(fault=fault, expect=frozenset(expect), **kw)
+
+
+R10 = {"version": "1.0", "transport": "rest"}
+J03 = {"version": "0.3", "transport": "jsonrpc"}
+
+MUTANTS: dict[str, Mutant] = {
+    # ---- error codes
+    "cancel-unknown-internal-error": _m(
+        "CancelTask of an unknown id answers InternalError", "cancel.unknown-task",
+        server=_WrongNotFoundCode),
+    "get-unknown-invalid-params": _m(
+        "GetTask of an unknown id answers InvalidParams", "get.unknown-task",
+        "jsonrpc.error-data", "jsonrpc.error-info",
+        server=_GetNotFoundAsInvalidParams),
+    "subscribe-unknown-internal-error": _m(
+        "SubscribeToTask of an unknown id answers InternalError", "subscribe.unknown-task",
+        server=_SubscribeUnknownAsInternal),
+    "send-unknown-task-starts-new": _m(
+        "a message naming an unknown taskId starts a new task", "send.unknown-task",
+        server=_SendUnknownTaskStartsNew),
+    "push-unknown-task-accepted": _m(
+        "a push config for an unknown task is accepted", "push.unknown-task",
+        server=_PushUnknownTaskAccepted),
+    "method-not-found-wrong-code": _m(
+        "an unknown method gets -32600 instead of -32601", "jsonrpc.method-not-found",
+        response=_json_fix(lambda r: r.rpc_method.startswith("a2a.conformance"),
+                           _error(lambda e: {**e, "code": -32600}))),
+    "parse-error-wrong-code": _m(
+        "invalid JSON gets -32600 instead of -32700", "jsonrpc.parse-error",
+        response=_json_fix(lambda r: not r.rpc and r.method == "POST",
+                           _error(lambda e: {**e, "code": -32600} if e.get("code") == -32700
+                                  else e))),
+    "error-data-without-type": _m(
+        "error data objects lose their @type", "jsonrpc.error-data", "jsonrpc.error-info",
+        response=_json_fix(lambda r: r.is_jsonrpc, _error(lambda e: {
+            **e, "data": [_without(d, "@type") for d in e.get("data") or []
+                          if isinstance(d, dict)]}))),
+    "error-info-missing": _m(
+        "A2A errors carry no google.rpc.ErrorInfo", "jsonrpc.error-info",
+        response=_json_fix(lambda r: r.is_jsonrpc, _error(lambda e: {
+            **e, "data": [d for d in e.get("data") or []
+                          if not str(d.get("@type", "")).endswith("ErrorInfo")]}))),
+    "id-not-echoed": _m(
+        "integer request ids come back as strings", "jsonrpc.id-echo",
+        response=_json_fix(lambda r: isinstance(r.rpc.get("id"), int),
+                           lambda env: {**env, "id": str(env.get("id"))})),
+    "notification-answered": _m(
+        "a notification gets a response", "jsonrpc.notification",
+        response=_notification_answered),
+    "jsonrpc-wrong-content-type": _m(
+        "JSON-RPC responses are text/plain", "jsonrpc.content-type",
+        response=_set_header(lambda r: r.is_jsonrpc, "content-type", "text/plain")),
+    "malformed-json-500": _m(
+        "a malformed body gets HTTP 500", "robustness.malformed-bodies",
+        response=_malformed_500),
+    "unknown-fields-rejected": _m(
+        "unknown request fields are refused with InvalidParams", "robustness.unknown-fields",
+        response=_unknown_fields_rejected),
+    # ---- task lifecycle
+    "cancel-keeps-working": _m(
+        "CancelTask answers with the task still WORKING", "cancel.running",
+        server=_CancelKeepsWorking),
+    "cancel-terminal-succeeds": _m(
+        "CancelTask of a completed task succeeds", "cancel.terminal",
+        server=_CancelTerminalSucceeds),
+    "blocking-returns-early": _m(
+        "a blocking SendMessage returns before the task is done", "send.blocking",
+        "send.multi-turn",
+        server=_BlockingReturnsEarly),
+    "history-length-ignored": _m(
+        "GetTask ignores historyLength", "get.history-length", "get.history-zero",
+        server=_HistoryLengthIgnored),
+    "context-id-missing": _m(
+        "SendMessage answers carry no contextId", "send.context-id", "get.task",
+        response=_json_fix(_rpc("SendMessage"), _result(
+            lambda res: {k: _strip_context_ids(v) for k, v in res.items()}))),
+    "auth-required-without-message": _m(
+        "an AUTH_REQUIRED status carries no message", "send.auth-required-message",
+        response=_json_fix(_rpc("SendMessage"), _result(
+            lambda res: {k: _auth_required_no_message(v) for k, v in res.items()}))),
+    # ---- listing
+    "page-token-reused": _m(
+        "ListTasks ignores the page token", "list.pagination", server=_ListPageTokenReused),
+    "list-oldest-first": _m(
+        "ListTasks sorts oldest first", "list.sorted", server=_ListOldestFirst),
+    "list-artifacts-always": _m(
+        "ListTasks includes artifacts without includeArtifacts", "list.artifacts",
+        server=_ListArtifactsAlways),
+    "list-filters-ignored": _m(
+        "ListTasks ignores contextId and status filters", "list.filters", "list.pagination",
+        server=_ListFiltersIgnored),
+    "list-no-next-page-token": _m(
+        "ListTasks omits an empty nextPageToken", "list.pagination",
+        response=_json_fix(_rpc("ListTasks"), _result(
+            lambda res: res if res.get("nextPageToken") else _without(res, "nextPageToken")))),
+    # ---- streaming
+    "event-after-terminal": _m(
+        "a status update follows the terminal one", "stream.no-event-after-terminal",
+        server=_AfterTerminal),
+    "stream-never-closes": _m(
+        "the stream stays open after the terminal event", "stream.closes-after-terminal",
+        server=_NeverCloses),
+    "stream-missing-terminal": _m(
+        "the terminal status update is never sent", "stream.order",
+        frame=_frames_when(_stream_of, _frame_json(_drop_terminal))),
+    "stream-without-task-first": _m(
+        "the stream does not start with the Task", "stream.first-event", "stream.order",
+        "stream.incremental",
+        frame=_frames_when(_stream_of, _frame_json(_drop_first_task))),
+    "stream-reordered": _m(
+        "working updates arrive out of order", "stream.order",
+        frame=_frames_when(_stream_of, _frame_json(_swap_status_steps))),
+    "chunks-without-append": _m(
+        "artifact chunks after the first lack append", "stream.artifact-chunks",
+        frame=_frames_when(_stream_of, _frame_json(_chunks_no_append))),
+    "sse-event-ids-not-increasing": _m(
+        "every SSE event has id 1", "stream.event-ids",
+        frame=_frames_when(_stream_of, _event_ids_repeat)),
+    "stream-wrong-response-id": _m(
+        "stream events carry another JSON-RPC id", "stream.framing",
+        frame=_frames_when(_stream_of, _frame_json(_stream_wrong_request_id))),
+    # ---- push configs
+    "push-config-not-persisted": _m(
+        "push configs are acknowledged but not stored", "push.crud",
+        server=_PushNotPersisted),
+    "push-delete-not-idempotent": _m(
+        "deleting a deleted push config fails", "push.delete-idempotent",
+        server=_PushDeleteNotIdempotent),
+    # ---- versions
+    "unsupported-version-served": _m(
+        "an unsupported A2A-Version is served as 1.0", "version.unsupported",
+        request=_version_header_dropped),
+    "patch-version-rejected": _m(
+        "A2A-Version 1.0.1 is refused", "version.patch-ignored", request=_patch_rejected),
+    "query-version-ignored": _m(
+        "the A2A-Version query parameter is ignored", "version.query-parameter",
+        request=_query_version_ignored),
+    # ---- wire format
+    "timestamps-with-offset": _m(
+        "timestamps end +00:00 instead of Z", "wire.timestamps",
+        response=_json_fix(_rpc("GetTask"), _result(_offset_timestamps))),
+    "snake-case-field": _m(
+        "GetTask answers context_id", "wire.json-names",
+        response=_json_fix(_rpc("GetTask"), _result(_snake_status))),
+    # ---- HTTP+JSON
+    "rest-json-content-type": _m(
+        "1.0 HTTP+JSON answers application/json", "rest.content-type",
+        response=_rest_json_type, **R10),
+    "rest-not-found-500": _m(
+        "HTTP+JSON TaskNotFound answers HTTP 500", "rest.error-format", "rest.error-info",
+        "card.interfaces-reachable", "get.unknown-task",
+        "cancel.unknown-task", "push.unknown-task", "send.unknown-task", "subscribe.unknown-task",
+        response=_rest_error_500, **R10),
+    "rest-error-without-details": _m(
+        "HTTP+JSON errors have no details", "rest.error-info",
+        response=_rest_error_no_details, **R10),
+    # ---- 0.3
+    "v03-final-flag-missing": _m(
+        "0.3 terminal status-update lacks final=true", "stream.final-flag",
+        frame=_frames_when(lambda r: r.rpc_method == "message/stream",
+                           _frame_json(_final_false)), **J03),
+    # ---- authentication (a card that requires a bearer token)
+    "auth-not-enforced": _m(
+        "requests without credentials are served", "auth.credentials-required",
+        "auth.challenge", secured=True,
+        factory=lambda url: secured(url, _Anonymous())),
+    "auth-no-challenge": _m(
+        "a 401 answer has no WWW-Authenticate header", "auth.challenge", secured=True,
+        response=_set_header(lambda r: True, "www-authenticate", None)),
+    # ---- agent card
+    "card-missing-description": _m(
+        "the card has no description", "card.valid",
+        response=_card_fix(lambda c: _without(c, "description"))),
+    "card-no-cache-headers": _m(
+        "the card is served without Cache-Control or ETag", "card.caching",
+        response=lambda r, s, h, b: (s, {k: v for k, v in h.items()
+                                         if k not in ("cache-control", "etag")}
+                                     if r.path.endswith("agent-card.json") else h, b)),
+    "card-wrong-content-type": _m(
+        "the card is served as text/html", "card.content-type",
+        response=_set_header(lambda r: r.path.endswith("agent-card.json"), "content-type",
+                             "text/html")),
+    "card-patch-protocol-version": _m(
+        "card interfaces declare protocolVersion 1.0.1", "card.protocol-version-format",
+        response=_card_fix(lambda c: {**c, "supportedInterfaces": [
+            {**i, "protocolVersion": "1.0.1"} if i.get("protocolVersion") == "1.0" else i
+            for i in c.get("supportedInterfaces", [])]})),
+    "card-relative-interface-url": _m(
+        "a declared interface URL is relative", "card.interfaces",
+        response=_card_fix(lambda c: {**c, "supportedInterfaces": [
+            *c.get("supportedInterfaces", []),
+            {"url": "/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})),
+}
+
+#: The five mutants of the minimal JSON-RPC engine transport (kept: they exercise that base too).
 BROKEN: dict[str, tuple[Callable[[str], Starlette], set[str]]] = {
-    "wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
-                                  {"cancel.unknown-task"}),
-    "event-after-terminal": (lambda url: good(url, _AfterTerminal),
-                             {"stream.no-event-after-terminal"}),
-    "card-missing-required-field": (_missing_description, {"card.valid"}),
-    "500-on-malformed-json": (lambda url: good(url, malformed_status=500),
-                              {"robustness.malformed-bodies"}),
-    "stream-never-closes": (lambda url: good(url, _NeverCloses),
-                            {"stream.closes-after-terminal"}),
+    "engine-wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
+                                         {"cancel.unknown-task"}),
+    "engine-500-on-malformed-json": (lambda url: good(url, malformed_status=500),
+                                     {"robustness.malformed-bodies"}),
 }

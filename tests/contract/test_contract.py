@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 from a2a_models import codec, schema
 from a2a_models import models as m
 from a2a_models.codec._converters import get_namespace
-from a2a_models.errors import EncodeError, InvalidModelError
+from a2a_models.errors import DecodeError, EncodeError, InvalidModelError
 from a2a_models.testing import strategies as a2a_st
 
 from . import protoschema
@@ -208,36 +208,39 @@ CASES = [
 
 #: (dialect, type) -> (values hitting the disagreement, why). The property tests
 #: skip those values; ``DISAGREEMENTS`` pins one minimal example of each.
-KNOWN_DISAGREEMENTS: dict[tuple[str, Any], tuple[Callable[[Any], bool], str]] = {
-    ("1.0", m.AgentCard): (
-        lambda card: not card.skills,
-        "AgentCard.skills is REQUIRED (proto) and a REQUIRED repeated field needs >= 1 item "
-        '(§5.7); the 1.0 encoder writes `"skills": []` for a card without skills',
-    ),
-}
+KNOWN_DISAGREEMENTS: dict[tuple[str, Any], tuple[Callable[[Any], bool], str]] = {}
 
 
-def _card(**kw: Any) -> m.AgentCard:
-    return m.AgentCard(
-        name="a",
-        description="d",
-        version="1",
-        supported_interfaces=[m.AgentInterface(url="https://a", protocol_binding="JSONRPC", **kw)],
-    )
+_SKILL = m.AgentSkill(id="s", name="s", description="d", tags=["t"])
+
+
+def _card(version: str = "1.0", **kw: Any) -> m.AgentCard:
+    iface = m.AgentInterface(url="https://a", protocol_binding="JSONRPC", protocol_version=version)
+    return m.AgentCard(name="a", description="d", version="1", supported_interfaces=[iface], **kw)
+
+
+def test_card_without_skills_is_refused() -> None:
+    """AgentCard.skills is REQUIRED (proto): a REQUIRED repeated field needs an item (§5.7).
+
+    The model refuses to build such a card, and every decoder refuses one on the
+    wire (absent or ``[]``) with the rule in the message.
+    """
+    with pytest.raises(InvalidModelError, match=r"AgentCard\.skills: .*spec §5\.7"):
+        _card(skills=[])
+    with pytest.raises(TypeError, match="skills"):
+        _card()
+    good = codec.to_wire(_card(skills=[_SKILL]), "1.0")
+    for dialect in ("1.0", "0.3", "0.3-http"):
+        version = "1.0" if dialect == "1.0" else "0.3.0"
+        wire = codec.to_wire(_card(version, skills=[_SKILL]), dialect)
+        for bad in ({**wire, "skills": []}, {k: v for k, v in wire.items() if k != "skills"}):
+            with pytest.raises(DecodeError, match=r"\$\.skills: .*spec §5\.7"):
+                codec.from_wire(m.AgentCard, bad, dialect)
+    assert codec.from_wire(m.AgentCard, good, "1.0").skills == (_SKILL,)
 
 
 #: (id, dialect, type, build the minimal value, the disagreement and who is right)
-DISAGREEMENTS: list[tuple[str, str, Any, Callable[[], Any], str]] = [
-    (
-        "1.0-card-without-skills",
-        "1.0",
-        m.AgentCard,
-        _card,
-        "codec: "
-        + KNOWN_DISAGREEMENTS[("1.0", m.AgentCard)][1]
-        + " (its own decoder accepts it back, as a ProtoJSON default)",
-    ),
-]
+DISAGREEMENTS: list[tuple[str, str, Any, Callable[[], Any], str]] = []
 
 #: (id, dialect, type, build, rule): values the codec once wrote against the
 #: upstream schema and now refuses with an EncodeError (formerly DISAGREEMENTS).
@@ -367,8 +370,8 @@ def test_disagreement_examples_are_otherwise_valid() -> None:
     """Each pinned example breaks exactly the rule it documents: the rest is well formed."""
     unspecified = m.Message(role=m.Role.USER, parts=[m.Part.text("x")], message_id="m1")
     assert _upstream_error(_encode(unspecified, m.Message, "0.3"), m.Message, "0.3") is None
-    card = _encode(_card(), m.AgentCard, "1.0")
-    assert _upstream_error(card, m.AgentCard, "1.0") == "$.skills: [] should be non-empty"
+    card = _encode(_card(skills=[_SKILL]), m.AgentCard, "1.0")
+    assert _upstream_error(card, m.AgentCard, "1.0") is None
     request = _encode(
         m.GetTaskPushNotificationConfigRequest(task_id="t1", id="c1"),
         m.GetTaskPushNotificationConfigRequest,

@@ -243,7 +243,7 @@ CARD_03 = {
     "capabilities": {"stateTransitionHistory": True},
     "defaultInputModes": ["text/plain"],
     "defaultOutputModes": ["text/plain"],
-    "skills": [],
+    "skills": [{"id": "s", "name": "S", "description": "A skill.", "tags": ["t"]}],
     "securitySchemes": {"bearer": {"type": "http", "scheme": "Bearer"}},
     "security": [{"bearer": []}],
     "supportsAuthenticatedExtendedCard": True,

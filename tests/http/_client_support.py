@@ -33,7 +33,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, codec
-from a2a_models.adapters.http._sse import format_event
+from a2a_models.protocol import format_event
 from a2a_models.server import Agent, AgentEvent, AgentServer, Reply, RequestContext
 
 logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)

@@ -16,7 +16,7 @@ from a2a_models.adapters.http._client import (
     RESTClient,
     StreamDisconnectedError,
 )
-from a2a_models.adapters.http._sse import format_event
+from a2a_models.protocol import format_event
 from a2a_models.errors import (
     InvalidAgentResponseError,
     MethodNotFoundError,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_models.adapters.http._sse import (
+from a2a_models.protocol import (
     SSEError,
     SSEEvent,
     SSEParser,

@@ -18,6 +18,7 @@ from a2a_models import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
+    AgentSkill,
     Message,
     Task,
     TaskArtifactUpdateEvent,
@@ -101,6 +102,7 @@ def card() -> AgentCard:
         name="weather agent",
         description="Reports the weather",
         version="1.0.0",
+        skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="http://127.0.0.1/", protocol_binding="JSONRPC")],
         capabilities=AgentCapabilities(streaming=True),
     )
@@ -277,7 +279,7 @@ async def test_artifact_streams_chunk_by_chunk_exactly_once(
     scripted_server.script(
         route(), Turn(tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, text, chunks=chunks)])
     )
-    events, _ = await stream(make_agent(make_model()))
+    events, server = await stream(make_agent(make_model()))
     artifacts = [e for e in events if isinstance(e, TaskArtifactUpdateEvent)]
     assert len(artifacts) > 10  # streamed, not sent at the end
     assert [a.append for a in artifacts] == [False] + [True] * (len(artifacts) - 1)
@@ -286,6 +288,9 @@ async def test_artifact_streams_chunk_by_chunk_exactly_once(
     assert artifact_text(events) == content
     assert artifacts[-1].artifact.name == "long"
     assert kinds(events)[-1] == "completed"
+    # the stored task is compact: the streamed pieces are one text part
+    stored = await InProcessClient(server, timeout=10).get_task(events[-1].task_id)
+    assert [p.text for p in stored.artifacts[0].parts] == [content]  # type: ignore[union-attr]
 
 
 async def test_forced_artifact_when_the_model_only_talks(

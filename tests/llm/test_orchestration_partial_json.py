@@ -70,3 +70,21 @@ def test_missing_field_and_malformed_input() -> None:
     assert broken.failed
     first_only = StringFieldDecoder("content")
     assert first_only.feed('{"content": "a", "content": "b"}') == "a"
+
+
+@pytest.mark.parametrize("content", [s for s in SAMPLES if "surrogates" not in s])
+def test_after_every_chunk_it_has_what_jiter_partial_mode_has(content: str) -> None:
+    # jiter's partial mode (the library way, kept out because it re-parses the
+    # whole buffer on every chunk: see bench/partial_json.py) is the reference
+    # for how much of the value is decodable at each point.
+    jiter = pytest.importorskip("jiter")
+    for document in _documents(content):
+        decoder = StringFieldDecoder("content")
+        so_far = ""
+        for end in range(1, len(document) + 1):
+            so_far += decoder.feed(document[end - 1])
+            partial = jiter.from_json(document[:end].encode(), partial_mode="trailing-strings")
+            expected = partial.get("content", "") if isinstance(partial, dict) else ""
+            if not isinstance(expected, str):  # the nested {"content": ...} is skipped
+                expected = ""
+            assert so_far == expected, (document[:end], so_far, expected)

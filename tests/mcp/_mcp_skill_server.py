@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+# The checkout's code, not an installed copy (the SDK gives stdio servers a minimal env).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from _mcp_skills import AGENT_NAME, SKILLS, TAG_DATE
 

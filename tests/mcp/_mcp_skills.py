@@ -3,7 +3,8 @@
 * ``echo`` - replies with a Message (``{"text": string}`` required).
 * ``add`` - a completed Task whose artifact holds the sum.
 * ``lookup`` - an error Task for an unknown city (an operational problem).
-* ``explode`` - raises (an unexpected exception).
+* ``explode`` - raises (an unexpected exception); declares no inputs.
+* ``miscount`` - returns data that breaks its own output schema.
 
 ``CALLS`` counts the handler calls per skill (meaningful in-process only).
 """
@@ -38,6 +39,11 @@ async def _lookup(args: dict[str, Any], ctx: SkillContext) -> Task:
     return success_task("59.91N 10.75E")
 
 
+async def _miscount(args: dict[str, Any], ctx: SkillContext) -> Task:
+    CALLS["miscount"] += 1
+    return success_task("three", data={"count": "three"})
+
+
 async def _explode(args: dict[str, Any], ctx: SkillContext) -> Task:
     CALLS["explode"] += 1
     raise RuntimeError("kaboom")
@@ -67,6 +73,11 @@ ADD = define_skill(
         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
         "required": ["a", "b"],
     },
+    output_schema={
+        "type": "object",
+        "properties": {"sum": {"type": "number"}},
+        "required": ["sum"],
+    },
     handler=_add,
 )
 LOOKUP = define_skill(
@@ -88,4 +99,17 @@ EXPLODE = define_skill(
     examples=["explode"],
     handler=_explode,
 )
-SKILLS = (ECHO, ADD, LOOKUP, EXPLODE)
+MISCOUNT = define_skill(
+    "miscount",
+    description="Counts, wrongly typed.",
+    tags=["test"],
+    examples=["count"],
+    input_schema={"type": "object", "properties": {"of": {"type": "string"}}},
+    output_schema={
+        "type": "object",
+        "properties": {"count": {"type": "integer"}},
+        "required": ["count"],
+    },
+    handler=_miscount,
+)
+SKILLS = (ECHO, ADD, LOOKUP, EXPLODE, MISCOUNT)

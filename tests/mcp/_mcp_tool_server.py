@@ -3,7 +3,9 @@
 Run as ``python _mcp_tool_server.py [variant]`` (stdio); :func:`build` also
 serves the streamable-HTTP tests in-process. Variants: ``plain`` (default),
 ``collide`` (two tools with the same canonical name), ``badname`` (a tool
-name with no snake_case form), ``exit`` (exits before speaking MCP).
+name with no snake_case form), ``exit`` (exits before speaking MCP),
+``once`` (serves the first time; exits at once when the file named by
+``ONCE_MARKER`` exists, which the first run creates).
 """
 
 from __future__ import annotations
@@ -82,4 +84,9 @@ if __name__ == "__main__":
     variant = sys.argv[1] if len(sys.argv) > 1 else "plain"
     if variant == "exit":
         sys.exit(5)
+    if variant == "once":
+        marker = os.environ["ONCE_MARKER"]
+        if os.path.exists(marker):
+            sys.exit(6)
+        open(marker, "w").close()
     asyncio.run(build(variant).run_stdio_async())

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -24,6 +25,7 @@ from a2a_models.adapters.mcp import (
     MCPServerError,
     MCPSkillServer,
     MCPToolHub,
+    RestartPolicy,
 )
 from a2a_models.tools import (
     NAMESPACED_TOOL_NAME,
@@ -327,7 +329,7 @@ async def test_tool_list_change_is_picked_up(tmp_path: Path, mode: str) -> None:
 
 async def test_server_crashing_mid_call_is_a_clean_error(tmp_path: Path) -> None:
     before = children()
-    async with running(tmp_path) as hub:
+    async with running(tmp_path, restart=None) as hub:
         started = time.monotonic()
         with pytest.raises(ToolExecutionError) as info:
             await hub.call("tools__crash", {})
@@ -337,6 +339,50 @@ async def test_server_crashing_mid_call_is_a_clean_error(tmp_path: Path) -> None
         with pytest.raises(ToolExecutionError):
             await hub.call("tools__get_weather", {"city": "Oslo"})
     assert children() <= before
+
+
+FAST_RESTART = RestartPolicy(initial_delay=0.05, max_delay=0.2, health_interval=0.2)
+
+
+async def test_a_crashed_server_is_restarted_and_its_tools_come_back(tmp_path: Path) -> None:
+    seen: list[int] = []
+    before = children()
+    async with running(tmp_path, restart=FAST_RESTART) as hub:
+        connection = hub.connections["Tools"]
+        connection.on_tools_changed = lambda _name: seen.append(len(connection.tools))
+        first_pid = (await hub.call("tools__pid", {})).data  # type: ignore[union-attr]
+        with pytest.raises(ToolExecutionError):
+            await hub.call("tools__crash", {})
+        await eventually(lambda: connection.restarts == 1 and connection.connected, 10)
+        # withdrawn while down (no tools offered), restored after
+        assert seen[:2] == [0, len(PLAIN_TOOLS)]
+        assert [t.name for t in hub.tools] == PLAIN_TOOLS
+        second_pid = (await hub.call("tools__pid", {})).data  # type: ignore[union-attr]
+        assert second_pid != first_pid and not alive(first_pid["result"])
+
+        # an idle server killed from outside is noticed by the health ping
+        os.kill(second_pid["result"], signal.SIGKILL)
+        await eventually(lambda: connection.restarts == 2 and connection.connected, 10)
+        third = (await hub.call("tools__pid", {})).data  # type: ignore[union-attr]
+        assert third["result"] not in (first_pid["result"], second_pid["result"])
+    assert children() <= before
+
+
+async def test_restarts_are_bounded_and_tools_stay_withdrawn(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    servers = {"Tools": stdio("once", env={"ONCE_MARKER": str(marker)})}
+    policy = RestartPolicy(max_restarts=3, initial_delay=0.05, factor=2, health_interval=None)
+    assert [policy.delay(n) for n in range(3)] == [0.05, 0.1, 0.2]
+    async with running(tmp_path, servers, restart=policy) as hub:
+        connection = hub.connections["Tools"]
+        assert marker.exists() and len(hub.tools) == len(PLAIN_TOOLS)
+        with pytest.raises(ToolExecutionError):
+            await hub.call("tools__crash", {})
+        await eventually(lambda: connection.gave_up, 10)
+        assert connection.restarts == 0 and not connection.connected
+        assert hub.tools == ()
+        with pytest.raises(KeyError):
+            await hub.call("tools__get_weather", {"city": "Oslo"})
 
 
 async def test_stop_leaves_no_child_processes(tmp_path: Path) -> None:
@@ -470,9 +516,32 @@ async def test_streamable_http_servers_with_headers(tmp_path: Path) -> None:
             assert isinstance(task, Task) and task.state is TaskState.COMPLETED
             message = await hub.call("agent__echo", {"text": "hi"})
             assert isinstance(message, Message) and message.text == "echo: hi"
-            failed = await hub.call("agent__explode", {})
+            failed = await hub.call("agent__explode", {"text": "now"})
             assert isinstance(failed, ToolResult) and failed.is_error
             assert failed.text == "[RuntimeError]: kaboom"
             await hub.call("remote__enable_extra", {})
             connection = hub.connections["remote"]
             await eventually(lambda: "remote__extra_tool" in [t.name for t in connection.tools])
+
+
+async def test_legacy_sse_servers_with_substituted_headers(tmp_path: Path) -> None:
+    # The official SDK's HTTP+SSE server (the transport older mcp.json files name "sse").
+    sdk_server = build_tool_server()
+    async with asyncio.timeout(TIMEOUT), HTTPServer(sdk_server.sse_app()) as http:
+        servers = {
+            "old": {
+                "type": "sse",
+                "url": f"{http.url}/sse",
+                "headers": {"Authorization": "Bearer ${TOK}", "X-Region": "$env:REGION-1"},
+            }
+        }
+        async with MCPToolHub.from_config(
+            write_config(tmp_path, servers), env={"TOK": "t-7", "REGION": "eu"}, call_timeout=TIMEOUT
+        ) as hub:
+            assert hub.connections["old"].config.transport == "sse"  # type: ignore[union-attr]
+            weather = await hub.call("old__get_weather", {"city": "Oslo"})
+            assert isinstance(weather, ToolResult) and weather.text == "sunny in Oslo"
+            auth = await hub.call("old__header", {"name": "authorization"})
+            region = await hub.call("old__header", {"name": "x-region"})
+            assert isinstance(auth, ToolResult) and auth.text == "Bearer t-7"
+            assert isinstance(region, ToolResult) and region.text == "eu-1"

@@ -21,16 +21,17 @@ DOC = {
         "github": {
             "command": "npx",
             "args": ["-y", "@modelcontextprotocol/server-github", "$env:GH_ARG"],
-            "env": {"GITHUB_TOKEN": "$env:GH_TOKEN", "LITERAL": "not $env:REPLACED"},
+            "env": {"GITHUB_TOKEN": "$env:GH_TOKEN", "GREETING": "hi ${WHO}, ${NOPE:-fine}"},
         },
         "search": {
             "transport": {
                 "type": "http",
                 "url": "$env:SEARCH_URL",
-                "headers": {"Authorization": "$env:SEARCH_AUTH"},
+                "headers": {"Authorization": "Bearer $env:SEARCH_AUTH"},
             }
         },
         "flat": {"type": "http", "url": "https://flat.example/mcp"},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:3001/sse", "headers": {"K": "${WHO}"}},
         "typed": {"type": "stdio", "command": "srv", "cwd": "/tmp", "autoApprove": ["x"]},
     }
 }
@@ -38,18 +39,19 @@ ENV = {
     "GH_ARG": "--verbose",
     "GH_TOKEN": "ghp_123",
     "SEARCH_URL": "https://search.example/mcp",
-    "SEARCH_AUTH": "Bearer abc",
+    "SEARCH_AUTH": "abc",
+    "WHO": "ana",
 }
 
 
 def test_parses_stdio_and_http_servers_resolving_env_references() -> None:
     servers = parse_mcp_config(DOC, env=ENV)
-    assert list(servers) == ["github", "search", "flat", "typed"]
+    assert list(servers) == ["github", "search", "flat", "legacy", "typed"]
     assert servers["github"] == StdioServerConfig(
         name="github",
         command="npx",
         args=("-y", "@modelcontextprotocol/server-github", "--verbose"),
-        env={"GITHUB_TOKEN": "ghp_123", "LITERAL": "not $env:REPLACED"},
+        env={"GITHUB_TOKEN": "ghp_123", "GREETING": "hi ana, fine"},
     )
     assert servers["search"] == HTTPServerConfig(
         name="search",
@@ -57,6 +59,9 @@ def test_parses_stdio_and_http_servers_resolving_env_references() -> None:
         headers={"Authorization": "Bearer abc"},
     )
     assert servers["flat"] == HTTPServerConfig(name="flat", url="https://flat.example/mcp")
+    assert servers["legacy"] == HTTPServerConfig(
+        name="legacy", url="http://127.0.0.1:3001/sse", headers={"K": "ana"}, transport="sse"
+    )
     typed = servers["typed"]
     assert isinstance(typed, StdioServerConfig) and typed.cwd == "/tmp" and typed.args == ()
 
@@ -65,19 +70,25 @@ def test_every_missing_variable_is_named_in_one_error() -> None:
     with pytest.raises(MCPConfigError) as info:
         parse_mcp_config(DOC, env={"GH_ARG": "x"})
     message = str(info.value)
-    assert info.value.missing == ("GH_TOKEN", "SEARCH_URL", "SEARCH_AUTH")
+    assert info.value.missing == ("GH_TOKEN", "WHO", "SEARCH_URL", "SEARCH_AUTH")
     assert "missing environment variables" in message
     for name in info.value.missing:
         assert name in message
     assert "mcpServers.github.env.GITHUB_TOKEN" in message
     assert "mcpServers.search.transport.headers.Authorization" in message
+    assert "WHO (at mcpServers.github.env.GREETING, mcpServers.legacy.headers.K)" in message
 
 
 def test_resolve_env() -> None:
     assert resolve_env("$env:A", {"A": "1"}) == "1"
-    assert resolve_env("prefix $env:A", {}) == "prefix $env:A"
-    with pytest.raises(MCPConfigError, match="missing environment variable B"):
+    assert resolve_env("Bearer $env:A!", {"A": "1"}) == "Bearer 1!"
+    assert resolve_env("${A}/${B}", {"A": "x", "B": "y"}) == "x/y"
+    assert resolve_env("${A:-dflt} ${B:-}", {"A": ""}) == "dflt "
+    assert resolve_env("no refs: $5, ${, $env:", {}) == "no refs: $5, ${, $env:"
+    with pytest.raises(MCPConfigError, match=r"missing environment variable B\Z"):
         resolve_env("$env:B", {})
+    with pytest.raises(MCPConfigError, match="missing environment variables B, C"):
+        resolve_env("${B}${C}", {})
 
 
 @pytest.mark.parametrize(
@@ -96,8 +107,8 @@ def test_resolve_env() -> None:
         ({"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}, "mcpServers.x.env.K: expected"),
         ({"mcpServers": {"x": {"transport": {"type": "http"}}}}, "an HTTP server needs a 'url'"),
         (
-            {"mcpServers": {"x": {"transport": {"type": "sse", "url": "u"}}}},
-            "unsupported transport",
+            {"mcpServers": {"x": {"transport": {"type": "websocket", "url": "u"}}}},
+            "unsupported transport 'websocket' (use 'stdio', 'http' or 'sse')",
         ),
         ({"mcpServers": {"x": {"type": "http", "url": "ftp://x"}}}, "expected an http(s) URL"),
     ],
@@ -112,7 +123,7 @@ def test_malformed_documents_name_the_server_and_field(doc: object, expected: st
 def test_load_from_a_file(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(DOC), encoding="utf-8")
-    assert list(load_mcp_config(path, env=ENV)) == ["github", "search", "flat", "typed"]
+    assert list(load_mcp_config(path, env=ENV)) == ["github", "search", "flat", "legacy", "typed"]
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(MCPConfigError, match=r"mcp\.json: invalid JSON at line 1"):
         load_mcp_config(path, env=ENV)

@@ -59,7 +59,7 @@ async def test_a2a_and_mcp_share_one_app_and_port() -> None:
                     tools = (await mcp.list_tools()).tools
                     assert [t.name for t in tools] == [s.id for s in SKILLS]
                     result = await mcp.call_tool("add", {"a": 1, "b": 2})
-                item = result.content[0]
+                item = result.content[-1]  # after the plain-text item
                 assert isinstance(item, types.EmbeddedResource)
                 assert isinstance(item.resource, types.TextResourceContents)
                 task = codec.decode(Task, item.resource.text, "1.0")

@@ -27,6 +27,7 @@ from a2a_models import DataPart, Message, Role, Task, TaskState, codec
 from a2a_models.adapters.http import HTTPServer
 from a2a_models.adapters.mcp import MCPSkillServer, skill_tool_description
 from a2a_models.schema import validate_wire
+from a2a_models.tools import TEXT_INPUT_SCHEMA
 
 SCRIPT = Path(__file__).with_name("_mcp_skill_server.py")
 TIMEOUT = 20.0
@@ -100,8 +101,9 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
 
 
 def _embedded(result: types.CallToolResult) -> types.TextResourceContents:
-    assert len(result.content) == 1
-    item = result.content[0]
+    """The A2A resource: the last content item (after the plain-text item, if any)."""
+    assert 1 <= len(result.content) <= 2
+    item = result.content[-1]
     assert isinstance(item, types.EmbeddedResource)
     assert item.type == "resource"
     assert isinstance(item.resource, types.TextResourceContents)
@@ -116,7 +118,7 @@ def _error_text(result: types.CallToolResult) -> str:
 
 async def test_list_tools(client: Client) -> None:
     listed = (await client.list_tools()).tools
-    assert [t.name for t in listed] == ["echo", "add", "lookup", "explode"]
+    assert [t.name for t in listed] == ["echo", "add", "lookup", "explode", "miscount"]
     echo = listed[0]
     assert echo.title == "Echo"
     assert echo.description == (
@@ -130,9 +132,47 @@ async def test_list_tools(client: Client) -> None:
     assert [e.text for e in root.find("examples") or []] == ["echo hello", "say <this>"]
     assert echo.input_schema == ECHO.input_schema
     assert listed[1].input_schema == ADD.input_schema
-    assert listed[3].input_schema == {"type": "object", "properties": {}}
+    # explode declares no inputs: it is offered the documented default, {"text": string}
+    assert listed[3].input_schema == TEXT_INPUT_SCHEMA
     for tool, skill in zip(listed, SKILLS, strict=True):
         assert tool.description == skill_tool_description(skill)
+    # output schemas are advertised as MCP outputSchema
+    assert listed[1].output_schema == ADD.output_schema
+    assert listed[0].output_schema is None
+
+
+def _text_item(result: types.CallToolResult) -> str:
+    first = result.content[0]
+    assert isinstance(first, types.TextContent)
+    return first.text
+
+
+async def test_results_carry_plain_text_and_structured_content(client: Client) -> None:
+    # The SDK client validates structuredContent against the listed outputSchema
+    # itself (it raises on a mismatch), so this also checks the schema round trip.
+    result = await client.call_tool("add", {"a": 2, "b": 3.5})
+    assert not result.is_error
+    assert _text_item(result) == "5.5\n{\"sum\": 5.5}"
+    assert result.structured_content == {"sum": 5.5}
+    assert isinstance(result.content[1], types.EmbeddedResource)
+    message = await client.call_tool("echo", {"text": "hi"})
+    assert _text_item(message) == "echo: hi"
+    assert message.structured_content is None
+
+
+async def test_structured_content_breaking_the_output_schema_is_an_error(client: Client) -> None:
+    result = await client.call_tool("miscount", {"of": "sheep"})
+    assert result.is_error
+    assert _text_item(result) == (
+        "The result does not match the tool's outputSchema: $.count: 'three' is not of type 'integer'"
+    )
+    task = codec.decode(Task, _embedded(result).text, "1.0")  # the A2A object still comes
+    assert task.state is TaskState.COMPLETED
+
+
+async def test_a_skill_without_inputs_takes_text(client: Client) -> None:
+    missing = _error_text(await client.call_tool("explode", {}))
+    assert "'text' is a required property" in missing
 
 
 async def test_call_returns_a_message(client: Client) -> None:
@@ -177,7 +217,7 @@ async def test_invalid_arguments_are_refused_before_the_handler(client: Client) 
 
 
 async def test_handler_exception_becomes_an_error_result(client: Client) -> None:
-    assert _error_text(await client.call_tool("explode", {})) == "[RuntimeError]: kaboom"
+    assert _error_text(await client.call_tool("explode", {"text": "now"})) == "[RuntimeError]: kaboom"
 
 
 async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
@@ -197,7 +237,7 @@ async def test_in_process_handlers_are_not_called_on_invalid_input_and_errors_ar
         await client.call_tool("add", {"a": 1})
         assert CALLS == before
         with caplog.at_level(logging.ERROR, logger="a2a_models.adapters.mcp"):
-            await client.call_tool("explode", {})
+            await client.call_tool("explode", {"text": "now"})
         assert CALLS["explode"] == before["explode"] + 1
     records = [r for r in caplog.records if r.name == "a2a_models.adapters.mcp"]
     assert records and records[0].exc_info is not None
@@ -252,12 +292,13 @@ async def test_unknown_tool_in_process_call_and_skill_without_handler() -> None:
     )
     server = MCPSkillServer([llm_skill], name="llm agent")
     assert _error_text(await server.call("missing")) == "[UnknownTool]: no skill named 'missing'"
-    text = _error_text(await server.call("plan", {}))
+    text = _error_text(await server.call("plan", {"text": "a trip"}))
     assert text.startswith("[NotImplementedError]: skill 'plan' has no handler")
 
     async def runner(skill: Any, args: Any, ctx: Any) -> Message:
-        return Message.agent(f"planned by runner for {skill.id}")
+        return Message.agent(f"planned by runner for {skill.id}: {args['text']}")
 
     server = MCPSkillServer([llm_skill], name="llm agent", runner=runner)
-    message = codec.decode(Message, _embedded(await server.call("plan")).text, "1.0")
-    assert message.text == "planned by runner for plan"
+    result = await server.call("plan", {"text": "a trip"})
+    message = codec.decode(Message, _embedded(result).text, "1.0")
+    assert message.text == "planned by runner for plan: a trip"

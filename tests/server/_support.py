@@ -10,6 +10,7 @@ from a2a_models import (
     AgentCard,
     AgentExtension,
     AgentInterface,
+    AgentSkill,
     Message,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -40,6 +41,7 @@ def make_card(
         name="test agent",
         description="an agent for tests",
         version="1.0.0",
+        skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="http://test/a2a", protocol_binding="JSONRPC")],
         capabilities=AgentCapabilities(
             streaming=streaming,

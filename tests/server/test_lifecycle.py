@@ -103,9 +103,11 @@ def test_artifact_chunks_assemble() -> None:
     task = _task()
     task = apply_event(task, _chunk("a"))
     task = apply_event(task, _chunk("b", append=True))
+    assert [p.text for p in task.artifacts[0].parts if isinstance(p, TextPart)] == ["a", "b"]
     task = apply_event(task, _chunk("c", append=True, last=True))
     assert len(task.artifacts) == 1
-    assert [p.text for p in task.artifacts[0].parts if isinstance(p, TextPart)] == ["a", "b", "c"]
+    # the last chunk joins the streamed text parts (stored compactly)
+    assert [p.text for p in task.artifacts[0].parts if isinstance(p, TextPart)] == ["abc"]
 
 
 def test_artifact_without_append_replaces_by_id() -> None:

@@ -9,6 +9,7 @@ from a2a_models import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
+    AgentSkill,
     GetTaskRequest,
     Message,
     SendMessageConfiguration,
@@ -21,6 +22,7 @@ CARD = AgentCard(
     name="slow",
     description="never finishes on its own",
     version="1",
+    skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
     supported_interfaces=[AgentInterface(url="inproc://", protocol_binding="JSONRPC")],
     capabilities=AgentCapabilities(streaming=True),
 )

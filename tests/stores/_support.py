@@ -9,6 +9,7 @@ from a2a_models import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
+    AgentSkill,
     Message,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -23,6 +24,7 @@ def make_card() -> AgentCard:
         name="store test agent",
         description="an agent for the store tests",
         version="1.0.0",
+        skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="http://test/a2a", protocol_binding="JSONRPC")],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
     )

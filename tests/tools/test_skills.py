@@ -192,6 +192,7 @@ def test_build_card_from_skill_definitions() -> None:
         name="n",
         description="d",
         version="1",
+        skills=[AgentSkill(id="s", name="s", description="a skill", tags=["t"])],
         supported_interfaces=[AgentInterface(url="https://x", protocol_binding="JSONRPC")],
     )
     assert [s.id for s in card_with_skills(base, [other]).skills] == ["forecast"]

@@ -271,6 +271,33 @@ def _tools_line(tool: Any) -> str:
 # ------------------------------------------------------------------------------- doctor
 
 
+def _check_hooks(composed: ComposedWorkspace) -> list[str]:
+    """Problems importing the workspace's hooks and context provider (one per entry)."""
+    from ..adapters.llm._entries import EntryError
+    from ..adapters.llm._hooks import HookDeclaration, load_context_provider, load_hook_adapters
+
+    problems: list[str] = []
+    for i, hook in enumerate(composed.hooks):
+        for field, entry in hook.entries():
+            if field == "adapter":
+                single = HookDeclaration(adapter=entry)
+            elif field == "before":
+                single = HookDeclaration(before=(entry,))
+            else:
+                single = HookDeclaration(after=(entry,))
+            try:
+                load_hook_adapters([single], base_dir=composed.root)
+            except EntryError as exc:
+                problem = str(exc).split(": ", 1)[1]
+                problems.append(f"agent.md: hooks[{i}].{field}: {problem}")
+    if composed.context_provider is not None:
+        try:
+            load_context_provider(composed.context_provider, base_dir=composed.root)
+        except EntryError as exc:
+            problems.append(f"agent.md: {exc}")
+    return problems
+
+
 async def _doctor(args: argparse.Namespace, out: TextIO) -> int:
     import attrs
 
@@ -285,11 +312,14 @@ async def _doctor(args: argparse.Namespace, out: TextIO) -> int:
             f"{composed.sources.mcp_file}: missing environment variable(s): "
             + ", ".join(composed.mcp_missing_env)
         )
-    target = composed
-    if args.no_connect or composed.mcp_missing_env:
+    problems.extend(_check_hooks(composed))
+    # The doctor imports the context provider but does not run it.
+    target = attrs.evolve(composed, context_provider=None, hooks=())
+    connected = not (args.no_connect or composed.mcp_missing_env)
+    if not connected:
         if composed.mcp_servers:
             warnings.append("MCP servers not started: their tools are shown as patterns")
-        target = attrs.evolve(composed, mcp_servers={})
+        target = attrs.evolve(target, mcp_servers={})
     runtime = AgentRuntime(target)
     graph: dict[str, list[str]] = {}
     try:
@@ -301,7 +331,7 @@ async def _doctor(args: argparse.Namespace, out: TextIO) -> int:
     else:
         for skill in composed.skills:
             graph[skill.id] = [_tools_line(t) for t in runtime.agent.tools_for(skill.id)]
-            if target is not composed:
+            if not connected:
                 graph[skill.id].extend(
                     f"{p}  [MCP, not connected]" for p in skill.tool_patterns if "__" in p
                 )

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "main"]
 
 _VERSIONS = ("auto", "1.0", "0.3")
-_TRANSPORTS = {"auto": ("JSONRPC", "HTTP+JSON"), "jsonrpc": ("JSONRPC",), "rest": ("HTTP+JSON",)}
+_TRANSPORTS = {
+    "auto": ("JSONRPC", "HTTP+JSON", "GRPC"),
+    "jsonrpc": ("JSONRPC",),
+    "rest": ("HTTP+JSON",),
+    "grpc": ("GRPC",),
+}
 
 
 class _UsageError(Exception):
@@ -77,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--transport",
         choices=tuple(_TRANSPORTS),
         default="auto",
-        help="binding: JSON-RPC, HTTP+JSON (rest), or whatever the card prefers (auto)",
+        help="binding: JSON-RPC, HTTP+JSON (rest), gRPC (grpc: needs the grpc extra), "
+        "or whatever the card prefers (auto)",
     )
     send.add_argument(
         "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
@@ -96,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("1.0", "0.3", "raw"),
         default="1.0",
         help="print the card as 1.0 ProtoJSON (default), in 0.3 form, or as served (raw)",
+    )
+    card.add_argument(
+        "--transport",
+        choices=("http", "grpc"),
+        default="http",
+        help="http: the well-known card; grpc: URL is a grpc://host:port endpoint and the "
+        "card is its GetExtendedAgentCard answer",
     )
     _add_connection_options(card)
 
@@ -130,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept 'Authorization: Bearer TOKEN' (repeatable; none: no authentication)",
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
+    serve.add_argument(
+        "--grpc-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve gRPC (lf.a2a.v1) on this port, same agent and store (0: any; "
+        "needs the grpc extra)",
+    )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     serve.add_argument(
         "--retain-terminal",
@@ -173,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="check an A2A server against the specification (see: conformance --help)",
         add_help=False,
     )
+    commands.add_parser(
+        "conformance-client",
+        help="check an A2A client: a scripted reference server judges its requests "
+        "(see: conformance-client --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -184,6 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..conformance._cli import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
+    if argv[:1] == ["conformance-client"]:
+        from ..conformance._client import main as client_main
+
+        return client_main(argv[1:], prog="a2a-models conformance-client")
     if argv[:1] == ["agent"]:
         from ._agent import main as agent_main
 
@@ -205,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 retain_terminal=args.retain_terminal,
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 lease_ttl=args.lease_ttl,
+                grpc_port=args.grpc_port,
             )
         )
     if args.command == "store":
@@ -261,6 +293,10 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
                 f"a2a-models: no agent card ({exc}); calling {args.url} directly",
                 file=sys.stderr,
             )
+    if args.transport == "grpc":
+        from ..adapters.grpc import GrpcClient
+
+        return GrpcClient(args.url, headers=headers, timeout=args.timeout)  # type: ignore[return-value]
     kind = RESTClient if args.transport == "rest" else HTTPClient
     return kind(args.url, version=version, headers=headers, timeout=args.timeout)
 
@@ -299,6 +335,15 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
     from ..adapters.http._discovery import decode_card, resolve_card
 
     headers = dict(args.header)
+    if getattr(args, "transport", "http") == "grpc":
+        from ..adapters.grpc import GrpcClient
+
+        async with GrpcClient(args.url, headers=headers, timeout=args.timeout) as client:
+            extended = await client.get_extended_agent_card()
+        dialect = "1.0" if args.format == "raw" else args.format
+        shown = codec.to_wire(extended, dialect, lossy=dialect == "0.3")
+        print(json.dumps(shown, indent=2, ensure_ascii=False), file=out)
+        return 0
     if args.format == "raw":
         from ..adapters.http._discovery import CardResolutionError, _candidates
 

@@ -46,6 +46,7 @@ class ServeOptions:
       have (``None``: no limit).
     * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
       stores): a task of a process that died is taken over within about that.
+    * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     """
 
     host: str = "127.0.0.1"
@@ -59,6 +60,7 @@ class ServeOptions:
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     lease_ttl: float = 15.0
+    grpc_port: int | None = None
 
 
 def load_agent(spec: str) -> Any:

@@ -18,15 +18,16 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, TypeVar, overload
-
-import cattrs
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
-from ._gen import LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+from ._gen import CHECK_JSON, LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "Dialect",
@@ -98,9 +99,14 @@ def _decoder(tp: Any, dialect: Any, strict: bool) -> Any:
     return fn
 
 
-def _from_wire(tp: Any, value: Any, dialect: Any, strict: bool, lossy: bool) -> Any:
+def _from_wire(
+    tp: Any, value: Any, dialect: Any, strict: bool, lossy: bool, parsed: bool = False
+) -> Any:
+    """Decode ``value``; ``parsed``: it came from our JSON parser, so its
+    free-form members cannot hold what JSON cannot (no walk needed)."""
     fn = _decoder(tp, dialect, strict)
     token = LOSSY.set(lossy) if lossy else None
+    check = None if parsed else CHECK_JSON.set(True)
     try:
         result = fn(value)
     except Fail as exc:
@@ -114,6 +120,8 @@ def _from_wire(tp: Any, value: Any, dialect: Any, strict: bool, lossy: bool) -> 
     finally:
         if token is not None:
             LOSSY.reset(token)
+        if check is not None:
+            CHECK_JSON.reset(check)
     if result.__class__ is not tp and isinstance(tp, type) and not isinstance(result, tp):
         raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
     return result
@@ -135,7 +143,11 @@ def from_wire(
     strict: bool = False,
     lossy: bool = False,
 ) -> Any:
-    """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias)."""
+    """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias).
+
+    Free-form members (metadata, data parts, params) are checked at every
+    depth: a NaN, a non-string key or a non-JSON type is a :class:`DecodeError`.
+    """
     return _from_wire(tp, value, dialect, strict, lossy)
 
 
@@ -170,15 +182,13 @@ def decode(
     Raises :class:`DecodeError` (with the JSON path of the first problem) for
     invalid JSON and for anything that is not a valid ``tp`` in ``dialect``.
     """
-    value: Any
     if data.__class__ is not bytes and isinstance(data, dict | list):
-        value = data
-    else:
-        try:
-            value = _json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise DecodeError("$", f"expected valid JSON ({exc})") from None
-    return _from_wire(tp, value, dialect, strict, lossy)
+        return _from_wire(tp, data, dialect, strict, lossy)
+    try:
+        value = _json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError("$", f"expected valid JSON ({exc})") from None
+    return _from_wire(tp, value, dialect, strict, lossy, True)
 
 
 def to_wire(

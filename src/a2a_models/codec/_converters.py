@@ -13,14 +13,19 @@ import enum
 import functools
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
-
-import cattrs
+from typing import TYPE_CHECKING, Any
 
 from .. import models as m
 from .._state import TaskState
-from . import _gen, _v03, _v10
+from . import _gen
 from ._gen import Fail, Namespace, type_name
+
+if TYPE_CHECKING:
+    import cattrs
+
+# ``cattrs`` and the dialect tables (``_v10``, ``_v03``) are imported on first
+# use: ``import a2a_models`` stays cheap, and a process that never touches a
+# dialect never builds it.
 
 __all__ = ["Dialect", "get_namespace", "make_converter", "union_name"]
 
@@ -117,6 +122,8 @@ def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
             ts_decode.update({s: s for s in TaskState})
             role_decode.update({r: r for r in m.Role})
     else:
+        from . import _v03
+
         ts_names = dict(_v03.V03_STATES)
         ts_decode = {name: s for s, name in ts_names.items()}
         ts_decode["unknown"] = TaskState.UNSPECIFIED
@@ -165,6 +172,8 @@ def _base_ns(dialect: Dialect) -> Namespace:
 @functools.cache
 def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
     """The compiled hook namespace of a dialect (cached: compile once per process)."""
+    from . import _v03, _v10
+
     ns = _base_ns(dialect)
     if dialect in (Dialect.V1_0, Dialect.PYTHON):
         python = dialect is Dialect.PYTHON
@@ -183,17 +192,20 @@ def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
     return ns
 
 
-_HOOKED: tuple[type[Any], ...] = (
-    *_v10.TABLE_CLASSES,
-    m.Part,
-    m.TextPart,
-    m.FilePart,
-    m.DataPart,
-    m.SecurityScheme,
-    *_v10._SCHEME_KEYS,
-    m.OAuthFlows,
-    m.SecurityRequirement,
-)
+def _hooked() -> tuple[type[Any], ...]:
+    from . import _v10
+
+    return (
+        *_v10.TABLE_CLASSES,
+        m.Part,
+        m.TextPart,
+        m.FilePart,
+        m.DataPart,
+        m.SecurityScheme,
+        *_v10._SCHEME_KEYS,
+        m.OAuthFlows,
+        m.SecurityRequirement,
+    )
 
 
 def make_converter(dialect: Dialect | str, *, strict: bool = False) -> cattrs.Converter:
@@ -202,10 +214,12 @@ def make_converter(dialect: Dialect | str, *, strict: bool = False) -> cattrs.Co
     ``strict`` rejects unknown members; otherwise they are ignored, as the
     spec asks (free-form ``metadata``/``data``/``params`` keep everything).
     """
+    import cattrs
+
     dialect = Dialect(dialect)
     ns = get_namespace(dialect, strict)
     conv = cattrs.Converter()
-    for cls in _HOOKED:
+    for cls in _hooked():
         name = cls.__name__
         if issubclass(cls, m.Part):
             name = "Part"

@@ -42,7 +42,7 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidModelError
-from ..models._base import Timestamp
+from ..models._base import Timestamp, json_problem
 
 __all__ = [
     "LOSSY",
@@ -58,6 +58,15 @@ __all__ = [
 #: True while encoding/decoding with ``lossy=True``: what a dialect cannot
 #: express is then dropped instead of raising.
 LOSSY: contextvars.ContextVar[bool] = contextvars.ContextVar("a2a_models_lossy", default=False)
+
+#: True while decoding Python values that did not come from the JSON parser
+#: (``from_wire``, ``from_dict``): free-form members (metadata, data parts,
+#: params) are then checked at every depth for what JSON cannot hold. Values
+#: the parser produced need no such walk: JSON text cannot spell NaN, a
+#: non-string key or a set.
+CHECK_JSON: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "a2a_models_check_json", default=False
+)
 
 
 class Fail(Exception):
@@ -168,9 +177,22 @@ def map_of(fn: Callable[[Any], Any], value: Any) -> dict[str, Any]:
 
 
 def struct(value: Any) -> dict[str, Any]:
-    """A ``google.protobuf.Struct``: any JSON object, kept as is."""
+    """A ``google.protobuf.Struct``: any JSON object, kept as is (checked when :data:`CHECK_JSON`)."""
     if value.__class__ is not dict:
         raise Fail(f"expected an object, got {type_name(value)}")
+    if CHECK_JSON.get():
+        problem = json_problem(value)
+        if problem is not None:
+            raise Fail(f"expected a JSON object: {problem}")
+    return value
+
+
+def json_any(value: Any) -> Any:
+    """A ``google.protobuf.Value`` (a data part): kept as is, checked when :data:`CHECK_JSON`."""
+    if CHECK_JSON.get():
+        problem = json_problem(value)
+        if problem is not None:
+            raise Fail(f"expected a JSON value: {problem}")
     return value
 
 
@@ -519,7 +541,7 @@ def _decode_source(
         how, default = _default_of(by_attr[fld.attr])
         lines.append(f"        f = {fld.wire!r}")
         if fld.required or default is attrs.NOTHING:
-            absent = "raise _Fail('required field missing')"
+            absent = f"raise _Fail({_MISSING[fld.nonempty and fld.kind.is_list]!r})"
             # Present on every valid input: d[k] is cheaper than d.get(k).
             lines += [
                 "        try:",
@@ -587,7 +609,7 @@ def _decode_field(fld: Field, absent: str) -> list[str]:
     kind = fld.kind
     unset = fld.empty_is_unset and kind.empty is not None
     store = f"o.{fld.attr} = x"
-    nonempty = ["if not x:", "    raise _Fail('must not be empty')"] if fld.nonempty else []
+    nonempty = ["if not x:", f"    raise _Fail({_EMPTY!r})"] if fld.nonempty else []
 
     def block(body: list[str], depth: int) -> list[str]:
         return [" " * (4 * depth) + line for line in body]
@@ -659,6 +681,12 @@ def _decode_field(fld: Field, absent: str) -> list[str]:
         2,
     )
 
+
+_MISSING = {
+    False: "required field missing",
+    True: "required field missing or empty (a REQUIRED repeated field, spec §5.7)",
+}
+_EMPTY = "must not be empty (a REQUIRED field, spec §5.7)"
 
 #: The decode template of a JSON string (the generator specialises it).
 _STR_DECODE = "({0} if {0}.__class__ is str else _bad_str({0}))"
@@ -820,6 +848,8 @@ def base_namespace(*, quoted_ints: bool) -> Namespace:
         "_str_map": str_map,
         "_map": map_of,
         "_struct": struct,
+        "_obj": struct,
+        "_json_any": json_any,
         "_int32": (lambda v: int32(v, True)) if quoted_ints else (lambda v: int32(v, False)),
         "_bool": boolean,
         "_ts": timestamp,

@@ -63,11 +63,34 @@ def dumps(value: Any) -> bytes:
     """Serialize to compact UTF-8 JSON, keeping dict key order.
 
     Integers beyond 64 bits and strings with lone surrogates (written as
-    ``\\udXXX`` escapes) fall back to the standard library.
+    ``\\udXXX`` escapes) fall back to the standard library; a non-string
+    object key raises :class:`TypeError` (and NaN/Infinity ``ValueError``
+    there) instead of being written differently.
     """
     try:
         return orjson.dumps(value)
     except TypeError:
+        # json.dumps would turn a non-string key into a string: refuse instead.
+        where = _non_string_key(value, "")
+        if where is not None:
+            raise TypeError(where) from None
         return json.dumps(
             value, ensure_ascii=True, separators=(",", ":"), allow_nan=False
         ).encode("ascii")
+
+
+def _non_string_key(value: Any, path: str) -> str | None:
+    """Where ``value`` holds a dict key that is not a string, if anywhere."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"at {path or '$'}: object keys must be strings, got {key!r}"
+            found = _non_string_key(item, f"{path}[{key!r}]")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _non_string_key(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None

@@ -31,7 +31,9 @@ from ._gen import (
     Namespace,
     builder,
     compile_dialect,
+    json_any,
     lose,
+    struct,
     type_name,
 )
 from ._v10 import camel, inline_part_encoder, install_wrapper_union, slot_setters
@@ -56,7 +58,7 @@ _BOOL = Kind(decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))"
 _INT = Kind(decode="_int32({})", empty="0")
 _NONNEG = Kind(decode="_nonneg_int32({})", empty="0")
 _LOCATION = Kind(decode="_api_key_location({})", empty="''")
-_OBJ = Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))")
+_OBJ = Kind(decode="_obj({})")
 _TS = Kind(decode="_ts({})", encode="_fmt_ts({})")
 _STRS = Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]")
 _STRMAP = Kind(decode="_str_map({})")
@@ -222,7 +224,7 @@ def _specs(http: bool) -> list[ClassSpec]:
                 _f("security_requirements", _objs("SecurityRequirement"), wire="security", **pj),
                 _f("default_input_modes", _STRS, **req),
                 _f("default_output_modes", _STRS, **req),
-                _f("skills", _objs("AgentSkill"), required=not http, always=True),
+                _f("skills", _objs("AgentSkill"), **req, **pj),
                 _f("signatures", _objs("AgentCardSignature"), **pj),
             ),
             name="AgentCardBase",
@@ -568,8 +570,12 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             if k not in ("text", "file", "data"):
                 raise Fail(f"expected kind to be one of text, file, data, got {k!r}", "kind")
             meta = d.get("metadata")
-            if meta is not None and meta.__class__ is not dict:
-                raise Fail(f"expected an object, got {type_name(meta)}", "metadata")
+            if meta is not None:
+                try:
+                    meta = struct(meta)
+                except Fail as exc:
+                    exc.path.append("metadata")
+                    raise
         if strict:
             allowed = {k, "metadata", "kind"} if not http else {k}
             for key in d:
@@ -589,6 +595,11 @@ def _install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             data = data.get("data", {})
         if data.__class__ is not dict:
             raise Fail(f"expected an object, got {type_name(data)}", "data")
+        try:
+            data = json_any(data)
+        except Fail as exc:
+            exc.path.append("data")
+            raise
         p: Any = DataB()
         p.data = data
         p.metadata = meta
@@ -773,7 +784,9 @@ def _install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
 
     def u_requirement(o: m.SecurityRequirement) -> dict[str, Any]:
         if http:
-            return {"schemes": {n: {"list": list(s)} for n, s in o.schemes.items()}} if o.schemes else {}
+            # ProtoJSON omits an empty repeated field inside the StringList too.
+            lists = {n: {"list": list(s)} if s else {} for n, s in o.schemes.items()}
+            return {"schemes": lists} if lists else {}
         return {n: list(s) for n, s in o.schemes.items()}
 
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement

@@ -20,7 +20,20 @@ import attrs
 from .. import models as m
 from .._state import TaskState
 from ..models._base import non_negative_optional_int32
-from ._gen import ClassSpec, Fail, Field, Kind, Loss, Namespace, builder, lose, type_name
+from ._gen import (
+    CHECK_JSON,
+    ClassSpec,
+    Fail,
+    Field,
+    Kind,
+    Loss,
+    Namespace,
+    builder,
+    json_any,
+    lose,
+    struct,
+    type_name,
+)
 
 __all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
 
@@ -55,7 +68,6 @@ MUST_BE_PRESENT: frozenset[tuple[type[Any], str]] = frozenset(
 #: such as protobuf's omit defaults even of REQUIRED fields.
 REQUIRED_WITH_DEFAULT: frozenset[tuple[type[Any], str]] = MUST_BE_PRESENT | frozenset(
     {
-        (m.AgentCard, "skills"),
         (m.GetTaskPushNotificationConfigRequest, "id"),
         (m.AuthorizationCodeOAuthFlow, "scopes"),
         (m.ClientCredentialsOAuthFlow, "scopes"),
@@ -158,7 +170,7 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
         "api_key_location": Kind(decode="_api_key_location({})", empty="''"),
         datetime: ts,
         bytes: raw,
-        "json_object": Kind(decode="({0} if {0}.__class__ is dict else _bad_obj({0}))"),
+        "json_object": Kind(decode="_obj({})"),
         "json_value": Kind(),
         # Enum.__hash__ is Python code: key the encode tables by ``_value_``.
         TaskState: Kind(
@@ -268,7 +280,7 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
 
 
 # A REQUIRED repeated field must have an element (§5.7), except a result page.
-_MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks"), (m.AgentCard, "skills")})
+_MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks")})
 
 
 # --------------------------------------------------------------------------- oneof hooks
@@ -358,6 +370,15 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     # Mutable twins (see _gen.builder): slots filled by plain stores.
     TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
 
+    checking = CHECK_JSON.get
+
+    def data_of(value: Any) -> Any:
+        try:
+            return json_any(value)
+        except Fail as exc:
+            exc.path.append(k_data)
+            raise
+
     def s_part(d: Any) -> m.Part:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (Part), got {type_name(d)}")
@@ -374,7 +395,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
                 return p  # type: ignore[no-any-return]
             if k_data in d:
                 p = DataB()
-                p.data = d[k_data]
+                p.data = d[k_data] if not checking() else data_of(d[k_data])
                 p.metadata = p.filename = p.media_type = None
                 p.__class__ = DataPart
                 return p  # type: ignore[no-any-return]
@@ -387,8 +408,12 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         meta, filename, media = g(k_meta), g(k_file), g(k_media)
         if media is None and not python:
             media = g("media_type")  # the proto field name, which ProtoJSON also accepts
-        if meta is not None and meta.__class__ is not dict:
-            raise Fail(f"expected an object, got {type_name(meta)}", k_meta)
+        if meta is not None:
+            try:
+                meta = struct(meta)
+            except Fail as exc:
+                exc.path.append(k_meta)
+                raise
         if filename is not None and filename.__class__ is not str:
             raise Fail(f"expected a string, got {type_name(filename)}", k_file)
         if media is not None and media.__class__ is not str:
@@ -409,7 +434,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
             cls = TextPart
         elif has_data:
             p = DataB()
-            p.data = d[k_data]
+            p.data = d[k_data] if not checking() else data_of(d[k_data])
             cls = DataPart
         else:
             if raw is not None:
@@ -573,7 +598,12 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     def u_requirement(o: m.SecurityRequirement) -> dict[str, Any]:
         if not o.schemes:
             return {}
-        return {k_schemes: {name: {"list": list(scopes)} for name, scopes in o.schemes.items()}}
+        if python:
+            return {k_schemes: {name: {"list": list(s)} for name, s in o.schemes.items()}}
+        # ProtoJSON omits an empty repeated field inside the StringList too.
+        return {
+            k_schemes: {name: {"list": list(s)} if s else {} for name, s in o.schemes.items()}
+        }
 
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement
 

@@ -9,6 +9,10 @@
   implementation of the conformance contract (see ``docs/conformance.md``):
   an agent whose card advertises the skill :data:`CONTRACT_SKILL_ID` gets
   the behaviour checks too.
+* :func:`coverage` links every normative sentence of the spec (the shipped
+  requirement catalogue) to its checks (``a2a-models conformance --coverage``).
+* :class:`ClientHarness` is client conformance: a scripted reference server that
+  judges a client's requests (``a2a-models conformance-client -- COMMAND``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -25,7 +29,10 @@ from ._agent import (
 # Everything else needs httpx (the ``http`` extra): imported on first use, so that
 # ``from a2a_models.conformance import ConformanceAgent`` works without it.
 if TYPE_CHECKING:
+    from ._catalogue import SpecRequirement, requirements
+    from ._client import CLIENT_CHECKS, ClientHarness, ClientReport
     from ._context import CallResult, CheckContext, RemoteError, StreamEvent, StreamSession
+    from ._coverage import coverage, render_coverage
     from ._registry import (
         CHECKS,
         Check,
@@ -39,7 +46,7 @@ if TYPE_CHECKING:
         Status,
         check,
     )
-    from ._report import progress_line, render_json, render_junit, render_text
+    from ._report import progress_line, render_html, render_json, render_junit, render_text
     from ._runner import PlannedRun, SuiteReport, plan, run_suite
     from ._target import Endpoint, Target, discover
 
@@ -51,7 +58,10 @@ _LAZY = {
     "Level": "._registry", "NotApplicable": "._registry", "Requirement": "._registry",
     "Status": "._registry", "check": "._registry",
     "progress_line": "._report", "render_json": "._report", "render_junit": "._report",
-    "render_text": "._report",
+    "render_text": "._report", "render_html": "._report",
+    "SpecRequirement": "._catalogue", "requirements": "._catalogue",
+    "CLIENT_CHECKS": "._client", "ClientHarness": "._client", "ClientReport": "._client",
+    "coverage": "._coverage", "render_coverage": "._coverage",
     "PlannedRun": "._runner", "SuiteReport": "._runner", "plan": "._runner",
     "run_suite": "._runner",
     "Endpoint": "._target", "Target": "._target", "discover": "._target",
@@ -74,6 +84,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ARTIFACT_TEXT",
     "CHECKS",
+    "CLIENT_CHECKS",
     "CONTRACT_SKILL_ID",
     "REPLY_TEXT",
     "CallResult",
@@ -82,6 +93,8 @@ __all__ = [
     "CheckFailed",
     "CheckResult",
     "CheckSkipped",
+    "ClientHarness",
+    "ClientReport",
     "ConformanceAgent",
     "Endpoint",
     "Exchange",
@@ -93,16 +106,21 @@ __all__ = [
     "Status",
     "StreamEvent",
     "StreamSession",
+    "SpecRequirement",
     "SuiteReport",
     "Target",
     "check",
     "conformance_card",
+    "coverage",
     "discover",
     "parse_command",
     "plan",
     "progress_line",
+    "render_coverage",
+    "render_html",
     "render_json",
     "render_junit",
     "render_text",
+    "requirements",
     "run_suite",
 ]

@@ -39,8 +39,8 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
                    help="must: MUST checks only; should: MUST and SHOULD; all (default)")
     p.add_argument("--auth-header", action="append", type=parse_header, default=[],
                    metavar="'NAME: VALUE'", help="a header sent with every request (repeatable)")
-    p.add_argument("--report", choices=["text", "json", "junit"], default="text",
-                   help="the summary's format (default: text)")
+    p.add_argument("--report", choices=["text", "json", "junit", "html"], default="text",
+                   help="the summary's format (default: text; html is one self-contained page)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
     p.add_argument("--check", action="append", default=[], metavar="GLOB",
                    help="run only checks whose id matches GLOB (repeatable), e.g. 'stream.*'")
@@ -52,6 +52,11 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
                    help="seconds per HTTP request (default 10)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
+    p.add_argument("--coverage", action="store_true",
+                   help="print every normative sentence of the spec with the checks that test it "
+                        "(or why none can), and the share covered per level; then exit")
+    p.add_argument("--coverage-version", choices=["1.0", "0.3"], default=None,
+                   help="with --coverage: only this version's sentences")
     return p
 
 
@@ -78,6 +83,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.list:
         sys.stdout.write(_list_checks())
+        return 0
+    if args.coverage:
+        from ._coverage import coverage, render_coverage
+
+        sys.stdout.write(render_coverage(coverage(args.coverage_version)))
         return 0
     if not args.url:
         parser.error("the following arguments are required: url")

@@ -24,9 +24,8 @@ import httpx
 from .. import codec
 from .. import models as m
 from .._state import TaskState
-from ..adapters.http._sse import SSEParser
 from ..errors import DecodeError, JSONRPCError, error_from_reason
-from ..protocol import METHODS, decode_result
+from ..protocol import METHODS, REST_ROUTES, SSEParser, build_rest_request, decode_result
 from ._registry import (
     CARD,
     JSONRPC,
@@ -510,62 +509,20 @@ class CheckContext:
     def _rest_route(
         self, op: str, params: object
     ) -> tuple[str, str, list[tuple[str, str]], Any]:
-        """(HTTP method, path, query, body-or-None) of ``op`` on REST."""
-        v03 = self.version == "0.3"
-        needs_wire = op in ("SendMessage", "SendStreamingMessage", "ListTasks",
-                            "CreateTaskPushNotificationConfig")
-        wire = self.encode_params(op, params) if params is not None and needs_wire else {}
-
-        def q(value: object) -> str:
-            return quote(str(value), safe="")
-
-        if op == "SendMessage":
-            return "POST", "/message:send", [], wire
-        if op == "SendStreamingMessage":
-            return "POST", "/message:stream", [], wire
-        if op == "GetTask":
-            assert isinstance(params, m.GetTaskRequest)
-            query = [] if params.history_length is None else [("historyLength", str(params.history_length))]
-            return "GET", f"/tasks/{q(params.id)}", query, None
-        if op == "ListTasks":
-            if v03:
-                self.not_applicable("ListTasks does not exist in A2A 0.3")
-            query = []
-            for k, v in (wire or {}).items():
-                if isinstance(v, bool):
-                    query.append((k, "true" if v else "false"))
-                elif isinstance(v, list):
-                    query += [(k, str(x)) for x in v]
-                elif v is not None and k != "tenant":
-                    query.append((k, str(v)))
-            return "GET", "/tasks", query, None
-        if op == "CancelTask":
-            assert isinstance(params, m.CancelTaskRequest)
-            body: dict[str, Any] = {}
-            if params.metadata:
-                body["metadata"] = params.metadata
-            return "POST", f"/tasks/{q(params.id)}:cancel", [], body
-        if op == "SubscribeToTask":
-            assert isinstance(params, m.SubscribeToTaskRequest)
-            return "POST", f"/tasks/{q(params.id)}:subscribe", [], None
-        if op == "CreateTaskPushNotificationConfig":
-            assert isinstance(params, m.TaskPushNotificationConfig)
-            # 0.3 §7.5 (REST): the payload is {"config": TaskPushNotificationConfig}
-            body03 = {"config": wire}
-            return "POST", f"/tasks/{q(params.task_id)}/pushNotificationConfigs", [], (
-                body03 if v03 else wire)
-        if op in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
-            assert isinstance(
-                params, m.GetTaskPushNotificationConfigRequest | m.DeleteTaskPushNotificationConfigRequest
-            )
-            method = "GET" if op.startswith("Get") else "DELETE"
-            return method, f"/tasks/{q(params.task_id)}/pushNotificationConfigs/{q(params.id)}", [], None
-        if op == "ListTaskPushNotificationConfigs":
-            assert isinstance(params, m.ListTaskPushNotificationConfigsRequest)
-            return "GET", f"/tasks/{q(params.task_id)}/pushNotificationConfigs", [], None
-        if op == "GetExtendedAgentCard":
-            return "GET", "/card" if v03 else "/extendedAgentCard", [], None
-        raise ValueError(f"unknown operation {op}")
+        """(HTTP method, path, query, body-or-None) of ``op`` on REST (``protocol.REST_ROUTES``)."""
+        spec = METHODS[op]
+        if spec.name_for(self.version) is None:
+            self.not_applicable(f"{op} does not exist in A2A {self.version}")
+        if params is None:
+            # No params (the caller sends raw ones): the route's path as it stands.
+            for route in REST_ROUTES:
+                if route.operation == op and route.version == self.version and "{" not in route.path:
+                    path = route.path[3:] if route.path.startswith("/v1/") else route.path
+                    return route.methods[-1], path, [], None
+            raise ValueError(f"{op} needs params to build its HTTP+JSON path")
+        # The spec's own bodies (0.3 §7.5's {"config": ...}), not the SDK-friendly ones.
+        req = build_rest_request(spec, params, self.version, sdk_compatible=False)
+        return req.method, req.route_path, list(req.query), req.body
 
     def rest_url(self, path: str) -> str:
         ep = self._endpoint()

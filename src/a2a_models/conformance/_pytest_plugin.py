@@ -13,6 +13,7 @@ the evidence.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from ._registry import CARD, CHECKS, CheckResult, Status, select_checks
 from ._runner import PlannedRun, SuiteReport, levels_for, plan, run_suite
 from ._target import discover
 
-__all__ = ["A2ACheckItem"]
+__all__ = ["A2ACheckItem", "a2a_client_harness"]
 
 _REPORT_KEY = pytest.StashKey[dict[str, Any]]()
 
@@ -137,6 +138,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     suite = A2ASuite.from_parent(session, name="a2a-conformance", nodeid="a2a-conformance")
     for run in asyncio.run(planned()):
         items.append(A2ACheckItem.from_parent(suite, name=run.key, run=run))
+
+
+@pytest.fixture
+def a2a_client_harness(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A started :class:`~a2a_models.conformance.ClientHarness` (client conformance).
+
+    Drive the client under test against ``harness.url`` (bearer ``harness.token``)
+    through the scenarios, then ``harness.report(outcomes).assert_conformant()``.
+    Parametrize indirectly with ``"JSONRPC"`` or ``"HTTP+JSON"`` to pick the binding.
+    """
+    from ._client import ClientHarness
+
+    with ClientHarness(binding=getattr(request, "param", "JSONRPC")) as harness:
+        yield harness
 
 
 __all__ += ["A2ACheckFailed", "CARD"]

@@ -73,6 +73,8 @@ class Requirement(enum.Enum):
     NO_STREAMING = "no-streaming"
     NO_PUSH = "no-push-notifications"
     NO_EXTENDED_CARD = "no-extended-agent-card"
+    #: the card requires authentication (non-empty security requirements)
+    SECURED = "security-requirements"
 
 
 class CheckFailed(Exception):
@@ -184,12 +186,20 @@ class CheckResult:
     def failed_must(self) -> bool:
         return self.status is Status.FAIL and self.check.level is Level.MUST
 
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """Ids of the catalogue sentences this check tests (``v1.0-3.1.4-5``, ...)."""
+        from ._coverage import requirements_of
+
+        return requirements_of(self.check.id)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.check.id,
             "key": self.key,
             "title": self.check.title,
             "section": self.check.section,
+            "requirements": list(self.requirements),
             "level": self.check.level.value,
             "version": self.version,
             "transport": self.transport,

@@ -35,7 +35,7 @@ from ._target import Endpoint, Target, discover
 
 __all__ = ["PlannedRun", "SuiteReport", "levels_for", "plan", "run_suite"]
 
-CATEGORY_ORDER = ["card", "version", "jsonrpc", "rest", "send", "get", "list", "cancel",
+CATEGORY_ORDER = ["card", "auth", "version", "jsonrpc", "rest", "send", "get", "list", "cancel",
                   "subscribe", "stream", "lifecycle", "push", "capability", "extended-card",
                   "wire", "robustness"]
 

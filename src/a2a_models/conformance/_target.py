@@ -163,6 +163,11 @@ class Target:
             return isinstance(skills, list) and any(
                 isinstance(s, dict) and s.get("id") == CONTRACT_SKILL_ID for s in skills
             )
+        if requirement is Requirement.SECURED:
+            reqs = card.get("securityRequirements" if version != "0.3" else "security")
+            if version == "0.3" and reqs is None:
+                reqs = card.get("securityRequirements")
+            return isinstance(reqs, list) and any(isinstance(r, dict) and r for r in reqs)
         if requirement in (Requirement.STREAMING, Requirement.NO_STREAMING):
             on = caps.get("streaming") is True
             return on if requirement is Requirement.STREAMING else not on

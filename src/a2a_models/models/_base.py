@@ -20,6 +20,7 @@ __all__ = [
     "Timestamp",
     "JSONObject",
     "JSONValue",
+    "json_problem",
     "new_id",
     "utc_now",
 ]
@@ -180,15 +181,96 @@ def non_negative_optional_int32(inst: Any, attribute: attrs.Attribute[Any], valu
             fail(inst, attribute, f"must not be negative, got {value}")
 
 
+def json_problem(value: Any) -> str | None:
+    """Why ``value`` is not a JSON value, or ``None`` when it is one.
+
+    JSON values are ``dict`` (string keys), ``list``, ``str``, ``int``,
+    finite ``float``, ``bool`` and ``None`` (exact types: a tuple, a set, a
+    ``str`` subclass or ``float('nan')`` would change or vanish on the wire).
+    The answer names where, e.g. ``at ['a'][0]: NaN is not a JSON number``.
+    """
+    try:
+        if _is_json(value):
+            return None
+        return _explain(value, "")
+    except RecursionError:
+        return "nested too deeply"
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _is_json(value: Any) -> bool:
+    # The fast check (no path bookkeeping); _explain finds the culprit.
+    t = value.__class__
+    if t in _SCALARS:
+        return True
+    if t is dict:
+        for k, v in value.items():
+            if k.__class__ is not str:
+                return False
+            t = v.__class__
+            if t is str or t is int or t is bool or v is None:
+                continue
+            if not _is_json(v):
+                return False
+        return True
+    if t is list:
+        for v in value:
+            t = v.__class__
+            if t is str or t is int or t is bool or v is None:
+                continue
+            if not _is_json(v):
+                return False
+        return True
+    if t is float:
+        return bool(value - value == 0.0)  # False for NaN and the infinities
+    return False
+
+
+def _explain(value: Any, path: str) -> str | None:
+    t = value.__class__
+    where = f"at {path}: " if path else ""
+    if t in _SCALARS:
+        return None
+    if t is float:
+        if value - value == 0.0:
+            return None
+        return f"{where}{value!r} is not a JSON number (JSON has no NaN or Infinity)"
+    if t is dict:
+        for k, v in value.items():
+            if k.__class__ is not str:
+                return f"{where}object keys must be strings, got {_describe(k)}"
+            found = _explain(v, f"{path}[{k!r}]")
+            if found is not None:
+                return found
+        return None
+    if t is list:
+        for i, v in enumerate(value):
+            found = _explain(v, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
+    return f"{where}{_describe(value)} is not a JSON value{hint}"
+
+
+def json_value(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """Any JSON value (``google.protobuf.Value``), checked at every depth."""
+    problem = json_problem(value)
+    if problem is not None:
+        fail(inst, attribute, f"expected a JSON value: {problem}")
+
+
 def optional_json_object(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """A JSON object (dict with string keys) or ``None``."""
+    """A JSON object (``google.protobuf.Struct``) or ``None``, checked at every depth."""
     if value is None:
         return
     if type(value) is not dict:
         fail(inst, attribute, f"expected a JSON object (dict) or None, got {_describe(value)}")
-    for key in value:
-        if type(key) is not str:
-            fail(inst, attribute, f"object keys must be strings, got {_describe(key)}")
+    problem = json_problem(value)
+    if problem is not None:
+        fail(inst, attribute, f"expected a JSON object: {problem}")
 
 
 def optional_datetime(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -233,7 +315,7 @@ def tuple_of(
     def check(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         _check_tuple(inst, attribute, value)
         if non_empty and not value:
-            fail(inst, attribute, f"must contain at least one {label}")
+            fail(inst, attribute, f"must contain at least one {label} {_REQUIRED_REPEATED}")
         for i, item in enumerate(value):
             if not isinstance(item, cls):
                 fail(inst, attribute, f"item {i}: expected {label}, got {_describe(item)}")
@@ -253,7 +335,7 @@ def non_empty_str_tuple(inst: Any, attribute: attrs.Attribute[Any], value: Any) 
     """A non-empty tuple of strings (a REQUIRED repeated string field)."""
     str_tuple(inst, attribute, value)
     if not value:
-        fail(inst, attribute, "must contain at least one string")
+        fail(inst, attribute, f"must contain at least one string {_REQUIRED_REPEATED}")
 
 
 def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -263,6 +345,10 @@ def str_to_str_mapping(inst: Any, attribute: attrs.Attribute[Any], value: Any) -
     for key, item in value.items():
         if type(key) is not str or type(item) is not str:
             fail(inst, attribute, f"entry {key!r}: expected string keys and values")
+
+
+#: Why an empty REQUIRED repeated field is refused.
+_REQUIRED_REPEATED = "(a REQUIRED repeated field, spec §5.7)"
 
 
 def to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:

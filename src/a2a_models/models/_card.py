@@ -160,7 +160,7 @@ class AgentCard:
         default=("text/plain",), converter=to_tuple, validator=non_empty_str_tuple
     )
     skills: tuple[AgentSkill, ...] = attrs.field(
-        default=(), converter=to_tuple, validator=tuple_of(AgentSkill, "AgentSkill")
+        converter=to_tuple, validator=tuple_of(AgentSkill, "AgentSkill", non_empty=True)
     )
     provider: AgentProvider | None = attrs.field(
         default=None, validator=optional_instance_of(AgentProvider, "AgentProvider")

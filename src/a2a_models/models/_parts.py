@@ -15,7 +15,6 @@ Build them with the :class:`Part` factory: ``Part.text("hi")``,
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
@@ -25,6 +24,7 @@ from ._base import (
     JSONValue,
     any_str,
     fail,
+    json_value,
     optional_json_object,
     optional_str,
 )
@@ -117,32 +117,8 @@ class FilePart(Part):
     url: str | None = attrs.field(default=None, validator=_check_url)
 
 
-def _check_json(inst: DataPart, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not _is_json(value, 0):
-        fail(inst, attribute, "expected a JSON value (dict, list, str, int, float, bool, None)")
-
-
-_JSON_SCALARS = (str, int, float, bool, type(None))
-
-
-def _is_json(value: Any, depth: int) -> bool:
-    # Top levels are checked, deep ones trusted: a full walk would cost as
-    # much as parsing the JSON again, and the codec only produces JSON.
-    if depth > 2:
-        return True
-    if type(value) is float:
-        return math.isfinite(value)  # NaN and infinities are not JSON
-    if isinstance(value, _JSON_SCALARS):
-        return True
-    if type(value) is dict:
-        return all(type(k) is str and _is_json(v, depth + 1) for k, v in value.items())
-    if type(value) is list:
-        return all(_is_json(v, depth + 1) for v in value)
-    return False
-
-
 @attrs.frozen(slots=True, kw_only=True)
 class DataPart(Part):
     """A part holding structured data: any JSON value (1.0) – an object in 0.3."""
 
-    data: JSONValue = attrs.field(kw_only=False, validator=_check_json, eq=True, hash=False)
+    data: JSONValue = attrs.field(kw_only=False, validator=json_value, eq=True, hash=False)

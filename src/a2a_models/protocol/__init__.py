@@ -1,4 +1,9 @@
-"""The JSON-RPC 2.0 layer of A2A 1.0 and 0.3: envelopes, method tables, versions.
+"""The wire protocols of A2A 1.0 and 0.3, I/O-free: JSON-RPC, HTTP+JSON, SSE.
+
+JSON-RPC envelopes and method tables, the HTTP+JSON route table and its
+mappings (``REST_ROUTES``, ``match_rest_route``, ``build_rest_request``...),
+Server-Sent Events framing and parsing (``SSEParser``, ``sse_frame``), and
+version negotiation.
 
 Pure and I/O-free: feed bytes in, get typed values out, and the reverse.
 
@@ -59,6 +64,26 @@ from ._methods import (
     encode_result,
     method_for,
 )
+from ._rest import (
+    A2A_MEDIA_TYPE,
+    JSON_MEDIA_TYPE,
+    REST_ROUTES,
+    SSE_MEDIA_TYPE,
+    RestRequest,
+    RestRoute,
+    RestRouteError,
+    build_rest_request,
+    decode_rest_params,
+    decode_rest_result,
+    encode_rest_result,
+    match_rest_route,
+    rest_dialect,
+    rest_error_body,
+    rest_error_from_body,
+    rest_media_type,
+    rest_version,
+)
+from ._sse import SSEError, SSEEvent, SSEParser, format_comment, format_event, sse_frame
 from ._version import (
     SUPPORTED_VERSIONS,
     V0_3,
@@ -68,6 +93,29 @@ from ._version import (
 )
 
 __all__ = [
+    "A2A_MEDIA_TYPE",
+    "JSON_MEDIA_TYPE",
+    "REST_ROUTES",
+    "SSE_MEDIA_TYPE",
+    "RestRequest",
+    "RestRoute",
+    "RestRouteError",
+    "SSEError",
+    "SSEEvent",
+    "SSEParser",
+    "build_rest_request",
+    "decode_rest_params",
+    "decode_rest_result",
+    "encode_rest_result",
+    "format_comment",
+    "format_event",
+    "match_rest_route",
+    "rest_dialect",
+    "rest_error_body",
+    "rest_error_from_body",
+    "rest_media_type",
+    "rest_version",
+    "sse_frame",
     "DEFAULT_MAX_BATCH_SIZE",
     "JSONRPC_VERSION",
     "METHODS",

@@ -3,7 +3,9 @@
 :class:`A2AServer` is a template method. :meth:`A2AServer.handle` parses the
 body, negotiates the version, authenticates the caller, decodes params,
 dispatches to an ``on_*`` method and encodes the result in the caller's
-dialect. Subclasses override only the ``on_*`` methods they support (the
+dialect. :meth:`A2AServer.handle_rest` does the same for one HTTP+JSON
+request (method, path, query, headers, body), by the route table of
+:mod:`a2a_models.protocol`. Subclasses override only the ``on_*`` methods they support (the
 rest answer with the spec's "unsupported" errors) and, optionally,
 :meth:`A2AServer.authenticate`. Transports (HTTP, in-process, anything)
 only move the bytes and render a :class:`StreamingReply` as they like.
@@ -21,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from .. import codec
 from .. import models as m
 from ..errors import (
     InternalError,
@@ -30,21 +33,30 @@ from ..errors import (
     UnsupportedOperationError,
 )
 from ..protocol import (
+    JSON_MEDIA_TYPE,
     SUPPORTED_VERSIONS,
     V0_3,
+    V1_0,
     Batch,
     ErrorResponse,
     MethodSpec,
     Notification,
     Request,
     Response,
+    RestRouteError,
     SuccessResponse,
     decode_params,
+    decode_rest_params,
     encode_response,
+    encode_rest_result,
     encode_result,
+    match_rest_route,
     method_for,
     negotiate_version,
     parse_message,
+    rest_error_body,
+    rest_media_type,
+    rest_version,
 )
 from ._agent import Agent, CallContext
 from ._handler import RequestHandler
@@ -60,22 +72,31 @@ log = logging.getLogger("a2a_models.server")
 
 @attrs.frozen(slots=True)
 class Reply:
-    """A complete answer: the JSON-RPC response body (``None``: send nothing, 204).
+    """A complete answer: the response body (``None``: send nothing, 204).
 
     ``headers`` are response headers the transport should add (for example
-    ``A2A-Extensions`` listing the activated extensions).
+    ``A2A-Extensions`` listing the activated extensions). ``status`` and
+    ``media_type`` are the HTTP status and body type (JSON-RPC answers are
+    always 200 ``application/json``; HTTP+JSON ones vary).
     """
 
     body: bytes | None
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    status: int = 200
+    media_type: str = JSON_MEDIA_TYPE
 
 
 @attrs.frozen(slots=True)
 class ServerSentEvent:
-    """One stream item: a JSON-RPC response body and its event id (the task sequence)."""
+    """One stream item: its data, event id (the task sequence) and event type.
+
+    The data is a JSON-RPC response (JSON-RPC) or a ``StreamResponse``
+    (HTTP+JSON, whose failures are ``event: error`` frames).
+    """
 
     data: bytes
     id: str | None = None
+    event: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -187,6 +208,63 @@ class A2AServer:
                 return await self._stream(parsed, spec, hdrs, version, response_headers)
         response = await self._answer(parsed, hdrs, version, batched=False)
         return Reply(_encode(response, version) if response else None, response_headers)
+
+    async def handle_rest(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        v03: bool = True,
+    ) -> Reply | StreamingReply:
+        """Answer one HTTP+JSON request (spec §11); ``path`` is relative to the interface URL.
+
+        ``query`` holds the decoded query items, ``body`` the raw body. The
+        answer's ``status`` and ``media_type`` say how to send it; errors are
+        ``google.rpc.Status`` bodies with the error's HTTP status, and a
+        stream's failure is an ``event: error`` frame carrying one.
+        ``v03=False`` stops serving the 0.3 ``/v1/...`` routes. Like
+        :meth:`handle`, this never raises for what a peer sends.
+        """
+        hdrs = _lower(headers)
+        if "a2a-version" not in hdrs:
+            for key, value in query:
+                if key.lower() == "a2a-version":
+                    hdrs["a2a-version"] = value
+                    break
+        v03 = v03 and V0_3 in self.supported_versions
+        try:
+            route, path_params = match_rest_route(method, path, v03=v03)
+        except RestRouteError as exc:
+            allow = {"Allow": ", ".join(exc.allowed)} if exc.allowed else {}
+            return _rest_error(exc, V1_0, allow, status=exc.status)
+        version = route.version
+        reply_headers: dict[str, str] = {}
+        try:
+            version = rest_version(route, hdrs.get("a2a-version"), self.supported_versions)
+            reply_headers = self.response_headers(hdrs, version)
+            owner = await self.authenticate(hdrs)
+            call = self.call_context(hdrs, version, owner)
+            tenant = path_params.get("tenant")
+            if tenant:
+                call = attrs.evolve(call, tenant=tenant)
+            params = decode_rest_params(route, path_params, query, body)
+            spec = route.spec
+            if spec.streaming:
+                after = (
+                    resume_point(hdrs.get("last-event-id"))
+                    if spec.handler == "on_subscribe_to_task"
+                    else None
+                )
+                stream = await dispatch(self, spec, params, call, after_seq=after)
+                return StreamingReply(self._rest_events(spec, stream, version), reply_headers)
+            result = await dispatch(self, spec, params, call)
+            data = codec.dumps(encode_rest_result(spec, result, version))
+            return Reply(data, reply_headers, media_type=rest_media_type(version))
+        except Exception as exc:
+            return _rest_error(error_for(exc, route.operation), version, reply_headers)
 
     async def authenticate(self, headers: Mapping[str, str]) -> str | None:
         """The caller's identity (the task owner) from lowercased request headers.
@@ -354,6 +432,23 @@ class A2AServer:
             return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
         return StreamingReply(self._events(request, spec, stream, version), response_headers)
 
+    async def _rest_events(
+        self, spec: MethodSpec, stream: EventStream, version: str
+    ) -> AsyncIterator[ServerSentEvent]:
+        items = stream_items(stream, spec, version)
+        try:
+            async for seq, item in items:
+                try:
+                    data = codec.dumps(encode_rest_result(spec, item, version))
+                except Exception as exc:
+                    yield _rest_error_event(error_for(exc, spec.name))
+                    return
+                yield ServerSentEvent(data, str(seq) if seq else None)
+        except Exception as exc:
+            yield _rest_error_event(error_for(exc, spec.name))
+        finally:
+            await items.aclose()
+
     async def _events(
         self, request: Request, spec: MethodSpec, stream: EventStream, version: str
     ) -> AsyncIterator[ServerSentEvent]:
@@ -373,6 +468,32 @@ class A2AServer:
             yield ServerSentEvent(_encode(ErrorResponse(request.id, error), version))
         finally:
             await items.aclose()
+
+
+def _rest_error(
+    error: JSONRPCError, version: str, headers: Mapping[str, str], *, status: int | None = None
+) -> Reply:
+    out = dict(headers)
+    challenges = getattr(error, "challenges", ())
+    if challenges:
+        out["WWW-Authenticate"] = ", ".join(challenges)
+    try:
+        data = codec.dumps(rest_error_body(error, status))
+    except Exception:
+        log.exception("cannot encode the HTTP+JSON error %r", error)
+        data = codec.dumps(rest_error_body(InternalError()))
+        status = 500
+    return Reply(
+        data, out, status=status or error.http_status, media_type=rest_media_type(version)
+    )
+
+
+def _rest_error_event(error: JSONRPCError) -> ServerSentEvent:
+    try:
+        data = codec.dumps(rest_error_body(error))
+    except Exception:
+        data = codec.dumps(rest_error_body(InternalError()))
+    return ServerSentEvent(data, event="error")
 
 
 def _id_of(parsed: Any) -> Any:

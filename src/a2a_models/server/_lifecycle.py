@@ -21,17 +21,20 @@ from ..errors import InvalidAgentResponseError
 from ..models import (
     Artifact,
     Message,
+    Part,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
     TaskStatus,
     TaskStatusUpdateEvent,
+    TextPart,
 )
 
 __all__ = [
     "Event",
     "apply_event",
     "closes_stream",
+    "merge_text_parts",
     "track_chunks",
     "trim_history",
     "without_artifacts",
@@ -192,7 +195,8 @@ def apply_event(task: Task, event: Event) -> Task:
     * :class:`TaskArtifactUpdateEvent`: ``append=False`` adds the artifact or
       replaces the one with the same id; ``append=True`` adds its parts to the
       existing artifact (which must exist); a given name, description or
-      metadata updates the artifact's.
+      metadata updates the artifact's. When such an append is the artifact's
+      ``last_chunk``, adjacent text parts are joined (:func:`merge_text_parts`).
     * :class:`Message`: appended to the history.
     * :class:`Task`: a new snapshot of the same task (status, artifacts,
       metadata). History never shrinks: messages of the snapshot that the
@@ -248,15 +252,50 @@ def _merge_artifact(task: Task, event: TaskArtifactUpdateEvent) -> tuple[Artifac
             task, f"append to artifact {new.artifact_id!r}, which the task does not have"
         )
     old = task.artifacts[index]
+    parts = (*old.parts, *new.parts)
     merged = attrs.evolve(
         old,
-        parts=(*old.parts, *new.parts),
+        parts=merge_text_parts(parts) if event.last_chunk else parts,
         name=new.name if new.name is not None else old.name,
         description=new.description if new.description is not None else old.description,
         metadata={**(old.metadata or {}), **new.metadata} if new.metadata else old.metadata,
         extensions=(*old.extensions, *(e for e in new.extensions if e not in old.extensions)),
     )
     return (*task.artifacts[:index], merged, *task.artifacts[index + 1 :])
+
+
+def merge_text_parts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """``parts`` with each run of adjacent text parts of the same kind joined into one.
+
+    Applied when a streamed artifact's last chunk arrives (``append`` and
+    ``last_chunk``): a task stores ``"The answer is 42."`` as one part, not
+    one part per streamed piece. Parts merge only when their media type,
+    filename and metadata are equal; streams still carry every chunk as sent.
+    """
+    if len(parts) < 2:
+        return parts
+    out: list[Part] = []
+    head: TextPart | None = None  # the first part of the current run of text parts
+    run: list[str] = []
+    for part in parts:
+        if head is not None:
+            if (
+                type(part) is TextPart
+                and part.media_type == head.media_type
+                and part.filename == head.filename
+                and part.metadata == head.metadata
+            ):
+                run.append(part.text)
+                continue
+            if len(run) > 1:
+                out[-1] = attrs.evolve(head, text="".join(run))
+            head, run = None, []
+        out.append(part)
+        if type(part) is TextPart:
+            head, run = part, [part.text]
+    if head is not None and len(run) > 1:
+        out[-1] = attrs.evolve(head, text="".join(run))
+    return parts if len(out) == len(parts) else tuple(out)
 
 
 def track_chunks(closed: frozenset[str], event: Event) -> frozenset[str]:

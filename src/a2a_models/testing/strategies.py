@@ -1070,7 +1070,7 @@ def agent_cards(dialect: str = "1.0") -> st.SearchStrategy[m.AgentCard]:
         capabilities=_capabilities(dialect, in_card=True),
         default_input_modes=_str_tuples(min_size=1),
         default_output_modes=_str_tuples(min_size=1),
-        skills=_tuples(agent_skills(dialect), max_size=2),
+        skills=_tuples(agent_skills(dialect), min_size=1, max_size=2),
         provider=_opt(agent_providers(dialect)),
         documentation_url=_opt_str(r),
         icon_url=_opt_str(r, r.icon_url),

@@ -67,9 +67,11 @@ from ._names import (
 )
 from ._schema import (
     EMPTY_OBJECT_SCHEMA,
+    TEXT_INPUT_SCHEMA,
     ArgumentValidator,
     check_object_schema,
     check_schema,
+    declares_inputs,
     schema_from_function,
     schema_from_type,
 )
@@ -84,6 +86,8 @@ from ._skills import (
     success_task,
 )
 from ._tool import (
+    RESULT_FORMS,
+    ResultForm,
     Tool,
     ToolContext,
     ToolFunction,
@@ -95,6 +99,8 @@ from ._tool import (
 from ._toolbox import Adapter, Toolbox, ToolProvider, adapt_tools, check_unique, select_tools
 
 __all__ = [
+    "RESULT_FORMS",
+    "ResultForm",
     "EMPTY_OBJECT_SCHEMA",
     "MAX_TOOL_NAME_LENGTH",
     "NAMESPACED_TOOL_NAME",
@@ -124,8 +130,10 @@ __all__ = [
     "build_card",
     "canonical_name",
     "card_with_skills",
+    "TEXT_INPUT_SCHEMA",
     "check_object_schema",
     "check_schema",
+    "declares_inputs",
     "check_tool_name",
     "check_unique",
     "define_skill",

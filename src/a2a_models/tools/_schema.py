@@ -18,7 +18,9 @@ from ..models import JSONObject
 
 __all__ = [
     "EMPTY_OBJECT_SCHEMA",
+    "TEXT_INPUT_SCHEMA",
     "ArgumentValidator",
+    "declares_inputs",
     "check_object_schema",
     "check_schema",
     "schema_from_function",
@@ -27,6 +29,31 @@ __all__ = [
 
 #: The input schema of a tool that takes no arguments.
 EMPTY_OBJECT_SCHEMA: Final[JSONObject] = {"type": "object", "properties": {}}
+
+#: The input schema a skill that declares no inputs is offered with (e.g. as an
+#: MCP tool): one required string, the request in words, which becomes the
+#: user message. The A2A path gives such skills ``{"text": <message text>}`` too.
+TEXT_INPUT_SCHEMA: Final[JSONObject] = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "description": "the request, in words"}},
+    "required": ["text"],
+}
+
+_OPEN_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "additionalProperties", "required", "oneOf", "anyOf",
+     "allOf", "$ref", "dependentSchemas", "if", "unevaluatedProperties", "propertyNames"}
+)
+
+
+def declares_inputs(schema: JSONObject) -> bool:
+    """Whether an object schema says anything about the object's members.
+
+    ``{"type": "object"}`` and ``{"type": "object", "properties": {}}`` (what a
+    skill defined without an input schema has) declare none: such a skill is
+    offered with :data:`TEXT_INPUT_SCHEMA` instead.
+    """
+    return any(schema.get(key) not in (None, {}, []) for key in _OPEN_KEYWORDS)
+
 
 #: How many violations an error message lists at most.
 MAX_PROBLEMS: Final = 5

@@ -6,7 +6,7 @@ import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeAlias, overload
+from typing import Any, Final, Literal, TypeAlias, overload
 
 import attrs
 
@@ -21,6 +21,8 @@ from ._schema import (
 )
 
 __all__ = [
+    "RESULT_FORMS",
+    "ResultForm",
     "Tool",
     "ToolContext",
     "ToolFunction",
@@ -48,6 +50,12 @@ class ToolContext:
 
 def _parts(value: Iterable[Part]) -> tuple[Part, ...]:
     return tuple(value)
+
+
+#: How a tool result with both text and structured data is shown to a model
+#: (see :meth:`ToolResult.as_text`).
+ResultForm: TypeAlias = Literal["structured", "text", "both"]
+RESULT_FORMS: Final = ("structured", "text", "both")
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -97,11 +105,25 @@ class ToolResult:
         """The concatenated text of the text parts."""
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
 
-    def as_text(self) -> str:
-        """Everything in the result as one string (for a model): text parts as they
-        are, data parts and ``data`` as JSON, files as a short reference."""
+    def as_text(self, prefer: ResultForm = "structured") -> str:
+        """Everything in the result as one string (for a model), each thing once.
+
+        Text parts as they are, data parts as JSON, files as a short reference.
+        A result with both text and ``data`` (an MCP tool returning
+        ``structuredContent`` and, for older hosts, the same as text) gives
+        ``prefer``: ``"structured"`` (default) the data as JSON instead of the
+        text parts, ``"text"`` the text parts (data only when there is no
+        text), ``"both"`` everything.
+        """
+        if prefer not in RESULT_FORMS:
+            raise ValueError(f"prefer must be one of {', '.join(RESULT_FORMS)}, not {prefer!r}")
+        has_text = any(isinstance(p, TextPart | DataPart) for p in self.parts)
+        keep_text = self.data is None or prefer != "structured" or not has_text
+        keep_data = self.data is not None and (prefer != "text" or not has_text)
         chunks: list[str] = []
         for part in self.parts:
+            if isinstance(part, TextPart | DataPart) and not keep_text:
+                continue
             if isinstance(part, TextPart):
                 chunks.append(part.text)
             elif isinstance(part, DataPart):
@@ -110,7 +132,7 @@ class ToolResult:
                 label = part.filename or part.url or "inline data"
                 size = f", {len(part.raw)} bytes" if part.raw is not None else ""
                 chunks.append(f"[file: {label} ({part.media_type or 'unknown type'}{size})]")
-        if self.data is not None:
+        if keep_data:
             chunks.append(json.dumps(self.data, ensure_ascii=False))
         return "\n".join(chunks)
 

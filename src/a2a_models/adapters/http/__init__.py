@@ -34,6 +34,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ...protocol import SSEError as SSEError
+    from ...protocol import SSEEvent as SSEEvent
+    from ...protocol import SSEParser as SSEParser
+    from ...protocol import format_comment as format_comment
+    from ...protocol import format_event as format_event
     from ._app import (
         DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES,
     )
@@ -149,21 +154,6 @@ if TYPE_CHECKING:
     from ._run import build_agent_server as build_agent_server
     from ._run import run_server as run_server
     from ._serve import HTTPServer as HTTPServer
-    from ._sse import (
-        SSEError as SSEError,
-    )
-    from ._sse import (
-        SSEEvent as SSEEvent,
-    )
-    from ._sse import (
-        SSEParser as SSEParser,
-    )
-    from ._sse import (
-        format_comment as format_comment,
-    )
-    from ._sse import (
-        format_event as format_event,
-    )
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -225,8 +215,10 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
     "HTTPServer": "_serve",
+    # Kept here for existing imports; they live in a2a_models.protocol.
     **dict.fromkeys(
-        ["SSEError", "SSEEvent", "SSEParser", "format_comment", "format_event"], "_sse"
+        ["SSEError", "SSEEvent", "SSEParser", "format_comment", "format_event"],
+        "a2a_models.protocol",
     ),
 }
 
@@ -237,7 +229,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if module.startswith("a2a_models.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 

@@ -43,6 +43,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError
+from ...protocol import sse_frame
 from ...server import A2AServer, ServerSentEvent, StreamingReply, error_for
 from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
 from ._common import (
@@ -59,7 +60,7 @@ from ._common import (
 )
 from ._gateway import Gateway, challenges_of
 from ._rest import RestBinding
-from ._streaming import SSEResponse, sse_frame
+from ._streaming import SSEResponse
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -464,7 +465,7 @@ def _add_vary_origin(raw: list[tuple[bytes, bytes]]) -> None:
 
 async def _frames(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[bytes]:
     async for event in events:
-        yield sse_frame(event.data, id=event.id)
+        yield sse_frame(event.data, id=event.id, event=event.event)
 
 
 def _card_endpoint(gateway: Gateway) -> Callable[[Request], Awaitable[Response]]:

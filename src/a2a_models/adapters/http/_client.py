@@ -25,7 +25,6 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import quote
 
 import attrs
 import httpx
@@ -45,11 +44,31 @@ from ...errors import (
     DecodeError,
     InvalidAgentResponseError,
     JSONRPCError,
-    MethodNotFoundError,
     UnsupportedOperationError,
 )
-from ...protocol import V1_0, MethodSpec
-from ._sse import SSEError, SSEEvent, SSEParser
+from ...protocol import (
+    A2A_MEDIA_TYPE,
+    JSON_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    V1_0,
+    ErrorResponse,
+    MethodSpec,
+    RestRequest,
+    SSEError,
+    SSEEvent,
+    SSEParser,
+    SuccessResponse,
+    build_rest_request,
+    decode_params,
+    decode_rest_result,
+    encode_response,
+    encode_result,
+    method_for,
+    parse_message,
+    rest_error_from_body,
+    rest_media_type,
+)
+from ...protocol import Request as RPCRequest
 
 __all__ = [
     "A2A_MEDIA_TYPE",
@@ -65,14 +84,7 @@ __all__ = [
     "Timeouts",
 ]
 
-#: JSON-RPC bodies (spec §9.1) and 0.3 HTTP+JSON bodies.
-JSON_MEDIA_TYPE: Final = "application/json"
-#: 1.0 HTTP+JSON bodies and push notifications (spec §11.1, §14.1).
-A2A_MEDIA_TYPE: Final = "application/a2a+json"
-#: Streams.
-SSE_MEDIA_TYPE: Final = "text/event-stream"
-
-_ERROR_BODY_LIMIT = 2000
+_ERROR_BODY_LIMIT: Final = 2000
 
 
 # ---------------------------------------------------------------------------- errors
@@ -186,9 +198,9 @@ def _json_object(content: bytes) -> dict[str, Any] | None:
 
 def _status_error(response: httpx.Response) -> A2AError:
     """The typed error for an HTTP error answer (``google.rpc.Status`` body if any)."""
-    body = _json_object(response.content)
-    if body is not None and isinstance(body.get("error"), dict) and "jsonrpc" not in body:
-        return JSONRPCError.from_http_status(body)
+    error = rest_error_from_body(response.content)
+    if error is not None:
+        return error
     return HTTPStatusError(response.status_code, _body_text(response), str(response.request.url))
 
 
@@ -485,26 +497,6 @@ def _is_jsonrpc(content: bytes) -> bool:
 # ---------------------------------------------------------------------------- HTTP+JSON
 
 
-@attrs.frozen(slots=True)
-class _Route:
-    method: str
-    path: str
-    body: bytes | None = None
-    query: Mapping[str, str] | None = None
-
-
-def _segment(value: str) -> str:
-    return quote(value, safe="")
-
-
-def _query_value(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return str(value)
-
-
 class RESTClient(BaseHTTPClient):
     """A2A over HTTP+JSON (spec §11): one REST route per operation.
 
@@ -517,8 +509,10 @@ class RESTClient(BaseHTTPClient):
     ``POST`` (spec §11.3), and as ``GET`` (the proto's binding) from then on
     if the server answers 405. Options are those of :class:`HTTPClient`.
 
-    The JSON-RPC byte primitives (:meth:`send_bytes`, :meth:`stream_bytes`)
-    do not exist in this binding.
+    Routes and mappings are the I/O-free binding of :mod:`a2a_models.protocol`.
+    The byte primitives (:meth:`send_bytes`, :meth:`stream_bytes`) take and
+    give JSON-RPC envelopes like every client's, translated to and from the
+    operation's route, so custom callers work on either binding.
     """
 
     binding = "HTTP+JSON"
@@ -527,99 +521,57 @@ class RESTClient(BaseHTTPClient):
         super().__init__(url.rstrip("/"), **options)
         self._subscribe_method = "POST"
 
-    @property
-    def _dialect(self) -> str:
-        return "1.0" if self.version == V1_0 else "0.3-http"
-
     async def send_bytes(self, body: bytes, headers: Mapping[str, str]) -> bytes:
-        raise NotImplementedError("HTTP+JSON has no JSON-RPC envelopes; use the operations")
+        """One JSON-RPC request, sent as its HTTP+JSON route; the JSON-RPC response body."""
+        request, spec, params = self._from_envelope(body)
+        try:
+            call = ClientCall(spec, params, self.version, dict(headers), None)
+            result = await self._unary(spec, call)
+            wire = encode_result(spec, result, self.version)
+            answer: SuccessResponse | ErrorResponse = SuccessResponse(request.id, wire)
+        except JSONRPCError as exc:
+            answer = ErrorResponse(request.id, exc)
+        return encode_response(answer, self.version)
 
-    def stream_bytes(self, body: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamChunk]:
-        raise NotImplementedError("HTTP+JSON has no JSON-RPC envelopes; use the operations")
+    async def stream_bytes(
+        self, body: bytes, headers: Mapping[str, str]
+    ) -> AsyncIterator[StreamChunk]:
+        """One streaming JSON-RPC request over its route; a JSON-RPC response per event."""
+        request, spec, params = self._from_envelope(body)
+        call = ClientCall(spec, params, self.version, dict(headers), None)
+        items = self._streaming(spec, call)
+        try:
+            async for event_id, item in items:
+                wire = encode_result(spec, item, self.version)
+                data = encode_response(SuccessResponse(request.id, wire), self.version)
+                yield StreamChunk(data, event_id)
+        except JSONRPCError as exc:
+            yield StreamChunk(encode_response(ErrorResponse(request.id, exc), self.version))
+        finally:
+            await _close(items)
+
+    def _from_envelope(self, body: bytes) -> tuple[RPCRequest, MethodSpec, Any]:
+        message = parse_message(body)
+        if not isinstance(message, RPCRequest):
+            raise ValueError("send_bytes and stream_bytes take one JSON-RPC request with an id")
+        spec = method_for(message.method, self.version)
+        return message, spec, decode_params(spec, message.params, self.version)
 
     # ------------------------------------------------------------------ routes
 
-    def _encode(self, params: Any) -> bytes:
-        if self.version == V1_0:
-            if "tenant" in attrs.fields_dict(type(params)):
-                params = attrs.evolve(params, tenant=None)  # it is in the path
-            return codec.encode(params, self._dialect)
-        return codec.encode(params, self._dialect, lossy=True)
+    def _route(self, spec: MethodSpec, params: Any) -> RestRequest:
+        return build_rest_request(
+            spec,
+            params,
+            self.version,
+            tenant=self.tenant,
+            subscribe_method=self._subscribe_method,
+        )
 
-    def _route(self, spec: MethodSpec, params: Any) -> _Route:
-        if spec.name_for(self.version) is None:
-            raise MethodNotFoundError(
-                f"Method not found: {spec.name} does not exist in A2A {self.version}"
-            )
-        v1 = self.version == V1_0
-        tenant = getattr(params, "tenant", None) or self.tenant
-        if not v1:
-            prefix = "/v1"
-        elif tenant:
-            prefix = f"/{_segment(tenant)}"
-        else:
-            prefix = ""
-        name = spec.name
-        if name == "SendMessage":
-            return _Route("POST", f"{prefix}/message:send", self._encode(params))
-        if name == "SendStreamingMessage":
-            return _Route("POST", f"{prefix}/message:stream", self._encode(params))
-        if name == "GetTask":
-            query = {}
-            if params.history_length is not None:
-                query["historyLength"] = str(params.history_length)
-            return _Route("GET", f"{prefix}/tasks/{_segment(params.id)}", query=query)
-        if name == "ListTasks":
-            wire = codec.to_wire(attrs.evolve(params, tenant=None), "1.0")
-            query = {key: _query_value(value) for key, value in wire.items()}
-            return _Route("GET", f"{prefix}/tasks", query=query)
-        if name == "CancelTask":
-            return _Route(
-                "POST", f"{prefix}/tasks/{_segment(params.id)}:cancel", self._encode(params)
-            )
-        if name == "SubscribeToTask":
-            path = f"{prefix}/tasks/{_segment(params.id)}:subscribe"
-            if self._subscribe_method == "POST":
-                return _Route("POST", path, self._encode(params))
-            return _Route("GET", path)
-        if name == "CreateTaskPushNotificationConfig":
-            if not params.task_id:
-                raise ValueError("the push config needs a task_id")
-            path = f"{prefix}/tasks/{_segment(params.task_id)}/pushNotificationConfigs"
-            if v1:
-                return _Route("POST", path, self._encode(params))
-            # The 0.3 proto binds the body to the config ("body: config"); the
-            # SDK sends and reads the whole request message. Both fit in one body.
-            config = codec.to_wire(params, self._dialect, lossy=True)
-            body = {
-                "parent": f"tasks/{params.task_id}",
-                "configId": params.id or "",
-                "config": config,
-                **config,
-            }
-            return _Route("POST", path, codec.dumps(body))
-        if name in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
-            if params.id is None:
-                raise ValueError("the push config id is required")
-            path = (
-                f"{prefix}/tasks/{_segment(params.task_id)}"
-                f"/pushNotificationConfigs/{_segment(params.id)}"
-            )
-            return _Route("GET" if name.startswith("Get") else "DELETE", path)
-        if name == "ListTaskPushNotificationConfigs":
-            query = {}
-            if params.page_size is not None:
-                query["pageSize"] = str(params.page_size)
-            if params.page_token:
-                query["pageToken"] = params.page_token
-            path = f"{prefix}/tasks/{_segment(params.task_id)}/pushNotificationConfigs"
-            return _Route("GET", path, query=query)
-        if name == "GetExtendedAgentCard":
-            return _Route("GET", f"{prefix}/extendedAgentCard" if v1 else "/v1/card")
-        raise MethodNotFoundError(f"Method not found: no HTTP+JSON route for {name}")
-
-    def _request(self, route: _Route, headers: Mapping[str, str], *, stream: bool) -> httpx.Request:
-        media = A2A_MEDIA_TYPE if self.version == V1_0 else JSON_MEDIA_TYPE
+    def _request(
+        self, route: RestRequest, headers: Mapping[str, str], *, stream: bool
+    ) -> httpx.Request:
+        media = rest_media_type(self.version)
         fixed: dict[str, str] = {
             "Accept": f"{SSE_MEDIA_TYPE}, {media}" if stream else f"{media}, {JSON_MEDIA_TYPE}"
         }
@@ -630,15 +582,15 @@ class RESTClient(BaseHTTPClient):
         return self._http.build_request(
             route.method,
             self.url + route.path,
-            content=route.body,
-            params=dict(route.query) if route.query else None,
+            content=route.content,
+            params=list(route.query) if route.query else None,
             headers=_merge_headers(headers, **fixed),
             timeout=self.timeouts.stream() if stream else self.timeouts.unary(),
         )
 
-    def _decode(self, spec: MethodSpec, result_type: Any, content: bytes) -> Any:
+    def _decode(self, spec: MethodSpec, content: bytes) -> Any:
         try:
-            return codec.decode(result_type, content, self._dialect)
+            return decode_rest_result(spec, content, self.version)
         except DecodeError as exc:
             raise InvalidAgentResponseError(
                 f"Invalid agent response to {spec.name}: {exc.path}: {exc.expected}"
@@ -651,9 +603,7 @@ class RESTClient(BaseHTTPClient):
         response = await self._send(self._request(route, call.headers, stream=False))
         if not response.is_success:
             raise _status_error(response)
-        if spec.result_type is None:
-            return None
-        return self._decode(spec, spec.result_type, response.content)
+        return self._decode(spec, response.content)
 
     async def _streaming(
         self, spec: MethodSpec, call: ClientCall
@@ -678,7 +628,7 @@ class RESTClient(BaseHTTPClient):
                         if not event.is_success:
                             raise _status_error(event)
                         # One result instead of a stream.
-                        yield None, self._decode(spec, spec.result_type, event.content)
+                        yield None, self._decode(spec, event.content)
                         return
                     if event.event == "error":
                         body = _json_object(event.data.encode("utf-8"))
@@ -689,7 +639,7 @@ class RESTClient(BaseHTTPClient):
                         raise JSONRPCError.from_http_status(body)
                     yield (
                         event.id or None,
-                        self._decode(spec, spec.result_type, event.data.encode("utf-8")),
+                        self._decode(spec, event.data.encode("utf-8")),
                     )
                 else:
                     return

@@ -51,8 +51,18 @@ __all__ = [
 AGENT_CARD_PATH: Final = "/.well-known/agent-card.json"
 #: The path 0.2 used; tried when the current one is missing.
 LEGACY_AGENT_CARD_PATH: Final = "/.well-known/agent.json"
-#: Bindings this package has clients for.
+#: Bindings this package has HTTP clients for.
 HTTP_BINDINGS: Final = ("JSONRPC", "HTTP+JSON")
+
+
+def _grpc_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("grpc") is not None
+
+
+#: Bindings :func:`connect` accepts by default: gRPC too when the grpc extra is installed.
+DEFAULT_BINDINGS: Final = (*HTTP_BINDINGS, "GRPC") if _grpc_available() else HTTP_BINDINGS
 
 
 class CardResolutionError(A2AError):
@@ -147,6 +157,10 @@ async def resolve_card(
             await client.aclose()
 
 
+# GrpcClient options among what connect() passes on to a client.
+_GRPC_OPTIONS = frozenset({"headers", "interceptors", "extensions", "timeout"})
+
+
 def _version_of(interface: m.AgentInterface) -> str | None:
     try:
         return negotiate_version(interface.protocol_version, SUPPORTED_VERSIONS)
@@ -170,7 +184,10 @@ def select_interface(
     bindings = {b.upper() for b in transports}
     for interface in card.supported_interfaces:
         version = _version_of(interface)
-        if version in versions and interface.protocol_binding.upper() in bindings:
+        binding = interface.protocol_binding.upper()
+        if binding == "GRPC" and version != "1.0":
+            continue  # 0.3's gRPC service (a2a.v1) is not lf.a2a.v1: no client for it
+        if version in versions and binding in bindings:
             return interface, version
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version} at {i.url}" for i in card.supported_interfaces
@@ -185,15 +202,16 @@ async def connect(
     target: str | m.AgentCard,
     *,
     prefer: Sequence[str] = SUPPORTED_VERSIONS,
-    transports: Sequence[str] = HTTP_BINDINGS,
+    transports: Sequence[str] = DEFAULT_BINDINGS,
     http_client: httpx.AsyncClient | None = None,
     card_url: str | None = None,
     **options: Any,
 ) -> BaseHTTPClient:
     """A client for the best interface of an agent (a base URL, or its card).
 
-    Returns an :class:`HTTPClient` (JSON-RPC) or :class:`RESTClient`
-    (HTTP+JSON) speaking the interface's version, with its ``tenant``, and
+    Returns an :class:`HTTPClient` (JSON-RPC), :class:`RESTClient`
+    (HTTP+JSON) or, when the card prefers gRPC and the grpc extra is
+    installed, a :class:`~a2a_models.adapters.grpc.GrpcClient`, speaking the interface's version, with its ``tenant``, and
     with ``client.card`` set. ``options`` go to the client (``headers``,
     ``interceptors``, ``timeouts``, ``reconnect``, ...); ``headers`` are also
     sent when fetching the card. Relative interface URLs are resolved against
@@ -218,6 +236,15 @@ async def connect(
         if http_client is None:
             await http.aclose()
         raise
+    if interface.protocol_binding.upper() == "GRPC":
+        from ..grpc import GrpcClient
+
+        if http_client is None:
+            await http.aclose()
+        grpc_options = {k: v for k, v in options.items() if k in _GRPC_OPTIONS}
+        return GrpcClient(  # type: ignore[return-value]
+            interface.url, tenant=interface.tenant, card=card, **grpc_options
+        )
     url = urljoin(base, interface.url) if base else interface.url
     kind = HTTPClient if interface.protocol_binding.upper() == "JSONRPC" else RESTClient
     client = kind(

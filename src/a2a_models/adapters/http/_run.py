@@ -21,7 +21,7 @@ from ._serve import HTTPServer
 if TYPE_CHECKING:
     from ..._cli import ServeOptions
 
-__all__ = ["build_agent_server", "run_server"]
+__all__ = ["build_agent_server", "grpc_url_for", "run_server"]
 
 
 def _free_port(host: str) -> int:
@@ -70,11 +70,37 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
     )
 
 
-def build_agent_server(options: ServeOptions, url: str) -> tuple[AgentServer, Any]:
-    """The :class:`AgentServer` and the authenticator (or ``None``) for ``options``."""
+def _with_grpc_interface(card: AgentCard, grpc_url: str) -> AgentCard:
+    import attrs
+
+    from ...models import AgentInterface
+
+    grpc = AgentInterface(url=grpc_url, protocol_binding=ProtocolBinding.GRPC)
+    others = tuple(i for i in card.supported_interfaces if i.protocol_binding != "GRPC")
+    return attrs.evolve(card, supported_interfaces=(*others, grpc))
+
+
+def grpc_url_for(options: ServeOptions, grpc_port: int) -> str:
+    """The ``grpc://host:port`` advertised for ``serve --grpc-port``."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(options.public_url).hostname if options.public_url else None
+    host = host or options.host
+    return f"grpc://[{host}]:{grpc_port}" if ":" in host else f"grpc://{host}:{grpc_port}"
+
+
+def build_agent_server(
+    options: ServeOptions, url: str, *, grpc_url: str | None = None
+) -> tuple[AgentServer, Any]:
+    """The :class:`AgentServer` and the authenticator (or ``None``) for ``options``.
+
+    ``grpc_url``: gRPC is served too; the card lists it as a ``GRPC`` interface.
+    """
     from ...stores import broker_from_url, store_from_url
 
     agent, card = _agent_and_card(options.agent, url)
+    if grpc_url is not None:
+        card = _with_grpc_interface(card, grpc_url)
     authenticator = None
     if options.auth_tokens:
         card = _with_bearer_security(card)
@@ -115,11 +141,24 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     base = options.base_path.strip("/")
     public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
     url = f"{public}/{base}" if base else public
+    grpc_port = getattr(options, "grpc_port", None)
+    grpc_server: Any = None
+    if grpc_port is not None:
+        try:
+            from ..grpc import GrpcServer
+        except ImportError as exc:
+            print(f"a2a-models serve: --grpc-port needs the grpc extra ({exc})", file=sys.stderr)
+            return 2
+        grpc_port = grpc_port or _free_port(options.host)
     try:
         from ...stores import parse_age
 
         retain = parse_age(options.retain_terminal)
-        server, authenticator = build_agent_server(options, url)
+        server, authenticator = build_agent_server(
+            options,
+            url,
+            grpc_url=grpc_url_for(options, grpc_port) if grpc_port is not None else None,
+        )
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
@@ -128,6 +167,10 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         from ...stores import Retention
 
         retention = Retention(server.handler.store, retain)
+    if grpc_port is not None:
+        grpc_server = GrpcServer(
+            server, host=options.host, port=grpc_port, authenticator=authenticator
+        )
     http = HTTPServer(
         server,
         host=options.host,
@@ -160,8 +203,19 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
                   file=sys.stderr)
             await server.aclose()
             return 1
+        if grpc_server is not None:
+            try:
+                await grpc_server.start()
+            except (OSError, RuntimeError) as exc:
+                print(f"a2a-models serve: cannot serve gRPC on {options.host}:{grpc_port}: {exc}",
+                      file=sys.stderr)
+                await http.stop()
+                await server.aclose()
+                return 1
         print(f"a2a-models: serving {server.card.name if server.card else 'agent'} at {url}",
               flush=True)
+        if grpc_server is not None:
+            print(f"a2a-models: gRPC at {grpc_url_for(options, grpc_server.port)}", flush=True)
         if ready is not None:
             ready.set()
         if retention is not None:
@@ -172,6 +226,8 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         await stop.wait()
         if retention is not None:
             await retention.aclose()
+        if grpc_server is not None:
+            await grpc_server.stop()
         await http.stop()
         await server.aclose()
         for resource in (server.handler.store, getattr(server.handler, "broker", None)):

@@ -1,4 +1,4 @@
-"""Server-Sent Events: framing, and an ASGI response that ends cleanly.
+"""Server-Sent Events: an ASGI response that ends cleanly (framing is in ``protocol``).
 
 :class:`SSEResponse` sends each frame as soon as it is produced and stops
 (closing what produces the frames) when the client disconnects, when the
@@ -15,27 +15,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["SSEResponse", "StreamRegistry", "sse_frame"]
+__all__ = ["SSEResponse", "StreamRegistry"]
 
 log = logging.getLogger("a2a_models.adapters.http")
-
-
-def sse_frame(data: bytes, *, id: str | None = None, event: str | None = None) -> bytes:
-    """One SSE event: optional ``event:`` and ``id:`` lines, ``data:`` lines, a blank line."""
-    if not event and b"\n" not in data and b"\r" not in data:
-        # The usual frame: compact JSON, one data line.
-        if id:
-            return b"id: " + id.encode() + b"\ndata: " + data + b"\n\n"
-        return b"data: " + data + b"\n\n"
-    lines: list[bytes] = []
-    if event:
-        lines.append(b"event: " + event.encode())
-    if id:
-        lines.append(b"id: " + id.encode())
-    # Compact JSON has no line breaks; anything else is split as SSE requires.
-    for line in data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
-        lines.append(b"data: " + line)
-    return b"\n".join(lines) + b"\n\n"
 
 
 class StreamRegistry:

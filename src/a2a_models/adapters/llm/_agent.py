@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any
@@ -49,7 +48,16 @@ from ...models import (
 )
 from ...server import Agent, AgentEvent, RequestContext
 from ...server._lifecycle import apply_event
-from ...tools import SkillDefinition, Tool, Toolbox, ToolNameError, check_unique
+from ...tools import (
+    RESULT_FORMS,
+    ResultForm,
+    SkillDefinition,
+    Tool,
+    Toolbox,
+    ToolNameError,
+    check_unique,
+    declares_inputs,
+)
 from ._errors import ModelError
 from ._handler import (
     KIND_METADATA_KEY,
@@ -112,6 +120,9 @@ class LLMAgent(Agent):
     * ``finish_on_artifact`` - a model turn that only writes artifacts ends
       the loop (no further model call); off: the model is called again.
     * ``artifact_media_type`` - the media type of streamed artifact parts.
+    * ``tool_results`` - how a tool result carrying both text and structured
+      data reaches the model: ``"structured"`` (default: the data as JSON),
+      ``"text"`` or ``"both"`` (see :meth:`~a2a_models.tools.ToolResult.as_text`).
     * ``tools_resolver(skill)`` - replaces the toolbox selection: the tools of a
       skill (used by workspaces for their tool policies).
     """
@@ -131,6 +142,7 @@ class LLMAgent(Agent):
         routing: bool = True,
         finish_on_artifact: bool = True,
         artifact_media_type: str | None = None,
+        tool_results: ResultForm = "structured",
         tools_resolver: Callable[[LLMSkill], Sequence[Tool]] | None = None,
     ) -> None:
         self.model = model
@@ -156,6 +168,11 @@ class LLMAgent(Agent):
         self.routing = routing
         self.finish_on_artifact = finish_on_artifact
         self.artifact_media_type = artifact_media_type
+        if tool_results not in RESULT_FORMS:
+            raise ValueError(
+                f"tool_results must be one of {', '.join(RESULT_FORMS)}, not {tool_results!r}"
+            )
+        self.tool_results: ResultForm = tool_results
         self.tools_resolver = tools_resolver
         self._pumps: dict[str, set[asyncio.Task[Any]]] = {}
 
@@ -378,14 +395,29 @@ class LLMAgent(Agent):
         text: str | None = None,
     ) -> Task | Message:
         """Run ``skill_id`` outside an A2A server (e.g. as an MCP tool) and return the
-        final Task (or the skill handler's Message). Routing is skipped."""
+        final Task (or the skill handler's Message). Routing is skipped.
+
+        The input reaches the model once, in the form the skill declares: a
+        skill that declares no inputs gets ``text`` (or ``skill_input["text"]``,
+        what its MCP tool takes) as the user message; any other skill gets
+        ``skill_input`` as one data part (and ``text``, if given, before it).
+        """
         if skill_id not in self.skills:
             raise KeyError(f"no skill {skill_id!r}")
+        definition = self.skills[skill_id].definition
+        if (
+            text is None
+            and skill_input is not None
+            and not declares_inputs(definition.input_schema)
+            and set(skill_input) == {"text"}
+            and isinstance(skill_input["text"], str)
+        ):
+            text, skill_input = skill_input["text"], None
         parts: list[Any] = []
-        body = text if text is not None else json.dumps(skill_input or {}, ensure_ascii=False)
-        parts.append(body)
-        if skill_input:
-            parts.append(DataPart(skill_input))
+        if text is not None:
+            parts.append(text)
+        if skill_input or text is None:
+            parts.append(DataPart(skill_input or {}))
         message = Message.user(*parts, metadata={"skillId": skill_id})
         task_id, context_id = new_id(), new_id()
         context = RequestContext(

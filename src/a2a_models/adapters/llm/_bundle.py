@@ -52,6 +52,28 @@ def _workflow_files(sources: WorkspaceSources) -> dict[str, str]:
     return files
 
 
+def _hook_files(composed: ComposedWorkspace) -> dict[str, str]:
+    """The ``.py`` files of the workspace that hooks and the context provider name."""
+    root = composed.sources.root
+    if root is None:
+        return {}
+    entries = [e for h in composed.hooks for _, e in h.entries()]
+    if composed.context_provider is not None:
+        entries.append(composed.context_provider)
+    files: dict[str, str] = {}
+    for entry in entries:
+        module = entry.rpartition(":")[0]
+        if module.endswith(".py") or "/" in module:
+            path = (root / module).resolve()
+            if root.resolve() not in path.parents:
+                raise WorkspaceError(
+                    "agent.md", "hooks", "a bundled hook file must be inside the workspace"
+                )
+            if path.is_file():
+                files[module] = path.read_text(encoding="utf-8")
+    return files
+
+
 def bundle_dict(composed: ComposedWorkspace) -> dict[str, Any]:
     """The bundle of ``composed`` as a JSON object."""
     sources = composed.sources
@@ -70,7 +92,7 @@ def bundle_dict(composed: ComposedWorkspace) -> dict[str, Any]:
             "mcpFile": sources.mcp_file,
             "workflows": sources.workflows,
             "workflowFile": sources.workflow_file,
-            "files": _workflow_files(sources),
+            "files": {**_workflow_files(sources), **_hook_files(composed)},
         },
     }
 

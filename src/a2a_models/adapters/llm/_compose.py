@@ -16,10 +16,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ...models import AgentCard
-from ...tools import Tool, Toolbox, check_unique, define_skill
+from ...tools import Adapter, Tool, Toolbox, adapt_tools, check_unique, define_skill
 from ._agent import LLMAgent
 from ._config import ModelConfig, make_model, resolve_model_config
+from ._entries import EntryError
 from ._errors import ModelConfigError
+from ._hooks import load_context_provider, load_hook_adapters
 from ._model import Model
 from ._skills import LLMSkill
 from ._workflows import Workflow, WorkflowError, load_workflow_registry, workflow_tool
@@ -66,6 +68,7 @@ class AgentRuntime:
         self.hub: MCPToolHub | None = None
         self.workflows: dict[str, Workflow] = {}
         self.toolbox = Toolbox()
+        self._adapters: list[tuple[str, Adapter]] = []
         self._agent: LLMAgent | None = None
         self._models: list[Model] = []
 
@@ -88,6 +91,8 @@ class AgentRuntime:
         composed = self.composed
         self.workflows = self._load_workflows()
         models = self._make_models()
+        adapters, provider = self._load_hooks()
+        self._adapters = adapters
         if composed.mcp_servers:
             from ..mcp import MCPToolHub, parse_mcp_config
 
@@ -96,9 +101,12 @@ class AgentRuntime:
                 env=self.env,
                 origin=composed.sources.mcp_file,
             )
-            self.hub = MCPToolHub(servers)
+            self.hub = MCPToolHub(servers, context_provider=provider)
             await self.hub.start()
-            self.toolbox = self.hub.toolbox()
+            self.toolbox = self.hub.toolbox(adapters=adapters)
+        else:
+            context = await provider({}) if provider is not None else None
+            self.toolbox = Toolbox(adapters=adapters, context=context)
         skills = []
         for cs in composed.skills:
             own = [
@@ -116,6 +124,7 @@ class AgentRuntime:
                 input_modes=cs.agent_skill.input_modes,
                 output_modes=cs.agent_skill.output_modes,
                 input_schema=cs.input_schema,
+                output_schema=cs.output_schema,
                 tools=own,
                 allowed_tools=list(cs.tool_patterns),
             )
@@ -165,6 +174,21 @@ class AgentRuntime:
         await self.stop()
 
     # ---------------------------------------------------------------- pieces
+
+    def _load_hooks(self) -> tuple[list[tuple[str, Adapter]], Any]:
+        """The workspace's hook adapters and context provider, imported."""
+        composed = self.composed
+        try:
+            adapters = load_hook_adapters(composed.hooks, base_dir=composed.root)
+            provider = (
+                load_context_provider(composed.context_provider, base_dir=composed.root)
+                if composed.context_provider is not None
+                else None
+            )
+        except EntryError as exc:
+            field, _, problem = str(exc).partition(": ")
+            raise WorkspaceError(AGENT_FILE, field, problem) from None
+        return adapters, provider
 
     def _load_workflows(self) -> dict[str, Workflow]:
         composed = self.composed
@@ -232,7 +256,8 @@ class AgentRuntime:
         composed = self.composed
         cs = composed.skill(skill.id)
         pool = self.toolbox.tools
-        selected: list[Tool] = [*skill.definition.tools]
+        # The workspace's hooks apply to a skill's own tools (workflows) too.
+        selected: list[Tool] = [*adapt_tools(skill.definition.tools, self._adapters)]
         selected.extend(t for t in pool if matches_any(t.name, cs.tool_patterns))
         agent_tools = composed.agent_tools
         if agent_tools is not None:

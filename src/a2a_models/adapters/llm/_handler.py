@@ -629,7 +629,10 @@ class TaskRun:
             for event in self._adopt(output):
                 yield event
             raise _Stop
-        text = output.as_text() if isinstance(output, ToolOutcome) else str(output)
+        if isinstance(output, ToolOutcome):
+            text = output.as_text(self.agent.tool_results)
+        else:  # pragma: no cover - tools return ToolResult, Task or Message
+            text = str(output)
         self.messages.append(ToolResult(call.id, text or "(no output)", is_error=output.is_error))
 
     def _workflow_event(self, workflow: Workflow, event: WorkflowEvent) -> list[AgentEvent]:

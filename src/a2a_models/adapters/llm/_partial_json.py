@@ -8,6 +8,13 @@ string member (``"content"``), so that the pieces concatenate to exactly
 what ``json.loads(whole)[field]`` gives - escapes split across chunks,
 ``\\uXXXX`` surrogate pairs and raw non-ASCII text included. Other members
 (strings, numbers, nested objects and arrays) are skipped, before or after it.
+
+Why not ``jiter``'s partial mode: it has no incremental API, so each chunk
+means re-parsing the whole buffer (quadratic in the artifact's length).
+``bench/partial_json.py`` measures it on the same chunks: 3x slower for a
+2 KB artifact, 12x for 20 KB and 27x for 100 KB (about 0.7 s of event-loop
+time for one 100 KB artifact). A test checks, after every character, that
+this decoder has exactly what jiter's partial mode decodes of the prefix.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ provider's tool API, with their names, descriptions and schemas.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -142,6 +143,15 @@ def skill_system_prompt(agent_prompt: str, skill: SkillDefinition, skill_prompt:
             "ask through the ask-user tool instead of guessing.",
         )
     )
+    if skill.output_schema is not None:
+        schema = json.dumps(skill.output_schema, ensure_ascii=False, sort_keys=True)
+        parts.append(
+            _section(
+                "Result format",
+                "The artifact's content must be one JSON object (no prose, no code fence) "
+                f"matching this JSON Schema:\n{schema}",
+            )
+        )
     return "\n\n".join(parts)
 
 

@@ -30,12 +30,9 @@ from __future__ import annotations
 
 import contextvars
 import copy
-import importlib
-import importlib.util
 import inspect
 import json
 import re
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeAlias
@@ -45,6 +42,7 @@ import attrs
 from ...models import JSONObject, JSONValue, Part, TextPart
 from ...tools import EMPTY_OBJECT_SCHEMA, Tool, ToolContext, ToolInputError, ToolResult
 from ...tools._schema import ArgumentValidator, check_object_schema
+from ._entries import EntryError, import_object
 
 __all__ = [
     "WORKFLOW_TOOL_PREFIX",
@@ -345,35 +343,6 @@ def parse_workflow_registry(
     return out
 
 
-def _import_module(module: str, base_dir: Path | None, where: str) -> Any:
-    if module.endswith(".py") or "/" in module:
-        # A file of the workspace: loaded under a private module name.
-        if base_dir is None:
-            raise WorkflowError(f"{where}: a file entry needs the workspace directory")
-        path = (base_dir / module).resolve()
-        if not path.is_file():
-            raise WorkflowError(f"{where}: no such file: {module}")
-        name = "_a2a_models_workflow_" + re.sub(r"\W", "_", str(path))
-        existing = sys.modules.get(name)
-        if existing is not None:
-            return existing
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise WorkflowError(f"{where}: cannot load {module}")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except Exception as exc:
-            del sys.modules[name]
-            raise WorkflowError(f"{where}: importing {module} failed: {exc!r}") from exc
-        return mod
-    try:
-        return importlib.import_module(module)
-    except Exception as exc:
-        raise WorkflowError(f"{where}: cannot import {module!r}: {exc!r}") from exc
-
-
 def load_workflow(
     entry: WorkflowEntry, *, base_dir: Path | None = None, origin: str = "workflow.json"
 ) -> Workflow:
@@ -381,15 +350,10 @@ def load_workflow(
     ``.py`` file relative to ``base_dir``). The object is a :class:`Workflow`, or an
     async generator function (made one with :func:`workflow`, ``id`` from the entry)."""
     where = f"{origin}: workflows.{entry.id}.entry"
-    module_name, _, attr = entry.entry.rpartition(":")
-    if not module_name or not attr:
-        raise WorkflowError(f"{where}: expected 'module:object', got {entry.entry!r}")
-    obj: Any = _import_module(module_name, base_dir, where)
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise WorkflowError(f"{where}: {module_name!r} has no {attr!r}") from None
+    try:
+        obj: Any = import_object(entry.entry, base_dir=base_dir)
+    except EntryError as exc:
+        raise WorkflowError(f"{where}: {exc}") from exc.__cause__
     if inspect.isasyncgenfunction(obj):
         obj = workflow(obj, id=entry.id)
     if not isinstance(obj, Workflow):

@@ -48,6 +48,7 @@ from ...schema import validate_wire
 from ...tools import canonical_name
 from ._config import ModelConfig, resolve_model_config
 from ._errors import ModelConfigError
+from ._hooks import HookDeclaration
 from ._skills import RESERVED_TOOL_NAMES, Guardrails
 from ._workflows import WorkflowEntry, WorkflowError, parse_workflow_registry, workflow_tool_name
 
@@ -88,6 +89,8 @@ _AGENT_KEYS = frozenset(
         "tools",
         "guardrails",
         "settings",
+        "hooks",
+        "contextProvider",
     }
 )
 _SKILL_KEYS = frozenset(
@@ -100,6 +103,7 @@ _SKILL_KEYS = frozenset(
         "inputModes",
         "outputModes",
         "inputSchema",
+        "outputSchema",
         "model",
         "mcp",
         "workflows",
@@ -115,6 +119,7 @@ _SETTINGS = {
     "routing": "routing",
     "finishOnArtifact": "finish_on_artifact",
     "artifactMediaType": "artifact_media_type",
+    "toolResults": "tool_results",
 }
 _CAPABILITY_FLAGS = {
     "streaming": "streaming",
@@ -397,6 +402,7 @@ class ComposedSkill:
     workflows: tuple[WorkflowSelection, ...]
     tool_patterns: tuple[str, ...]
     guardrails: Guardrails
+    output_schema: dict[str, Any] | None = attrs.field(default=None, hash=False)
 
     @property
     def workflow_tools(self) -> tuple[str, ...]:
@@ -423,6 +429,10 @@ class ComposedWorkspace:
     mcp_missing_env: tuple[str, ...]
     workflows: dict[str, WorkflowEntry] = attrs.field(hash=False)
     env: dict[str, str] = attrs.field(hash=False, repr=False)
+    #: Tool hooks declared in ``agent.md`` (imported when the runtime starts).
+    hooks: tuple[HookDeclaration, ...] = ()
+    #: The ``module:object`` of the context provider, if declared.
+    context_provider: str | None = None
 
     @property
     def root(self) -> Path | None:
@@ -462,6 +472,8 @@ class ComposedWorkspace:
             "mcpServers": sorted(self.mcp_servers),
             "mcpMissingEnv": list(self.mcp_missing_env),
             "workflows": {w: e.entry for w, e in self.workflows.items()},
+            "hooks": [h.to_dict() for h in self.hooks],
+            "contextProvider": self.context_provider,
             "skills": [
                 {
                     "id": s.id,
@@ -774,6 +786,8 @@ def _settings(value: Any) -> dict[str, Any]:
             raise WorkspaceError(AGENT_FILE, field, "expected true or false")
         if name == "artifact_media_type" and item is not None and not isinstance(item, str):
             raise WorkspaceError(AGENT_FILE, field, "expected a media type")
+        if name == "tool_results" and item not in ("structured", "text", "both"):
+            raise WorkspaceError(AGENT_FILE, field, "expected 'structured', 'text' or 'both'")
         out[name] = item
     return out
 
@@ -865,6 +879,8 @@ def compose_workspace(
     )
     agent_guard = _guardrails(agent.get("guardrails"), AGENT_FILE)
     settings = _settings(agent.get("settings"))
+    hooks = _hooks(agent.get("hooks"))
+    context_provider = _entry(agent.get("contextProvider"), "contextProvider")
     agent_caps = _mapping(agent.get("capabilities"), AGENT_FILE, "capabilities")
 
     # workflows: the registry (parsed, not imported)
@@ -910,6 +926,13 @@ def compose_workspace(
             schema_problem = check_object_schema(input_schema)
             if schema_problem is not None:
                 raise WorkspaceError(file, "inputSchema", schema_problem)
+        output_schema = _mapping(front.get("outputSchema"), file, "outputSchema")
+        if output_schema is not None:
+            from ...tools import check_object_schema
+
+            schema_problem = check_object_schema(output_schema)
+            if schema_problem is not None:
+                raise WorkspaceError(file, "outputSchema", schema_problem)
         try:
             entry = AgentSkill(
                 id=sid,
@@ -1000,6 +1023,7 @@ def compose_workspace(
             examples=examples,
             name=skill_name,
             input_schema=input_schema,
+            output_schema=output_schema,
             allowed_tools=patterns or ["*"],
         )
         skills.append(
@@ -1008,6 +1032,7 @@ def compose_workspace(
                 file=file,
                 agent_skill=entry,
                 input_schema=input_schema,
+                output_schema=output_schema,
                 prompt=source.body,
                 system_prompt=skill_system_prompt(sources.prompt, definition, source.body),
                 model_settings=skill_model,
@@ -1072,7 +1097,57 @@ def compose_workspace(
         mcp_missing_env=missing,
         workflows=effective_workflows,
         env=dict(environment),
+        hooks=hooks,
+        context_provider=context_provider,
     )
+
+
+_ENTRY = re.compile(r"[^:\s]+:[A-Za-z_][A-Za-z0-9_.]*")
+_HOOK_KEYS = frozenset({"tools", "before", "after", "adapter"})
+
+
+def _entry(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ENTRY.fullmatch(value):
+        raise WorkspaceError(
+            AGENT_FILE, field, f"expected 'module:object' (or 'file.py:object'), got {value!r}"
+        )
+    return value
+
+
+def _entries(value: Any, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise WorkspaceError(AGENT_FILE, field, "expected an entry or a list of entries")
+    return tuple(_entry(item, f"{field}[{i}]") or "" for i, item in enumerate(items))
+
+
+def _hooks(value: Any) -> tuple[HookDeclaration, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise WorkspaceError(AGENT_FILE, "hooks", "expected a list of hook declarations")
+    out = []
+    for i, item in enumerate(value):
+        where = f"hooks[{i}]"
+        if not isinstance(item, Mapping):
+            raise WorkspaceError(AGENT_FILE, where, "expected an object")
+        _check_keys(item, _HOOK_KEYS, AGENT_FILE, where)
+        tools = item.get("tools", "*")
+        patterns = (tools,) if isinstance(tools, str) else _strings(tools, AGENT_FILE, f"{where}.tools")
+        declaration = HookDeclaration(
+            tools=patterns or ("*",),
+            before=_entries(item.get("before"), f"{where}.before"),
+            after=_entries(item.get("after"), f"{where}.after"),
+            adapter=_entry(item.get("adapter"), f"{where}.adapter"),
+        )
+        if not declaration.entries():
+            raise WorkspaceError(AGENT_FILE, where, "declares no 'before', 'after' or 'adapter'")
+        out.append(declaration)
+    return tuple(out)
 
 
 def _provider(value: Mapping[str, Any]) -> dict[str, str]:

@@ -13,11 +13,14 @@ The agent as an MCP server:
 The agent as an MCP client:
 
 * :func:`load_mcp_config` / :func:`parse_mcp_config` - Claude-compatible
-  ``mcp.json`` (stdio and streamable-HTTP servers, ``$env:VAR`` references).
+  ``mcp.json`` (stdio, streamable-HTTP and legacy SSE servers; ``${VAR}`` and
+  ``$env:VAR`` substituted inside strings).
 * :class:`MCPToolHub` - connects every server, exposes their tools as uniform
   :class:`~a2a_models.tools.Tool` s named ``<server>__<tool>``, refreshes them
   when a server announces a change, runs the context provider, and stops
-  everything without leaving processes behind; :class:`MCPConnection` is one server.
+  everything without leaving processes behind; restarts a crashed server with
+  backoff (:class:`RestartPolicy`), its tools withdrawn while it is down;
+  :class:`MCPConnection` is one server.
 * :func:`to_call_result`, :func:`from_call_result`, :func:`tag_uri` - the
   conversions between A2A objects and MCP tool results.
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
         MCPConnection,
         MCPServerError,
         MCPToolHub,
+        RestartPolicy,
         ToolsChangedCallback,
     )
     from ._config import (
@@ -49,13 +53,16 @@ if TYPE_CHECKING:
     )
     from ._convert import (
         A2A_JSON_MEDIA_TYPE,
+        a2a_resource,
         agent_slug,
         error_result,
         from_call_result,
+        result_text,
+        structured_result,
         tag_uri,
         to_call_result,
     )
-    from ._server import MCPSkillServer, SkillRunner, skill_tool_description
+    from ._server import MCPSkillServer, SkillRunner, skill_input_schema, skill_tool_description
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -65,6 +72,7 @@ _EXPORTS: dict[str, str] = {
             "MCPConnection",
             "MCPServerError",
             "MCPToolHub",
+            "RestartPolicy",
             "ToolsChangedCallback",
         ],
         "_client",
@@ -84,15 +92,18 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "A2A_JSON_MEDIA_TYPE",
+            "a2a_resource",
             "agent_slug",
             "error_result",
             "from_call_result",
+            "result_text",
+            "structured_result",
             "tag_uri",
             "to_call_result",
         ],
         "_convert",
     ),
-    **dict.fromkeys(["MCPSkillServer", "SkillRunner", "skill_tool_description"], "_server"),
+    **dict.fromkeys(["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"], "_server"),
 }
 
 __all__ = [
@@ -106,16 +117,21 @@ __all__ = [
     "MCPServerError",
     "MCPSkillServer",
     "MCPToolHub",
+    "RestartPolicy",
     "SkillRunner",
     "StdioServerConfig",
     "ToolsChangedCallback",
+    "a2a_resource",
     "agent_slug",
     "error_result",
     "from_call_result",
     "load_mcp_config",
     "parse_mcp_config",
     "resolve_env",
+    "result_text",
+    "skill_input_schema",
     "skill_tool_description",
+    "structured_result",
     "tag_uri",
     "to_call_result",
 ]

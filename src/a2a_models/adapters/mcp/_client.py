@@ -12,8 +12,10 @@ from types import TracebackType
 from typing import Any, Literal, TextIO
 
 import anyio
+import attrs
 import mcp_types as types
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -46,6 +48,7 @@ __all__ = [
     "MCPConnection",
     "MCPServerError",
     "MCPToolHub",
+    "RestartPolicy",
     "ToolsChangedCallback",
 ]
 
@@ -62,6 +65,32 @@ ConnectMode = Literal["auto", "legacy"]
 _MAX_PAGES = 100
 _MAX_RELISTENS = 5
 _STOP_TIMEOUT = 15.0
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class RestartPolicy:
+    """How a consumed MCP server is brought back after it crashed or its connection
+    was lost (the first start is never retried: a server that cannot start fails fast).
+
+    Attempt *n* (from 0) waits ``min(max_delay, initial_delay * factor ** n)``
+    seconds; after ``max_restarts`` failed attempts in a row the server stays
+    down (its tools stay withdrawn, an error is logged). A connection that then
+    stays up for ``reset_after`` seconds earns the full budget back.
+    ``health_interval`` is how often an idle connection is probed to notice a
+    dead server (``ping``; ``tools/list`` on 2026-era connections, which have no
+    ping); a failed call notices at once. ``None`` turns probes off.
+    """
+
+    max_restarts: int = attrs.field(default=5, validator=attrs.validators.ge(0))
+    initial_delay: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+    max_delay: float = attrs.field(default=30.0, validator=attrs.validators.ge(0))
+    factor: float = attrs.field(default=2.0, validator=attrs.validators.ge(1))
+    reset_after: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
+    health_interval: float | None = attrs.field(default=5.0)
+
+    def delay(self, attempt: int) -> float:
+        """The wait before restart attempt ``attempt`` (0-based)."""
+        return float(min(self.max_delay, self.initial_delay * self.factor**attempt))
 
 
 class MCPServerError(RuntimeError):
@@ -99,6 +128,14 @@ class MCPConnection:
     change (``notifications/tools/list_changed``, or a ``subscriptions/listen``
     event on 2026-era connections).
 
+    When the server crashes (or the connection is lost) after a successful
+    start, its tools are withdrawn at once (:attr:`tools` is empty, so a model
+    is no longer offered them; ``on_tools_changed`` is called) and the server
+    is restarted following ``restart`` (a :class:`RestartPolicy`: bounded
+    attempts with exponential backoff; ``None``: never restarted); once it is
+    back its tools are listed again and restored. :attr:`restarts` counts
+    the successful restarts.
+
     The connection lives in a task of its own, so :meth:`start` and
     :meth:`stop` may be awaited from different tasks.
     """
@@ -112,8 +149,10 @@ class MCPConnection:
         call_timeout: float | None = None,
         errlog: TextIO | None = None,
         on_tools_changed: ToolsChangedCallback | None = None,
+        restart: RestartPolicy | None = RestartPolicy(),
     ) -> None:
         self.config = config
+        self.restart = restart
         self.name = config.name
         where = f"MCP server {config.name!r}"
         #: The tool-name prefix: the server name in canonical snake_case.
@@ -133,6 +172,12 @@ class MCPConnection:
         self._tools: tuple[Tool, ...] = ()
         self._version = 0
         self._lost = False
+        self._lost_event = asyncio.Event()
+        self._callbacks: set[asyncio.Future[Any]] = set()
+        #: Successful restarts after a crash or a lost connection.
+        self.restarts = 0
+        #: True once the restart budget is spent and the server stays down.
+        self.gave_up = False
         #: The last refresh failure (e.g. an invalid tool name announced later), if any.
         self.last_error: BaseException | None = None
 
@@ -192,6 +237,8 @@ class MCPConnection:
         self._changed = asyncio.Event()
         self._error = None
         self._lost = False
+        self._lost_event = asyncio.Event()
+        self.gave_up = False
         self._task = asyncio.create_task(self._supervise(), name=f"mcp-server-{self.name}")
         try:
             async with asyncio.timeout(self.connect_timeout):
@@ -260,6 +307,8 @@ class MCPConnection:
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
             )
             return stdio_client(params, errlog=self.errlog or sys.stderr)
+        if config.transport == "sse":
+            return sse_client(config.url, headers=dict(config.headers), timeout=30.0)
         import httpx2
 
         http = httpx2.AsyncClient(
@@ -268,6 +317,83 @@ class MCPConnection:
         return _HTTPTransport(config.url, http)
 
     async def _supervise(self) -> None:
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            began = loop.time()
+            await self._session()
+            if self._stop.is_set() or self._error is not None:
+                return
+            # The server crashed or the connection was lost after a good start.
+            self._withdraw()
+            policy = self.restart
+            if policy is None:
+                log.warning("MCP server %r is down; it is not restarted", self.name)
+                await self._stop.wait()
+                return
+            if loop.time() - began >= policy.reset_after:
+                attempt = 0
+            while True:
+                if attempt >= policy.max_restarts:
+                    self.gave_up = True
+                    log.error(
+                        "MCP server %r is down: gave up after %d restart attempts",
+                        self.name,
+                        attempt,
+                    )
+                    await self._stop.wait()
+                    return
+                delay = policy.delay(attempt)
+                attempt += 1
+                log.warning(
+                    "MCP server %r is down; restart attempt %d/%d in %.2gs",
+                    self.name,
+                    attempt,
+                    policy.max_restarts,
+                    delay,
+                )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await self._stop.wait()
+                if self._stop.is_set():
+                    return
+                self._lost = False
+                self._lost_event = asyncio.Event()
+                restarted = asyncio.Event()
+                session = asyncio.create_task(self._session(restarted))
+                waiter = asyncio.create_task(restarted.wait())
+                await asyncio.wait({session, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if restarted.is_set():
+                    self.restarts += 1
+                    log.warning("MCP server %r is back (restart %d)", self.name, self.restarts)
+                    began = loop.time()
+                    await session
+                    if self._stop.is_set():
+                        return
+                    self._withdraw()
+                    if loop.time() - began >= policy.reset_after:
+                        attempt = 0
+                    continue
+                await session  # failed to come back: try again after the next delay
+
+    def _withdraw(self) -> None:
+        """Offer none of the server's tools while it is down."""
+        if not self._tools and not self._mcp_tools:
+            return
+        self._tools = ()
+        self._mcp_tools = ()
+        self._version += 1
+        log.warning("MCP server %r: its tools are withdrawn while it is down", self.name)
+        self._notify_changed()
+
+    async def _session(self, up: asyncio.Event | None = None) -> None:
+        """One connection, from connecting until it is stopped or lost.
+
+        The first session (``up`` is ``None``) reports to :meth:`start`; a restart
+        sets ``up`` once the tools are listed again.
+        """
+        first = up is None
         try:
             client = Client(
                 self._transport(),
@@ -279,22 +405,53 @@ class MCPConnection:
             )
             async with client:
                 self._client = client
-                await self._refresh()
+                if first:
+                    await self._refresh()
+                else:
+                    async with asyncio.timeout(self.connect_timeout):
+                        await self._refresh()
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._refresh_loop)
                     if self._listen_needed(client):
                         tg.start_soon(self._listen_loop, client)
-                    self._ready.set()
-                    await self._stop.wait()
+                    if self.restart is not None and self.restart.health_interval:
+                        tg.start_soon(self._health_loop, client, self.restart.health_interval)
+                    if first:
+                        self._ready.set()
+                    else:
+                        assert up is not None
+                        up.set()
+                    await _first(self._stop, self._lost_event)
                     tg.cancel_scope.cancel()
         except Exception as exc:
-            if not self._ready.is_set():
+            if first and not self._ready.is_set():
                 self._error = exc
             else:
                 log.warning("MCP server %r: connection ended: %s", self.name, _describe(exc))
         finally:
             self._client = None
-            self._ready.set()
+            if first:
+                self._ready.set()
+
+    def _mark_lost(self) -> None:
+        if not self._lost:
+            log.warning("MCP server %r: the connection is closed", self.name)
+        self._lost = True
+        self._lost_event.set()
+
+    async def _health_loop(self, client: Client, interval: float) -> None:
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(max(interval, 10.0)):
+                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        await client.list_tools()  # 2026-era MCP has no ping
+                    else:
+                        await client.send_ping()
+            except Exception as exc:
+                log.warning("MCP server %r: no answer to a ping: %s", self.name, _describe(exc))
+                self._mark_lost()
+                return
 
     @staticmethod
     def _listen_needed(client: Client) -> bool:
@@ -319,8 +476,7 @@ class MCPConnection:
                 return  # the server closed the subscription gracefully
             except MCPError as exc:
                 if exc.code == types.CONNECTION_CLOSED:
-                    self._lost = True
-                    log.warning("MCP server %r: the connection is closed", self.name)
+                    self._mark_lost()
                     return
                 failures += 1
                 reason = exc
@@ -371,13 +527,29 @@ class MCPConnection:
         self._tools = tools
         self._version += 1
         self.last_error = None
-        if self.on_tools_changed is not None:
-            try:
-                outcome = self.on_tools_changed(self.name)
-                if asyncio.iscoroutine(outcome):
-                    await outcome
-            except Exception:
-                log.exception("MCP server %r: on_tools_changed failed", self.name)
+        self._notify_changed()
+
+    def _notify_changed(self) -> None:
+        callback = self.on_tools_changed
+        if callback is None:
+            return
+        try:
+            outcome = callback(self.name)
+            if asyncio.iscoroutine(outcome):
+                task = asyncio.ensure_future(outcome)
+                self._callbacks.add(task)
+                task.add_done_callback(self._callback_done)
+        except Exception:
+            log.exception("MCP server %r: on_tools_changed failed", self.name)
+
+    def _callback_done(self, task: asyncio.Future[Any]) -> None:
+        self._callbacks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error(
+                "MCP server %r: on_tools_changed failed",
+                self.name,
+                exc_info=task.exception(),
+            )
 
     def _source(self, tool_name: str) -> str:
         return f"MCP server {self.name!r}, tool {tool_name!r}"
@@ -437,9 +609,7 @@ class MCPConnection:
             ) from None
         except Exception as exc:
             if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
-                if not self._lost:
-                    log.warning("MCP server %r: the connection is closed", self.name)
-                self._lost = True
+                self._mark_lost()
             raise ToolExecutionError(
                 tool_name, f"{where}: the call failed: {_describe(exc)}"
             ) from exc
@@ -463,6 +633,16 @@ class _HTTPTransport:
         return await self._stack.__aexit__(*exc_info)
 
 
+async def _first(*events: asyncio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
 def _version() -> str:
     from ... import __version__
 
@@ -480,7 +660,9 @@ class MCPToolHub:
     first server that cannot start raises :class:`MCPServerError` naming it
     (the others are stopped again). Then ``context_provider`` runs once with
     the connected servers and its value becomes :attr:`context`. :meth:`stop`
-    closes everything and leaves no subprocess behind.
+    closes everything and leaves no subprocess behind. A server that crashes
+    later is restarted following ``restart`` (see :class:`MCPConnection`);
+    its tools are missing from :attr:`tools` while it is down.
 
     :attr:`tools` are all servers' tools (``<server>__<tool>``), re-read on
     every access so refreshed lists show at once; the hub is a
@@ -499,6 +681,7 @@ class MCPToolHub:
         call_timeout: float | None = None,
         errlog: TextIO | None = None,
         on_tools_changed: ToolsChangedCallback | None = None,
+        restart: RestartPolicy | None = RestartPolicy(),
     ) -> None:
         configs = list(servers.values() if isinstance(servers, Mapping) else servers)
         self.connections: dict[str, MCPConnection] = {}
@@ -515,6 +698,7 @@ class MCPToolHub:
                 call_timeout=call_timeout,
                 errlog=errlog,
                 on_tools_changed=on_tools_changed,
+                restart=restart,
             )
             other = prefixes.get(connection.prefix)
             if other is not None:

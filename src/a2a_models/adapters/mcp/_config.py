@@ -4,18 +4,25 @@
 
     {"mcpServers": {
         "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
-                   "env": {"GITHUB_TOKEN": "$env:GITHUB_TOKEN"}},
+                   "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
         "search": {"transport": {"type": "http", "url": "https://search.example/mcp",
-                                 "headers": {"Authorization": "$env:SEARCH_AUTH"}}}
+                                 "headers": {"Authorization": "Bearer $env:SEARCH_TOKEN"}}},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:3001/sse"}
     }}
 
 A server is a subprocess spoken to over stdio (``command``, ``args``,
-``env``, optional ``cwd``) or a streamable-HTTP endpoint (``transport:
+``env``, optional ``cwd``), a streamable-HTTP endpoint (``transport:
 {type: "http", url, headers}``; Claude Code's flat ``{"type": "http", "url",
-"headers"}`` is accepted too). Any string value that is exactly
-``$env:VAR_NAME`` is replaced by that environment variable; every missing
-variable is reported in one :class:`MCPConfigError`. Unknown members are
-ignored.
+"headers"}`` is accepted too) or a legacy HTTP+SSE endpoint (``"type":
+"sse"``, same members).
+
+Environment variables are substituted inside every string value (command,
+args, env, cwd, url, headers): ``${VAR}``, ``${VAR:-default}`` (the default
+when ``VAR`` is unset or empty) and ``$env:VAR`` (the form other hosts
+accept), e.g. ``"Bearer ${TOKEN}"``. Every missing variable is reported in
+one :class:`MCPConfigError` naming the server and key
+(``mcpServers.search.transport.headers.Authorization``); nothing is ever
+sent with a reference left in it. Unknown members are ignored.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -39,8 +46,12 @@ __all__ = [
     "resolve_env",
 ]
 
-_ENV_REF = re.compile(r"\$env:([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_REF = re.compile(
+    r"\$env:(?P<ps>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
+)
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamablehttp"})
+_SSE_TYPES = frozenset({"sse"})
 
 
 class MCPConfigError(ValueError):
@@ -81,18 +92,24 @@ class StdioServerConfig:
 
 @attrs.frozen(slots=True, kw_only=True)
 class HTTPServerConfig:
-    """A server reached over streamable HTTP at ``url``, with extra ``headers``."""
+    """A server reached over HTTP at ``url``, with extra ``headers``: streamable HTTP
+    (``transport="http"``) or the legacy HTTP+SSE transport (``transport="sse"``,
+    ``url`` being its SSE endpoint)."""
 
     name: str
     url: str
     headers: dict[str, str] = attrs.field(factory=dict, converter=_frozen_dict, hash=False)
+    transport: Literal["http", "sse"] = attrs.field(
+        default="http", validator=attrs.validators.in_(("http", "sse"))
+    )
 
 
 MCPServerConfig: TypeAlias = StdioServerConfig | HTTPServerConfig
 
 
 class _Resolver:
-    """Replaces ``$env:VAR`` strings, remembering every missing variable."""
+    """Substitutes ``${VAR}``, ``${VAR:-default}`` and ``$env:VAR`` inside strings,
+    remembering every missing variable and where it was referenced."""
 
     def __init__(self, env: Mapping[str, str], origin: str) -> None:
         self.env = env
@@ -105,15 +122,21 @@ class _Resolver:
     def string(self, value: Any, where: str) -> str:
         if not isinstance(value, str):
             raise self.fail(where, f"expected a string, got {type(value).__name__}")
-        match = _ENV_REF.fullmatch(value)
-        if match is None:
+        if "$" not in value:
             return value
-        name = match.group(1)
-        resolved = self.env.get(name)
-        if resolved is None:
-            self.missing.setdefault(name, []).append(where)
-            return ""
-        return resolved
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group("ps") or match.group("name")
+            resolved = self.env.get(name)
+            default = match.group("default")
+            if default is not None and not resolved:
+                return default
+            if resolved is None:
+                self.missing.setdefault(name, []).append(where)
+                return ""
+            return resolved
+
+        return _ENV_REF.sub(substitute, value)
 
     def strings(self, value: Any, where: str) -> tuple[str, ...]:
         if value is None:
@@ -136,13 +159,16 @@ class _Resolver:
 
 
 def resolve_env(value: str, env: Mapping[str, str] | None = None) -> str:
-    """``value`` with a whole-string ``$env:VAR_NAME`` reference replaced
-    (:class:`MCPConfigError` if the variable is missing)."""
+    """``value`` with its ``${VAR}``, ``${VAR:-default}`` and ``$env:VAR`` references
+    substituted (:class:`MCPConfigError` naming every missing variable)."""
     resolver = _Resolver(os.environ if env is None else env, "value")
     out = resolver.string(value, "value")
     if resolver.missing:
-        (name,) = resolver.missing
-        raise MCPConfigError(f"missing environment variable {name}", missing=(name,))
+        names = tuple(resolver.missing)
+        plural = "s" if len(names) > 1 else ""
+        raise MCPConfigError(
+            f"missing environment variable{plural} {', '.join(names)}", missing=names
+        )
     return out
 
 
@@ -160,21 +186,26 @@ def _server(name: str, raw: Any, r: _Resolver) -> MCPServerConfig:
         twhere = f"{where}.transport"
     else:
         spec, twhere = raw, where
-    if isinstance(kind, str) and kind.lower() in _HTTP_TYPES:
+    if isinstance(kind, str) and kind.lower() in _HTTP_TYPES | _SSE_TYPES:
         if "url" not in spec:
             raise r.fail(twhere, "an HTTP server needs a 'url'")
         url = r.string(spec["url"], f"{twhere}.url")
         if url and not url.startswith(("http://", "https://")):
             raise r.fail(f"{twhere}.url", f"expected an http(s) URL, got {url!r}")
         return HTTPServerConfig(
-            name=name, url=url, headers=r.mapping(spec.get("headers"), f"{twhere}.headers")
+            name=name,
+            url=url,
+            headers=r.mapping(spec.get("headers"), f"{twhere}.headers"),
+            transport="sse" if kind.lower() in _SSE_TYPES else "http",
         )
     if kind is not None and kind != "stdio":
-        raise r.fail(f"{twhere}.type", f"unsupported transport {kind!r} (use 'stdio' or 'http')")
+        raise r.fail(
+            f"{twhere}.type", f"unsupported transport {kind!r} (use 'stdio', 'http' or 'sse')"
+        )
     if "command" not in raw:
         raise r.fail(where, "expected 'command' (a stdio server) or 'transport' (an HTTP server)")
     command = r.string(raw["command"], f"{where}.command")
-    if not command and _ENV_REF.fullmatch(str(raw["command"])) is None:
+    if not command and _ENV_REF.search(str(raw["command"])) is None:
         raise r.fail(f"{where}.command", "must not be empty")
     cwd = raw.get("cwd")
     return StdioServerConfig(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any, Final
 
@@ -12,14 +14,17 @@ import mcp_types as types
 
 from ... import codec
 from ...errors import DecodeError
-from ...models import FilePart, Message, Part, Task, TextPart
-from ...tools import ToolOutput, ToolResult
+from ...models import DataPart, FilePart, JSONObject, Message, Part, Task, TextPart
+from ...tools import ArgumentValidator, ToolOutput, ToolResult
 
 __all__ = [
     "A2A_JSON_MEDIA_TYPE",
+    "a2a_resource",
     "agent_slug",
     "error_result",
     "from_call_result",
+    "result_text",
+    "structured_result",
     "tag_uri",
     "to_call_result",
 ]
@@ -28,6 +33,7 @@ __all__ = [
 A2A_JSON_MEDIA_TYPE: Final = "application/json"
 
 _NOT_DNS = re.compile(r"[^a-z0-9]+")
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*|\s*```$")
 
 
 def agent_slug(name: str) -> str:
@@ -55,22 +61,106 @@ def tag_uri(agent_name: str, obj: Task | Message, day: date | str | None = None)
     return f"tag:{agent_slug(agent_name)},{_day(day)}:{ident}"
 
 
+def result_text(obj: Task | Message) -> str:
+    """The plain text of a skill's result, for hosts that read only text.
+
+    A Task's artifacts (text parts as they are, data parts as JSON; artifacts
+    separated by a blank line), else its status message; a Message's parts.
+    """
+    if isinstance(obj, Message):
+        return _parts_text(obj.parts)
+    texts = [t for t in (_parts_text(a.parts) for a in obj.artifacts) if t]
+    if texts:
+        return "\n\n".join(texts)
+    message = obj.status.message
+    return _parts_text(message.parts) if message is not None else ""
+
+
+def _parts_text(parts: Sequence[Part]) -> str:
+    # Adjacent text parts (an artifact's streamed chunks) join exactly; a data
+    # part is its JSON on a line of its own.
+    chunks: list[str] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            chunks.append(part.text)
+        elif isinstance(part, DataPart):
+            if chunks and not chunks[-1].endswith("\n"):
+                chunks.append("\n")
+            chunks.append(json.dumps(part.data, ensure_ascii=False))
+            chunks.append("\n")
+    if chunks and chunks[-1] == "\n":
+        chunks.pop()
+    return "".join(chunks)
+
+
+def structured_result(obj: Task | Message) -> JSONObject | None:
+    """The structured value of a skill's result: its first data part holding a JSON
+    object (artifacts first, then the status message), else its text when that text
+    is one JSON object (an LLM writing JSON), else ``None``."""
+    groups: list[Sequence[Part]]
+    if isinstance(obj, Message):
+        groups = [obj.parts]
+    else:
+        groups = [a.parts for a in obj.artifacts]
+        if obj.status.message is not None:
+            groups.append(obj.status.message.parts)
+    for parts in groups:
+        for part in parts:
+            if isinstance(part, DataPart) and isinstance(part.data, dict):
+                return dict(part.data)
+    text = result_text(obj).strip()
+    if text.startswith("```"):
+        text = _FENCE.sub("", text).strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(value, dict):
+            return value
+    return None
+
+
 def to_call_result(
-    obj: Task | Message, *, agent_name: str, day: date | str | None = None
+    obj: Task | Message,
+    *,
+    agent_name: str,
+    day: date | str | None = None,
+    output_schema: JSONObject | None = None,
 ) -> types.CallToolResult:
-    """The MCP result carrying ``obj``: one embedded ``resource`` content item
-    (``application/json``, the object's A2A 1.0 JSON as text, a tag URI).
+    """The MCP result carrying ``obj``, for simple and A2A-aware hosts alike.
+
+    ``content`` is a plain-text item (:func:`result_text`, left out when there
+    is no text) followed by the embedded ``resource`` (``application/json``,
+    the object's A2A 1.0 JSON, a tag URI). ``structuredContent`` is
+    :func:`structured_result` when there is one. With ``output_schema`` (the
+    tool's advertised ``outputSchema``) the structured value is validated
+    against it: a missing or non-conforming value makes an error result that
+    says why (the A2A resource still comes with it).
 
     A failed or rejected Task also sets ``isError`` (the tool reports an error).
     """
-    text = codec.encode(obj, "1.0").decode("utf-8")
+    encoded = codec.encode(obj, "1.0").decode("utf-8")
     resource = types.EmbeddedResource(
         resource=types.TextResourceContents(
-            uri=tag_uri(agent_name, obj, day), mime_type=A2A_JSON_MEDIA_TYPE, text=text
+            uri=tag_uri(agent_name, obj, day), mime_type=A2A_JSON_MEDIA_TYPE, text=encoded
         )
     )
     failed = isinstance(obj, Task) and obj.state.name in ("FAILED", "REJECTED")
-    return types.CallToolResult(content=[resource], is_error=failed)
+    text = result_text(obj)
+    structured = structured_result(obj)
+    if output_schema is not None and not failed:
+        problems = (
+            ["the result carries no JSON object"]
+            if structured is None
+            else ArgumentValidator(output_schema).problems(structured)
+        )
+        if problems:
+            text = "The result does not match the tool's outputSchema: " + "; ".join(problems)
+            failed = True
+    content: list[types.ContentBlock] = [types.TextContent(text=text)] if text else []
+    content.append(resource)
+    return types.CallToolResult(content=content, structured_content=structured, is_error=failed)
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -128,17 +218,13 @@ def _part(block: Any) -> Part | None:
     return None
 
 
-def from_call_result(result: types.CallToolResult) -> ToolOutput:
-    """A tool output from an MCP ``CallToolResult``.
-
-    A result that is exactly one embedded ``application/json`` resource with a
-    ``tag:`` URI holding an A2A Task or Message (what an a2a-models agent's
-    MCP server returns) gives that Task or Message back; anything else
-    becomes a :class:`~a2a_models.tools.ToolResult` (see its docs for the mapping).
-    """
-    content = list(result.content)
-    if len(content) == 1 and isinstance(content[0], types.EmbeddedResource):
-        resource = content[0].resource
+def a2a_resource(result: types.CallToolResult) -> Task | Message | None:
+    """The A2A Task or Message embedded in ``result`` (what an a2a-models agent's MCP
+    server returns: an ``application/json`` resource with a ``tag:`` URI), if any."""
+    for block in result.content:
+        if not isinstance(block, types.EmbeddedResource):
+            continue
+        resource = block.resource
         if (
             isinstance(resource, types.TextResourceContents)
             and resource.mime_type == A2A_JSON_MEDIA_TYPE
@@ -147,5 +233,19 @@ def from_call_result(result: types.CallToolResult) -> ToolOutput:
             obj = _decode_a2a(resource.text)
             if obj is not None:
                 return obj
-    parts = [p for p in (_part(block) for block in content) if p is not None]
+    return None
+
+
+def from_call_result(result: types.CallToolResult) -> ToolOutput:
+    """A tool output from an MCP ``CallToolResult``.
+
+    A result embedding an A2A Task or Message (see :func:`a2a_resource`; what an
+    a2a-models agent's MCP server returns) gives that Task or Message back;
+    anything else becomes a :class:`~a2a_models.tools.ToolResult` (see its docs
+    for the mapping).
+    """
+    obj = a2a_resource(result)
+    if obj is not None:
+        return obj
+    parts = [p for p in (_part(block) for block in result.content) if p is not None]
     return ToolResult(parts=parts, data=result.structured_content, is_error=result.is_error)

@@ -20,10 +20,18 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ...models import AgentCard, JSONObject, Message, Task
-from ...tools import SkillContext, SkillDefinition, SkillDefinitionError, Toolbox
+from ...tools import (
+    TEXT_INPUT_SCHEMA,
+    ArgumentValidator,
+    SkillContext,
+    SkillDefinition,
+    SkillDefinitionError,
+    Toolbox,
+    declares_inputs,
+)
 from ._convert import error_result, to_call_result
 
-__all__ = ["MCPSkillServer", "SkillRunner", "skill_tool_description"]
+__all__ = ["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"]
 
 log = logging.getLogger("a2a_models.adapters.mcp")
 
@@ -37,6 +45,29 @@ def skill_tool_description(skill: SkillDefinition) -> str:
     tags = "".join(f"<tag>{escape(t)}</tag>" for t in skill.tags)
     examples = "".join(f"<example>{escape(e)}</example>" for e in skill.examples)
     return f"{skill.description}\n\n<tags>{tags}</tags><examples>{examples}</examples>"
+
+
+def skill_input_schema(skill: SkillDefinition) -> JSONObject:
+    """The MCP ``inputSchema`` of ``skill``: its own input schema, or
+    :data:`~a2a_models.tools.TEXT_INPUT_SCHEMA` (``{"text": string}``, required)
+    when it declares no inputs, so that a host has somewhere to put the request."""
+    if declares_inputs(skill.input_schema):
+        return skill.input_schema
+    return dict(TEXT_INPUT_SCHEMA)
+
+
+def _output_schema(skill: SkillDefinition) -> JSONObject | None:
+    schema = skill.output_schema
+    if schema is None:
+        return None
+    if schema.get("type") != "object":
+        # MCP output schemas describe an object (structuredContent is one).
+        log.warning(
+            "skill %r: its output schema is not an object schema; not advertised over MCP",
+            skill.id,
+        )
+        return None
+    return schema
 
 
 class _Endpoint:
@@ -78,14 +109,18 @@ class MCPSkillServer:
 
     Each :class:`~a2a_models.tools.SkillDefinition` becomes a tool named by
     its id, titled by its name, described by :func:`skill_tool_description`,
-    with the skill's input schema. A call is validated against that schema
-    first (an error result names the problems; the handler is not called),
-    then the handler runs with the arguments and a
+    with the input schema of :func:`skill_input_schema` (a skill that declares
+    no inputs takes ``{"text": string}``) and, when the skill has an object
+    output schema, that schema as ``outputSchema``. A call is validated
+    against the input schema first (an error result names the problems; the
+    handler is not called), then the handler runs with the arguments and a
     :class:`~a2a_models.tools.SkillContext` (never MCP's request context).
-    Its Task or Message comes back as one embedded ``resource`` item
-    (``application/json``, the A2A 1.0 JSON, a ``tag:<agent>,<date>:<id>``
-    URI); an exception becomes an error result ``[ErrorName]: message`` and
-    is logged.
+    Its Task or Message comes back as a plain-text item (the artifact text)
+    and an embedded ``resource`` item (``application/json``, the A2A 1.0
+    JSON, a ``tag:<agent>,<date>:<id>`` URI), with ``structuredContent``
+    validated against the ``outputSchema`` (see
+    :func:`~a2a_models.adapters.mcp.to_call_result`); an exception becomes
+    an error result ``[ErrorName]: message`` and is logged.
 
     ``name`` (the agent's name) identifies the server and is the tag URI's
     authority (slugged); ``tag_date`` is the tag's date (default: the day of
@@ -124,12 +159,17 @@ class MCPSkillServer:
         self.context = context
         self.runner = runner
         self.tag_date = tag_date
+        self._inputs = {
+            skill.id: ArgumentValidator(skill_input_schema(skill)) for skill in self.skills.values()
+        }
+        self._outputs = {skill.id: _output_schema(skill) for skill in self.skills.values()}
         self._tools = [
             types.Tool(
                 name=skill.id,
                 title=skill.name,
                 description=skill_tool_description(skill),
-                input_schema=skill.input_schema,
+                input_schema=self._inputs[skill.id].schema,
+                output_schema=self._outputs[skill.id],
             )
             for skill in self.skills.values()
         ]
@@ -159,8 +199,8 @@ class MCPSkillServer:
         return [tool.model_copy(deep=True) for tool in self._tools]
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
-        skill = self.skills.get(name)
-        return skill.input_schema if skill is not None else None
+        validator = self._inputs.get(name)
+        return validator.schema if validator is not None else None
 
     async def _on_list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
@@ -181,7 +221,7 @@ class MCPSkillServer:
         if skill is None:
             return error_result(f"[UnknownTool]: no skill named {name!r}")
         args: JSONObject = {} if arguments is None else arguments
-        problems = skill.problems(args)
+        problems = self._inputs[name].problems(args)
         if problems:
             return error_result(f"Invalid arguments for {name!r}: " + "; ".join(problems))
         try:
@@ -197,7 +237,9 @@ class MCPSkillServer:
         except Exception as exc:
             log.exception("MCP call of skill %r failed", name)
             return error_result(f"[{type(exc).__name__}]: {exc}")
-        return to_call_result(obj, agent_name=self.name, day=self.tag_date)
+        return to_call_result(
+            obj, agent_name=self.name, day=self.tag_date, output_schema=self._outputs[name]
+        )
 
     async def _fulfil(
         self, skill: SkillDefinition, args: JSONObject, context: SkillContext

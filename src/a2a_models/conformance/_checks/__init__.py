@@ -1,5 +1,5 @@
 """The built-in checks; importing this package registers them (in report order)."""
 
-from . import card, jsonrpc, methods, protocol, streaming
+from . import card, jsonrpc, methods, protocol, semantics, streaming
 
-__all__ = ["card", "jsonrpc", "methods", "protocol", "streaming"]
+__all__ = ["card", "jsonrpc", "methods", "protocol", "semantics", "streaming"]

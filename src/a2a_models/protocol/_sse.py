@@ -20,9 +20,16 @@ Feed it bytes as they arrive::
         for event in parser.feed(chunk):
             handle(event.data, event.id)
 
-:func:`format_event` writes one event (servers use it); ``parse(format(x))``
+:func:`format_event` writes one event; ``parse(format(x))``
 gives ``x`` back, except that CR and CRLF inside ``data`` become LF (SSE has
-no way to carry them).
+no way to carry them). :func:`sse_frame` is the servers' fast path for
+the usual frame (compact JSON bytes, an optional id and event type).
+
+The parser is the package's own, not ``httpx-sse``'s: it is stdlib-only (the
+conformance suite uses it without httpx), bounds the size of an event
+(``max_event_size``) and implements the whole WHATWG model (CR line ends
+split across chunks, a leading BOM, ``id`` with NUL, ``retry``), which the
+line-based decoders of ``httpx-sse`` and ``sse-starlette`` do not bound.
 """
 
 from __future__ import annotations
@@ -33,20 +40,23 @@ from typing import Final
 
 import attrs
 
+from ..errors import A2AError
+
 __all__ = [
     "SSEError",
     "SSEEvent",
     "SSEParser",
     "format_comment",
     "format_event",
+    "sse_frame",
 ]
 
 _EOL: Final = re.compile(r"\r\n|\r|\n")
 _BOM: Final = "\ufeff"
 
 
-class SSEError(ValueError):
-    """An event stream exceeded the parser's size limit."""
+class SSEError(A2AError, ValueError):
+    """An event stream exceeded the parser's size limit (the peer's fault)."""
 
 
 @attrs.frozen(slots=True)
@@ -241,3 +251,21 @@ def format_event(
 def format_comment(text: str = "") -> bytes:
     """A comment line (``: text``), e.g. a keep-alive that parsers ignore."""
     return b"".join(f": {line}\n".encode() for line in _EOL.split(text)) + b"\n"
+
+
+def sse_frame(data: bytes, *, id: str | None = None, event: str | None = None) -> bytes:
+    """One SSE event: optional ``event:`` and ``id:`` lines, ``data:`` lines, a blank line."""
+    if not event and b"\n" not in data and b"\r" not in data:
+        # The usual frame: compact JSON, one data line.
+        if id:
+            return b"id: " + id.encode() + b"\ndata: " + data + b"\n\n"
+        return b"data: " + data + b"\n\n"
+    lines: list[bytes] = []
+    if event:
+        lines.append(b"event: " + event.encode())
+    if id:
+        lines.append(b"id: " + id.encode())
+    # Compact JSON has no line breaks; anything else is split as SSE requires.
+    for line in data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+        lines.append(b"data: " + line)
+    return b"\n".join(lines) + b"\n\n"

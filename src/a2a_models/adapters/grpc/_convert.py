@@ -1,0 +1,790 @@
+"""Direct conversion between the attrs models and the ``lf.a2a.v1`` protobuf messages.
+
+Like the JSON codec (:mod:`a2a_models.codec._gen`), every class gets two plain
+functions generated once from a table, here the model's attrs fields matched
+against the proto descriptor: ``_to_<Class>`` builds the protobuf message with
+one constructor call and ``_from_<Class>`` fills a :func:`~a2a_models.codec._gen.builder`
+twin of the model from the message's attributes. No JSON is produced on the way.
+
+The rules are those of the 1.0 JSON codec (both are ProtoJSON's twins):
+
+* proto3 fields without presence: ``""``/``0``/``false``/empty mean unset
+  (``None`` or the model default); ``optional`` fields keep ``0``/``false``.
+* REQUIRED fields must be present and, for strings and lists, non-empty,
+  exactly as :data:`a2a_models.codec._v10.MUST_BE_PRESENT` and the field
+  tables say; the failure is a :class:`~a2a_models.errors.DecodeError` with
+  the path of the field.
+* ``google.protobuf.Struct``/``Value`` hold JSON; their numbers are doubles,
+  so an integer that a double cannot hold exactly raises
+  :class:`~a2a_models.errors.EncodeError` instead of changing silently, and
+  integral doubles come back as ``int``.
+* Attributes that exist only in A2A 0.3 raise ``EncodeError`` when set.
+"""
+
+from __future__ import annotations
+
+import calendar
+import typing
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from math import copysign as _copysign
+from typing import Any, TypeVar, overload
+
+import attrs
+
+from ... import models as m
+from ..._state import TaskState
+from ...codec import _v10
+from ...codec._gen import ClassSpec, Fail, Loss, builder, render_path
+from ...errors import DecodeError, EncodeError
+from ...models._base import non_negative_optional_int32
+from ._pb import a2a_pb2 as pb
+
+__all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
+
+T = TypeVar("T")
+
+Namespace = dict[str, Any]
+_NS: Namespace = {}
+
+_MESSAGES = pb.DESCRIPTOR.message_types_by_name
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TimestampPB: Any = type(pb.TaskStatus().timestamp)
+_StructPB: Any = type(pb.Task().metadata)
+_ValuePB: Any = type(pb.Part().data)
+
+# --------------------------------------------------------------------------- leaves
+
+
+def _bad_int(n: int) -> None:
+    raise Loss(
+        f"integer {n} has no exact protobuf Struct number (a double): "
+        "send it as a string or a float"
+    )
+
+
+def _value_into(msg: Any, v: Any) -> None:
+    """Fill a ``google.protobuf.Value`` with the JSON value ``v``."""
+    c = v.__class__
+    if c is str:
+        msg.string_value = v
+    elif c is bool:
+        msg.bool_value = v
+    elif c is int:
+        if -9007199254740992 <= v <= 9007199254740992:
+            msg.number_value = v
+        else:
+            try:
+                exact = int(float(v)) == v
+            except OverflowError:
+                exact = False
+            if not exact:
+                _bad_int(v)
+            msg.number_value = v
+    elif c is float:
+        msg.number_value = v
+    elif v is None:
+        msg.null_value = 0
+    elif c is dict:
+        s = msg.struct_value
+        s.SetInParent()
+        _struct_into(s, v)
+    elif c is list or c is tuple:
+        lv = msg.list_value
+        lv.SetInParent()
+        add = lv.values.add
+        for i, item in enumerate(v):
+            try:
+                _value_into(add(), item)
+            except Loss as exc:
+                exc.path.append(i)
+                raise
+    else:
+        raise Loss(f"{c.__name__} is not a JSON value")
+
+
+def _struct_into(s: Any, d: dict[str, Any]) -> None:
+    fields = s.fields
+    for k, v in d.items():
+        try:
+            _value_into(fields[k], v)
+        except Loss as exc:
+            exc.path.append(k)
+            raise
+
+
+def _to_struct(d: dict[str, Any]) -> Any:
+    s = _StructPB()
+    _struct_into(s, d)
+    return s
+
+
+def _from_value(v: Any) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        n = v.number_value
+        # Integral doubles come back as int (JSON has one number type); -0.0 keeps its sign.
+        return int(n) if n.is_integer() and (n or _copysign(1.0, n) > 0) else n
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "struct_value":
+        return {k: _from_value(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_from_value(x) for x in v.list_value.values]
+    if kind == "null_value":
+        return None
+    raise Fail("expected a google.protobuf.Value with a kind set")
+
+
+def _from_struct(s: Any) -> dict[str, Any]:
+    out = {}
+    for k, x in s.fields.items():
+        try:
+            out[k] = _from_value(x)
+        except Fail as exc:
+            exc.path.append(k)
+            raise
+    return out
+
+
+def _to_ts(dt: datetime) -> Any:
+    seconds = calendar.timegm(dt.utctimetuple())
+    nanos = dt.microsecond * 1000 + getattr(dt, "nanosecond", 0)
+    return _TimestampPB(seconds=seconds, nanos=nanos)
+
+
+def _from_ts(ts: Any) -> datetime:
+    seconds, nanos = ts.seconds, ts.nanos
+    if not 0 <= nanos <= 999_999_999:
+        raise Fail(f"expected nanos in 0..999999999, got {nanos}")
+    try:
+        dt = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+    except OverflowError:
+        raise Fail(f"timestamp out of range (years 1-9999): {seconds} seconds") from None
+    below = nanos % 1000
+    return m.Timestamp.with_nanoseconds(dt, below) if below else dt
+
+
+def _nonneg(n: int) -> int:
+    if n < 0:
+        raise Fail(f"expected a non-negative integer, got {n}")
+    return n
+
+
+def _api_key_location(value: str) -> str:
+    if value not in ("header", "query", "cookie"):
+        raise Fail(f"expected one of header, query, cookie; got {value!r}")
+    return value
+
+
+def _plist(fn: Callable[[Any], Any], items: Any) -> tuple[Any, ...]:
+    try:
+        return tuple([fn(x) for x in items])
+    except Fail:
+        for i, x in enumerate(items):
+            try:
+                fn(x)
+            except Fail as exc:
+                exc.path.append(i)
+                raise
+        raise
+
+
+def _pmap(fn: Callable[[Any], Any], items: Any) -> dict[str, Any]:
+    out = {}
+    for k, x in items.items():
+        try:
+            out[k] = fn(x)
+        except Fail as exc:
+            exc.path.append(k)
+            raise
+    return out
+
+
+def _tlist(fn: Callable[[Any], Any], items: Any) -> list[Any]:
+    out = []
+    for i, x in enumerate(items):
+        try:
+            out.append(fn(x))
+        except Loss as exc:
+            exc.path.append(i)
+            raise
+    return out
+
+
+def _tmap(fn: Callable[[Any], Any], items: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, x in items.items():
+        try:
+            out[k] = fn(x)
+        except Loss as exc:
+            exc.path.append(k)
+            raise
+    return out
+
+
+def _enum_tables(py_enum: type[Any], proto_enum: Any) -> tuple[dict[str, int], dict[int, Any]]:
+    to_num = {}
+    from_num = {}
+    for member in py_enum:
+        number = proto_enum.values_by_name[member._value_].number
+        to_num[member._value_] = number
+        from_num[number] = member
+    return to_num, from_num
+
+
+_NS.update(
+    _Fail=Fail,
+    _Loss=Loss,
+    _to_struct=_to_struct,
+    _from_struct=_from_struct,
+    _from_value=_from_value,
+    _to_ts=_to_ts,
+    _from_ts=_from_ts,
+    _nonneg=_nonneg,
+    _api_key_location=_api_key_location,
+    _plist=_plist,
+    _pmap=_pmap,
+    _tlist=_tlist,
+    _tmap=_tmap,
+)
+for _py, _proto in ((TaskState, "TaskState"), (m.Role, "Role")):
+    _to, _from = _enum_tables(_py, pb.DESCRIPTOR.enum_types_by_name[_proto])
+    _NS[f"_X_{_proto}"], _NS[f"_E_{_proto}"] = _to, _from
+
+
+def _enum_from(name: str) -> Callable[[int], Any]:
+    table = _NS[f"_E_{name}"]
+
+    def decode(number: int) -> Any:
+        member = table.get(number)
+        if member is None:
+            raise Fail(f"expected a {name} enum number, got {number}")
+        return member
+
+    return decode
+
+
+_NS["_e_TaskState"] = _enum_from("TaskState")
+_NS["_e_Role"] = _enum_from("Role")
+
+
+# --------------------------------------------------------------------------- generation
+
+_FD = Any  # google.protobuf FieldDescriptor
+_JSON_OBJECT_ATTRS = ("metadata", "params", "header")
+
+
+def _unwrap(tp: Any) -> Any:
+    args = typing.get_args(tp)
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return rest[0]
+    return tp
+
+
+def _field_sources(
+    cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD, spec: Any
+) -> tuple[str | None, str, list[str]]:
+    """(constructor kwarg source or None, decode expression, post-build encode lines)."""
+    name = attr.name
+    inner = _unwrap(tp)
+    optional = inner is not tp
+    presence = (cls, name) in _v10.PRESENCE_TRACKED
+    has = f"p.HasField({name!r})"
+    origin = typing.get_origin(inner)
+    args = typing.get_args(inner)
+    required = spec.required
+    nonempty = spec.nonempty
+    if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
+        post = [f"    v = o.{name}", "    if v is not None:"]
+        post += [f"        f = {name!r}", f"        r.{name}.SetInParent()"]
+        post += [f"        _struct_into_(r.{name}, v)"]
+        return None, f"(_from_struct(p.{name}) if {has} else None)", post
+    if inner is datetime:
+        enc = f"(_to_ts(o.{name}) if o.{name} is not None else None)"
+        if required:
+            return enc, f"_from_ts(_req_msg(p, {name!r}).{name})", []
+        return enc, f"(_from_ts(p.{name}) if {has} else None)", []
+    if inner in (TaskState, m.Role):
+        en = inner.__name__
+        if optional:
+            enc = f"(_X_{en}[o.{name}._value_] if o.{name} is not None else 0)"
+            return enc, f"(_e_{en}(p.{name}) if p.{name} else None)", []
+        return f"_X_{en}[o.{name}._value_]", f"_e_{en}(p.{name})", []
+    if origin is tuple:
+        item = args[0]
+        if item is str:
+            enc = f"o.{name}"
+            dec = f"tuple(p.{name})"
+        else:
+            n = item.__name__
+            enc = f"_tlist(_to_{n}, o.{name})"
+            dec = f"_plist(_from_{n}, p.{name})"
+        if nonempty:
+            dec = f"_nonempty({dec})"
+        return enc, dec, []
+    if origin is dict:
+        value = args[1]
+        if value is str:
+            return f"o.{name}", f"dict(p.{name})", []
+        n = value.__name__
+        return f"_tmap(_to_{n}, o.{name})", f"_pmap(_from_{n}, p.{name})", []
+    if attrs.has(inner):
+        n = inner.__name__
+        if required:
+            return f"_to_{n}(o.{name})", f"_from_{n}(_req_msg(p, {name!r}).{name})", []
+        enc = f"(_to_{n}(o.{name}) if o.{name} is not None else None)"
+        return enc, f"(_from_{n}(p.{name}) if {has} else None)", []
+    if inner is str:
+        if (cls, name) == (m.APIKeySecurityScheme, "location"):
+            return f"o.{name}", f"_api_key_location(_req_str(p.{name}))", []
+        if presence:
+            return f"o.{name}", f"(p.{name} if {has} else None)", []
+        if required and nonempty:
+            return f"o.{name}", f"_req_str(p.{name})", []
+        if optional:
+            return f"o.{name}", f"(p.{name} or None)", []
+        return f"o.{name}", f"p.{name}", []
+    if inner is int:
+        nonneg = attr.validator is non_negative_optional_int32
+        dec = f"_nonneg(p.{name})" if nonneg else f"p.{name}"
+        if presence:
+            return f"o.{name}", f"({dec} if {has} else None)", []
+        if optional:
+            return f"o.{name}", f"({dec} or None)", []
+        return f"o.{name}", dec, []
+    if inner is bool:
+        if presence:
+            return f"o.{name}", f"(p.{name} if {has} else None)", []
+        return f"o.{name}", f"p.{name}", []
+    raise TypeError(f"{cls.__name__}.{name}: no protobuf conversion for {tp!r}")
+
+
+def _req_str(value: str) -> str:
+    if not value:
+        raise Fail("required field missing")
+    return value
+
+
+def _req_msg(p: Any, name: str) -> Any:
+    if not p.HasField(name):
+        raise Fail("required field missing")
+    return p
+
+
+def _nonempty(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not items:
+        raise Fail("required field missing")
+    return items
+
+
+def _struct_into_(s: Any, d: dict[str, Any]) -> None:
+    _struct_into(s, d)
+
+
+_NS.update(_req_str=_req_str, _req_msg=_req_msg, _nonempty=_nonempty, _struct_into_=_struct_into_)
+
+
+def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
+    name = cls.__name__
+    desc = _MESSAGES[name]
+    proto_cls = _proto_class(name)
+    hints = typing.get_type_hints(cls)
+    specs = {f.attr: f for f in spec.fields}
+    _NS[f"_P_{name}"] = proto_cls
+    _NS[f"_C_{name}"] = cls
+    _NS[f"_T_{name}"] = builder(cls)
+    kwargs: list[str] = []
+    post: list[str] = []
+    dec: list[str] = []
+    unsupported: list[tuple[str, str, Any]] = []
+    covered = set()
+    for a in attrs.fields(cls):
+        fd = desc.fields_by_name.get(a.name)
+        fspec = specs.get(a.name)
+        if fd is None:
+            problem = _v10.ONLY_IN_V03.get((cls, a.name))
+            if problem is None:
+                raise TypeError(f"{name}.{a.name} has no field in lf.a2a.v1.{name}")
+            default = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
+            _NS[f"_D_{name}_{a.name}"] = default
+            dec.append(f"        o.{a.name} = _D_{name}_{a.name}")
+            if problem:
+                unsupported.append((a.name, problem, default))
+            continue
+        assert fspec is not None
+        covered.add(a.name)
+        enc, d, p_lines = _field_sources(cls, a, hints[a.name], fd, fspec)
+        if enc is not None:
+            kwargs.append(f"{a.name}={enc}")
+        post += p_lines
+        dec += [f"        f = {a.name!r}", f"        o.{a.name} = {d}"]
+    missing = set(desc.fields_by_name) - covered
+    if missing:
+        raise TypeError(f"lf.a2a.v1.{name} fields without a model attribute: {sorted(missing)}")
+    enc_lines = [f"def _to_{name}(o):", "    f = None", "    try:"]
+    for attr_name, problem, _default in unsupported:
+        enc_lines += [
+            f"        if o.{attr_name} != _D_{name}_{attr_name}:",
+            f"            raise _Loss({problem!r}, {attr_name!r})",
+        ]
+    enc_lines.append(f"        r = _P_{name}({', '.join(kwargs)})")
+    enc_lines += ["    " + line for line in post]
+    enc_lines += [
+        "    except _Loss as exc:",
+        "        if f is not None:",
+        "            exc.path.append(f)",
+        "        raise",
+        "    return r",
+    ]
+    dec_lines = [
+        f"def _from_{name}(p):",
+        "    f = None",
+        f"    o = _T_{name}()",
+        "    try:",
+        *dec,
+        "    except _Fail as exc:",
+        "        exc.path.append(f)",
+        "        raise",
+        f"    o.__class__ = _C_{name}",
+        "    return o",
+    ]
+    _exec("\n".join(enc_lines), name)
+    _exec("\n".join(dec_lines), name)
+
+
+def _exec(source: str, name: str) -> None:
+    code = compile(source, f"<a2a_models.adapters.grpc {name}>", "exec")
+    exec(code, _NS)
+
+
+def _proto_class(name: str) -> Any:
+    return getattr(pb, name)
+
+
+# --------------------------------------------------------------------------- oneofs
+
+
+def _install_oneofs() -> None:
+    ns = _NS
+    P = pb
+    TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
+    TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
+
+    def to_part(x: Any) -> Any:
+        c = x.__class__
+        if c is TextPart or isinstance(x, TextPart):
+            r = P.Part(text=x.text, filename=x.filename, media_type=x.media_type)
+        elif c is DataPart or isinstance(x, DataPart):
+            r = P.Part(filename=x.filename, media_type=x.media_type)
+            try:
+                _value_into(r.data, x.data)
+            except Loss as exc:
+                exc.path.append("data")
+                raise
+        elif c is FilePart or isinstance(x, FilePart):
+            if x.raw is not None:
+                r = P.Part(raw=x.raw, filename=x.filename, media_type=x.media_type)
+            else:
+                r = P.Part(url=x.url, filename=x.filename, media_type=x.media_type)
+        else:
+            raise Loss(f"unknown Part subclass {type(x).__name__}")
+        if x.metadata is not None:
+            r.metadata.SetInParent()
+            try:
+                _struct_into(r.metadata, x.metadata)
+            except Loss as exc:
+                exc.path.append("metadata")
+                raise
+        return r
+
+    def from_part(p: Any) -> m.Part:
+        which = p.WhichOneof("content")
+        o: Any
+        if which == "text":
+            o = TextB()
+            o.text = p.text
+            cls: type[Any] = TextPart
+        elif which == "data":
+            o = DataB()
+            try:
+                o.data = _from_value(p.data)
+            except Fail as exc:
+                exc.path.append("data")
+                raise
+            cls = DataPart
+        elif which == "raw":
+            o = FileB()
+            o.raw = p.raw
+            o.url = None
+            cls = FilePart
+        elif which == "url":
+            o = FileB()
+            o.raw = None
+            o.url = p.url
+            cls = FilePart
+        else:
+            raise Fail("expected exactly one of text, raw, url, data")
+        if p.HasField("metadata"):
+            try:
+                o.metadata = _from_struct(p.metadata)
+            except Fail as exc:
+                exc.path.append("metadata")
+                raise
+        else:
+            o.metadata = None
+        o.filename = p.filename or None
+        o.media_type = p.media_type or None
+        o.__class__ = cls
+        return o  # type: ignore[no-any-return]
+
+    ns["_to_Part"], ns["_from_Part"] = to_part, from_part
+
+    schemes = {
+        m.APIKeySecurityScheme: "api_key_security_scheme",
+        m.HTTPAuthSecurityScheme: "http_auth_security_scheme",
+        m.OAuth2SecurityScheme: "oauth2_security_scheme",
+        m.OpenIdConnectSecurityScheme: "open_id_connect_security_scheme",
+        m.MutualTlsSecurityScheme: "mtls_security_scheme",
+    }
+    by_field = {f: c.__name__ for c, f in schemes.items()}
+
+    def to_scheme(x: Any) -> Any:
+        key = schemes.get(type(x))
+        if key is None:
+            raise Loss(f"unknown SecurityScheme subclass {type(x).__name__}")
+        try:
+            return P.SecurityScheme(**{key: ns[f"_to_{type(x).__name__}"](x)})
+        except Loss as exc:
+            exc.path.append(key)
+            raise
+
+    def from_scheme(p: Any) -> m.SecurityScheme:
+        which = p.WhichOneof("scheme")
+        if which is None:
+            raise Fail(f"expected exactly one of {', '.join(by_field)}")
+        try:
+            return ns[f"_from_{by_field[which]}"](getattr(p, which))  # type: ignore[no-any-return]
+        except Fail as exc:
+            exc.path.append(which)
+            raise
+
+    ns["_to_SecurityScheme"], ns["_from_SecurityScheme"] = to_scheme, from_scheme
+
+    flows = {
+        "authorization_code": "AuthorizationCodeOAuthFlow",
+        "client_credentials": "ClientCredentialsOAuthFlow",
+        "implicit": "ImplicitOAuthFlow",
+        "password": "PasswordOAuthFlow",
+        "device_code": "DeviceCodeOAuthFlow",
+    }
+    FlowsB = builder(m.OAuthFlows)
+
+    def to_flows(x: m.OAuthFlows) -> Any:
+        present = [(a, getattr(x, a)) for a in flows if getattr(x, a) is not None]
+        if len(present) != 1:
+            raise Loss("A2A 1.0 needs exactly one OAuth flow per scheme")
+        attr, value = present[0]
+        try:
+            return P.OAuthFlows(**{attr: ns[f"_to_{flows[attr]}"](value)})
+        except Loss as exc:
+            exc.path.append(attr)
+            raise
+
+    def from_flows(p: Any) -> m.OAuthFlows:
+        which = p.WhichOneof("flow")
+        if which is None:
+            raise Fail(f"expected exactly one of {', '.join(flows)}")
+        o: Any = FlowsB()
+        for attr in flows:
+            setattr(o, attr, None)
+        try:
+            setattr(o, which, ns[f"_from_{flows[which]}"](getattr(p, which)))
+        except Fail as exc:
+            exc.path.append(which)
+            raise
+        o.__class__ = m.OAuthFlows
+        return o  # type: ignore[no-any-return]
+
+    ns["_to_OAuthFlows"], ns["_from_OAuthFlows"] = to_flows, from_flows
+
+    ReqB = builder(m.SecurityRequirement)
+    StringList = P.StringList
+
+    def to_requirement(x: m.SecurityRequirement) -> Any:
+        return P.SecurityRequirement(schemes={k: StringList(list=v) for k, v in x.schemes.items()})
+
+    def from_requirement(p: Any) -> m.SecurityRequirement:
+        o: Any = ReqB()
+        o.schemes = {k: tuple(v.list) for k, v in p.schemes.items()}
+        o.__class__ = m.SecurityRequirement
+        return o  # type: ignore[no-any-return]
+
+    ns["_to_SecurityRequirement"], ns["_from_SecurityRequirement"] = (
+        to_requirement,
+        from_requirement,
+    )
+
+    stream_fields = {
+        m.Task: "task",
+        m.Message: "message",
+        m.TaskStatusUpdateEvent: "status_update",
+        m.TaskArtifactUpdateEvent: "artifact_update",
+    }
+    for union, proto_name, oneof, keys in (
+        ("StreamResponse", "StreamResponse", "payload", stream_fields),
+        (
+            "SendMessageResponse",
+            "SendMessageResponse",
+            "payload",
+            {m.Task: "task", m.Message: "message"},
+        ),
+    ):
+        _install_union(union, getattr(P, proto_name), oneof, keys)
+
+
+def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], str]) -> None:
+    ns = _NS
+    by_field = {f: c.__name__ for c, f in keys.items()}
+    encoders = {c: ns[f"_to_{c.__name__}"] for c in keys}
+
+    def to_union(x: Any) -> Any:
+        key = keys.get(type(x))
+        if key is None:
+            raise Loss(f"{name} cannot hold a {type(x).__name__}")
+        try:
+            return proto_cls(**{key: encoders[type(x)](x)})
+        except Loss as exc:
+            exc.path.append(key)
+            raise
+
+    def from_union(p: Any) -> Any:
+        which = p.WhichOneof(oneof)
+        if which is None:
+            raise Fail(f"expected exactly one of {', '.join(by_field)}")
+        try:
+            return ns[f"_from_{by_field[which]}"](getattr(p, which))
+        except Fail as exc:
+            exc.path.append(which)
+            raise
+
+    ns[f"_to_{name}"], ns[f"_from_{name}"] = to_union, from_union
+
+
+def _build() -> None:
+    specs = {s.cls: s for s in _v10.build_specs(python=False)}
+    # Every class's functions refer to others by global name: compile all,
+    # then the oneof hooks (which look their members up at install time).
+    for cls in _v10.TABLE_CLASSES:
+        if cls is m.OAuthFlows or cls is m.SecurityRequirement:
+            continue
+        spec = specs.get(cls)
+        if spec is None:
+            raise TypeError(f"no 1.0 field table for {cls.__name__}")
+        _compile_class(cls, spec)
+    _install_oneofs()
+
+
+_build()
+
+#: Model class (or union alias name) -> protobuf message class.
+PROTO_CLASSES: dict[Any, Any] = {
+    **{c: getattr(pb, c.__name__) for c in _v10.TABLE_CLASSES if c.__name__ in _MESSAGES},
+    m.Part: pb.Part,
+    m.TextPart: pb.Part,
+    m.FilePart: pb.Part,
+    m.DataPart: pb.Part,
+    m.SecurityScheme: pb.SecurityScheme,
+    m.OAuthFlows: pb.OAuthFlows,
+    m.SecurityRequirement: pb.SecurityRequirement,
+    m.StreamResponse: pb.StreamResponse,
+    m.SendMessageResponse: pb.SendMessageResponse,
+}
+_ENCODERS: dict[Any, Callable[[Any], Any]] = {}
+_DECODERS: dict[Any, Callable[[Any], Any]] = {}
+for _tp in PROTO_CLASSES:
+    _n = getattr(_tp, "__name__", None)
+    if _tp is m.StreamResponse:
+        _n = "StreamResponse"
+    elif _tp is m.SendMessageResponse:
+        _n = "SendMessageResponse"
+    elif _tp in (m.TextPart, m.FilePart, m.DataPart):
+        _n = "Part"
+    _ENCODERS[_tp] = _NS[f"_to_{_n}"]
+    _DECODERS[_tp] = _NS[f"_from_{_n}"]
+
+
+def _scheme_decoder(sub: type[Any]) -> Callable[[Any], Any]:
+    def decode(p: Any) -> Any:
+        scheme = _NS["_from_SecurityScheme"](p)
+        if not isinstance(scheme, sub):
+            raise Fail(f"expected a {sub.__name__}, got a {type(scheme).__name__}")
+        return scheme
+
+    return decode
+
+
+# A concrete scheme's protobuf form is the SecurityScheme oneof holding it, as
+# its 1.0 JSON form is ``{"apiKeySecurityScheme": {...}}``.
+for _sub in (
+    m.APIKeySecurityScheme,
+    m.HTTPAuthSecurityScheme,
+    m.OAuth2SecurityScheme,
+    m.OpenIdConnectSecurityScheme,
+    m.MutualTlsSecurityScheme,
+):
+    PROTO_CLASSES[_sub] = pb.SecurityScheme
+    _ENCODERS[_sub] = _NS["_to_SecurityScheme"]
+    _DECODERS[_sub] = _scheme_decoder(_sub)
+
+
+def proto_class(tp: Any) -> Any:
+    """The ``lf.a2a.v1`` protobuf message class of a model class or union alias."""
+    try:
+        return PROTO_CLASSES[tp]
+    except (KeyError, TypeError):
+        raise TypeError(f"{tp!r} has no lf.a2a.v1 protobuf message") from None
+
+
+def to_proto(obj: Any, as_type: Any = None) -> Any:
+    """Convert a model to its protobuf message (``as_type``: a union alias such as
+    :data:`~a2a_models.StreamResponse` to get the wrapping message).
+
+    Raises :class:`~a2a_models.errors.EncodeError` for what protobuf cannot carry.
+    """
+    tp = obj.__class__ if as_type is None else as_type
+    fn = _ENCODERS.get(tp)
+    if fn is None:
+        raise TypeError(f"{getattr(tp, '__name__', tp)!r} has no lf.a2a.v1 protobuf message")
+    try:
+        return fn(obj)
+    except Loss as exc:
+        raise EncodeError(render_path(exc.path[::-1]), exc.problem) from None
+    except (ValueError, TypeError) as exc:
+        # protobuf refused a value the model holds (a lone surrogate in a string...)
+        raise EncodeError("$", f"protobuf rejected a value: {exc}") from None
+
+
+@overload
+def from_proto(tp: type[T], msg: Any) -> T: ...
+@overload
+def from_proto(tp: Any, msg: Any) -> Any: ...
+def from_proto(tp: Any, msg: Any) -> Any:
+    """Convert a protobuf message to the model ``tp`` (a class or union alias).
+
+    Raises :class:`~a2a_models.errors.DecodeError` (with the field's path) for a
+    message that is not a valid ``tp``: REQUIRED fields unset, unknown enum numbers...
+    """
+    fn = _DECODERS.get(tp)
+    if fn is None:
+        raise TypeError(f"{getattr(tp, '__name__', tp)!r} has no lf.a2a.v1 protobuf message")
+    try:
+        return fn(msg)
+    except Fail as exc:
+        raise DecodeError(
+            render_path([s for s in exc.path[::-1] if s is not None]), exc.expected
+        ) from None

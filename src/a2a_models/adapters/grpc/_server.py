@@ -1,0 +1,325 @@
+"""The gRPC binding's server: ``lf.a2a.v1.A2AService`` on an :class:`~a2a_models.server.A2AServer`.
+
+Every RPC goes through the shared operations seam
+(:func:`~a2a_models.server.dispatch`, :func:`~a2a_models.server.error_for`,
+:func:`~a2a_models.server.stream_items`), the same one the JSON-RPC and
+HTTP+JSON endpoints use, so one engine serves all three bindings: a task
+created over gRPC is visible over JSON-RPC and REST, with the same owner.
+
+* Service parameters come from the metadata (spec §10.2): ``a2a-version``
+  (absent means 1.0 here: ``lf.a2a.v1`` *is* the 1.0 service; anything
+  else is ``VERSION_NOT_SUPPORTED``) and ``a2a-extensions``; the activated
+  extensions go back in the initial metadata.
+* The caller is whoever :meth:`A2AServer.authenticate` (or the given HTTP
+  :class:`~a2a_models.adapters.http.Authenticator`) makes of the metadata.
+* Errors are gRPC statuses with ``google.rpc.ErrorInfo`` details (§10.6, see ``_status``).
+* Deadlines: gRPC cancels the handler when the client's deadline passes.
+* Messages above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED).
+* :meth:`GrpcServer.stop` refuses new calls, lets unary calls finish within
+  ``graceful_timeout`` and ends open streams with UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from ... import models as m
+from ...errors import InvalidParamsError, JSONRPCError, VersionNotSupportedError
+from ...protocol import METHODS, V1_0, MethodSpec, negotiate_version
+from ...server import A2AServer, CallContext, dispatch, error_for, stream_items
+from ._convert import from_proto, to_proto
+from ._pb import a2a_pb2 as pb
+from ._status import status_of
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "SERVICE_NAME", "A2AServicer", "GrpcServer"]
+
+log = logging.getLogger("a2a_models.adapters.grpc")
+
+#: The fully qualified gRPC service name.
+SERVICE_NAME = "lf.a2a.v1.A2AService"
+#: Default limit of one request or response message (the HTTP body limit's size).
+DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+# RPC name -> the protobuf message class of its request.
+_REQUEST_PB: dict[str, Any] = {
+    "SendMessage": pb.SendMessageRequest,
+    "SendStreamingMessage": pb.SendMessageRequest,
+    "GetTask": pb.GetTaskRequest,
+    "ListTasks": pb.ListTasksRequest,
+    "CancelTask": pb.CancelTaskRequest,
+    "SubscribeToTask": pb.SubscribeToTaskRequest,
+    "CreateTaskPushNotificationConfig": pb.TaskPushNotificationConfig,
+    "GetTaskPushNotificationConfig": pb.GetTaskPushNotificationConfigRequest,
+    "ListTaskPushNotificationConfigs": pb.ListTaskPushNotificationConfigsRequest,
+    "DeleteTaskPushNotificationConfig": pb.DeleteTaskPushNotificationConfigRequest,
+    "GetExtendedAgentCard": pb.GetExtendedAgentCardRequest,
+}
+_EMPTY = b""  # google.protobuf.Empty serializes to nothing
+
+
+class _MetadataRequest:
+    """What an HTTP :class:`Authenticator` reads, made from gRPC metadata."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self.headers = headers
+        self.query_params: dict[str, str] = {}
+        self.cookies: dict[str, str] = {}
+        self.scope: dict[str, Any] = {"type": "grpc", "headers": []}
+
+
+def _metadata(context: Any) -> dict[str, str]:
+    """Lowercased text metadata; repeated keys are joined with ``,`` (spec §10.2)."""
+    out: dict[str, str] = {}
+    for key, value in context.invocation_metadata() or ():
+        if key.endswith("-bin") or not isinstance(value, str):
+            continue
+        key = key.lower()
+        out[key] = f"{out[key]},{value}" if key in out else value
+    return out
+
+
+class A2AServicer:
+    """The handlers of every ``A2AService`` RPC over one :class:`A2AServer`.
+
+    ``authenticator`` (optional) is an HTTP-adapter authenticator reading the
+    metadata as headers; without it the server's own ``authenticate`` decides.
+    """
+
+    def __init__(self, server: A2AServer, *, authenticator: Any = None) -> None:
+        self.server = server
+        self.authenticator = authenticator
+        self._streams: set[asyncio.Task[Any]] = set()
+        self._closing = False
+
+    # ------------------------------------------------------------ plumbing
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving ``lf.a2a.v1.A2AService``."""
+        handlers = {}
+        for name, spec in METHODS.items():
+            if spec.streaming:
+                handlers[name] = grpc.unary_stream_rpc_method_handler(self._stream_handler(spec))
+            else:
+                handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary_handler(spec))
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+    async def _prepare(self, spec: MethodSpec, raw: bytes, context: Any) -> tuple[Any, CallContext]:
+        headers = _metadata(context)
+        requested = headers.get("a2a-version")
+        if requested is not None and requested.strip():
+            version = negotiate_version(requested, self.server.supported_versions)
+            if version != V1_0:
+                raise VersionNotSupportedError(
+                    f"lf.a2a.v1.A2AService is the A2A 1.0 gRPC service but the call asked "
+                    f"for A2A {version}: send 'a2a-version: 1.0' (or none)"
+                )
+        elif V1_0 not in self.server.supported_versions:
+            raise VersionNotSupportedError("this server does not serve A2A 1.0")
+        owner = await self._owner(headers)
+        call = self.server.call_context(headers, V1_0, owner)
+        try:
+            message = _REQUEST_PB[spec.name].FromString(raw)
+        except Exception as exc:  # protobuf's DecodeError
+            raise InvalidParamsError(
+                f"{spec.name}: the request is not a valid protobuf ({exc})"
+            ) from None
+        try:
+            params = from_proto(spec.params_type, message)
+        except ValueError as exc:  # DecodeError: names the field
+            raise InvalidParamsError(f"{spec.name}: {exc}") from None
+        reply = self.server.response_headers(headers, V1_0)
+        if reply:
+            await context.send_initial_metadata(tuple((k.lower(), v) for k, v in reply.items()))
+        return params, call
+
+    async def _owner(self, headers: Mapping[str, str]) -> str | None:
+        if self.authenticator is None:
+            return await self.server.authenticate(headers)
+        principal = await self.authenticator.authenticate(_MetadataRequest(headers))
+        return principal.user if principal is not None else None
+
+    @staticmethod
+    async def _abort(context: Any, error: JSONRPCError) -> None:
+        code, message, trailers = status_of(error)
+        context.set_trailing_metadata(trailers)
+        await context.abort(code, message)
+
+    def _unary_handler(self, spec: MethodSpec) -> Callable[[bytes, Any], Awaitable[bytes]]:
+        name = spec.name
+        encode: Callable[[Any], bytes]
+        if spec.result_type is None:
+            encode = _empty
+        else:
+            as_type = spec.result_type if spec.result_type is m.SendMessageResponse else None
+
+            def encode(result: Any) -> bytes:
+                return to_proto(result, as_type).SerializeToString()  # type: ignore[no-any-return]
+
+        async def handle(raw: bytes, context: Any) -> bytes:
+            try:
+                params, call = await self._prepare(spec, raw, context)
+                result = await dispatch(self.server, spec, params, call)
+                return encode(result)
+            except Exception as exc:
+                if isinstance(exc, grpc.aio.AbortError):
+                    raise
+                await self._abort(context, error_for(exc, name))
+                raise AssertionError("unreachable: abort raises") from None
+
+        handle.__name__ = name
+        return handle
+
+    def _stream_handler(self, spec: MethodSpec) -> Callable[[bytes, Any], AsyncIterator[bytes]]:
+        name = spec.name
+
+        async def handle(raw: bytes, context: Any) -> AsyncIterator[bytes]:
+            task = asyncio.current_task()
+            assert task is not None
+            self._streams.add(task)
+            try:
+                try:
+                    params, call = await self._prepare(spec, raw, context)
+                    stream = await dispatch(self.server, spec, params, call)
+                except Exception as exc:
+                    if isinstance(exc, grpc.aio.AbortError):
+                        raise
+                    await self._abort(context, error_for(exc, name))
+                    return
+                items = stream_items(stream, spec, V1_0)
+                try:
+                    async for _seq, item in items:
+                        yield to_proto(item, m.StreamResponse).SerializeToString()
+                except asyncio.CancelledError:
+                    if not self._closing:
+                        raise
+                    await self._abort(
+                        context,
+                        _Unavailable("the server is shutting down: subscribe again elsewhere"),
+                    )
+                except Exception as exc:
+                    if isinstance(exc, grpc.aio.AbortError):
+                        raise
+                    await self._abort(context, error_for(exc, name))
+                finally:
+                    await items.aclose()
+            finally:
+                self._streams.discard(task)
+
+        handle.__name__ = name
+        return handle
+
+    def close_streams(self) -> None:
+        """End every open stream with UNAVAILABLE (used when the server stops)."""
+        self._closing = True
+        for task in list(self._streams):
+            task.cancel()
+
+
+def _empty(result: Any) -> bytes:
+    return _EMPTY
+
+
+class _Unavailable(JSONRPCError):
+    """The server is going away (gRPC UNAVAILABLE): the client may retry elsewhere."""
+
+    code = -32000
+    default_message = "Server shutting down"
+    grpc_status = "UNAVAILABLE"
+    http_status = 503
+
+
+class GrpcServer:
+    """Serves an :class:`A2AServer` over gRPC (``grpc.aio``) on ``host:port``.
+
+    >>> async with GrpcServer(server, port=0) as grpc_server:   # doctest: +SKIP
+    ...     print(grpc_server.url)                               # grpc://127.0.0.1:50123
+
+    ``port=0`` picks a free port (see :attr:`port` after :meth:`start`).
+    ``credentials`` (``grpc.ssl_server_credentials(...)``) serves TLS.
+    ``authenticator``: an HTTP-adapter authenticator applied to the metadata.
+    ``max_message_bytes`` bounds each request and response message.
+    """
+
+    def __init__(
+        self,
+        server: A2AServer,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        credentials: Any = None,
+        authenticator: Any = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        graceful_timeout: float = 5.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        if max_message_bytes <= 0:
+            raise ValueError("max_message_bytes must be positive")
+        self.server = server
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+        self.max_message_bytes = max_message_bytes
+        self.graceful_timeout = graceful_timeout
+        self.servicer = A2AServicer(server, authenticator=authenticator)
+        self._options = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.so_reuseport", 0),
+            *options,
+        ]
+        self._grpc: Any = None
+
+    @property
+    def url(self) -> str:
+        """The interface URL to publish in a card: ``grpc://host:port`` (``grpcs`` with TLS)."""
+        scheme = "grpcs" if self.credentials is not None else "grpc"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    async def start(self) -> int:
+        """Start listening; returns the bound port."""
+        if self._grpc is not None:
+            raise RuntimeError("GrpcServer already started")
+        grpc_server = grpc.aio.server(options=self._options)
+        grpc_server.add_generic_rpc_handlers((self.servicer.handler(),))
+        address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        if self.credentials is not None:
+            bound = grpc_server.add_secure_port(address, self.credentials)
+        else:
+            bound = grpc_server.add_insecure_port(address)
+        if not bound:
+            raise OSError(f"cannot listen on {address}")
+        await grpc_server.start()
+        self.port = int(bound)
+        self._grpc = grpc_server
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop gracefully: refuse new calls, end streams, let unary calls finish."""
+        grpc_server, self._grpc = self._grpc, None
+        if grpc_server is None:
+            return
+        stopping = asyncio.ensure_future(grpc_server.stop(self.graceful_timeout))
+        await asyncio.sleep(0)  # new calls are refused from here on
+        self.servicer.close_streams()
+        await stopping
+
+    async def wait_closed(self) -> None:
+        """Wait until the server stops."""
+        if self._grpc is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._grpc.wait_for_termination()
+
+    async def __aenter__(self) -> GrpcServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

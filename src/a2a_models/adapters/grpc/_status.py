@@ -1,0 +1,72 @@
+"""A2A errors <-> gRPC status with ``google.rpc.Status`` details (spec §10.6).
+
+One mapping for both sides: the server turns a :class:`~a2a_models.errors.JSONRPCError`
+into a status code, message and a ``grpc-status-details-bin`` trailer whose
+``google.rpc.Status`` carries the error's 1.0 ``details`` (an ``ErrorInfo``
+with ``reason`` and ``domain: a2a-protocol.org`` for A2A errors); the client
+reads them back into the same error class through
+:meth:`JSONRPCError.from_http_status`, so every binding raises the same
+exceptions.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2, json_format
+from google.rpc import error_details_pb2, status_pb2  # noqa: F401  (registers ErrorInfo & co.)
+
+from ...client._base import ClientTimeoutError
+from ...errors import A2AError, JSONRPCError
+
+__all__ = ["DETAILS_KEY", "error_from_rpc", "status_of"]
+
+log = logging.getLogger("a2a_models.adapters.grpc")
+
+#: The trailer carrying the serialized ``google.rpc.Status``.
+DETAILS_KEY = "grpc-status-details-bin"
+
+
+def status_of(error: JSONRPCError) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
+    """The gRPC code, message and trailing metadata for ``error``."""
+    code = getattr(grpc.StatusCode, error.grpc_status, grpc.StatusCode.UNKNOWN)
+    status = status_pb2.Status(code=code.value[0], message=error.message)
+    for detail in error.details():
+        packed = any_pb2.Any()
+        try:
+            json_format.ParseDict(detail, packed)
+        except (json_format.ParseError, TypeError, ValueError) as exc:
+            log.warning("error detail %r has no protobuf form, left out: %s", detail, exc)
+            continue
+        status.details.append(packed)
+    return code, error.message, ((DETAILS_KEY, status.SerializeToString()),)
+
+
+def error_from_rpc(exc: Any) -> A2AError:
+    """The project's error for a failed call (``grpc.aio.AioRpcError`` or ``grpc.RpcError``).
+
+    A2A errors come back as their class (by ``ErrorInfo.reason``), others by
+    status code as the REST binding does; a deadline is :class:`ClientTimeoutError`.
+    """
+    code = exc.code()
+    message = exc.details() or None
+    details: list[Any] = []
+    for key, value in exc.trailing_metadata() or ():
+        if key == DETAILS_KEY and isinstance(value, bytes):
+            status = status_pb2.Status()
+            try:
+                status.ParseFromString(value)
+            except Exception:  # a malformed trailer: fall back on the code
+                break
+            message = status.message or message
+            for item in status.details:
+                try:
+                    details.append(json_format.MessageToDict(item))
+                except Exception:
+                    details.append({"@type": item.type_url})
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED and not details:
+        return ClientTimeoutError(f"deadline exceeded: {message or 'the call took too long'}")
+    body = {"message": message, "status": code.name, "details": details}
+    return JSONRPCError.from_http_status({"error": body})

@@ -1,0 +1,263 @@
+"""Checks written from the requirement catalogue: rules no earlier check tested
+(spec §3.1.2, §3.1.8, §3.3.2, §3.5.2, §5.7, §7.4, §7.6.1, §13.2)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+from ... import models as m
+from ..._state import TaskState
+from .._context import CheckContext
+from .._registry import Level, Requirement, check
+
+MUST, SHOULD = Level.MUST, Level.SHOULD
+STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
+PUSH_CONTRACT = (Requirement.PUSH, Requirement.CONTRACT)
+SECURED = (Requirement.SECURED,)
+
+
+@check(
+    "stream.incremental",
+    "§3.1.2",
+    MUST,
+    "A stream delivers the Task while the work is still in progress",
+    requires=STREAM_CONTRACT,
+)
+async def stream_incremental(ctx: CheckContext) -> str | None:
+    async with await ctx.stream("SendStreamingMessage", ctx.send_request("slow")) as s:
+        try:
+            first = await s.next(5.0)
+        except TimeoutError:
+            first = None
+        ctx.expect(
+            first is not None,
+            "no event within 5s of starting a long-running task "
+            "(§3.1.2: immediate feedback on progress)",
+        )
+        assert first is not None
+        ctx.expect(
+            first.kind == "task" and not first.is_terminal,
+            f"the first event is {first.describe()}, expected the in-progress Task",
+        )
+        task_id = first.model.id
+    await ctx.cancel_quietly(task_id)
+    return None
+
+
+@check(
+    "subscribe.close-one",
+    "§3.5.2",
+    MUST,
+    "Closing one subscriber's stream does not end another's",
+    versions=("1.0",),
+    requires=STREAM_CONTRACT,
+    timeout=20.0,
+)
+async def subscribe_close_one(ctx: CheckContext) -> str | None:
+    task = await ctx.slow_task()
+    try:
+        a = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
+        b = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
+        async with b:
+            async with a:
+                for s in (a, b):
+                    try:
+                        first = await s.next(5.0)
+                    except TimeoutError:
+                        ctx.fail("a subscriber got no event within 5s")
+                    ctx.expect(
+                        first is not None and first.kind == "task",
+                        f"a subscriber's first event is {first.describe() if first else 'none'}",
+                    )
+            # a is closed now; b must still see the task end
+            await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
+            await b.collect(idle=5.0)
+            states = [e.state for e in b.events[1:] if e.kind in ("status", "task")]
+            ctx.expect(
+                TaskState.CANCELED in states,
+                "after the other subscriber closed, this one did not see the cancel: "
+                f"{[e.describe() for e in b.events]}",
+            )
+    finally:
+        await ctx.cancel_quietly(task.id)
+    return None
+
+
+@check(
+    "push.get-unknown-config",
+    "§3.1.8",
+    MUST,
+    "Getting a push config id that does not exist fails",
+    requires=PUSH_CONTRACT,
+)
+async def push_get_unknown(ctx: CheckContext) -> str | None:
+    task = await ctx.slow_task()
+    try:
+        res = await ctx.call(
+            "GetTaskPushNotificationConfig",
+            m.GetTaskPushNotificationConfigRequest(
+                task_id=task.id, id=f"a2a-conformance-no-such-config-{uuid.uuid4()}"
+            ),
+        )
+        ctx.expect_any_error(res, "GetTaskPushNotificationConfig of an unknown config id")
+    finally:
+        await ctx.cancel_quietly(task.id)
+    return None
+
+
+@check(
+    "push.rejects-unsafe-url",
+    "§13.2",
+    SHOULD,
+    "A push config whose webhook is a cloud metadata address is refused",
+    requires=PUSH_CONTRACT,
+)
+async def push_unsafe_url(ctx: CheckContext) -> str | None:
+    task = await ctx.slow_task()
+    try:
+        config = m.TaskPushNotificationConfig(
+            task_id=task.id, url="http://169.254.169.254/latest/meta-data/", token="t"
+        )
+        res = await ctx.call("CreateTaskPushNotificationConfig", config)
+        ctx.expect_any_error(
+            res,
+            "a webhook at the link-local metadata address 169.254.169.254 "
+            "(§13.2: validate webhook URLs to prevent SSRF)",
+        )
+    finally:
+        await ctx.cancel_quietly(task.id)
+    return None
+
+
+def _with_unknown_fields(wire: Any) -> Any:
+    if isinstance(wire, dict):
+        out = {**wire, "a2aConformanceUnknownField": {"nested": [1, 2]}}
+        msg = out.get("message")
+        if isinstance(msg, dict):
+            out["message"] = {**msg, "a2aConformanceUnknownField": "x"}
+        return out
+    return wire
+
+
+@check("robustness.unknown-fields", "§5.7", SHOULD, "Unknown fields in a request are ignored")
+async def unknown_fields(ctx: CheckContext) -> str | None:
+    req = ctx.send_request("hello")
+    wire = _with_unknown_fields(ctx.encode_params("SendMessage", req))
+    res = await ctx.call("SendMessage", req, raw_params=wire)
+    ctx.expect(
+        res.error is None and res.problem is None and res.has_result,
+        f"a SendMessage with unknown fields was refused: {res.describe()}",
+    )
+    value = ctx.decode(res)
+    if isinstance(value, m.Task) and not value.status.state.is_terminal:
+        await ctx.cancel_quietly(value.id)
+    return None
+
+
+@check(
+    "send.auth-required-message",
+    "§7.6.1 (0.3: §4.5)",
+    MUST,
+    "A task in auth-required carries a status message explaining it",
+    requires=(Requirement.CONTRACT,),
+)
+async def auth_required_message(ctx: CheckContext) -> str | None:
+    task, _ = await ctx.send_for_task("auth")
+    try:
+        ctx.expect(
+            task.status.state is TaskState.AUTH_REQUIRED,
+            f"'auth' gave state {task.status.state.name}, expected AUTH_REQUIRED",
+        )
+        msg = task.status.message
+        ctx.expect(
+            msg is not None and bool(msg.parts),
+            "the AUTH_REQUIRED status has no message explaining the authorization needed",
+        )
+    finally:
+        await ctx.cancel_quietly(task.id)
+    return None
+
+
+async def _unauthenticated(ctx: CheckContext) -> Any:
+    """A GetTask of an unknown id sent without the configured credentials."""
+    saved = ctx.auth_headers
+    ctx.auth_headers = {}
+    try:
+        return await ctx.call("GetTask", m.GetTaskRequest(id=f"a2a-conformance-{uuid.uuid4()}"))
+    finally:
+        ctx.auth_headers = saved
+
+
+@check(
+    "auth.credentials-required",
+    "§3.3.2, §7.4 (0.3: §4.4)",
+    MUST,
+    "A card that requires security: a request without credentials is refused before any "
+    "task lookup",
+    requires=SECURED,
+)
+async def credentials_required(ctx: CheckContext) -> str | None:
+    res = await _unauthenticated(ctx)
+    status = res.http.status
+    if status in (401, 403):
+        return f"HTTP {status}"
+    ctx.expect(res.error is not None, f"an unauthenticated request succeeded: {res.describe()}")
+    from ...errors import TaskNotFoundError
+
+    ctx.expect(
+        not res.error.is_(TaskNotFoundError),
+        "an unauthenticated GetTask was processed (it got TaskNotFoundError, not an "
+        "authentication error)",
+    )
+    return None
+
+
+@check(
+    "auth.challenge",
+    "§3.3.2, §7.4 (0.3: §4.4)",
+    SHOULD,
+    "An authentication failure answers HTTP 401 with a WWW-Authenticate challenge",
+    requires=SECURED,
+)
+async def auth_challenge(ctx: CheckContext) -> str | None:
+    res = await _unauthenticated(ctx)
+    status = res.http.status
+    ctx.expect(status == 401, f"an unauthenticated request got HTTP {status}, expected 401")
+    ctx.expect(
+        "www-authenticate" in res.http.headers,
+        "the 401 answer has no WWW-Authenticate header naming the scheme",
+    )
+    return None
+
+
+__all__: list[str] = []
+
+
+@check(
+    "stream.event-ids",
+    "§3.1.6, §3.7 (SSE resumption)",
+    SHOULD,
+    "SSE event ids, when sent, are on every event and strictly increase",
+    requires=(Requirement.STREAMING,),
+)
+async def stream_event_ids(ctx: CheckContext) -> str | None:
+    from .streaming import _events_or_fail, _main_stream
+
+    s = await _main_stream(ctx)
+    _events_or_fail(ctx, s)
+    ids = [e.sse_id for e in s.events]
+    if not any(ids):
+        ctx.not_applicable("the stream's events carry no SSE ids")
+    ctx.expect(all(ids), f"some events have an id and some do not: {ids}")
+    if all(i.isdigit() for i in ids):
+        nums = [int(i) for i in ids]
+        ctx.expect(
+            all(a < b for a, b in itertools.pairwise(nums)),
+            f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
+            "could not say where it stopped)",
+        )
+    else:
+        ctx.expect(len(set(ids)) == len(ids), f"event ids repeat: {ids}")
+    return None

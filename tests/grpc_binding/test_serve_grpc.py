@@ -1,0 +1,117 @@
+"""``a2a-models serve --grpc-port``: gRPC beside HTTP from one process and store (real processes)."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_models import Message
+from a2a_models import models as m
+from a2a_models.adapters.grpc import GrpcClient
+from a2a_models.adapters.http import HTTPClient
+from a2a_models.adapters.http._discovery import connect
+from tests.test_serve import Served, cli
+from tests.test_serve import serve as serve  # the fixture
+
+pytestmark = pytest.mark.asyncio
+
+
+def grpc_url_of(served: Served, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in served.output:
+            found = re.search(r"a2a-models: gRPC at (\S+)", line)
+            if found:
+                return found.group(1)
+        time.sleep(0.05)
+    pytest.fail("serve did not announce its gRPC endpoint\n" + served.log())
+
+
+async def test_grpc_beside_http_one_store(serve: Any, tmp_path: Path) -> None:
+    served = serve("--grpc-port", "0", "--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    grpc_url = grpc_url_of(served)
+    assert grpc_url.startswith("grpc://127.0.0.1:")
+    async with httpx.AsyncClient() as http:
+        card = (await http.get(served.root + "/.well-known/agent-card.json")).json()
+    grpc_interfaces = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
+    assert grpc_interfaces == [
+        {"url": grpc_url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    ]
+
+    async with GrpcClient(grpc_url, timeout=10) as client:
+        task = await client.send_message(Message.user("task"))
+        assert isinstance(task, m.Task)
+        async with HTTPClient(served.url) as jsonrpc:
+            seen = await jsonrpc.get_task(task.id)
+            assert seen.id == task.id and seen.status.state is task.status.state
+            over_http = await jsonrpc.send_message(Message.user("task"))
+        assert isinstance(over_http, m.Task)
+        assert (await client.get_task(over_http.id)).id == over_http.id
+        items = [i async for i in client.send_streaming_message(Message.user("task"))]
+        assert isinstance(items[0], m.Task) and len(items) > 1
+
+    assert served.stop(signal.SIGTERM) == 0, served.log()
+    assert "a2a-models: stopped" in served.log()
+
+
+async def test_cli_send_and_card_over_grpc(serve: Any) -> None:
+    served = serve("--grpc-port", "0", "--store", "memory:")
+    grpc_url = grpc_url_of(served)
+    # through the card: --transport grpc picks the GRPC interface
+    done = cli("send", served.url, "hello", "--transport", "grpc", "--json", "--timeout", "10")
+    assert done.returncode == 0, done.stderr + served.log()
+    assert '"task"' in done.stdout or '"message"' in done.stdout
+    # straight to the endpoint
+    done = cli("send", grpc_url, "again", "--transport", "grpc", "--no-card", "--timeout", "10")
+    assert done.returncode == 0, done.stderr + served.log()
+    # the card over gRPC is the extended card: the demo agent has none, and says so
+    done = cli("card", grpc_url, "--transport", "grpc", "--timeout", "10")
+    assert done.returncode != 0
+    assert "extended" in done.stderr.lower()
+
+
+async def test_discovery_prefers_grpc_when_the_card_does(serve: Any) -> None:
+    served = serve("--grpc-port", "0", "--store", "memory:")
+    grpc_url = grpc_url_of(served)
+    async with httpx.AsyncClient() as http:
+        raw = (await http.get(served.root + "/.well-known/agent-card.json")).json()
+    import attrs
+
+    from a2a_models.adapters.http._discovery import decode_card
+
+    card = decode_card(raw)
+    grpc_first = attrs.evolve(
+        card,
+        supported_interfaces=sorted(
+            card.supported_interfaces, key=lambda i: i.protocol_binding != "GRPC"
+        ),
+    )
+    client = await connect(grpc_first, timeout=10)
+    async with client:
+        assert isinstance(client, GrpcClient) and client.url == grpc_url
+        assert isinstance(await client.send_message(Message.user("hi")), m.Task | m.Message)
+    # the served card lists gRPC last: the HTTP interfaces still win there
+    client = await connect(served.url, timeout=10)
+    async with client:
+        assert not isinstance(client, GrpcClient)
+
+
+async def test_busy_grpc_port_is_a_clean_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        proc = Served(["--grpc-port", str(port), "--store", "memory:"], cwd=tmp_path)
+        code = proc.wait(20)
+        if code is None:
+            proc.kill()
+        assert code == 1, proc.log()
+        assert "cannot serve gRPC" in proc.log()

@@ -20,7 +20,8 @@ floor, encode <= 3.5x floor, at least 20x faster than the SDK's 1.0 path and
 at least 5x faster than its 0.3 pydantic path. A second table does the same
 for the 0.3 JSON-RPC dialect against the SDK's 0.3 pydantic models.
 
-Options: ``--quick`` (fewer repeats), ``--only small|medium|large``.
+Options: ``--quick`` (fewer repeats), ``--only small|medium|large``;
+``--import-time`` measures the import cost instead (fresh interpreters).
 """
 
 from __future__ import annotations
@@ -459,6 +460,43 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     return all_ok
 
 
+_IMPORT_CASES = (
+    ("import a2a_models", "import a2a_models"),
+    ("from a2a_models import Task", "from a2a_models import Task"),
+    ("from a2a_models import codec", "from a2a_models import codec"),
+    ("+ first 1.0 encode/decode", "from a2a_models import codec, Message\n"
+     "codec.decode(Message, codec.encode(Message.user('hi')))"),
+)
+_IMPORT_PROBE = """
+import time
+t0 = time.perf_counter(); c0 = time.process_time()
+{code}
+c1 = time.process_time(); t1 = time.perf_counter()
+print((t1 - t0) * 1e3, (c1 - c0) * 1e3)
+"""
+
+
+def import_times(runs: int = 5) -> None:
+    """Median wall-clock and CPU ms of each import, each in ``runs`` fresh interpreters."""
+    import statistics
+    import subprocess
+
+    print(f"Import cost - median of {runs} fresh interpreters (ms; CPU time is less "
+          "sensitive to machine load than wall-clock)")
+    rows = []
+    for label, code in _IMPORT_CASES:
+        probe = _IMPORT_PROBE.format(code=code)
+        subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True)  # warm
+        walls, cpus = [], []
+        for _ in range(runs):
+            out = subprocess.run([sys.executable, "-c", probe], check=True,
+                                 capture_output=True, text=True).stdout.split()
+            walls.append(float(out[0]))
+            cpus.append(float(out[1]))
+        rows.append([label, f"{statistics.median(walls):.1f}", f"{statistics.median(cpus):.1f}"])
+    _table(["what", "wall ms", "CPU ms"], rows)
+
+
 def _table(head: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
@@ -475,7 +513,12 @@ def main() -> None:
     ap.add_argument("--wall", action="store_true", help="time wall-clock, not thread CPU time")
     ap.add_argument("--gc", action="store_true", help="keep the garbage collector on")
     ap.add_argument("--only", choices=["small", "medium", "large"], action="append")
+    ap.add_argument("--import-time", action="store_true",
+                    help="only measure the import cost (fresh interpreters)")
     args = ap.parse_args()
+    if args.import_time:
+        import_times()
+        return
     if args.wall:
         TIMER = time.perf_counter
     if args.gc:

@@ -7,13 +7,14 @@ file is stale instead of writing it. The spec text is read, never committed.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from a2a_models.conformance._catalogue import extract, render_module  # noqa: E402
+from a2a_models.conformance._catalogue import extract, render_module, rows_of  # noqa: E402
 
 OUT = ROOT / "src" / "a2a_models" / "conformance" / "_catalogue_data.py"
 
@@ -26,13 +27,19 @@ def main(argv: list[str]) -> int:
         v: (spec_dir / v / "specification.md").read_text(encoding="utf-8")
         for v in ("1.0.1", "0.3.0")
     }
-    text = render_module({v: extract(t, v) for v, t in texts.items()})
+    catalogues = {v: extract(t, v) for v, t in texts.items()}
+    text = render_module(catalogues)
     if check:
-        if OUT.read_text(encoding="utf-8") != text:
+        # compare the data, not the text: a code formatter may restyle the generated module
+        shipped: dict[str, object] = {}
+        exec(compile(OUT.read_text(encoding="utf-8"), str(OUT), "exec"), shipped)
+        if shipped["ROWS"] != rows_of(catalogues):
             print(f"{OUT} is stale: run scripts/gen_requirements.py", file=sys.stderr)
             return 1
         return 0
     OUT.write_text(text, encoding="utf-8")
+    # keep the generated module in the project's style (a dev tool; skipped when absent)
+    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=False)
     return 0
 
 

@@ -232,7 +232,7 @@ def test_card_formats(demo: Demo, capsys: Any) -> None:
 def test_serve_hands_its_options_to_run_server(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    http = importlib.import_module("a2a_models.adapters.http")
+    http = importlib.import_module("a2a_models._cli._run")
     seen: list[ServeOptions] = []
 
     async def run_server(options: ServeOptions) -> int:
@@ -262,7 +262,7 @@ def test_serve_hands_its_options_to_run_server(monkeypatch: pytest.MonkeyPatch) 
 def test_serve_async_run_server(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    http = importlib.import_module("a2a_models.adapters.http")
+    http = importlib.import_module("a2a_models._cli._run")
 
     async def run_server(options: ServeOptions) -> int:
         return 3

@@ -303,7 +303,7 @@ async def test_artifact_chunks_are_assembled(make_server: Servers, version: str)
     assert isinstance(task, Task)
     assert [a.name for a in task.artifacts] == ["story", "note"]
     story = task.artifacts[0]
-    assert [text_of(p) for p in story.parts] == ["Once ", "upon ", "a time"]
+    assert [text_of(p) for p in story.parts] == ["Once upon a time"]  # chunks joined when stored
 
     items = await collect(client.send_streaming_message(Message.user("again")))
     updates = [i for i in items if isinstance(i, TaskArtifactUpdateEvent)]

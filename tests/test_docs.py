@@ -26,7 +26,8 @@ DOCS = ROOT / "docs"
 DOC_URL = "http://127.0.0.1:8000"
 
 _BLOCK = re.compile(
-    r"(?:<!-- (?P<kind>example|output): (?P<name>[\w-]+) -->\n)?```(?P<lang>[\w-]*)\n(?P<code>.*?)^```",
+    r"<!-- docs-setup\n(?P<setup>.*?)^-->"
+    r"|(?:<!-- (?P<kind>example|output): (?P<name>[\w-]+) -->\n)?```(?P<lang>[\w-]*)\n(?P<code>.*?)^```",
     re.DOTALL | re.MULTILINE,
 )
 
@@ -48,7 +49,7 @@ def python_blocks(page: str) -> list[tuple[str | None, str]]:
     return [
         (match["name"], match["code"])
         for match in _BLOCK.finditer(text)
-        if match["lang"] == "python"
+        if match["setup"] is None and match["lang"] == "python"
     ]
 
 
@@ -105,33 +106,40 @@ def test_tagged_blocks_only_on_pages_with_a_runner(page: str) -> None:
     assert not tags or page in TAGGED, f"{page}: tagged blocks {tags} that no test runs"
 
 
-#: Runs the untagged python blocks of one page (argv: page path, agent URL) in order, in one
-#: namespace, with top-level await: in a fresh interpreter, so that what a page registers or
-#: configures (checks, logging, environment) cannot leak into other pages or tests.
+#: Runs every python block of one page (argv: page path, agent URL, block pattern) in order, in
+#: one namespace: blocks with top-level ``await`` run in one event loop kept for the page (what
+#: one starts, a later one may use), the others as plain code (they may call ``asyncio.run``). ``<!-- docs-setup ... -->`` comments hold code
+#: the reader does not need to see (a scripted model server, say); they run in place. A fresh
+#: interpreter per page, so that what a page registers or configures cannot leak elsewhere.
 _RUNNER = """
-import ast, asyncio, re, sys
+import ast, asyncio, inspect, re, sys
 page, url = sys.argv[1], sys.argv[2]
 text = open(page, encoding="utf-8").read()
 pattern = re.compile(sys.argv[3], re.DOTALL | re.MULTILINE)
-
-async def main():
-    namespace = {"__name__": "__docs__"}
-    for number, match in enumerate(pattern.finditer(text), 1):
-        if match["lang"] != "python" or match["name"]:
-            continue
-        source = match["code"].replace(%(doc_url)r, url)
-        code = compile(source, f"{page}:block{number}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        result = eval(code, namespace)
-        if asyncio.iscoroutine(result):
-            await asyncio.wait_for(result, 60)
-
-asyncio.run(main())
+namespace = {"__name__": "__docs__"}
+loop = asyncio.new_event_loop()
+for number, match in enumerate(pattern.finditer(text), 1):
+    if match["setup"] is not None:
+        source = match["setup"]
+    elif match["lang"] == "python":
+        source = match["code"]
+    else:
+        continue
+    source = source.replace(%(doc_url)r, url)
+    code = compile(source, f"{page}:block{number}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    if code.co_flags & inspect.CO_COROUTINE:
+        loop.run_until_complete(asyncio.wait_for(eval(code, namespace), 60))
+    else:
+        exec(code, namespace)
 """ % {"doc_url": DOC_URL}
 
 
-@pytest.mark.parametrize(
-    "page", [p for p in pages() if any(tag is None for tag, _ in python_blocks(p))]
-)
+def runnable(page: str) -> bool:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return any(m["lang"] == "python" or m["setup"] for m in _BLOCK.finditer(text))
+
+
+@pytest.mark.parametrize("page", [p for p in pages() if runnable(p)])
 def test_python_blocks_run(page: str, demo_url: str, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     result = subprocess.run(

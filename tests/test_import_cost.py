@@ -103,3 +103,22 @@ def test_every_public_name_resolves_lazily_and_is_listed() -> None:
         _ = a2a_models.Tsak  # type: ignore[attr-defined]
     with pytest.raises(ImportError):
         exec("from a2a_models import Tsak", {})
+
+
+def test_codec_compiles_a_class_on_first_use_only() -> None:
+    """A dialect's ~40 classes are compiled when first needed, not all at once."""
+    script = (
+        "from a2a_models import codec, Message, Task\n"
+        "from a2a_models.codec._converters import get_namespace\n"
+        "ns = get_namespace(codec.Dialect('1.0'), False)\n"
+        "lazy = lambda name: hasattr(ns[name], 'a2a_build')\n"
+        "before = lazy('_s_Message'), lazy('_s_Task')\n"
+        "msg = codec.decode(Message, codec.encode(Message.user('hi')))\n"
+        "after = lazy('_s_Message'), lazy('_u_Message'), lazy('_s_Task'), lazy('_s_AgentCard')\n"
+        "cached = [hasattr(f, 'a2a_build') for f in codec._DECODERS.values()]\n"
+        "print(before, after, cached)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "(True, True) (False, False, True, True) [False]"

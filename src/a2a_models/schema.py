@@ -590,10 +590,10 @@ def _build(dialect: str, strict: bool) -> Schema:
         defs = _table_defs(_v10.build_specs(python=False))
         _hooked_v10(defs)
     elif dialect == "0.3":
-        defs = _table_defs(_v03._specs(False))
+        defs = _table_defs(_v03.specs(False))
         _hooked_v03(defs)
     else:
-        defs = _table_defs(_v03._specs(True))
+        defs = _table_defs(_v03.specs(True))
         _hooked_v03_http(defs)
     defs.update(_enum_defs(dialect))
     if strict:

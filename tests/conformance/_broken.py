@@ -51,6 +51,9 @@ def project(url: str, server_cls: type[AgentServer] = AgentServer) -> Any:
 #: The bearer token the secured mutants accept (the suite sends it with --auth-header).
 TOKEN = "conformance-test-token"
 AUTH_HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+#: A second identity's token (the owner-isolation checks).
+PEER_TOKEN = "conformance-peer-token"
+PEER_HEADERS = {"Authorization": f"Bearer {PEER_TOKEN}"}
 
 
 class _Anonymous:
@@ -58,6 +61,30 @@ class _Anonymous:
 
     async def authenticate(self, request: Any) -> None:
         return None
+
+
+def _one_identity() -> Any:
+    from a2a_models.adapters.http import BearerTokenAuthenticator
+
+    return BearerTokenAuthenticator({TOKEN: "tester", PEER_TOKEN: "tester"})
+
+
+EXTENSION = "https://a2a-models.example/ext/conformance/v1"
+
+
+def with_extension(url: str) -> Any:
+    """The project's HTTP server with a card that marks an extension required."""
+    from a2a_models.adapters.http import create_app
+
+    card = conformance_card(url)
+    caps = attrs.evolve(card.capabilities, extensions=(
+        m.AgentExtension(uri=EXTENSION, description="conformance", required=True),))
+    return create_app(AgentServer(ConformanceAgent(), attrs.evolve(card, capabilities=caps)))
+
+
+def _name_the_extension(req: Req) -> Req:
+    return attrs.evolve(req, headers={**req.headers, "a2a-extensions": EXTENSION,
+                                      "x-a2a-extensions": EXTENSION})
 
 
 def secured(url: str, authenticator: Any = None) -> Any:
@@ -68,7 +95,8 @@ def secured(url: str, authenticator: Any = None) -> Any:
         conformance_card(url),
         security_schemes={"bearer": m.HTTPAuthSecurityScheme(scheme="Bearer")},
         security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),))
-    auth = authenticator if authenticator is not None else BearerTokenAuthenticator({TOKEN: "tester"})
+    auth = authenticator if authenticator is not None else BearerTokenAuthenticator(
+        {TOKEN: "tester", PEER_TOKEN: "someone-else"})
     return create_app(AgentServer(ConformanceAgent(), card), authenticator=auth)
 
 
@@ -649,17 +677,18 @@ class Mutant:
     response: RespFix | None = None
     frame: FrameFix | None = None
     factory: Callable[[str], Any] | None = None
-    #: served by :func:`secured` (the suite runs with :data:`AUTH_HEADERS`)
-    secured: bool = False
+    #: the unbroken server it varies: a key of :data:`BASES` ("secured": the suite runs
+    #: with :data:`AUTH_HEADERS` and :data:`PEER_HEADERS`)
+    base: str = "project"
 
     @property
-    def combo(self) -> tuple[str, str, bool]:
-        return self.version, self.transport, self.secured
+    def combo(self) -> tuple[str, str, str]:
+        return self.version, self.transport, self.base
 
     def app(self, url: str) -> Any:
         if self.factory is not None:
             return self.factory(url)
-        base = secured(url) if self.secured else project(url, self.server)
+        base = BASES[self.base](url) if self.base != "project" else project(url, self.server)
         if self.request is None and self.response is None and self.frame is None:
             return base
         return wire(base, request=self.request, response=self.response, frame=self.frame)
@@ -668,6 +697,10 @@ class Mutant:
 def _m(fault: str, *expect: str, **kw: Any) -> Mutant:
     return Mutant(fault=fault, expect=frozenset(expect), **kw)
 
+
+#: The unbroken servers the mutants vary.
+BASES: dict[str, Callable[[str], Any]] = {
+    "project": project, "secured": secured, "extension": with_extension}
 
 R10 = {"version": "1.0", "transport": "rest"}
 J03 = {"version": "0.3", "transport": "jsonrpc"}
@@ -831,11 +864,22 @@ MUTANTS: dict[str, Mutant] = {
     # ---- authentication (a card that requires a bearer token)
     "auth-not-enforced": _m(
         "requests without credentials are served", "auth.credentials-required",
-        "auth.challenge", secured=True,
+        "auth.challenge", "auth.owner-isolation", "auth.not-found-indistinguishable",
+        base="secured",
         factory=lambda url: secured(url, _Anonymous())),
     "auth-no-challenge": _m(
-        "a 401 answer has no WWW-Authenticate header", "auth.challenge", secured=True,
+        "a 401 answer has no WWW-Authenticate header", "auth.challenge", base="secured",
         response=_set_header(lambda r: True, "www-authenticate", None)),
+    "owner-isolation-broken": _m(
+        "both tokens map to one identity, so tasks are shared", "auth.owner-isolation",
+        "auth.not-found-indistinguishable", base="secured",
+        factory=lambda url: secured(url, _one_identity())),
+    # ---- extensions (a card that marks one required)
+    "required-extension-not-enforced": _m(
+        "requests that do not name the required extension are served",
+        "capability.required-extension",
+        base="extension",
+        factory=lambda url: wire(with_extension(url), request=_name_the_extension)),
     # ---- agent card
     "card-missing-description": _m(
         "the card has no description", "card.valid",
@@ -863,8 +907,8 @@ MUTANTS: dict[str, Mutant] = {
 
 #: The five mutants of the minimal JSON-RPC engine transport (kept: they exercise that base too).
 BROKEN: dict[str, tuple[Callable[[str], Starlette], set[str]]] = {
-    "engine-wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
+    "wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
                                          {"cancel.unknown-task"}),
-    "engine-500-on-malformed-json": (lambda url: good(url, malformed_status=500),
+    "500-on-malformed-json": (lambda url: good(url, malformed_status=500),
                                      {"robustness.malformed-bodies"}),
 }

@@ -15,10 +15,10 @@ import pytest
 
 from a2a_models.conformance import Status, SuiteReport, run_suite
 
-from ._broken import AUTH_HEADERS, BROKEN, MUTANTS, project, secured
+from ._broken import AUTH_HEADERS, BASES, BROKEN, MUTANTS, PEER_HEADERS
 from ._servers import serving
 
-Combo = tuple[str, str, bool]
+Combo = tuple[str, str, str]
 
 
 def _failed_ids(report: SuiteReport) -> set[str]:
@@ -35,7 +35,8 @@ async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[
                 version=combo[0],
                 transport=combo[1],
                 stream_grace=0.5,
-                auth_headers=AUTH_HEADERS if combo[2] else None,
+                auth_headers=AUTH_HEADERS if combo[2] == "secured" else None,
+                peer_auth_headers=PEER_HEADERS if combo[2] == "secured" else None,
             )
 
     names = list(jobs)
@@ -47,10 +48,7 @@ def run_mutants() -> tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]]:
     """The unbroken server's report per (version, transport) and every mutant's report."""
     combos = sorted({mu.combo for mu in MUTANTS.values()})
     with contextlib.ExitStack() as stack:
-        good = {
-            False: stack.enter_context(serving(project)),
-            True: stack.enter_context(serving(secured)),
-        }
+        good = {name: stack.enter_context(serving(factory)) for name, factory in BASES.items()}
         jobs = {f"baseline {c}": (good[c[2]], c) for c in combos}
         for name, mu in MUTANTS.items():
             jobs[name] = (stack.enter_context(serving(mu.app)), mu.combo)
@@ -92,8 +90,16 @@ def test_unbroken_server_fails_no_must_check(
         assert report.target.card is not None
         assert not report.failed_must, [r.key for r in report.failed_must]
         auth = {r.id: r.status for r in report.results if r.id.startswith("auth.")}
-        if combo[2]:  # the secured server passes the authentication checks
-            assert auth == {"auth.credentials-required": Status.PASS, "auth.challenge": Status.PASS}
+        if combo[2] == "extension":
+            ext = [r.status for r in report.results if r.id == "capability.required-extension"]
+            assert ext == [Status.PASS]
+        if combo[2] == "secured":  # the secured server passes the authentication checks
+            assert auth == {
+                "auth.credentials-required": Status.PASS,
+                "auth.challenge": Status.PASS,
+                "auth.owner-isolation": Status.PASS,
+                "auth.not-found-indistinguishable": Status.PASS,
+            }
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from a2a_models.conformance._client import CLIENT_CHECKS, ClientHarness, ClientReport, main
-from a2a_models.conformance._registry import Status
+from a2a_models.conformance._registry import Level, Status
 
 CLIENTS = Path(__file__).parent / "clients"
 JS_SDK_VERSION = "1.3.0"
@@ -121,6 +121,7 @@ FAULTS = {
     "no-resubscribe": {"client.reconnect"},
     "no-auth": {"client.auth-header"},
     "wrong-path": {"client.interface-selection"},
+    "first-interface-once": {"client.version-selection"},
 }
 
 
@@ -158,3 +159,46 @@ def test_cli_exit_code_and_json_report(tmp_path: Path, capsys: pytest.CaptureFix
     failed = [r for r in doc["results"] if r["status"] == "fail"]
     assert [r["id"] for r in failed] == ["client.version-header"]
     assert failed[0]["requirements"] and failed[0]["evidence"]
+
+
+@pytest.mark.parametrize("a2a_client_harness", ["HTTP+JSON"], indirect=True)
+def test_pytest_fixture_judges_an_in_process_client(a2a_client_harness: ClientHarness) -> None:
+    import asyncio
+
+    from a2a_models import models as m
+    from a2a_models.adapters.http import connect
+
+    harness = a2a_client_harness
+    assert harness.binding == "HTTP+JSON"
+
+    async def drive(headers: dict[str, str]) -> dict[str, object]:
+        async with await connect(harness.url, headers=headers) as client:
+            task = await client.send_message(m.Message.user("complete"))
+            events = [e async for e in client.send_streaming_message(m.Message.user("stream"))]
+        return {
+            "send": {"state": task.status.state.name},
+            "stream": {"events": len(events), "state": events[-1].status.state.name},
+        }
+
+    outcomes = asyncio.run(drive({"Authorization": f"Bearer {harness.token}"}))
+    report = harness.report(outcomes)
+    report.assert_conformant(level=Level.SHOULD)
+    statuses = _statuses(report)
+    assert statuses["client.stream"] is Status.PASS
+    assert statuses["client.content-type"] is Status.PASS
+    assert statuses["client.reconnect"] is Status.SKIP  # the driver never streamed 'drop'
+    assert statuses["client.error-handling"] is Status.SKIP  # no 'error' outcome reported
+    # the same client without its credentials: the card fetch is public, the calls are not
+    with pytest.raises(Exception):  # noqa: B017 - the project client raises on HTTP 401
+        asyncio.run(drive({}))
+    with pytest.raises(AssertionError, match=r"client\.auth-header"):
+        harness.report(outcomes).assert_conformant()
+
+
+def test_a2a_models_cli_has_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    from a2a_models._cli import main as cli
+
+    code = cli(["conformance-client", "--", *_python("project_driver.py")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "RESULT: conformant" in out and "client.reconnect" in out

@@ -28,6 +28,10 @@ SDK_FAILURES = {
     # §3.6.1 (SHOULD): ?A2A-Version=1.0 is ignored, the request is read as 0.3.
     "version.query-parameter[1.0-jsonrpc]": "?A2A-Version=1.0 without the header: refused",
     "version.query-parameter[1.0-rest]": "?A2A-Version=1.0 without the header: refused",
+    # §13.2 (SHOULD): webhook URLs are not validated against SSRF (the cloud metadata address).
+    "push.rejects-unsafe-url[1.0-jsonrpc]": "a webhook at the link-local metadata address",
+    "push.rejects-unsafe-url[1.0-rest]": "a webhook at the link-local metadata address",
+    "push.rejects-unsafe-url[0.3-jsonrpc]": "a webhook at the link-local metadata address",
     # 0.3 §8.1: a missing required param gives -32600, not -32602.
     "jsonrpc.invalid-params[0.3-jsonrpc]": "SendMessage without message: expected InvalidParamsError",
     # 0.3 §7.3.1 (historyLength = number of recent messages): 0 is read as "unset".
@@ -52,6 +56,11 @@ SDK_NOT_APPLICABLE_IDS = {
     "capability.push-not-claimed", "capability.streaming-not-claimed", "extended-card.get",
     "version.missing-header",  # on 1.0: the same URL serves 0.3, checked there
     "get.history-zero",  # on 0.3 HTTP+JSON: proto3 int32 without presence
+    "stream.event-ids",  # the SDK's SSE events carry no ids
+    "capability.required-extension",  # the card marks no extension required
+    # the card requires no authentication, and the run has no second identity
+    "auth.credentials-required", "auth.challenge", "auth.owner-isolation",
+    "auth.not-found-indistinguishable",
 }
 
 

@@ -12,7 +12,7 @@ Three upstream inventories are audited:
   JSON-RPC envelopes (``a2a_models.protocol``) and errors (``a2a_models.errors``).
 
 A field is *carried* when the codec's field table for the mapped model class
-writes a member of that JSON name (``_v10.build_specs`` / ``_v03._specs``), or
+writes a member of that JSON name (``_v10.build_specs`` / ``_v03.specs``), or
 when a hand-written codec hook (Part, SecurityScheme, the 0.3 card and push
 shapes, ...) is seen writing it: ``PROBES`` encodes fully populated values and
 looks at the members produced. Enum values must decode, and re-encode to the
@@ -408,7 +408,7 @@ def _classes(source: str, name: str) -> tuple[type[Any], ...]:
 def _tables(dialect: str) -> dict[type[Any], dict[str, set[Any]]]:
     """Model class -> wire member -> constant values (empty set: any value)."""
     specs = (
-        _v10.build_specs(python=False) if dialect == "1.0" else _v03._specs(dialect == "0.3-http")
+        _v10.build_specs(python=False) if dialect == "1.0" else _v03.specs(dialect == "0.3-http")
     )
     out: dict[type[Any], dict[str, set[Any]]] = {}
     for spec in specs:

@@ -72,7 +72,7 @@ def _codec_has_form(tp: Any, dialect: str) -> bool:
 def _specs(dialect: str) -> list[Any]:
     if dialect == "1.0":
         return _v10.build_specs(python=False)
-    return _v03._specs(dialect == "0.3-http")
+    return _v03.specs(dialect == "0.3-http")
 
 
 # --------------------------------------------------------------------------- committed files

@@ -16,6 +16,7 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import GrpcClient
 from a2a_models.adapters.http import HTTPClient
 from a2a_models.adapters.http._discovery import connect
+from a2a_models.errors import InternalError
 from tests.test_serve import Served, cli
 from tests.test_serve import serve as serve  # the fixture
 
@@ -115,3 +116,37 @@ async def test_busy_grpc_port_is_a_clean_error(tmp_path: Path) -> None:
             proc.kill()
         assert code == 1, proc.log()
         assert "cannot serve gRPC" in proc.log()
+
+
+async def test_auth_token_protects_grpc(serve: Any) -> None:
+    served = serve("--grpc-port", "0", "--store", "memory:", "--auth-token", "s3cret")
+    grpc_url = grpc_url_of(served)
+    async with GrpcClient(grpc_url, timeout=10) as anonymous:
+        with pytest.raises(InternalError, match="Authentication required"):
+            await anonymous.send_message(Message.user("task"))
+    async with GrpcClient(grpc_url, timeout=10, headers={"Authorization": "Bearer nope"}) as bad:
+        with pytest.raises(InternalError, match="Invalid bearer token"):
+            await bad.send_message(Message.user("task"))
+    async with GrpcClient(grpc_url, timeout=10, headers={"Authorization": "Bearer s3cret"}) as ok:
+        task = await ok.send_message(Message.user("task"))
+        assert isinstance(task, m.Task)
+        # the same owner over HTTP sees it
+        async with HTTPClient(served.url, headers={"Authorization": "Bearer s3cret"}) as http:
+            assert (await http.get_task(task.id)).id == task.id
+
+
+async def test_conformance_cli_runs_the_grpc_checks(serve: Any) -> None:
+    served = serve("--agent", "conformance", "--grpc-port", "0", "--store", "memory:")
+    grpc_url_of(served)
+    done = cli("conformance", served.url, "--transport", "grpc", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr + served.log()
+    for check in (
+        "grpc.service-methods",
+        "grpc.error-info",
+        "grpc.streaming",
+        "binding.equivalence",
+    ):
+        assert re.search(rf"PASS\s+MUST\s+{re.escape(check)}\[1\.0-grpc\]", done.stdout), (
+            done.stdout
+        )
+    assert "gRPC = jsonrpc = rest" in done.stdout

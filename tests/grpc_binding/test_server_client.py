@@ -248,3 +248,61 @@ async def test_graceful_shutdown_ends_streams_with_unavailable() -> None:
     async with GrpcClient(f"grpc://127.0.0.1:{gs.port}", timeout=1) as late:
         with pytest.raises(InternalError, match=r"UNAVAILABLE|unavailable|connect"):
             await late.get_task("x")
+
+
+def _self_signed() -> tuple[bytes, bytes]:
+    """A fresh key and certificate for 127.0.0.1 / localhost (PEM)."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return key_pem, cert.public_bytes(serialization.Encoding.PEM)
+
+
+async def test_tls() -> None:
+    key, cert = _self_signed()
+    server, _ = make_server()
+    creds = grpc.ssl_server_credentials([(key, cert)])
+    async with GrpcServer(server, credentials=creds) as gs:
+        assert gs.url.startswith("grpcs://127.0.0.1:")
+        trusted = grpc.ssl_channel_credentials(root_certificates=cert)
+        async with GrpcClient(gs.url, credentials=trusted, timeout=10) as client:
+            reply = await client.send_message(Message.user("echo secure"))
+            assert isinstance(reply, m.Message) and reply.text == "echo secure"
+        # a client that does not trust the certificate cannot talk to it
+        async with GrpcClient(gs.url, timeout=3) as untrusting:
+            with pytest.raises(InternalError):
+                await untrusting.send_message(Message.user("echo x"))
+        # nor can a plaintext one
+        async with GrpcClient(f"grpc://127.0.0.1:{gs.port}", timeout=3) as plain:
+            with pytest.raises(InternalError):
+                await plain.send_message(Message.user("echo x"))

@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from a2a_models.adapters.llm import AnthropicModel, Model, OpenAIChatModel
+from a2a_models.adapters.llm import AnthropicModel, Model, OpenAIChatModel, OpenAIResponsesModel
 
 from .scripted_server import ScriptedModelServer
 
-PROVIDERS = ("openai", "anthropic")
-MODEL_NAMES = {"openai": "gpt-scripted", "anthropic": "claude-scripted"}
-API_KEYS = {"openai": "sk-test-openai", "anthropic": "sk-ant-test"}
+# "responses" is the OpenAI provider speaking the Responses API.
+PROVIDERS = ("openai", "anthropic", "responses")
+MODEL_NAMES = {"openai": "gpt-scripted", "anthropic": "claude-scripted", "responses": "gpt-resp"}
+API_KEYS = {"openai": "sk-test-openai", "anthropic": "sk-ant-test", "responses": "sk-test-openai"}
 
 ModelFactory = Callable[..., Model]
 
@@ -40,6 +41,10 @@ def build_model(provider: str, server: ScriptedModelServer, **options: Any) -> M
     model = options.pop("model", MODEL_NAMES[provider])
     if provider == "openai":
         return OpenAIChatModel(model, base_url=server.openai_base_url, **options)
+    if provider == "responses":
+        for chat_only in ("stream_usage", "max_tokens_field"):
+            options.pop(chat_only, None)
+        return OpenAIResponsesModel(model, base_url=server.openai_base_url, **options)
     return AnthropicModel(model, base_url=server.anthropic_base_url, **options)
 
 

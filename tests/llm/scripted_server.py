@@ -4,6 +4,12 @@
   ``data:`` chunks with ``choices[0].delta.content`` and
   ``delta.tool_calls[i].function.arguments`` fragments, an optional usage
   chunk, ``data: [DONE]``) and non-streaming.
+* OpenAI Responses: ``POST /v1/responses`` - streaming (SSE events
+  ``response.created``, ``response.output_item.added`` (message |
+  function_call), ``response.output_text.delta``,
+  ``response.function_call_arguments.delta``/``.done``,
+  ``response.output_item.done``, then ``response.completed`` or
+  ``response.incomplete``; an ``error`` event on failure) and non-streaming.
 * Anthropic messages: ``POST /v1/messages`` - streaming (``message_start``,
   ``content_block_start`` (text | tool_use), ``ping``, ``content_block_delta``
   (text_delta | input_json_delta), ``content_block_stop``, ``message_delta``
@@ -45,7 +51,7 @@ from starlette.types import Receive, Scope, Send
 
 __all__ = ["RecordedRequest", "ScriptedModelServer", "ScriptedToolCall", "Turn"]
 
-API = Literal["openai", "anthropic"]
+API = Literal["openai", "anthropic", "responses"]
 
 _OPENAI_STOP = {
     "stop": "stop",
@@ -213,6 +219,7 @@ class ScriptedModelServer:
             routes=[
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
             ]
         )
 
@@ -333,6 +340,20 @@ class ScriptedModelServer:
             return JSONResponse(_openai_completion(turn, model), headers=dict(turn.headers))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return _LiveStream(self, _openai_stream(turn, model, include_usage), turn)
+
+    async def _responses(self, request: Request) -> Response:
+        turn, body = await self._take(request, "responses")
+        if turn is None:
+            return _openai_error(500, "server_error", "no scripted turn left", {})
+        if turn.status is not None:
+            kind, code = _OPENAI_ERROR_TYPES.get(turn.status, ("server_error", None))
+            return _openai_error(
+                turn.status, turn.error_type or kind, turn.error_message, turn.headers, code
+            )
+        model = str(body.get("model", "scripted"))
+        if not body.get("stream"):
+            return JSONResponse(_responses_object(turn, model), headers=dict(turn.headers))
+        return _LiveStream(self, _responses_stream(turn, model), turn)
 
     async def _anthropic(self, request: Request) -> Response:
         turn, body = await self._take(request, "anthropic")
@@ -498,6 +519,136 @@ def _openai_completion(turn: Turn, model: str) -> dict[str, Any]:
             "total_tokens": prompt + completion,
         },
     }
+
+
+# ----------------------------------------------------------- Responses API
+
+
+def _responses_items(turn: Turn) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    if turn.text:
+        items.append(
+            {
+                "type": "message",
+                "id": "msg_0",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "".join(turn.text), "annotations": []}],
+            }
+        )
+    for position, call in enumerate(turn.tool_calls):
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{position}",
+                "call_id": _call_id(call, position, "call_"),
+                "name": call.name,
+                "arguments": call.arguments_text,
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def _responses_object(turn: Turn, model: str, *, status: str | None = None) -> dict[str, Any]:
+    prompt, completion = turn.usage
+    stop = turn.stop_reason()
+    reason = {"length": "max_output_tokens", "content_filter": "content_filter"}.get(stop)
+    return {
+        "id": "resp_scripted",
+        "object": "response",
+        "created_at": 1700000000,
+        "model": model,
+        "status": status or ("incomplete" if reason else "completed"),
+        "incomplete_details": {"reason": reason} if reason else None,
+        "error": None,
+        "output": _responses_items(turn),
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "total_tokens": prompt + completion,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def _responses_stream(turn: Turn, model: str) -> AsyncIterator[bytes]:
+    counter = iter(range(1_000_000))
+
+    def event(kind: str, **payload: Any) -> bytes:
+        data = {"type": kind, "sequence_number": next(counter), **payload}
+        return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+    async def produce() -> AsyncIterator[bytes]:
+        events = [event("response.created", response=_responses_object(turn, model, status="in_progress") | {"output": []})]
+        index = 0
+        if turn.text:
+            item = {"type": "message", "id": "msg_0", "role": "assistant", "status": "in_progress", "content": []}
+            events.append(event("response.output_item.added", output_index=index, item=item))
+            for piece in turn.text:
+                events.append(
+                    event(
+                        "response.output_text.delta",
+                        item_id="msg_0",
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                        logprobs=[],
+                    )
+                )
+            done = _responses_items(turn)[0]
+            events.append(event("response.output_item.done", output_index=index, item=done))
+            index += 1
+        for position, call in enumerate(turn.tool_calls):
+            item_id = f"fc_{position}"
+            head = {
+                "type": "function_call",
+                "id": item_id,
+                "call_id": _call_id(call, position, "call_"),
+                "name": call.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+            events.append(event("response.output_item.added", output_index=index, item=head))
+            for fragment in call.fragments():
+                events.append(
+                    event(
+                        "response.function_call_arguments.delta",
+                        item_id=item_id,
+                        output_index=index,
+                        delta=fragment,
+                    )
+                )
+            events.append(
+                event(
+                    "response.function_call_arguments.done",
+                    item_id=item_id,
+                    output_index=index,
+                    arguments=call.arguments_text,
+                    name=call.name,
+                )
+            )
+            done = {**head, "arguments": call.arguments_text, "status": "completed"}
+            events.append(event("response.output_item.done", output_index=index, item=done))
+            index += 1
+        final = _responses_object(turn, model)
+        events.append(event(f"response.{final['status']}", response=final))
+        failure = event(
+            "error", code=turn.error_type or "server_error", message=turn.error_message, param=None
+        )
+        for count, chunk in enumerate(events):
+            if turn.error_after is not None and count == turn.error_after:
+                yield failure
+                return
+            if turn.truncate_after is not None and count == turn.truncate_after:
+                return
+            yield chunk
+
+    return produce()
 
 
 # ----------------------------------------------------------- Anthropic API

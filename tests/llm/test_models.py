@@ -47,6 +47,15 @@ from a2a_models.adapters.llm import (
 from .conftest import API_KEYS, MODEL_NAMES, ModelFactory
 from .scripted_server import ScriptedModelServer, ScriptedToolCall, Turn
 
+
+@pytest.fixture(params=("openai", "anthropic"))
+def provider(request: pytest.FixtureRequest) -> str:
+    """The wire-format checks here are per SDK API; the Responses API has its own
+    file (test_openai_responses.py), the orchestration tests run on all three."""
+    value: str = request.param
+    return value
+
+
 LOOKUP = ToolSpec(
     "lookup_weather",
     "Current weather for a city",

@@ -178,7 +178,8 @@ def system_of(body: Any) -> str:
     if "system" in body:  # anthropic
         system = body["system"]
         return system if isinstance(system, str) else "".join(b["text"] for b in system)
-    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "system")
+    messages = body["messages"] if "messages" in body else body["input"]  # chat | responses
+    return "\n".join(m["content"] for m in messages if m.get("role") == "system")
 
 
 # --------------------------------------------------------------------------- routing
@@ -309,6 +310,8 @@ async def test_forced_artifact_when_the_model_only_talks(
     forced = scripted_server.last.body
     if provider == "openai":
         assert forced["tool_choice"] == {"type": "function", "function": {"name": ARTIFACT_TOOL}}
+    elif provider == "responses":
+        assert forced["tool_choice"] == {"type": "function", "name": ARTIFACT_TOOL}
     else:
         assert forced["tool_choice"]["type"] == "tool"
         assert forced["tool_choice"]["name"] == ARTIFACT_TOOL

@@ -15,6 +15,12 @@ import os
 import sys
 from typing import Any
 
+if __name__ == "__main__" and sys.argv[1:2] == ["once"]:
+    # Checked before the SDK import, so that the refused restarts are quick.
+    if os.path.exists(os.environ["ONCE_MARKER"]):
+        sys.exit(6)
+    open(os.environ["ONCE_MARKER"], "w").close()
+
 from mcp.server.mcpserver import Context, MCPServer
 
 
@@ -84,9 +90,5 @@ if __name__ == "__main__":
     variant = sys.argv[1] if len(sys.argv) > 1 else "plain"
     if variant == "exit":
         sys.exit(5)
-    if variant == "once":
-        marker = os.environ["ONCE_MARKER"]
-        if os.path.exists(marker):
-            sys.exit(6)
-        open(marker, "w").close()
+
     asyncio.run(build(variant).run_stdio_async())

@@ -378,7 +378,7 @@ async def test_restarts_are_bounded_and_tools_stay_withdrawn(tmp_path: Path) -> 
         assert marker.exists() and len(hub.tools) == len(PLAIN_TOOLS)
         with pytest.raises(ToolExecutionError):
             await hub.call("tools__crash", {})
-        await eventually(lambda: connection.gave_up, 10)
+        await eventually(lambda: connection.gave_up, 15)
         assert connection.restarts == 0 and not connection.connected
         assert hub.tools == ()
         with pytest.raises(KeyError):

@@ -87,7 +87,11 @@ def test_tool_result_text_rendering() -> None:
         data={"n": 1},
     )
     assert result.text == "hello"
-    assert result.as_text() == 'hello\n{"k": "v"}\n[file: https://x/y.png (unknown type)]\n{"n": 1}'
+    # Text and structured data say the same thing: the model gets the structured form once.
+    assert result.as_text() == '[file: https://x/y.png (unknown type)]\n{"n": 1}'
+    assert result.as_text("both") == (
+        'hello\n{"k": "v"}\n[file: https://x/y.png (unknown type)]\n{"n": 1}'
+    )
     error = ToolResult.error("it broke")
     assert error.is_error and error.text == "it broke"
 

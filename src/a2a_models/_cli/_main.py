@@ -50,6 +50,22 @@ def _add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
     )
+    parser.add_argument("--cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
+    parser.add_argument("--key", metavar="FILE", help="the client certificate's private key")
+    parser.add_argument("--cacert", metavar="FILE", help="trust this CA for the server (PEM)")
+
+
+def _tls(args: argparse.Namespace) -> Any:
+    """The client TLS context for ``--cert/--key/--cacert`` (``None``: the defaults)."""
+    cert, key, ca = getattr(args, "cert", None), getattr(args, "key", None), getattr(args, "cacert", None)
+    if not (cert or ca):
+        return None
+    from ..adapters.http import client_tls_context
+
+    try:
+        return client_tls_context(cert, key, ca=ca)
+    except (OSError, ValueError) as exc:
+        raise _UsageError(f"cannot load the TLS files: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the card as 1.0 ProtoJSON (default), in 0.3 form, or as served (raw)",
     )
     card.add_argument(
+        "--verify-with",
+        metavar="JWKS_URL|FILE",
+        help="check the card's signatures against these trusted keys (fails if unsigned)",
+    )
+    card.add_argument(
+        "--verify",
+        choices=("require", "verify-if-present", "ignore"),
+        default=None,
+        help="what an unsigned card means with --verify-with (default: require)",
+    )
+    card.add_argument(
         "--transport",
         choices=("http", "grpc"),
         default="http",
@@ -140,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TOKEN",
-        help="accept 'Authorization: Bearer TOKEN' (repeatable; none: no authentication)",
+        help="accept 'Authorization: Bearer TOKEN' (repeatable; deprecated: visible in ps, "
+        "use --auth-token-file or A2A_AUTH_TOKENS)",
     )
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument(
@@ -184,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument(
         "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
     )
+    from ._security import add_security_arguments
+
+    add_security_arguments(serve)
     commands.add_parser(
         "agent",
         help="LLM agent workspaces: init, doctor, print-config, bundle, run (see: agent --help)",
@@ -221,16 +252,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return agent_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "serve":
+        from ._security import security_from_args, store_from_env, warn
         from ._serve import ServeOptions, run
 
+        try:
+            security, tokens, warnings = security_from_args(args)
+        except ValueError as exc:
+            print(f"a2a-models serve: {exc}", file=sys.stderr)
+            return 2
+        warn(warnings)
         return run(
             ServeOptions(
                 host=args.host,
                 port=args.port,
-                store=args.store,
+                store=store_from_env(args.store, "sqlite:///a2a-tasks.db"),
                 base_path=args.base_path,
                 agent=args.agent,
-                auth_tokens=tuple(args.auth_token),
+                auth_tokens=tokens,
+                security=security,
                 public_url=args.public_url,
                 log_level=args.log_level,
                 retain_terminal=args.retain_terminal,
@@ -277,6 +316,10 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
 
     headers = dict(args.header)
     transports = _TRANSPORTS[args.transport]
+    if args.transport == "auto":
+        from ..adapters.http._discovery import DEFAULT_BINDINGS
+
+        transports = DEFAULT_BINDINGS  # gRPC only when its extra is installed
     version = "1.0" if args.version == "auto" else args.version
     if not args.no_card:
         prefer = ("1.0", "0.3") if args.version == "auto" else (args.version,)
@@ -287,6 +330,7 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
                 transports=transports,
                 headers=headers,
                 timeout=args.timeout,
+                tls=_tls(args),
             )
         except CardResolutionError as exc:
             print(
@@ -298,7 +342,7 @@ async def _open(args: argparse.Namespace) -> BaseHTTPClient:
 
         return GrpcClient(args.url, headers=headers, timeout=args.timeout)  # type: ignore[return-value]
     kind = RESTClient if args.transport == "rest" else HTTPClient
-    return kind(args.url, version=version, headers=headers, timeout=args.timeout)
+    return kind(args.url, version=version, headers=headers, timeout=args.timeout, tls=_tls(args))
 
 
 async def _send(args: argparse.Namespace, out: TextIO) -> int:
@@ -344,11 +388,21 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
         shown = codec.to_wire(extended, dialect, lossy=dialect == "0.3")
         print(json.dumps(shown, indent=2, ensure_ascii=False), file=out)
         return 0
+    verifier = None
+    if args.verify_with:
+        from ..signing import CardVerifier, fetch_jwks
+
+        try:
+            keys = await fetch_jwks(args.verify_with, timeout=args.timeout or 10.0)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from None
+        verifier = CardVerifier(keys, mode=args.verify or "require")
     if args.format == "raw":
         from ..adapters.http._discovery import CardResolutionError, _candidates
 
         value: Any = None
-        async with httpx.AsyncClient() as http:
+        tls = _tls(args)
+        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
             for url in _candidates(args.url, None):
                 try:
                     response = await http.get(url, headers=headers, timeout=args.timeout)
@@ -360,11 +414,17 @@ async def _card(args: argparse.Namespace, out: TextIO) -> int:
                     raise CardResolutionError(f"{url} answered {response.status_code}", url)
                 decode_card(response.content)  # it must be a card
                 value = response.json()
+                if verifier is not None:
+                    verifier.verify(value)
                 break
             else:
                 raise CardResolutionError(f"no agent card for {args.url}", args.url)
     else:
-        card = await resolve_card(args.url, headers=headers, timeout=args.timeout)
+        tls = _tls(args)
+        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
+            card = await resolve_card(
+                args.url, headers=headers, timeout=args.timeout, verifier=verifier, http_client=http
+            )
         value = codec.to_wire(card, args.format, lossy=args.format == "0.3")
     print(json.dumps(value, indent=2, ensure_ascii=False), file=out)
     return 0

@@ -1,7 +1,7 @@
 """``a2a-models serve``: the options, the agent loader, and the hand-off to the HTTP server.
 
 The command line is parsed into a :class:`ServeOptions` and passed to
-``a2a_models.adapters.http.run_server(options)``, which owns everything from
+``a2a_models._cli._run.run_server(options)``, which owns everything from
 there (building the app, the store, signals, shutdown). ``run_server`` may be
 a plain function or a coroutine function; its return value is the exit code
 (``None`` means 0).
@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
+
+from ._security import SecurityOptions
 
 __all__ = ["ServeOptions", "load_agent", "run"]
 
@@ -40,6 +42,7 @@ class ServeOptions:
     * ``public_url``: the base URL advertised in the agent card (default:
       ``http://{host}:{port}``).
     * ``log_level``: ``debug``, ``info``, ``warning`` or ``error``.
+    * ``security``: the :class:`SecurityOptions` (TLS, OIDC, signing, limits).
     * ``retain_terminal``: how long finished tasks are kept in an SQL store
       (``7d``, ``12h``, ...; ``off``: forever).
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
@@ -54,13 +57,15 @@ class ServeOptions:
     store: str = "sqlite:///a2a-tasks.db"
     base_path: str = ""
     agent: str = "demo"
-    auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens)
+    auth_tokens: tuple[str, ...] = attrs.field(default=(), converter=_tokens, repr=False)
     public_url: str | None = None
     log_level: str = "info"
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     lease_ttl: float = 15.0
     grpc_port: int | None = None
+    #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
+    security: SecurityOptions = attrs.field(factory=SecurityOptions)
 
 
 def load_agent(spec: str) -> Any:
@@ -108,9 +113,10 @@ def load_agent(spec: str) -> Any:
 
 
 def run(options: ServeOptions) -> int:
-    """Hand ``options`` to ``a2a_models.adapters.http.run_server``."""
+    """Hand ``options`` to :func:`._run.run_server` (which needs the ``http`` extra)."""
     try:
-        from ..adapters.http import run_server
+        importlib.import_module("a2a_models.adapters.http")  # ImportError without the extra
+        from ._run import run_server
     except ImportError as exc:
         print(
             f"a2a-models serve: the HTTP server is not available ({exc}). "

@@ -8,6 +8,7 @@
 * :func:`encode` / :func:`decode` work on JSON bytes (or text);
   :func:`to_wire` / :func:`from_wire` on already-parsed JSON values.
 * :func:`to_dict` / :func:`from_dict` give the snake_case Python-dict form.
+* :func:`expresses` tells whether a dialect writes a model attribute.
 * ``strict=True`` rejects unknown members (lenient by default, as the spec asks).
 * What a dialect cannot express raises :class:`~a2a_models.errors.EncodeError`
   naming the path; ``lossy=True`` drops it instead.
@@ -24,7 +25,17 @@ from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
-from ._gen import CHECK_JSON, LOSSY, Fail, Loss, format_timestamp, render_path, timestamp
+from ._facts import expresses
+from ._gen import (
+    CHECK_JSON,
+    LOSSY,
+    Fail,
+    Loss,
+    format_timestamp,
+    render_path,
+    resolve,
+    timestamp,
+)
 
 if TYPE_CHECKING:
     import cattrs
@@ -34,6 +45,7 @@ __all__ = [
     "decode",
     "dumps",
     "encode",
+    "expresses",
     "from_dict",
     "from_wire",
     "get_converter",
@@ -73,7 +85,7 @@ def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> Any:
     fn = ns.get(f"_s_{_hook_name(tp)}")
     if fn is None:
         raise TypeError(f"{tp!r} has no {dialect.value} form")
-    return fn
+    return resolve(fn)  # cached by the caller: skip the lazy stub
 
 
 # (type, dialect value, strict) -> structure function, and (type, dialect
@@ -237,6 +249,7 @@ def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str]:
     fn = ns.get(f"_u_{name}")
     if fn is None:
         raise TypeError(f"{type(obj).__name__} has no {d.value} form")
+    fn = resolve(fn)  # cached below: skip the lazy stub
     if key is not None:  # only valid (type, dialect) pairs get here
         _ENCODERS[tp, key] = (fn, name)
     return fn, name

@@ -172,10 +172,10 @@ def _base_ns(dialect: Dialect) -> Namespace:
 @functools.cache
 def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
     """The compiled hook namespace of a dialect (cached: compile once per process)."""
-    from . import _v03, _v10
-
     ns = _base_ns(dialect)
     if dialect in (Dialect.V1_0, Dialect.PYTHON):
+        from . import _v10
+
         python = dialect is Dialect.PYTHON
         ns.update(
             _v10.inline_part_encoder(
@@ -188,6 +188,8 @@ def get_namespace(dialect: Dialect, strict: bool) -> Namespace:
         _gen.compile_dialect(_v10.build_specs(python=python), ns, strict=strict)
         _v10.install_oneof_hooks(ns, python=python, strict=strict)
     else:
+        from . import _v03
+
         _v03.install(ns, http=dialect is Dialect.V0_3_HTTP, strict=strict)
     return ns
 

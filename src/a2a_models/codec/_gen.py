@@ -1,7 +1,7 @@
 """Code generation of per-class structure (decode) and unstructure (encode) functions.
 
 Each dialect describes its classes as tables of :class:`Field` (see
-``_v10.py`` and ``_v03.py``); this module turns every table into two plain Python
+``_v10.py`` and the ``_v03`` package); this module turns every table into two plain Python
 functions, compiled once, in one namespace per dialect so nested classes call
 each other directly. That is what makes decoding only a few times slower than
 ``orjson.loads`` while checking every type strictly.
@@ -35,6 +35,7 @@ from __future__ import annotations
 import binascii
 import contextvars
 import re
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -42,7 +43,7 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidModelError
-from ..models._base import Timestamp, json_problem
+from ..models._base import API_KEY_LOCATIONS, INT32_RANGE, Timestamp, json_problem
 
 __all__ = [
     "LOSSY",
@@ -53,6 +54,7 @@ __all__ = [
     "Loss",
     "Namespace",
     "compile_dialect",
+    "resolve",
 ]
 
 #: True while encoding/decoding with ``lossy=True``: what a dialect cannot
@@ -196,7 +198,7 @@ def json_any(value: Any) -> Any:
     return value
 
 
-_INT32 = (-(2**31), 2**31 - 1)
+_INT32 = INT32_RANGE
 _QUOTED_INT = re.compile(r"-?[0-9]+\Z")
 
 
@@ -222,14 +224,13 @@ def non_negative_int32(value: Any, quoted_ok: bool) -> int:
     return number
 
 
-_API_KEY_LOCATIONS = frozenset({"header", "query", "cookie"})
 
 
 def api_key_location(value: Any) -> str:
     """Where an API key travels: ``header``, ``query`` or ``cookie``."""
     if value.__class__ is not str:
         raise Fail(f"expected a string, got {type_name(value)}")
-    if value not in _API_KEY_LOCATIONS:
+    if value not in API_KEY_LOCATIONS:
         raise Fail(f"expected one of header, query, cookie; got {value!r}")
     return value
 
@@ -868,7 +869,54 @@ def base_namespace(*, quoted_ints: bool) -> Namespace:
 
 
 def compile_dialect(specs: list[ClassSpec], ns: Namespace, *, strict: bool) -> Namespace:
-    """Compile every spec into ``ns`` and return it."""
+    """Install every spec's functions into ``ns``, each compiled on its first call.
+
+    A dialect has ~40 classes; a program usually needs a few. Each class gets
+    a stub ``_s_<name>``/``_u_<name>`` pair that compiles the class's real
+    functions, puts them in ``ns`` (where the generated callers look them up
+    on every call, so the steady state never sees a stub) and calls through.
+    """
     for spec in specs:
-        compile_class(spec, ns, strict=strict)
+        _install_lazy(spec, ns, strict)
     return ns
+
+
+_BUILD_LOCK = threading.Lock()
+
+
+def _install_lazy(spec: ClassSpec, ns: Namespace, strict: bool) -> None:
+    name = spec.name or spec.cls.__name__
+    s_key, u_key = f"_s_{name}", f"_u_{name}"
+    built: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
+
+    def build() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+        if not built:
+            with _BUILD_LOCK:
+                if not built:
+                    current = ns.get(s_key), ns.get(u_key)
+                    compile_class(spec, ns, strict=strict)
+                    built.append((ns[s_key], ns[u_key]))
+                    # A hand-written hook installed over the stub stays in place.
+                    if current[0] is not stub_s:
+                        ns[s_key] = current[0]
+                    if current[1] is not stub_u:
+                        ns[u_key] = current[1]
+        return built[0]
+
+    def stub_s(d: Any) -> Any:
+        return build()[0](d)
+
+    def stub_u(o: Any) -> Any:
+        return build()[1](o)
+
+    stub_s.a2a_build = stub_u.a2a_build = build  # type: ignore[attr-defined]
+    ns[s_key], ns[u_key] = stub_s, stub_u
+
+
+def resolve(fn: Any) -> Any:
+    """The real function behind a lazy stub (compiling it now), else ``fn``."""
+    build = getattr(fn, "a2a_build", None)
+    if build is None:
+        return fn
+    s_fn, u_fn = build()
+    return s_fn if fn.__name__ == "stub_s" else u_fn

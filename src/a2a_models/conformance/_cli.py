@@ -33,12 +33,16 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
                                "/.well-known/agent-card.json) or the card's URL")
     p.add_argument("--version", dest="a2a_version", choices=["1.0", "0.3", "auto"], default="auto",
                    help="protocol version(s) to test (default: every version the card declares)")
-    p.add_argument("--transport", choices=["jsonrpc", "rest", "all"], default="all",
+    p.add_argument("--transport", choices=["jsonrpc", "rest", "grpc", "all"], default="all",
                    help="transport(s) to test (default: all the card declares)")
     p.add_argument("--level", choices=["must", "should", "all"], default="all",
                    help="must: MUST checks only; should: MUST and SHOULD; all (default)")
     p.add_argument("--auth-header", action="append", type=parse_header, default=[],
                    metavar="'NAME: VALUE'", help="a header sent with every request (repeatable)")
+    p.add_argument("--peer-auth-header", action="append", type=parse_header, default=[],
+                   metavar="'NAME: VALUE'",
+                   help="credentials of a SECOND identity (repeatable): enables the "
+                        "owner-isolation checks")
     p.add_argument("--report", choices=["text", "json", "junit", "html"], default="text",
                    help="the summary's format (default: text; html is one self-contained page)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
@@ -112,6 +116,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
         report = asyncio.run(run_suite(
             args.url, version=args.a2a_version, transport=args.transport, level=args.level,
             auth_headers=dict(args.auth_header), include=args.check, exclude=args.skip,
+            peer_auth_headers=dict(args.peer_auth_header) or None,
             on_plan=on_plan, on_result=on_result, timeout_scale=args.timeout_scale,
             request_timeout=args.request_timeout,
         ))

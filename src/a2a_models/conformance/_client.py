@@ -74,6 +74,9 @@ def _c(id: str, section: str, level: Level, title: str) -> tuple[str, ClientChec
 CLIENT_CHECKS: Final[dict[str, ClientCheck]] = dict([
     _c("client.interface-selection", "§8.3.2 (0.3: §5.6.3)", Level.MUST,
        "Requests go to the URL of the first interface the card declares for the binding"),
+    _c("client.version-selection", "§8.3.2, §3.6", Level.MUST,
+       "The client skips an interface of a protocol version it does not speak (the card lists "
+       "an A2A 2.0 interface first) and sends nothing there"),
     _c("client.envelope", "§9.3 (0.3: §6.11.1)", Level.MUST,
        "JSON-RPC requests are JSON-RPC 2.0 Request objects with a string or integer id, "
        "sent as application/json"),
@@ -233,12 +236,17 @@ class ClientHarness:
     def card(self) -> dict[str, Any]:
         interfaces = [("JSONRPC", f"{self.url}/jsonrpc"), ("HTTP+JSON", f"{self.url}/rest")]
         interfaces.sort(key=lambda i: i[0] != self.binding)
+        # first: the same binding in a protocol version no client speaks yet (§8.3.2: clients
+        # select the first interface they SUPPORT)
+        future = {"url": f"{self.url}/v2/{'jsonrpc' if self.binding == 'JSONRPC' else 'rest'}",
+                  "protocolBinding": self.binding, "protocolVersion": "2.0"}
         return {
             "name": "a2a-models client conformance harness",
             "description": "A scripted A2A agent that judges the client's requests",
             "version": "1.0.0",
-            "supportedInterfaces": [{"url": url, "protocolBinding": b, "protocolVersion": "1.0"}
-                                    for b, url in interfaces],
+            "supportedInterfaces": [future, *({"url": url, "protocolBinding": b,
+                                               "protocolVersion": "1.0"}
+                                              for b, url in interfaces)],
             "capabilities": {"streaming": True},
             "defaultInputModes": ["text/plain"],
             "defaultOutputModes": ["text/plain"],
@@ -503,8 +511,27 @@ class ClientHarness:
             harness._record(rec)
             return Response("not a declared interface", status_code=404)
 
+        async def future(request: Request) -> Response:
+            body = await request.body()
+            rec = Recorded(request.method, request.url.path, request.url.query,
+                           {k.lower(): v for k, v in request.headers.items()}, body)
+            rec.problems.append(f"version: {request.method} {request.url.path} is the A2A 2.0 "
+                                f"interface, sent with A2A-Version "
+                                f"{rec.headers.get('a2a-version', '(absent)')!r}")
+            harness._record(rec)
+            from ..errors import VersionNotSupportedError
+
+            exc = VersionNotSupportedError("this interface speaks A2A 2.0 only")
+            rid = None
+            with contextlib.suppress(ValueError, AttributeError):
+                rid = json.loads(body).get("id")
+            answer: Response = _error_response(
+                rec, exc, "JSONRPC" if request.url.path.endswith("jsonrpc") else "HTTP+JSON", rid)
+            return answer
+
         methods = ["GET", "POST", "PUT", "DELETE"]
         return Starlette(routes=[
+            Route("/v2/{rest:path}", future, methods=methods),
             Route("/.well-known/agent-card.json", card),
             Route("/jsonrpc", jsonrpc, methods=["POST"]),
             Route("/rest/{rest:path}", rest, methods=methods),
@@ -540,6 +567,16 @@ class ClientHarness:
             else:
                 add(cid, Status.PASS, none_msg)
 
+        wrong_version = [(r, p.split(": ", 1)[1]) for r in reqs for p in r.problems
+                         if p.startswith("version:")]
+        if not reqs:
+            add("client.version-selection", Status.SKIP, "the client sent no request")
+        elif wrong_version:
+            add("client.version-selection", Status.FAIL,
+                "; ".join(dict.fromkeys(msg for _, msg in wrong_version))[:600],
+                [r for r, _ in wrong_version])
+        else:
+            add("client.version-selection", Status.PASS)
         wrong_iface = [(r, p.split(": ", 1)[1]) for r in reqs for p in r.problems
                        if p.startswith("interface:")]
         wrong_iface += [(r, f"{r.binding} request, but the card lists {self.binding} first")
@@ -689,8 +726,9 @@ def _error_response(rec: Recorded, exc: Any, binding: str, rid: Any) -> Any:
             "code": exc.code, "message": exc.message, "data": list(exc.details())}})
         rec.status, rec.answer = 200, body
         return Response(body, media_type="application/json")
-    status = {-32001: 404, -32004: 400, -32600: 400, -32602: 400}.get(exc.code, 500)
-    reason = {-32001: "TASK_NOT_FOUND", -32004: "UNSUPPORTED_OPERATION"}.get(exc.code, "INVALID")
+    status = {-32001: 404, -32004: 400, -32009: 400, -32600: 400, -32602: 400}.get(exc.code, 500)
+    reason = {-32001: "TASK_NOT_FOUND", -32004: "UNSUPPORTED_OPERATION",
+              -32009: "VERSION_NOT_SUPPORTED"}.get(exc.code, "INVALID")
     body = json.dumps({"error": {"code": status, "status": "NOT_FOUND" if status == 404 else
                                  "INVALID_ARGUMENT", "message": exc.message, "details": [
                                      {"@type": "type.googleapis.com/google.rpc.ErrorInfo",

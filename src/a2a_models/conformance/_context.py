@@ -398,8 +398,11 @@ class CheckContext:
         shared: dict[str, Any],
         request_timeout: float = 10.0,
         stream_grace: float = 1.0,
+        peer_headers: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
+        #: Credentials of a second identity (owner-isolation checks); ``None``: none given.
+        self.peer_headers = dict(peer_headers) if peer_headers else None
         self.target = target
         self.version = version
         self.transport = transport
@@ -447,8 +450,17 @@ class CheckContext:
     # ------------------------------------------------------------------ HTTP
 
     def version_headers(self) -> dict[str, str]:
-        """The service parameters a client of this version sends (0.3 sends none)."""
-        return {"A2A-Version": self.version} if self.version != "0.3" else {}
+        """The service parameters a client of this version sends (0.3 sends no version), with
+        the extensions the card marks required (1.0 ``A2A-Extensions``, 0.3 ``X-A2A-Extensions``)."""
+        out = {"A2A-Version": self.version} if self.version != "0.3" else {}
+        return {**out, **self.extension_headers()}
+
+    def extension_headers(self) -> dict[str, str]:
+        """The extensions the card marks required, as the version's service parameter."""
+        required = self.target.required_extensions()
+        if not required:
+            return {}
+        return {"A2A-Extensions" if self.version != "0.3" else "X-A2A-Extensions": ",".join(required)}
 
     async def request(
         self,
@@ -552,15 +564,22 @@ class CheckContext:
         headers: Mapping[str, str] | None = None,
         version_headers: Mapping[str, str] | None = None,
         id: Any = _UNSET,
+        with_extensions: bool = True,
     ) -> CallResult:
         """Perform ``op`` (a 1.0 method name) with ``params`` (a model) on the endpoint.
 
         ``raw_params`` replaces the encoded params (JSON-RPC ``params`` / REST
         body); ``raw_body`` replaces the whole HTTP body. ``version_headers``
-        replaces the default ``A2A-Version`` header set.
+        replaces the default ``A2A-Version`` header set; the extensions the card
+        marks required are named unless ``with_extensions`` is false.
         """
         ep = self._endpoint()
-        vh = dict(self.version_headers() if version_headers is None else version_headers)
+        if version_headers is None:
+            vh = self.version_headers()
+        else:  # the caller's version headers, still naming the required extensions
+            vh = {**self.extension_headers(), **version_headers}
+        if not with_extensions:
+            vh = {k: v for k, v in vh.items() if k not in ("A2A-Extensions", "X-A2A-Extensions")}
         if self.transport == JSONRPC:
             if raw_body is None:
                 wire = raw_params if raw_params is not _UNSET else (
@@ -581,8 +600,9 @@ class CheckContext:
             raw_body if raw_body is not None else (codec.dumps(body) if body is not None else None)
         )
         base_headers = self.rest_headers(with_body=rest_content is not None)
-        if version_headers is not None:
-            base_headers = {k: v for k, v in base_headers.items() if k.lower() != "a2a-version"}
+        if version_headers is not None or not with_extensions:
+            base_headers = {k: v for k, v in base_headers.items()
+                            if k.lower() not in ("a2a-version", "a2a-extensions", "x-a2a-extensions")}
         hdrs = {**base_headers, **vh, **(headers or {})}
         reply = await self.request(method, self.rest_url(path), headers=hdrs, content=rest_content,
                                    params=query or None)

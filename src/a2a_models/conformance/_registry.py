@@ -23,6 +23,7 @@ __all__ = [
     "ALL_TRANSPORTS",
     "CARD",
     "CHECKS",
+    "GRPC",
     "JSONRPC",
     "REST",
     "Check",
@@ -43,6 +44,8 @@ __all__ = [
 CARD = "card"
 JSONRPC = "jsonrpc"
 REST = "rest"
+#: The gRPC binding (1.0 only); its checks are in ``_checks/grpc_binding.py``.
+GRPC = "grpc"
 ALL_TRANSPORTS = (JSONRPC, REST)
 
 
@@ -75,6 +78,8 @@ class Requirement(enum.Enum):
     NO_EXTENDED_CARD = "no-extended-agent-card"
     #: the card requires authentication (non-empty security requirements)
     SECURED = "security-requirements"
+    #: the card marks an extension ``required`` (every request must name it)
+    REQUIRED_EXTENSION = "required-extension"
 
 
 class CheckFailed(Exception):

@@ -22,6 +22,7 @@ from ._registry import (
     ALL_TRANSPORTS,
     CARD,
     CHECKS,
+    GRPC,
     Check,
     CheckFailed,
     CheckResult,
@@ -133,6 +134,7 @@ async def run_check(
     target: Target,
     auth_headers: Mapping[str, str],
     shared: dict[str, Any],
+    peer_headers: Mapping[str, str] | None = None,
     timeout_scale: float = 1.0,
     request_timeout: float = 10.0,
     stream_grace: float = 1.0,
@@ -140,7 +142,7 @@ async def run_check(
     """One check on one (version, transport): its verdict, never an exception."""
     ctx = CheckContext(client=client, target=target, version=run.version,
                        transport=run.transport, endpoint=run.endpoint,
-                       auth_headers=auth_headers, shared=shared,
+                       auth_headers=auth_headers, shared=shared, peer_headers=peer_headers,
                        request_timeout=request_timeout, stream_grace=stream_grace)
     started = time.monotonic()
 
@@ -179,6 +181,7 @@ async def run_suite(
     transport: str = "all",
     level: str = "all",
     auth_headers: Mapping[str, str] | None = None,
+    peer_auth_headers: Mapping[str, str] | None = None,
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
     on_plan: Callable[[Target, list[PlannedRun]], None] | None = None,
@@ -194,7 +197,9 @@ async def run_suite(
     ``version``: ``"1.0"``, ``"0.3"`` or ``"auto"`` (every version the card
     declares). ``transport``: ``"jsonrpc"``, ``"rest"`` or ``"all"``.
     ``level``: ``"must"``, ``"should"`` (MUST and SHOULD) or ``"all"``.
-    ``include``/``exclude`` are globs over check ids.
+    ``include``/``exclude`` are globs over check ids. ``peer_auth_headers``
+    are the credentials of a second identity: with them the owner-isolation
+    checks run (a task of one identity must stay invisible to the other).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
@@ -210,7 +215,7 @@ async def run_suite(
             versions = [version]
             if version not in target.versions:
                 notes.append(f"the card declares no A2A {version} interface")
-        transports = list(ALL_TRANSPORTS) if transport == "all" else [transport]
+        transports = [*ALL_TRANSPORTS, GRPC] if transport == "all" else [transport]
         for v in versions:
             for t in transports:
                 if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):
@@ -228,6 +233,7 @@ async def run_suite(
         for run in runs:
             result = await run_check(
                 run, client=http, target=target, auth_headers=headers,
+                peer_headers=peer_auth_headers,
                 shared=shared.setdefault((run.version, run.transport), {}),
                 timeout_scale=timeout_scale, request_timeout=request_timeout,
                 stream_grace=stream_grace,

@@ -17,12 +17,12 @@ import attrs
 import httpx
 
 from ._agent import CONTRACT_SKILL_ID
-from ._registry import JSONRPC, REST, Exchange, Requirement
+from ._registry import GRPC, JSONRPC, REST, Exchange, Requirement
 
 __all__ = ["Endpoint", "Target", "discover", "excerpt", "normalize_version", "record"]
 
 WELL_KNOWN = "/.well-known/agent-card.json"
-_BINDINGS = {"JSONRPC": JSONRPC, "HTTP+JSON": REST}
+_BINDINGS = {"JSONRPC": JSONRPC, "HTTP+JSON": REST, "GRPC": GRPC}
 _VERSION = re.compile(r"\s*(\d+)(?:\.(\d+))?(?:\.\d+)?\s*")
 EXCERPT = 1200
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
@@ -154,10 +154,18 @@ class Target:
         caps = (self.card or {}).get("capabilities")
         return caps if isinstance(caps, dict) else {}
 
+    def required_extensions(self) -> list[str]:
+        """URIs of the extensions the card marks ``required`` (§3.3.4)."""
+        exts = self.capabilities().get("extensions")
+        return [e["uri"] for e in exts or [] if isinstance(e, dict) and e.get("required") is True
+                and isinstance(e.get("uri"), str)] if isinstance(exts, list) else []
+
     def claims(self, requirement: Requirement, version: str) -> bool:
         """Whether the card claims ``requirement`` (for the ``NO_*`` ones: does not claim)."""
         caps = self.capabilities()
         card = self.card or {}
+        if requirement is Requirement.REQUIRED_EXTENSION:
+            return bool(self.required_extensions())
         if requirement is Requirement.CONTRACT:
             skills = card.get("skills")
             return isinstance(skills, list) and any(
@@ -201,8 +209,8 @@ def resolve_endpoints(card: dict[str, Any]) -> list[Endpoint]:
         if version is None or not isinstance(url, str) or not url:
             return
         transport = _BINDINGS.get(binding) if isinstance(binding, str) else None
-        if transport is None:
-            return
+        if transport is None or (transport == GRPC and version != "1.0"):
+            return  # (0.3's gRPC service is another one: not tested)
         if any(e.version == version and e.transport == transport for e in found):
             return
         found.append(

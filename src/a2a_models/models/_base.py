@@ -155,8 +155,14 @@ def optional_bool(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> Non
         fail(inst, attribute, f"expected a bool or None, got {_describe(value)}")
 
 
+# Value rules shared by the validators here and the codec's decoders (one
+# statement of each rule: the generated decoders skip the validators).
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
+#: The int32 range (the only integer width A2A uses).
+INT32_RANGE: tuple[int, int] = (_INT32_MIN, _INT32_MAX)
+#: Where an API key may travel (``APIKeySecurityScheme.location``).
+API_KEY_LOCATIONS: frozenset[str] = frozenset({"header", "query", "cookie"})
 
 
 def int32(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from ._base import (
+    API_KEY_LOCATIONS,
     boolean,
     fail,
     instance_of,
@@ -143,12 +144,11 @@ class SecurityScheme:
             raise TypeError("SecurityScheme is abstract: use one of its subclasses")
 
 
-_API_KEY_LOCATIONS = frozenset({"header", "query", "cookie"})
 
 
 def _check_location(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     required_str(inst, attribute, value)
-    if value not in _API_KEY_LOCATIONS:
+    if value not in API_KEY_LOCATIONS:
         fail(inst, attribute, f"expected one of header, query, cookie; got {value!r}")
 
 

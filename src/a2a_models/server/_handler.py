@@ -233,6 +233,8 @@ class RequestHandler:
         config = request.configuration
         if config is not None and config.task_push_notification_config is not None:
             self._require_push()
+            if self._push is not None:  # a bad webhook URL is refused before any task exists
+                await self._push.check(config.task_push_notification_config, "", limit=False)
         message = request.message
         if message.task_id:
             run = await self._continue(request, call, tenant)
@@ -509,6 +511,8 @@ class RequestHandler:
             raise InvalidParamsError("taskId is required", {"field": "taskId"})
         tenant = self._tenant(config.tenant, call)
         await self._get(config.task_id, call, tenant)
+        if self._push is not None:
+            await self._push.check(config, config.task_id)
         stored = attrs.evolve(config, id=config.id or self._new_id(), tenant=tenant)
         return await self.store.set_push_config(config.task_id, stored)
 

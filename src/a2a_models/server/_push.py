@@ -14,6 +14,7 @@ import asyncio
 import collections
 import logging
 
+from ..errors import A2AError, InvalidParamsError
 from ..models import StreamResponse, TaskPushNotificationConfig
 from ._store import TaskStore
 
@@ -29,6 +30,16 @@ class PushNotificationSender(abc.ABC):
     async def send(self, config: TaskPushNotificationConfig, item: StreamResponse) -> None:
         """POST ``item`` (a StreamResponse body) to ``config.url``; raise on failure."""
 
+    #: Most configs one task may have (``None``: no limit); checked when one is created.
+    max_configs_per_task: int | None = None
+
+    async def check_config(self, config: TaskPushNotificationConfig) -> None:  # noqa: B027
+        """Refuse ``config`` when it is created (raise :class:`ValueError` saying why).
+
+        The default accepts everything; a webhook sender checks the URL here
+        with the same rules it applies at delivery.
+        """
+
 
 class PushDispatcher:
     """Sends a task's notifications to all its configs, in a background task per task."""
@@ -38,6 +49,38 @@ class PushDispatcher:
         self._store = store
         self._queues: dict[str, collections.deque[StreamResponse]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def sender(self) -> PushNotificationSender:
+        """The sender notifications go through."""
+        return self._sender
+
+    async def check(
+        self,
+        config: TaskPushNotificationConfig,
+        task_id: str,
+        *,
+        url: bool = True,
+        limit: bool = True,
+    ) -> None:
+        """Refuse a new config as ``InvalidParams``: the sender's URL check (``url``) and its
+        limit of configs per task (``limit``; replacing a config by its id is not a new one)."""
+        if url:
+            try:
+                await self._sender.check_config(config)
+            except ValueError as exc:
+                raise InvalidParamsError(
+                    f"pushNotificationConfig.url refused: {exc}", {"field": "url"}
+                ) from None
+        most = self._sender.max_configs_per_task
+        if most is not None and limit:
+            existing = await self._store.list_push_configs(task_id)
+            if len(existing) >= most and all(c.id != config.id for c in existing):
+                raise InvalidParamsError(
+                    f"task {task_id} already has {len(existing)} push notification configs, "
+                    "the most allowed; delete one first",
+                    {"field": "taskId", "limit": most},
+                )
 
     def dispatch(self, task_id: str, item: StreamResponse) -> None:
         """Queue ``item`` for every config ``task_id`` has when it is sent."""
@@ -61,12 +104,11 @@ class PushDispatcher:
                 for config in configs:
                     try:
                         await self._sender.send(config, item)
-                    except Exception:
+                    except A2AError as exc:  # refused or undeliverable: one line, no traceback
+                        log.warning("push notification for task %s failed: %s", task_id, exc)
+                    except Exception:  # a bug in the sender: keep the traceback
                         log.warning(
-                            "push notification for task %s to %s failed",
-                            task_id,
-                            config.url,
-                            exc_info=True,
+                            "push notification for task %s failed", task_id, exc_info=True
                         )
         finally:
             del self._workers[task_id]

@@ -126,6 +126,8 @@ class TaskWriter:
         if config is None or config.task_push_notification_config is None:
             return
         push = config.task_push_notification_config
+        if self.push is not None:  # the URL was checked before the task was created
+            await self.push.check(push, run.task_id, url=False)
         await self.store.set_push_config(
             run.task_id,
             attrs.evolve(push, id=push.id or self.new_id(), task_id=run.task_id, tenant=run.tenant),

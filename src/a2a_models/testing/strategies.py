@@ -74,6 +74,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
+from .. import codec
 from .. import models as m
 from .._state import TaskState
 
@@ -157,18 +158,6 @@ class _Rules:
     #: OAuthFlows: how many flows at least and at most (1.0: exactly one).
     min_flows: int
     max_flows: int
-    #: The 1.0-only device-code flow and ``pkce_required``.
-    device_code: bool
-    #: ``AgentCapabilities.state_transition_history`` (0.3 JSON-RPC only).
-    state_transition_history: bool
-    #: ``TaskStatusUpdateEvent.final`` may be True (0.3 only; 1.0 closes the stream).
-    final: bool
-    #: ``tenant`` fields (1.0 only).
-    tenant: bool
-    #: ``metadata`` on GetTask/SubscribeToTask/Get/Delete/List push-config requests.
-    read_metadata: bool
-    #: ``metadata`` on CancelTaskRequest.
-    cancel_metadata: bool
     #: ``DataPart.data`` may be any JSON value (else: an object).
     data_any: bool
     #: Part ``metadata``.
@@ -177,8 +166,6 @@ class _Rules:
     part_extras: bool
     #: ``FilePart.filename``.
     file_name: bool
-    #: ``Message.reference_task_ids``.
-    reference_task_ids: bool
     #: ``Task.context_id`` is REQUIRED (0.3 JSON-RPC).
     task_context_required: bool
     #: 0.3 cards: one top-level ``protocolVersion`` shared by every interface.
@@ -186,22 +173,13 @@ class _Rules:
     #: Plain proto3 scalars: ``False``/``0`` are the same as unset, so
     #: optional bools are None/True and optional counts None/positive.
     proto3_plain: bool
-    #: ``AgentCard.icon_url`` (absent from the 0.3 proto).
-    icon_url: bool
     #: ListTasks request/response exist.
     list_tasks: bool
-    #: ``page_size``/``page_token`` on ListTaskPushNotificationConfigsRequest and
-    #: ``next_page_token`` on its response (0.3 JSON-RPC: no paging).
-    push_paging: bool
-    #: ``metadata`` on SendMessageRequest.
-    send_metadata: bool
     #: ids that travel inside resource names (``tasks/{id}/...``) must not contain "/".
     resource_names: bool
     #: Role.UNSPECIFIED and TaskState.UNSPECIFIED are expressible.
     unspecified_role: bool
     unspecified_state: bool
-    #: ``AuthenticationInfo.other_schemes`` (0.3's list of schemes).
-    multi_scheme: bool
     #: The push config of a SendMessageConfiguration has no task_id (0.3 nests
     #: a bare PushNotificationConfig), and a standalone one needs a task_id.
     v03_push: bool
@@ -209,118 +187,134 @@ class _Rules:
     #: 0.3 JSON-RPC read it as unset).
     empty_strings: bool = False
 
+    # Which attributes a dialect writes is stated once, in the codec's field
+    # tables: these flags ask it (each through one representative attribute).
+    def _writes(self, tp: type[Any], attr: str) -> bool:
+        return codec.expresses(tp, attr, self.name)
+
+    @property
+    def tenant(self) -> bool:
+        """``tenant`` fields (1.0 only)."""
+        return self._writes(m.SendMessageRequest, "tenant")
+
+    @property
+    def read_metadata(self) -> bool:
+        """``metadata`` on GetTask/SubscribeToTask/Get/Delete/List push-config requests."""
+        return self._writes(m.GetTaskRequest, "metadata")
+
+    @property
+    def cancel_metadata(self) -> bool:
+        """``metadata`` on CancelTaskRequest."""
+        return self._writes(m.CancelTaskRequest, "metadata")
+
+    @property
+    def reference_task_ids(self) -> bool:
+        """``Message.reference_task_ids``."""
+        return self._writes(m.Message, "reference_task_ids")
+
+    @property
+    def icon_url(self) -> bool:
+        """``AgentCard.icon_url`` (absent from the 0.3 proto)."""
+        return self._writes(m.AgentCard, "icon_url")
+
+    @property
+    def state_transition_history(self) -> bool:
+        """``AgentCapabilities.state_transition_history`` (0.3 JSON-RPC only)."""
+        return self._writes(m.AgentCapabilities, "state_transition_history")
+
+    @property
+    def send_metadata(self) -> bool:
+        """``metadata`` on SendMessageRequest."""
+        return self._writes(m.SendMessageRequest, "metadata")
+
+    @property
+    def push_paging(self) -> bool:
+        """Paging of push-config lists (0.3 JSON-RPC has none)."""
+        return self._writes(m.ListTaskPushNotificationConfigsRequest, "page_size")
+
+    @property
+    def final(self) -> bool:
+        """``TaskStatusUpdateEvent.final`` may be True (0.3 only; 1.0 closes the stream)."""
+        return self._writes(m.TaskStatusUpdateEvent, "final")
+
+    @property
+    def device_code(self) -> bool:
+        """The 1.0-only device-code flow and ``pkce_required``."""
+        return self._writes(m.AuthorizationCodeOAuthFlow, "pkce_required")
+
+    @property
+    def multi_scheme(self) -> bool:
+        """``AuthenticationInfo.other_schemes`` (0.3's list of schemes)."""
+        return self._writes(m.AuthenticationInfo, "other_schemes")
+
 
 _RULES: dict[str, _Rules] = {
     "1.0": _Rules(
         name="1.0",
         min_flows=1,
         max_flows=1,
-        device_code=True,
-        state_transition_history=False,
-        final=False,
-        tenant=True,
-        read_metadata=False,
-        cancel_metadata=True,
         data_any=True,
         part_metadata=True,
         part_extras=True,
         file_name=True,
-        reference_task_ids=True,
         task_context_required=False,
         v03_card=False,
         proto3_plain=False,
-        icon_url=True,
         list_tasks=True,
-        push_paging=True,
-        send_metadata=True,
         resource_names=False,
         unspecified_role=True,
         unspecified_state=True,
-        multi_scheme=False,
         v03_push=False,
     ),
     "0.3": _Rules(
         name="0.3",
         min_flows=0,
         max_flows=4,
-        device_code=False,
-        state_transition_history=True,
-        final=True,
-        tenant=False,
-        read_metadata=True,
-        cancel_metadata=True,
         data_any=False,
         part_metadata=True,
         part_extras=False,
         file_name=True,
-        reference_task_ids=True,
         task_context_required=True,
         v03_card=True,
         proto3_plain=False,
-        icon_url=True,
         list_tasks=False,
-        push_paging=False,
-        send_metadata=True,
         resource_names=False,
         unspecified_role=False,
         unspecified_state=True,
-        multi_scheme=True,
         v03_push=True,
     ),
     "0.3-http": _Rules(
         name="0.3-http",
         min_flows=0,
         max_flows=1,
-        device_code=False,
-        state_transition_history=False,
-        final=True,
-        tenant=False,
-        read_metadata=False,
-        cancel_metadata=False,
         data_any=False,
         part_metadata=False,
         part_extras=False,
         file_name=False,
-        reference_task_ids=False,
         task_context_required=False,
         v03_card=True,
         proto3_plain=True,
-        icon_url=False,
         list_tasks=False,
-        push_paging=True,
-        send_metadata=True,
         resource_names=True,
         unspecified_role=True,
         unspecified_state=True,
-        multi_scheme=True,
         v03_push=True,
     ),
     "python": _Rules(
         name="python",
         min_flows=0,
         max_flows=5,
-        device_code=True,
-        state_transition_history=True,
-        final=True,
-        tenant=True,
-        read_metadata=True,
-        cancel_metadata=True,
         data_any=True,
         part_metadata=True,
         part_extras=True,
         file_name=True,
-        reference_task_ids=True,
         task_context_required=False,
         v03_card=False,
         proto3_plain=False,
-        icon_url=True,
         list_tasks=True,
-        push_paging=True,
-        send_metadata=True,
         resource_names=False,
         unspecified_role=True,
         unspecified_state=True,
-        multi_scheme=True,
         v03_push=False,
         empty_strings=True,
     ),

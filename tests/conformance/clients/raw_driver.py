@@ -2,7 +2,8 @@
 
 ``A2A_DRIVER_FAULT`` breaks exactly one rule, so the harness's checks can be proven:
 no-version-header, no-auth, jsonrpc-1.0, float-id, reused-message-id, follow-up-without-task,
-wrong-path, bad-role, error-swallowed, stream-cut-short, no-resubscribe."""
+wrong-path, bad-role, error-swallowed, stream-cut-short, no-resubscribe, first-interface-once
+(the first call goes to the card's first JSON-RPC interface whatever its version)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,16 @@ def sse(response: httpx.Response) -> list[dict]:
 
 with httpx.Client(headers=HEADERS, timeout=10) as http:
     card = http.get(f"{URL}/.well-known/agent-card.json").json()
-    rpc = next(i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "JSONRPC")
+    rpc = next(
+        i["url"]
+        for i in card["supportedInterfaces"]
+        if i["protocolBinding"] == "JSONRPC" and i["protocolVersion"] == "1.0"
+    )
+    if FAULT == "first-interface-once":
+        first = next(
+            i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "JSONRPC"
+        )
+        http.post(first, json=body("GetTask", {"id": "probe"}))
     if FAULT == "wrong-path":
         rpc = URL + "/"
 

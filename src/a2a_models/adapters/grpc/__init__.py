@@ -7,7 +7,8 @@
 * :class:`GrpcClient` - the :class:`~a2a_models.client.A2AClient` transport
   (same operations, interceptors and exceptions as the HTTP clients).
 * :func:`to_proto` / :func:`from_proto` - direct model <-> protobuf
-  conversion; :func:`proto_class` names the message class of a model.
+  conversion; :func:`proto_class` names the message class of a model;
+  :data:`pb` is the generated ``lf.a2a.v1`` module (``a2a_pb2``).
 
 Importing :mod:`a2a_models` never imports this package; names load on first use.
 """
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._client import GrpcClient, grpc_target
     from ._convert import from_proto, proto_class, to_proto
+    from ._pb import a2a_pb2 as pb
     from ._server import DEFAULT_MAX_MESSAGE_BYTES, SERVICE_NAME, A2AServicer, GrpcServer
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "GrpcServer",
     "from_proto",
     "grpc_target",
+    "pb",
     "proto_class",
     "to_proto",
 ]
@@ -48,6 +51,10 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "pb":
+        module = importlib.import_module("._pb.a2a_pb2", __name__)
+        globals()[name] = module
+        return module
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,8 +18,7 @@ import grpc
 import grpc.aio
 
 from ... import models as m
-from ...client import A2AClient, ClientInterceptor
-from ...client._base import StreamChunk
+from ...client import A2AClient, ClientInterceptor, StreamChunk
 from ...errors import InvalidAgentResponseError, UnsupportedOperationError
 from ...protocol import MethodSpec
 from ._convert import from_proto, proto_class, to_proto

@@ -35,9 +35,8 @@ import attrs
 from ... import models as m
 from ..._state import TaskState
 from ...codec import _v10
-from ...codec._gen import ClassSpec, Fail, Loss, builder, render_path
+from ...codec._gen import Fail, Loss, builder, render_path
 from ...errors import DecodeError, EncodeError
-from ...models._base import non_negative_optional_int32
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -49,9 +48,7 @@ _NS: Namespace = {}
 
 _MESSAGES = pb.DESCRIPTOR.message_types_by_name
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_TimestampPB: Any = type(pb.TaskStatus().timestamp)
 _StructPB: Any = type(pb.Task().metadata)
-_ValuePB: Any = type(pb.Part().data)
 
 # --------------------------------------------------------------------------- leaves
 
@@ -63,6 +60,9 @@ def _bad_int(n: int) -> None:
     )
 
 
+_MAX_EXACT = 9007199254740992  # 2**53: every int up to it is an exact double
+
+
 def _value_into(msg: Any, v: Any) -> None:
     """Fill a ``google.protobuf.Value`` with the JSON value ``v``."""
     c = v.__class__
@@ -71,16 +71,7 @@ def _value_into(msg: Any, v: Any) -> None:
     elif c is bool:
         msg.bool_value = v
     elif c is int:
-        if -9007199254740992 <= v <= 9007199254740992:
-            msg.number_value = v
-        else:
-            try:
-                exact = int(float(v)) == v
-            except OverflowError:
-                exact = False
-            if not exact:
-                _bad_int(v)
-            msg.number_value = v
+        msg.number_value = v if -_MAX_EXACT <= v <= _MAX_EXACT else _exact(v)
     elif c is float:
         msg.number_value = v
     elif v is None:
@@ -92,31 +83,66 @@ def _value_into(msg: Any, v: Any) -> None:
     elif c is list or c is tuple:
         lv = msg.list_value
         lv.SetInParent()
-        add = lv.values.add
-        for i, item in enumerate(v):
-            try:
-                _value_into(add(), item)
-            except Loss as exc:
-                exc.path.append(i)
-                raise
+        _list_into(lv.values, v)
     else:
         raise Loss(f"{c.__name__} is not a JSON value")
+
+
+def _exact(n: int) -> int:
+    """``n`` if a double holds it exactly, else a Loss."""
+    try:
+        exact = int(float(n)) == n
+    except OverflowError:
+        exact = False
+    if not exact:
+        _bad_int(n)
+    return n
+
+
+def _list_into(values: Any, items: Any) -> None:
+    add = values.add
+    for i, v in enumerate(items):
+        # The scalars inline: one Python call fewer per value.
+        c = v.__class__
+        try:
+            if c is str:
+                add().string_value = v
+            elif c is bool:
+                add().bool_value = v
+            elif (c is int and -_MAX_EXACT <= v <= _MAX_EXACT) or c is float:
+                add().number_value = v
+            elif v is None:
+                add().null_value = 0
+            else:
+                _value_into(add(), v)
+        except Loss as exc:
+            exc.path.append(i)
+            raise
 
 
 def _struct_into(s: Any, d: dict[str, Any]) -> None:
     fields = s.fields
     for k, v in d.items():
+        c = v.__class__
         try:
-            _value_into(fields[k], v)
+            if c is str:
+                fields[k].string_value = v
+            elif c is bool:
+                fields[k].bool_value = v
+            elif (c is int and -_MAX_EXACT <= v <= _MAX_EXACT) or c is float:
+                fields[k].number_value = v
+            elif v is None:
+                fields[k].null_value = 0
+            else:
+                _value_into(fields[k], v)
         except Loss as exc:
             exc.path.append(k)
             raise
 
 
-def _to_struct(d: dict[str, Any]) -> Any:
-    s = _StructPB()
-    _struct_into(s, d)
-    return s
+def _number(n: float) -> Any:
+    # Integral doubles come back as int (JSON has one number type); -0.0 keeps its sign.
+    return int(n) if n.is_integer() and (n or _copysign(1.0, n) > 0) else n
 
 
 def _from_value(v: Any) -> Any:
@@ -124,15 +150,28 @@ def _from_value(v: Any) -> Any:
     if kind == "string_value":
         return v.string_value
     if kind == "number_value":
-        n = v.number_value
-        # Integral doubles come back as int (JSON has one number type); -0.0 keeps its sign.
-        return int(n) if n.is_integer() and (n or _copysign(1.0, n) > 0) else n
+        return _number(v.number_value)
+    if kind == "struct_value":
+        return _from_struct(v.struct_value)
+    if kind == "list_value":
+        out: list[Any] = []
+        append = out.append
+        for i, x in enumerate(v.list_value.values):
+            kind = x.WhichOneof("kind")
+            if kind == "string_value":
+                append(x.string_value)
+            elif kind == "number_value":
+                n = x.number_value
+                append(int(n) if n.is_integer() and n else _number(n))
+            else:
+                try:
+                    append(_from_value(x))
+                except Fail as exc:
+                    exc.path.append(i)
+                    raise
+        return out
     if kind == "bool_value":
         return v.bool_value
-    if kind == "struct_value":
-        return {k: _from_value(x) for k, x in v.struct_value.fields.items()}
-    if kind == "list_value":
-        return [_from_value(x) for x in v.list_value.values]
     if kind == "null_value":
         return None
     raise Fail("expected a google.protobuf.Value with a kind set")
@@ -140,19 +179,22 @@ def _from_value(v: Any) -> Any:
 
 def _from_struct(s: Any) -> dict[str, Any]:
     out = {}
-    for k, x in s.fields.items():
-        try:
-            out[k] = _from_value(x)
-        except Fail as exc:
-            exc.path.append(k)
-            raise
+    fields = s.fields
+    for k in fields:
+        x = fields[k]
+        kind = x.WhichOneof("kind")
+        if kind == "string_value":
+            out[k] = x.string_value
+        elif kind == "number_value":
+            n = x.number_value
+            out[k] = int(n) if n.is_integer() and n else _number(n)
+        else:
+            try:
+                out[k] = _from_value(x)
+            except Fail as exc:
+                exc.path.append(k)
+                raise
     return out
-
-
-def _to_ts(dt: datetime) -> Any:
-    seconds = calendar.timegm(dt.utctimetuple())
-    nanos = dt.microsecond * 1000 + getattr(dt, "nanosecond", 0)
-    return _TimestampPB(seconds=seconds, nanos=nanos)
 
 
 def _from_ts(ts: Any) -> datetime:
@@ -203,28 +245,6 @@ def _pmap(fn: Callable[[Any], Any], items: Any) -> dict[str, Any]:
     return out
 
 
-def _tlist(fn: Callable[[Any], Any], items: Any) -> list[Any]:
-    out = []
-    for i, x in enumerate(items):
-        try:
-            out.append(fn(x))
-        except Loss as exc:
-            exc.path.append(i)
-            raise
-    return out
-
-
-def _tmap(fn: Callable[[Any], Any], items: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, x in items.items():
-        try:
-            out[k] = fn(x)
-        except Loss as exc:
-            exc.path.append(k)
-            raise
-    return out
-
-
 def _enum_tables(py_enum: type[Any], proto_enum: Any) -> tuple[dict[str, int], dict[int, Any]]:
     to_num = {}
     from_num = {}
@@ -238,17 +258,13 @@ def _enum_tables(py_enum: type[Any], proto_enum: Any) -> tuple[dict[str, int], d
 _NS.update(
     _Fail=Fail,
     _Loss=Loss,
-    _to_struct=_to_struct,
     _from_struct=_from_struct,
     _from_value=_from_value,
-    _to_ts=_to_ts,
     _from_ts=_from_ts,
     _nonneg=_nonneg,
     _api_key_location=_api_key_location,
     _plist=_plist,
     _pmap=_pmap,
-    _tlist=_tlist,
-    _tmap=_tmap,
 )
 for _py, _proto in ((TaskState, "TaskState"), (m.Role, "Role")):
     _to, _from = _enum_tables(_py, pb.DESCRIPTOR.enum_types_by_name[_proto])
@@ -286,10 +302,8 @@ def _unwrap(tp: Any) -> Any:
     return tp
 
 
-def _field_sources(
-    cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD, spec: Any
-) -> tuple[str | None, str, list[str]]:
-    """(constructor kwarg source or None, decode expression, post-build encode lines)."""
+def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD, spec: Any) -> str:
+    """The decode expression of field ``attr`` (reading the message ``p``)."""
     name = attr.name
     inner = _unwrap(tp)
     optional = inner is not tp
@@ -300,68 +314,154 @@ def _field_sources(
     required = spec.required
     nonempty = spec.nonempty
     if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
-        post = [f"    v = o.{name}", "    if v is not None:"]
-        post += [f"        f = {name!r}", f"        r.{name}.SetInParent()"]
-        post += [f"        _struct_into_(r.{name}, v)"]
-        return None, f"(_from_struct(p.{name}) if {has} else None)", post
+        return f"(_from_struct(p.{name}) if {has} else None)"
     if inner is datetime:
-        enc = f"(_to_ts(o.{name}) if o.{name} is not None else None)"
         if required:
-            return enc, f"_from_ts(_req_msg(p, {name!r}).{name})", []
-        return enc, f"(_from_ts(p.{name}) if {has} else None)", []
+            return f"_from_ts(_req_msg(p, {name!r}).{name})"
+        return f"(_from_ts(p.{name}) if {has} else None)"
     if inner in (TaskState, m.Role):
         en = inner.__name__
         if optional:
-            enc = f"(_X_{en}[o.{name}._value_] if o.{name} is not None else 0)"
-            return enc, f"(_e_{en}(p.{name}) if p.{name} else None)", []
-        return f"_X_{en}[o.{name}._value_]", f"_e_{en}(p.{name})", []
+            return f"(_e_{en}(p.{name}) if p.{name} else None)"
+        return f"_e_{en}(p.{name})"
     if origin is tuple:
         item = args[0]
         if item is str:
-            enc = f"o.{name}"
             dec = f"tuple(p.{name})"
         else:
             n = item.__name__
-            enc = f"_tlist(_to_{n}, o.{name})"
             dec = f"_plist(_from_{n}, p.{name})"
         if nonempty:
             dec = f"_nonempty({dec})"
-        return enc, dec, []
+        return dec
     if origin is dict:
         value = args[1]
         if value is str:
-            return f"o.{name}", f"dict(p.{name})", []
+            return f"dict(p.{name})"
         n = value.__name__
-        return f"_tmap(_to_{n}, o.{name})", f"_pmap(_from_{n}, p.{name})", []
+        return f"_pmap(_from_{n}, p.{name})"
     if attrs.has(inner):
         n = inner.__name__
         if required:
-            return f"_to_{n}(o.{name})", f"_from_{n}(_req_msg(p, {name!r}).{name})", []
-        enc = f"(_to_{n}(o.{name}) if o.{name} is not None else None)"
-        return enc, f"(_from_{n}(p.{name}) if {has} else None)", []
+            return f"_from_{n}(_req_msg(p, {name!r}).{name})"
+        return f"(_from_{n}(p.{name}) if {has} else None)"
     if inner is str:
         if (cls, name) == (m.APIKeySecurityScheme, "location"):
-            return f"o.{name}", f"_api_key_location(_req_str(p.{name}))", []
+            return f"_api_key_location(_req_str(p.{name}))"
         if presence:
-            return f"o.{name}", f"(p.{name} if {has} else None)", []
+            return f"(p.{name} if {has} else None)"
         if required and nonempty:
-            return f"o.{name}", f"_req_str(p.{name})", []
+            return f"_req_str(p.{name})"
         if optional:
-            return f"o.{name}", f"(p.{name} or None)", []
-        return f"o.{name}", f"p.{name}", []
+            return f"(p.{name} or None)"
+        return f"p.{name}"
     if inner is int:
-        nonneg = attr.validator is non_negative_optional_int32
+        nonneg = (spec.kind.decode or "").startswith("_nonneg")  # non-negative int32
         dec = f"_nonneg(p.{name})" if nonneg else f"p.{name}"
         if presence:
-            return f"o.{name}", f"({dec} if {has} else None)", []
+            return f"({dec} if {has} else None)"
         if optional:
-            return f"o.{name}", f"({dec} or None)", []
-        return f"o.{name}", dec, []
+            return f"({dec} or None)"
+        return dec
     if inner is bool:
         if presence:
-            return f"o.{name}", f"(p.{name} if {has} else None)", []
-        return f"o.{name}", f"p.{name}", []
+            return f"(p.{name} if {has} else None)"
+        return f"p.{name}"
     raise TypeError(f"{cls.__name__}.{name}: no protobuf conversion for {tp!r}")
+
+
+def _fill_lines(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD) -> list[str]:
+    """Lines (inside the ``try`` of ``_fill_<Class>(r, o)``) setting field ``attr`` of ``r``.
+
+    Only values that differ from the proto default are written: setting an
+    attribute of a upb message costs far less than passing it to the
+    constructor, and skipping defaults costs nothing at all.
+    """
+    name = attr.name
+    inner = _unwrap(tp)
+    optional = inner is not tp
+    presence = (cls, name) in _v10.PRESENCE_TRACKED
+    origin = typing.get_origin(inner)
+    args = typing.get_args(inner)
+    get = f"        v = o.{name}"
+    here = f"        f = {name!r}"
+    if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
+        return [
+            get,
+            "        if v is not None:",
+            here.replace("        ", "            "),
+            f"            s = r.{name}",
+            "            s.SetInParent()",
+            "            _struct_into(s, v)",
+        ]
+    if inner is datetime:
+        return [get, "        if v is not None:", f"            _fill_ts(r.{name}, v)"]
+    if inner in (TaskState, m.Role):
+        en = inner.__name__
+        test = "v is not None and v._value_" if optional else "True"
+        return [get, f"        if {test}:", f"            r.{name} = _X_{en}[v._value_]"]
+    if origin is tuple:
+        item = args[0]
+        if item is str:
+            return [get, "        if v:", f"            r.{name}.extend(v)"]
+        n = item.__name__
+        return [
+            get,
+            "        if v:",
+            here.replace("        ", "            "),
+            f"            c = r.{name}",
+            f"            _fill_list(_fill_{n}, c, v)",
+        ]
+    if origin is dict:
+        value = args[1]
+        if value is str:
+            return [get, "        if v:", f"            r.{name}.update(v)"]
+        n = value.__name__
+        return [
+            get,
+            "        if v:",
+            here.replace("        ", "            "),
+            f"            _fill_map(_fill_{n}, r.{name}, v)",
+        ]
+    if attrs.has(inner):
+        n = inner.__name__
+        return [
+            get,
+            "        if v is not None:",
+            here.replace("        ", "            "),
+            f"            s = r.{name}",
+            "            s.SetInParent()",
+            f"            _fill_{n}(s, v)",
+        ]
+    if inner in (str, int, bool):
+        test = "v is not None" if presence else "v"
+        return [get, f"        if {test}:", f"            r.{name} = v"]
+    raise TypeError(f"{cls.__name__}.{name}: no protobuf conversion for {tp!r}")
+
+
+def _fill_list(fill: Callable[[Any, Any], None], container: Any, items: Any) -> None:
+    add = container.add
+    try:
+        for x in items:
+            fill(add(), x)
+    except Loss as exc:
+        exc.path.append(len(container) - 1)
+        raise
+
+
+def _fill_map(fill: Callable[[Any, Any], None], container: Any, items: dict[str, Any]) -> None:
+    for k, x in items.items():
+        try:
+            fill(container[k], x)
+        except Loss as exc:
+            exc.path.append(k)
+            raise
+
+
+def _fill_ts(ts: Any, dt: datetime) -> None:
+    ts.seconds = calendar.timegm(dt.utctimetuple())
+    ts.nanos = dt.microsecond * 1000 + getattr(dt, "nanosecond", 0)
+    ts.SetInParent()
 
 
 def _req_str(value: str) -> str:
@@ -382,14 +482,18 @@ def _nonempty(items: tuple[Any, ...]) -> tuple[Any, ...]:
     return items
 
 
-def _struct_into_(s: Any, d: dict[str, Any]) -> None:
-    _struct_into(s, d)
+_NS.update(
+    _req_str=_req_str,
+    _req_msg=_req_msg,
+    _nonempty=_nonempty,
+    _struct_into=_struct_into,
+    _fill_list=_fill_list,
+    _fill_map=_fill_map,
+    _fill_ts=_fill_ts,
+)
 
 
-_NS.update(_req_str=_req_str, _req_msg=_req_msg, _nonempty=_nonempty, _struct_into_=_struct_into_)
-
-
-def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
+def _compile_class(cls: type[Any], spec: Any) -> None:
     name = cls.__name__
     desc = _MESSAGES[name]
     proto_cls = _proto_class(name)
@@ -398,8 +502,7 @@ def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
     _NS[f"_P_{name}"] = proto_cls
     _NS[f"_C_{name}"] = cls
     _NS[f"_T_{name}"] = builder(cls)
-    kwargs: list[str] = []
-    post: list[str] = []
+    fills: list[str] = []
     dec: list[str] = []
     unsupported: list[tuple[str, str, Any]] = []
     covered = set()
@@ -418,27 +521,28 @@ def _compile_class(cls: type[Any], spec: ClassSpec) -> None:
             continue
         assert fspec is not None
         covered.add(a.name)
-        enc, d, p_lines = _field_sources(cls, a, hints[a.name], fd, fspec)
-        if enc is not None:
-            kwargs.append(f"{a.name}={enc}")
-        post += p_lines
+        d = _field_sources(cls, a, hints[a.name], fd, fspec)
+        fills += _fill_lines(cls, a, hints[a.name], fd)
         dec += [f"        f = {a.name!r}", f"        o.{a.name} = {d}"]
     missing = set(desc.fields_by_name) - covered
     if missing:
         raise TypeError(f"lf.a2a.v1.{name} fields without a model attribute: {sorted(missing)}")
-    enc_lines = [f"def _to_{name}(o):", "    f = None", "    try:"]
+    enc_lines = [f"def _fill_{name}(r, o):", "    f = None", "    try:"]
     for attr_name, problem, _default in unsupported:
         enc_lines += [
             f"        if o.{attr_name} != _D_{name}_{attr_name}:",
             f"            raise _Loss({problem!r}, {attr_name!r})",
         ]
-    enc_lines.append(f"        r = _P_{name}({', '.join(kwargs)})")
-    enc_lines += ["    " + line for line in post]
+    enc_lines += fills or ["        pass"]
     enc_lines += [
         "    except _Loss as exc:",
         "        if f is not None:",
         "            exc.path.append(f)",
         "        raise",
+        "",
+        f"def _to_{name}(o):",
+        f"    r = _P_{name}()",
+        f"    _fill_{name}(r, o)",
         "    return r",
     ]
     dec_lines = [
@@ -475,12 +579,11 @@ def _install_oneofs() -> None:
     TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
     TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
 
-    def to_part(x: Any) -> Any:
+    def fill_part(r: Any, x: Any) -> None:
         c = x.__class__
         if c is TextPart or isinstance(x, TextPart):
-            r = P.Part(text=x.text, filename=x.filename, media_type=x.media_type)
+            r.text = x.text
         elif c is DataPart or isinstance(x, DataPart):
-            r = P.Part(filename=x.filename, media_type=x.media_type)
             try:
                 _value_into(r.data, x.data)
             except Loss as exc:
@@ -488,19 +591,26 @@ def _install_oneofs() -> None:
                 raise
         elif c is FilePart or isinstance(x, FilePart):
             if x.raw is not None:
-                r = P.Part(raw=x.raw, filename=x.filename, media_type=x.media_type)
+                r.raw = x.raw
             else:
-                r = P.Part(url=x.url, filename=x.filename, media_type=x.media_type)
+                r.url = x.url
         else:
             raise Loss(f"unknown Part subclass {type(x).__name__}")
-        if x.metadata is not None:
-            r.metadata.SetInParent()
+        v = x.filename
+        if v:
+            r.filename = v
+        v = x.media_type
+        if v:
+            r.media_type = v
+        v = x.metadata
+        if v is not None:
+            s = r.metadata
+            s.SetInParent()
             try:
-                _struct_into(r.metadata, x.metadata)
+                _struct_into(s, v)
             except Loss as exc:
                 exc.path.append("metadata")
                 raise
-        return r
 
     def from_part(p: Any) -> m.Part:
         which = p.WhichOneof("content")
@@ -542,7 +652,7 @@ def _install_oneofs() -> None:
         o.__class__ = cls
         return o  # type: ignore[no-any-return]
 
-    ns["_to_Part"], ns["_from_Part"] = to_part, from_part
+    ns["_fill_Part"], ns["_from_Part"] = fill_part, from_part
 
     schemes = {
         m.APIKeySecurityScheme: "api_key_security_scheme",
@@ -553,12 +663,14 @@ def _install_oneofs() -> None:
     }
     by_field = {f: c.__name__ for c, f in schemes.items()}
 
-    def to_scheme(x: Any) -> Any:
+    def fill_scheme(r: Any, x: Any) -> None:
         key = schemes.get(type(x))
         if key is None:
             raise Loss(f"unknown SecurityScheme subclass {type(x).__name__}")
+        sub = getattr(r, key)
+        sub.SetInParent()
         try:
-            return P.SecurityScheme(**{key: ns[f"_to_{type(x).__name__}"](x)})
+            ns[f"_fill_{type(x).__name__}"](sub, x)
         except Loss as exc:
             exc.path.append(key)
             raise
@@ -573,7 +685,7 @@ def _install_oneofs() -> None:
             exc.path.append(which)
             raise
 
-    ns["_to_SecurityScheme"], ns["_from_SecurityScheme"] = to_scheme, from_scheme
+    ns["_fill_SecurityScheme"], ns["_from_SecurityScheme"] = fill_scheme, from_scheme
 
     flows = {
         "authorization_code": "AuthorizationCodeOAuthFlow",
@@ -584,13 +696,15 @@ def _install_oneofs() -> None:
     }
     FlowsB = builder(m.OAuthFlows)
 
-    def to_flows(x: m.OAuthFlows) -> Any:
+    def fill_flows(r: Any, x: m.OAuthFlows) -> None:
         present = [(a, getattr(x, a)) for a in flows if getattr(x, a) is not None]
         if len(present) != 1:
             raise Loss("A2A 1.0 needs exactly one OAuth flow per scheme")
         attr, value = present[0]
+        sub = getattr(r, attr)
+        sub.SetInParent()
         try:
-            return P.OAuthFlows(**{attr: ns[f"_to_{flows[attr]}"](value)})
+            ns[f"_fill_{flows[attr]}"](sub, value)
         except Loss as exc:
             exc.path.append(attr)
             raise
@@ -610,13 +724,17 @@ def _install_oneofs() -> None:
         o.__class__ = m.OAuthFlows
         return o  # type: ignore[no-any-return]
 
-    ns["_to_OAuthFlows"], ns["_from_OAuthFlows"] = to_flows, from_flows
+    ns["_fill_OAuthFlows"], ns["_from_OAuthFlows"] = fill_flows, from_flows
 
     ReqB = builder(m.SecurityRequirement)
-    StringList = P.StringList
 
-    def to_requirement(x: m.SecurityRequirement) -> Any:
-        return P.SecurityRequirement(schemes={k: StringList(list=v) for k, v in x.schemes.items()})
+    def fill_requirement(r: Any, x: m.SecurityRequirement) -> None:
+        schemes_map = r.schemes
+        for k, scopes in x.schemes.items():
+            entry = schemes_map[k]
+            entry.SetInParent()
+            if scopes:
+                entry.list.extend(scopes)
 
     def from_requirement(p: Any) -> m.SecurityRequirement:
         o: Any = ReqB()
@@ -624,10 +742,13 @@ def _install_oneofs() -> None:
         o.__class__ = m.SecurityRequirement
         return o  # type: ignore[no-any-return]
 
-    ns["_to_SecurityRequirement"], ns["_from_SecurityRequirement"] = (
-        to_requirement,
+    ns["_fill_SecurityRequirement"], ns["_from_SecurityRequirement"] = (
+        fill_requirement,
         from_requirement,
     )
+
+    for hooked in ("Part", "SecurityScheme", "OAuthFlows", "SecurityRequirement"):
+        ns[f"_to_{hooked}"] = _to_via_fill(getattr(P, hooked), ns[f"_fill_{hooked}"])
 
     stream_fields = {
         m.Task: "task",
@@ -650,14 +771,16 @@ def _install_oneofs() -> None:
 def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], str]) -> None:
     ns = _NS
     by_field = {f: c.__name__ for c, f in keys.items()}
-    encoders = {c: ns[f"_to_{c.__name__}"] for c in keys}
+    fillers = {c: ns[f"_fill_{c.__name__}"] for c in keys}
 
-    def to_union(x: Any) -> Any:
+    def fill_union(r: Any, x: Any) -> None:
         key = keys.get(type(x))
         if key is None:
             raise Loss(f"{name} cannot hold a {type(x).__name__}")
+        sub = getattr(r, key)
+        sub.SetInParent()
         try:
-            return proto_cls(**{key: encoders[type(x)](x)})
+            fillers[type(x)](sub, x)
         except Loss as exc:
             exc.path.append(key)
             raise
@@ -672,7 +795,17 @@ def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], 
             exc.path.append(which)
             raise
 
-    ns[f"_to_{name}"], ns[f"_from_{name}"] = to_union, from_union
+    ns[f"_fill_{name}"], ns[f"_from_{name}"] = fill_union, from_union
+    ns[f"_to_{name}"] = _to_via_fill(proto_cls, fill_union)
+
+
+def _to_via_fill(proto_cls: Any, fill: Callable[[Any, Any], None]) -> Callable[[Any], Any]:
+    def to(x: Any) -> Any:
+        r = proto_cls()
+        fill(r, x)
+        return r
+
+    return to
 
 
 def _build() -> None:

@@ -18,7 +18,7 @@ import grpc
 from google.protobuf import any_pb2, json_format
 from google.rpc import error_details_pb2, status_pb2  # noqa: F401  (registers ErrorInfo & co.)
 
-from ...client._base import ClientTimeoutError
+from ...client import ClientTimeoutError
 from ...errors import A2AError, JSONRPCError
 
 __all__ = ["DETAILS_KEY", "error_from_rpc", "status_of"]

@@ -20,10 +20,11 @@ Server side:
   :func:`authenticator_for_card`; refusals are :class:`AuthenticationError`
   (401) and :class:`PermissionDeniedError` (403).
 * :class:`WebhookPushSender` - push notifications with retries and an SSRF guard.
-* :func:`run_server` - what ``a2a-models serve`` runs.
+* ``a2a-models serve`` is built on these (its start-up code is ``a2a_models._cli._run``).
 
 Client side: :class:`HTTPClient` (JSON-RPC), :class:`RESTClient` (HTTP+JSON),
-:func:`resolve_card` and :func:`connect` (discovery), :class:`SSEParser`.
+:func:`resolve_card` and :func:`connect` (discovery). (The SSE parser is
+:class:`a2a_models.protocol.SSEParser`; its names stay importable here.)
 
 Names load on first use, so the command line starts fast.
 """
@@ -81,6 +82,8 @@ if TYPE_CHECKING:
     from ._auth import (
         authenticator_for_card as authenticator_for_card,
     )
+    from ._auth import current_principal as current_principal
+    from ._auth import skill_allowed as skill_allowed
     from ._card import combined_card as combined_card
     from ._client import (
         A2A_MEDIA_TYPE as A2A_MEDIA_TYPE,
@@ -139,6 +142,11 @@ if TYPE_CHECKING:
     from ._discovery import (
         select_interface as select_interface,
     )
+    from ._guard import MCPGuard as MCPGuard
+    from ._jwt import JWKSSource as JWKSSource
+    from ._jwt import JWTAuthenticator as JWTAuthenticator
+    from ._jwt import with_oidc_security as with_oidc_security
+    from ._limits import ConnectionLimits as ConnectionLimits
     from ._push import (
         NOTIFICATION_TOKEN_HEADER as NOTIFICATION_TOKEN_HEADER,
     )
@@ -151,9 +159,12 @@ if TYPE_CHECKING:
     from ._push import (
         WebhookPushSender as WebhookPushSender,
     )
-    from ._run import build_agent_server as build_agent_server
-    from ._run import run_server as run_server
     from ._serve import HTTPServer as HTTPServer
+    from ._tls import MTLS_SCHEME as MTLS_SCHEME
+    from ._tls import MutualTLSAuthenticator as MutualTLSAuthenticator
+    from ._tls import TLSConfig as TLSConfig
+    from ._tls import client_tls_context as client_tls_context
+    from ._tls import with_mtls_security as with_mtls_security
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
@@ -171,6 +182,8 @@ _EXPORTS: dict[str, str] = {
             "Principal",
             "SecretVerifier",
             "authenticator_for_card",
+            "current_principal",
+            "skill_allowed",
         ],
         "_auth",
     ),
@@ -213,7 +226,19 @@ _EXPORTS: dict[str, str] = {
         ],
         "_push",
     ),
-    **dict.fromkeys(["build_agent_server", "run_server"], "_run"),
+    "MCPGuard": "_guard",
+    **dict.fromkeys(["JWKSSource", "JWTAuthenticator", "with_oidc_security"], "_jwt"),
+    "ConnectionLimits": "_limits",
+    **dict.fromkeys(
+        [
+            "MTLS_SCHEME",
+            "MutualTLSAuthenticator",
+            "TLSConfig",
+            "client_tls_context",
+            "with_mtls_security",
+        ],
+        "_tls",
+    ),
     "HTTPServer": "_serve",
     # Kept here for existing imports; they live in a2a_models.protocol.
     **dict.fromkeys(

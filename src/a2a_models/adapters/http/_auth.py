@@ -38,6 +38,8 @@ __all__ = [
     "Principal",
     "SecretVerifier",
     "authenticator_for_card",
+    "current_principal",
+    "skill_allowed",
 ]
 
 
@@ -251,10 +253,14 @@ class CardAuthenticator:
     scheme of the met requirement is the caller.
     """
 
-    def __init__(self, requirements: Sequence[_Requirement]) -> None:
+    def __init__(
+        self, requirements: Sequence[_Requirement], *, skills: Sequence[m.AgentSkill] = ()
+    ) -> None:
         if not requirements:
             raise ValueError("at least one security requirement is needed")
         self.requirements = tuple(requirements)
+        #: Skills with their own security requirements: a caller must be able to use one.
+        self.skills = tuple(s for s in skills if s.security_requirements)
 
     async def authenticate(self, request: HTTPConnection) -> Principal | None:
         failures: list[JSONRPCError] = []
@@ -262,6 +268,13 @@ class CardAuthenticator:
         for requirement in self.requirements:
             principal = await self._meet(requirement, request, cache, failures)
             if principal is not None:
+                if self.skills and not any(_skill_ok(s, principal) for s in self.skills):
+                    needs = "; ".join(f"{s.id}: {_skill_needs(s)}" for s in self.skills)
+                    raise PermissionDeniedError(
+                        f"Permission denied: the caller's scopes allow none of the agent's "
+                        f"skills ({needs})",
+                        challenges=['Bearer error="insufficient_scope"'],
+                    )
                 return principal
         denied = [f for f in failures if isinstance(f, PermissionDeniedError)]
         if denied:
@@ -366,8 +379,10 @@ def authenticator_for_card(
     A requirement is met when all its schemes accept the request (and the
     principal has the listed scopes, when it carries scopes); the request is
     accepted when any requirement is met. A card that declares schemes but
-    no requirements accepts any one of its schemes. Per-skill requirements
-    are not enforced here (a request does not name a skill).
+    no requirements accepts any one of its schemes. When skills declare
+    their own requirements, a caller whose scopes meet none of them is
+    refused (403); a request does not name its skill, so an agent checks the
+    skill it picks with :func:`skill_allowed` (and :func:`current_principal`).
 
     Raises :class:`ValueError` for a requirement naming an undeclared scheme
     or a scheme nothing can check (e.g. mutual TLS without an authenticator).
@@ -404,8 +419,58 @@ def authenticator_for_card(
         return None
     if len(compiled) < len(requirements):
         # An empty requirement ({}) makes authentication optional (OpenAPI semantics).
-        return _Optional(compiled)
-    return CardAuthenticator(compiled)
+        return _Optional(compiled, skills=card.skills)
+    return CardAuthenticator(compiled, skills=card.skills)
+
+
+def _skill_ok(skill: m.AgentSkill, principal: Principal) -> bool:
+    """Whether ``principal`` meets one of ``skill``'s security requirements.
+
+    A requirement is met when each scheme it lists is the one that
+    authenticated the caller (or any, when that is unknown) with the listed
+    scopes among the caller's (an unscoped caller, e.g. a static token, has all).
+    """
+    if not skill.security_requirements:
+        return True
+    for requirement in skill.security_requirements:
+        if not requirement.schemes:
+            return True
+        for name, scopes in requirement.schemes.items():
+            if principal.scheme is not None and name != principal.scheme:
+                continue
+            if principal.scopes is None or set(scopes) <= principal.scopes:
+                return True
+    return False
+
+
+def _skill_needs(skill: m.AgentSkill) -> str:
+    options = [
+        " + ".join(f"{name} [{' '.join(scopes)}]" for name, scopes in r.schemes.items())
+        for r in skill.security_requirements
+    ]
+    return " or ".join(options)
+
+
+def skill_allowed(card: m.AgentCard, skill_id: str, principal: Principal | None) -> bool:
+    """Whether ``principal`` may use the skill ``skill_id`` of ``card`` (per its requirements).
+
+    An unknown skill is not allowed; an anonymous caller only uses skills
+    without requirements.
+    """
+    skill = next((s for s in card.skills if s.id == skill_id), None)
+    if skill is None:
+        return False
+    if not skill.security_requirements:
+        return True
+    return principal is not None and _skill_ok(skill, principal)
+
+
+def current_principal() -> Principal | None:
+    """The caller the HTTP layer authenticated for the request being handled (or the agent
+    run it started); ``None`` when anonymous."""
+    from ._gateway import _CALLER
+
+    return _CALLER.get(None)
 
 
 class _Optional(CardAuthenticator):

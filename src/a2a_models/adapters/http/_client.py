@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -32,7 +33,7 @@ import httpx
 from ... import codec
 from ... import models as m
 from ..._state import TaskState
-from ...client._base import (
+from ...client import (
     A2AClient,
     ClientCall,
     ClientInterceptor,
@@ -272,6 +273,7 @@ class BaseHTTPClient(A2AClient):
         interceptors: Sequence[ClientInterceptor] = (),
         extensions: Sequence[str] = (),
         headers: Mapping[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(
             version=version,
@@ -290,7 +292,12 @@ class BaseHTTPClient(A2AClient):
         self.card = card
         #: Response headers of the most recent exchange (e.g. activated extensions).
         self.last_headers: Mapping[str, str] = {}
-        self._http = http_client if http_client is not None else httpx.AsyncClient()
+        # ``tls``: e.g. client_tls_context(cert, key, ca=...) for mutual TLS.
+        self._http = (
+            http_client
+            if http_client is not None
+            else httpx.AsyncClient(verify=tls if tls is not None else True)
+        )
         self._owns_http = http_client is None
         self._server_retry: float | None = None
 

@@ -19,7 +19,7 @@ speaks that interface's version (0.3 agents get a 0.3 client) and sends its
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -35,6 +35,9 @@ from ._client import (
     RESTClient,
     Timeouts,
 )
+
+if TYPE_CHECKING:
+    from ...signing import CardVerifier
 
 __all__ = [
     "AGENT_CARD_PATH",
@@ -114,6 +117,7 @@ async def resolve_card(
     headers: dict[str, str] | None = None,
     timeout: float | None = 30.0,
     path: str | None = None,
+    verifier: CardVerifier | None = None,
 ) -> m.AgentCard:
     """Fetch and decode the agent card of the agent at ``base_url``.
 
@@ -148,9 +152,12 @@ async def resolve_card(
                     url,
                 )
             try:
-                return decode_card(response.content)
+                card = decode_card(response.content)
             except (DecodeError, ValueError) as exc:
                 raise CardResolutionError(f"{url} is not a valid agent card: {exc}", url) from exc
+            if verifier is not None:
+                verifier.verify(codec.loads(response.content))
+            return card
         raise CardResolutionError(f"no agent card at {', '.join(missing)}", last)
     finally:
         if http_client is None:
@@ -205,6 +212,7 @@ async def connect(
     transports: Sequence[str] = DEFAULT_BINDINGS,
     http_client: httpx.AsyncClient | None = None,
     card_url: str | None = None,
+    verifier: CardVerifier | None = None,
     **options: Any,
 ) -> BaseHTTPClient:
     """A client for the best interface of an agent (a base URL, or its card).
@@ -216,10 +224,14 @@ async def connect(
     ``interceptors``, ``timeouts``, ``reconnect``, ...); ``headers`` are also
     sent when fetching the card. Relative interface URLs are resolved against
     the card's URL (``card_url``, or ``target`` when it is a URL).
+    ``verifier`` checks the card's signatures (see :func:`resolve_card`).
     """
     # One connection pool for the card and the calls; the client owns it
     # unless the caller passed one.
-    http = http_client if http_client is not None else httpx.AsyncClient()
+    tls = options.get("tls")
+    http = http_client if http_client is not None else httpx.AsyncClient(
+        verify=tls if tls is not None else True
+    )
     try:
         if isinstance(target, m.AgentCard):
             card = target
@@ -229,7 +241,11 @@ async def connect(
             timeouts = options.get("timeouts")
             connect_timeout = timeouts.connect if isinstance(timeouts, Timeouts) else 30.0
             card = await resolve_card(
-                target, http_client=http, headers=options.get("headers"), timeout=connect_timeout
+                target,
+                http_client=http,
+                headers=options.get("headers"),
+                timeout=connect_timeout,
+                verifier=verifier,
             )
         interface, version = select_interface(card, prefer=prefer, transports=transports)
     except BaseException:

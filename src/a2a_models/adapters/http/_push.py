@@ -22,6 +22,14 @@ host or address is in ``allowlist``. The request then goes to the address
 that was checked (the ``Host`` header and TLS server name stay the URL's), so
 a DNS answer that changes between check and connect cannot redirect it.
 Redirects are not followed.
+
+The same check runs when a config is created (:meth:`WebhookPushSender.check_config`,
+which the engine turns into ``InvalidParams``), a task may have at most
+``max_configs_per_task`` configs (default 10), and deliveries of one task are
+rate-limited (``rate_per_task`` a second, bursts of ``burst_per_task``;
+excess notifications wait, in order, rather than being dropped). A failed
+delivery is logged as one line; URLs in messages and logs carry no query
+string (which may hold a secret).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import ipaddress
 import logging
 import random
 import socket
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Final
@@ -47,6 +56,7 @@ from ._client import A2A_MEDIA_TYPE
 
 __all__ = [
     "NOTIFICATION_TOKEN_HEADER",
+    "display_url",
     "UnsafeWebhookURLError",
     "WebhookDeliveryError",
     "WebhookPushSender",
@@ -120,6 +130,40 @@ async def _getaddrinfo(host: str, port: int) -> Sequence[str]:
     return [str(info[4][0]) for info in infos]
 
 
+def display_url(url: str) -> str:
+    """``url`` without credentials, query or fragment: safe for logs and error messages."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<invalid URL>"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+class _Buckets:
+    """Token buckets per key: ``rate`` tokens a second, at most ``burst`` saved up."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self._state: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+
+    def delay(self, key: str) -> float:
+        """Take a token for ``key``; the seconds to wait before using it (0: now)."""
+        now = time.monotonic()
+        tokens, at = self._state.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate) - 1.0
+        self._state[key] = (tokens, now)
+        if len(self._state) > 4096:  # forget keys whose bucket has refilled
+            full = now - self.burst / self.rate
+            self._state = {k: v for k, v in self._state.items() if v[1] > full or k == key}
+        return 0.0 if tokens >= 0 else -tokens / self.rate
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
@@ -146,6 +190,11 @@ class WebhookPushSender(PushNotificationSender):
     * ``allow_private``: turn the address check off (tests, trusted networks).
     * ``allowlist``: host names (exact, case-insensitive) and IP addresses or
       networks (``"10.1.0.0/16"``) that may be called although private.
+    * ``max_configs_per_task``: most push configs one task may have
+      (``None``: no limit).
+    * ``rate_per_task`` / ``burst_per_task``: deliveries (attempts included)
+      per second for one task, and the burst allowed above it; ``None`` turns
+      the limit off. Notifications over it wait.
     * ``http_client``: an ``httpx.AsyncClient`` to use (not closed by
       :meth:`aclose`); ``resolver``: ``async (host, port) -> [address, ...]``
       replacing ``getaddrinfo``.
@@ -163,9 +212,18 @@ class WebhookPushSender(PushNotificationSender):
         http_client: httpx.AsyncClient | None = None,
         resolver: Resolver | None = None,
         user_agent: str = "a2a-models-push/1",
+        max_configs_per_task: int | None = 10,
+        rate_per_task: float | None = 5.0,
+        burst_per_task: int = 20,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if max_configs_per_task is not None and max_configs_per_task < 1:
+            raise ValueError("max_configs_per_task must be at least 1 (or None)")
+        if rate_per_task is not None and (rate_per_task <= 0 or burst_per_task < 1):
+            raise ValueError("rate_per_task must be positive and burst_per_task at least 1")
+        self.max_configs_per_task = max_configs_per_task
+        self._buckets = _Buckets(rate_per_task, burst_per_task) if rate_per_task else None
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.backoff = backoff
@@ -205,22 +263,30 @@ class WebhookPushSender(PushNotificationSender):
         addresses, _ = await self._vet(url)
         return addresses
 
+    async def check_config(self, config: m.TaskPushNotificationConfig) -> None:
+        """Refuse a config whose URL the guard would refuse at delivery (:class:`UnsafeWebhookURLError`)."""
+        await self._vet(config.url)
+
     async def _vet(self, url: str) -> tuple[list[str], bool]:
         """The host's addresses, and whether the request must be pinned to them."""
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as exc:
-            raise UnsafeWebhookURLError(f"invalid webhook URL {url!r}: {exc}") from None
+            raise UnsafeWebhookURLError(f"invalid webhook URL: {exc}") from None
+        shown = display_url(url)
         if parts.scheme not in ("http", "https"):
             raise UnsafeWebhookURLError(
-                f"webhook URL {url!r}: only http and https are allowed, not {parts.scheme!r}"
+                f"webhook URL {shown!r}: only http and https are allowed, not {parts.scheme!r}"
             )
         host = (parts.hostname or "").rstrip(".")
         if not host:
-            raise UnsafeWebhookURLError(f"webhook URL {url!r} has no host")
+            raise UnsafeWebhookURLError(f"webhook URL {shown!r} has no host")
         if parts.username is not None or parts.password is not None:
-            raise UnsafeWebhookURLError(f"webhook URL {url!r}: credentials in URLs are refused")
+            raise UnsafeWebhookURLError(
+                f"webhook URL {shown!r}: credentials in URLs are refused "
+                "(use the config's authentication)"
+            )
         if self.allow_private:
             return [], False
         port = port or (443 if parts.scheme == "https" else 80)
@@ -246,7 +312,7 @@ class WebhookPushSender(PushNotificationSender):
             reason = _unsafe_reason(address)
             if reason is not None and not self._allowed(address):
                 raise UnsafeWebhookURLError(
-                    f"webhook URL {url!r} refused: {host} resolves to {address}, {reason} "
+                    f"webhook URL {shown!r} refused: {host} resolves to {address}, {reason} "
                     "(allow it with allow_private=True or an allowlist entry)"
                 )
         return addresses, literal is None
@@ -282,10 +348,15 @@ class WebhookPushSender(PushNotificationSender):
         """Deliver ``item`` to ``config.url``; raise when every attempt failed."""
         addresses, pin = await self._vet(config.url)
         body = codec.encode(item, "1.0", as_type=m.StreamResponse)
+        shown = display_url(config.url)
         last: str = ""
         status: int | None = None
         unreachable = 0  # connection failures so far: try the next checked address
         for attempt in range(self.max_attempts):
+            if self._buckets is not None:
+                pause = self._buckets.delay(config.task_id or "")
+                if pause:
+                    await asyncio.sleep(pause)
             wait: float | None = None
             headers = self.headers(config)
             url = config.url
@@ -314,7 +385,7 @@ class WebhookPushSender(PushNotificationSender):
                 last = f"HTTP {status}"
                 if not (status >= 500 or status in _RETRY_STATUSES):
                     raise WebhookDeliveryError(
-                        f"webhook {config.url} refused the notification: {last}", status
+                        f"webhook {shown} refused the notification: {last}", status
                     )
                 wait = _retry_after(response)
             if attempt + 1 == self.max_attempts:
@@ -323,9 +394,9 @@ class WebhookPushSender(PushNotificationSender):
             delay *= 1 + random.random() / 4
             if wait is not None:
                 delay = min(self.max_backoff, max(delay, wait))
-            log.info(
+            log.debug(
                 "push to %s failed (%s), attempt %d of %d; retrying in %.2f s",
-                config.url,
+                shown,
                 last,
                 attempt + 1,
                 self.max_attempts,
@@ -333,5 +404,5 @@ class WebhookPushSender(PushNotificationSender):
             )
             await asyncio.sleep(delay)
         raise WebhookDeliveryError(
-            f"webhook {config.url} failed after {self.max_attempts} attempts: {last}", status
+            f"webhook {shown} failed after {self.max_attempts} attempts: {last}", status
         )

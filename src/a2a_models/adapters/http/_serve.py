@@ -23,6 +23,8 @@ from starlette.types import ASGIApp
 
 from ...server import A2AServer
 from ._app import create_app, gateway_of
+from ._limits import ConnectionLimits, protocol_class
+from ._tls import TLSConfig
 
 __all__ = ["HTTPServer"]
 
@@ -44,6 +46,9 @@ class HTTPServer:
     server. ``graceful_timeout`` bounds how long :meth:`stop` waits for
     requests in flight. Pass ``log_level`` (e.g. ``"info"``) to make uvicorn
     log; by default it only inherits the process's logging configuration.
+    ``limits`` bounds slow clients and open connections (default:
+    :class:`ConnectionLimits()`); ``tls`` serves HTTPS (and, with a client
+    CA, requires client certificates).
     """
 
     def __init__(
@@ -54,6 +59,8 @@ class HTTPServer:
         port: int = 0,
         graceful_timeout: float = 5.0,
         log_level: str | None = None,
+        limits: ConnectionLimits | None = None,
+        tls: TLSConfig | None = None,
         **app_options: Any,
     ) -> None:
         if isinstance(app, A2AServer):
@@ -68,6 +75,8 @@ class HTTPServer:
         self.requested_port = port
         self.graceful_timeout = graceful_timeout
         self.log_level = log_level
+        self.limits = limits or ConnectionLimits()
+        self.tls = tls
         self._server: _EmbeddedServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._port: int | None = None
@@ -88,7 +97,7 @@ class HTTPServer:
     def url(self) -> str:
         """``http://host:port`` of the running server (no trailing slash)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -123,6 +132,9 @@ class HTTPServer:
             log_level=self.log_level,
             access_log=False,
             timeout_graceful_shutdown=max(1, round(self.graceful_timeout)),
+            http=protocol_class(self.limits),
+            timeout_keep_alive=self.limits.keep_alive_timeout,  # type: ignore[arg-type]
+            **(self.tls.uvicorn_options() if self.tls else {}),
         )
         server = _EmbeddedServer(config)
         task = asyncio.create_task(self._serve(server, sock), name="a2a-http-server")

@@ -24,8 +24,8 @@ Needs the ``llm`` extra (``pip install a2a-models[llm]``)::
   :class:`ForceTool`, :class:`ModelRequest`, the events, :class:`ModelStream`,
   :class:`ModelResponse` and the :class:`Model` base class.
 * Implementations: :class:`OpenAIChatModel` (``openai.AsyncOpenAI``; OpenAI,
-  OpenRouter, Ollama, vLLM, llama.cpp, LM Studio) and :class:`AnthropicModel`
-  (``anthropic.AsyncAnthropic``).
+  OpenRouter, Ollama, vLLM, llama.cpp, LM Studio), :class:`OpenAIResponsesModel`
+  (OpenAI's Responses API) and :class:`AnthropicModel` (``anthropic.AsyncAnthropic``).
 * Configuration: :func:`resolve_model_config` (override, environment,
   workspace, defaults), :func:`merge_model_settings`, :class:`ModelConfig`,
   :func:`make_model`.
@@ -115,6 +115,7 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ._openai import OPENAI_DEFAULT_BASE_URL, OpenAIChatModel
+    from ._openai_responses import OpenAIResponsesModel
     from ._partial_json import StringFieldDecoder
     from ._skills import (
         ARTIFACT_TOOL,
@@ -210,6 +211,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["BUNDLE_FORMAT", "load_bundle", "write_bundle"], "_bundle"),
     **dict.fromkeys(["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicModel"], "_anthropic"),
     **dict.fromkeys(["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"], "_openai"),
+    "OpenAIResponsesModel": "_openai_responses",
     **dict.fromkeys(
         [
             "API_KEY_ENV",
@@ -319,6 +321,7 @@ __all__ = [
     "ModelTimeoutError",
     "OPENAI_DEFAULT_BASE_URL",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "PROVIDERS",
     "PROVIDER_ENV",
     "RESERVED_TOOL_NAMES",

@@ -18,14 +18,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._workflows import parse_workflow_registry
-from ._workspace import (
-    ComposedWorkspace,
-    SkillSource,
-    WorkspaceError,
-    WorkspaceSources,
-    compose_workspace,
-    read_dotenv,
-)
+from ._workspace import compose_workspace
+from ._workspace_files import SkillSource, WorkspaceError, WorkspaceSources, read_dotenv
+from ._workspace_model import ComposedWorkspace
 
 __all__ = ["BUNDLE_FORMAT", "bundle_dict", "load_bundle", "write_bundle"]
 

@@ -25,13 +25,9 @@ from ._hooks import load_context_provider, load_hook_adapters
 from ._model import Model
 from ._skills import LLMSkill
 from ._workflows import Workflow, WorkflowError, load_workflow_registry, workflow_tool
-from ._workspace import (
-    AGENT_FILE,
-    ComposedWorkspace,
-    WorkspaceError,
-    card_for_url,
-    matches_any,
-)
+from ._workspace_fields import card_for_url
+from ._workspace_files import AGENT_FILE, WorkspaceError
+from ._workspace_model import ComposedWorkspace, matches_any
 
 if TYPE_CHECKING:
     from ..mcp import MCPSkillServer, MCPToolHub

@@ -19,6 +19,10 @@ variable ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` (or the variable named by
 ``api_key_env``); workspace files may not hold keys. A missing key raises
 :class:`MissingAPIKeyError` naming the provider and the variable.
 
+For ``openai``, ``api: responses`` speaks OpenAI's Responses API
+(:class:`~a2a_models.adapters.llm.OpenAIResponsesModel`) instead of Chat
+Completions (``api: chat``, the default).
+
 This module imports no provider SDK; :func:`make_model` imports the one it needs.
 """
 
@@ -90,15 +94,18 @@ SETTINGS: Final = (
     "stream_usage",
     "max_tokens_field",
     "headers",
+    "api",
 )
 """The keys a settings mapping (override, agent, skill) may hold."""
 
 # Settings that only make sense for one provider: a skill that switches the
 # provider does not inherit them from the agent.
 _PROVIDER_BOUND: Final = frozenset(
-    {"model", "base_url", "api_key", "api_key_env", "max_tokens_field", "stream_usage"}
+    {"model", "base_url", "api_key", "api_key_env", "max_tokens_field", "stream_usage", "api"}
 )
 _MAX_TOKENS_FIELDS: Final = ("auto", "max_tokens", "max_completion_tokens")
+#: The OpenAI APIs a model may speak: Chat Completions (default) or Responses.
+OPENAI_APIS: Final = ("chat", "responses")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +133,8 @@ class ModelConfig:
     max_tokens_field: str = "auto"
     headers: tuple[tuple[str, str], ...] = ()
     api_key_env: str | None = None
+    #: ``"chat"`` (Chat Completions) or ``"responses"`` (OpenAI's Responses API).
+    api: str = "chat"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def describe(self) -> dict[str, Any]:
@@ -149,6 +158,7 @@ class ModelConfig:
             "streaming": self.streaming,
             "stream_usage": self.stream_usage,
             "max_tokens_field": self.max_tokens_field,
+            "api": self.api,
             "headers": sorted(name for name, _ in self.headers),
             "sources": dict(sorted(self.sources.items())),
         }
@@ -430,6 +440,12 @@ def resolve_model_config(
     max_tokens_field = str(value)
     value, src = pick("headers", {})
     headers = _headers(value, src)
+    value, src = pick("api", "chat", bound=True)
+    if value not in OPENAI_APIS:
+        raise _fail(src, "api", f"must be one of {', '.join(OPENAI_APIS)}, not {value!r}")
+    if value != "chat" and provider != "openai":
+        raise _fail(src, "api", f"the {value!r} API is OpenAI's; the provider is {provider!r}")
+    api = str(value)
 
     return ModelConfig(
         provider=provider,
@@ -445,6 +461,7 @@ def resolve_model_config(
         max_tokens_field=max_tokens_field,
         headers=headers,
         api_key_env=api_key_env,
+        api=api,
         sources=sources,
     )
 
@@ -459,6 +476,20 @@ def make_model(config: ModelConfig) -> Model:
             config.provider, config.api_key_env or API_KEY_ENV.get(config.provider, "API key")
         )
     headers = dict(config.headers) or None
+    if config.provider == "openai" and config.api == "responses":
+        from ._openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(
+            config.model,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            streaming=config.streaming,
+            default_headers=headers,
+        )
     if config.provider == "openai":
         from ._openai import OpenAIChatModel
 

@@ -29,6 +29,7 @@ from ...tools import (
     Toolbox,
     declares_inputs,
 )
+from ..http._guard import MCPGuard
 from ._convert import error_result, to_call_result
 
 __all__ = ["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"]
@@ -291,9 +292,13 @@ class MCPSkillServer:
     def _endpoint(self, options: dict[str, Any]) -> _Endpoint:
         return _Endpoint(lambda: self.session_manager(**options))
 
-    def streamable_http_app(self, path: str = "/mcp", **options: Any) -> Starlette:
+    def streamable_http_app(
+        self, path: str = "/mcp", *, guard: MCPGuard | None = None, **options: Any
+    ) -> Starlette:
         """A Starlette app serving MCP over streamable HTTP at ``path``
-        (``options``: see :meth:`session_manager`)."""
+        (``options``: see :meth:`session_manager`). ``guard`` checks ``Host``,
+        ``Origin`` and credentials (default: :class:`MCPGuard()`, loopback-only
+        when bound to loopback)."""
         endpoint = self._endpoint(options)
 
         @contextlib.asynccontextmanager
@@ -301,15 +306,22 @@ class MCPSkillServer:
             async with endpoint.running():
                 yield
 
-        return Starlette(routes=[Route(_path(path), endpoint=endpoint)], lifespan=lifespan)
+        guarded = (guard or MCPGuard()).wrap(endpoint)
+        return Starlette(routes=[Route(_path(path), endpoint=guarded)], lifespan=lifespan)
 
-    def mount(self, app: Starlette, path: str = "/mcp", **options: Any) -> None:
+    def mount(
+        self, app: Starlette, path: str = "/mcp", *, guard: MCPGuard | None = None, **options: Any
+    ) -> None:
         """Serve MCP at ``path`` inside ``app`` (e.g. the A2A app of
         :func:`~a2a_models.adapters.http.create_app`): one process, one port, both
         protocols. The MCP session manager runs inside ``app``'s lifespan.
-        Call before the app starts."""
+        Call before the app starts. ``guard`` (default: the A2A app's
+        authenticator, ``Host``/``Origin`` loopback-only when bound to loopback)
+        protects the endpoint."""
         endpoint = self._endpoint(options)
-        app.router.routes.insert(0, Route(_path(path), endpoint=endpoint))
+        if guard is None:
+            guard = MCPGuard(authenticator=_app_authenticator(app))
+        app.router.routes.insert(0, Route(_path(path), endpoint=guard.wrap(endpoint)))
         inner = app.router.lifespan_context
 
         @contextlib.asynccontextmanager
@@ -318,6 +330,14 @@ class MCPSkillServer:
                 yield state
 
         app.router.lifespan_context = lifespan
+
+
+def _app_authenticator(app: Any) -> Any:
+    """The authenticator of an A2A app made by ``create_app`` (``None`` otherwise)."""
+    from ..http._app import gateway_of
+
+    gateway = gateway_of(app)
+    return None if gateway is None else gateway.authenticator
 
 
 def _path(path: str) -> str:

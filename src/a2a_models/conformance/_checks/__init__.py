@@ -1,5 +1,5 @@
 """The built-in checks; importing this package registers them (in report order)."""
 
-from . import card, jsonrpc, methods, protocol, semantics, streaming
+from . import card, grpc_binding, jsonrpc, methods, protocol, semantics, streaming
 
-__all__ = ["card", "jsonrpc", "methods", "protocol", "semantics", "streaming"]
+__all__ = ["card", "grpc_binding", "jsonrpc", "methods", "protocol", "semantics", "streaming"]

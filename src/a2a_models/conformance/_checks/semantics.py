@@ -123,8 +123,9 @@ async def push_unsafe_url(ctx: CheckContext) -> str | None:
         res = await ctx.call("CreateTaskPushNotificationConfig", config)
         ctx.expect_any_error(
             res,
-            "a webhook at the link-local metadata address 169.254.169.254 "
-            "(§13.2: validate webhook URLs to prevent SSRF)",
+            "a webhook at the link-local metadata address 169.254.169.254 was accepted "
+            "(§13.2: validate webhook URLs to prevent SSRF; refusing it only when delivering "
+            "cannot be seen from outside and gives the client no feedback)",
         )
     finally:
         await ctx.cancel_quietly(task.id)
@@ -260,4 +261,129 @@ async def stream_event_ids(ctx: CheckContext) -> str | None:
         )
     else:
         ctx.expect(len(set(ids)) == len(ids), f"event ids repeat: {ids}")
+    return None
+
+
+class _As:
+    """Make the context's calls with the peer identity's credentials."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        if ctx.peer_headers is None:
+            ctx.not_applicable("no second identity: pass --peer-auth-header")
+        self.ctx = ctx
+        self.saved = ctx.auth_headers
+
+    def __enter__(self) -> None:
+        assert self.ctx.peer_headers is not None
+        self.ctx.auth_headers = dict(self.ctx.peer_headers)
+
+    def __exit__(self, *exc: object) -> None:
+        self.ctx.auth_headers = self.saved
+
+
+@check(
+    "auth.owner-isolation",
+    "§13.1, §3.3.2",
+    MUST,
+    "A task is invisible to another identity: get, cancel, list and push configs refuse it",
+    requires=(Requirement.CONTRACT,),
+    timeout=20.0,
+)
+async def owner_isolation(ctx: CheckContext) -> str | None:
+    peer = _As(ctx)
+    task = await ctx.slow_task()
+    try:
+        with peer:
+            got = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
+            ctx.expect(
+                got.error is not None,
+                f"another identity could read the task with GetTask: {got.describe()}",
+            )
+            cancel = await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
+            ctx.expect(
+                cancel.error is not None,
+                f"another identity could cancel the task: {cancel.describe()}",
+            )
+            if ctx.version == "1.0":
+                listed = await ctx.call("ListTasks", m.ListTasksRequest(page_size=100))
+                ids = (
+                    [
+                        t.get("id")
+                        for t in (listed.result or {}).get("tasks", [])
+                        if isinstance(t, dict)
+                    ]
+                    if listed.has_result
+                    else []
+                )
+                ctx.expect(task.id not in ids, "another identity's ListTasks includes the task")
+            if ctx.claims(Requirement.PUSH):
+                push = await ctx.call(
+                    "CreateTaskPushNotificationConfig",
+                    m.TaskPushNotificationConfig(
+                        task_id=task.id, url="http://127.0.0.1:9/a2a-conformance-webhook", token="t"
+                    ),
+                )
+                ctx.expect(
+                    push.error is not None, "another identity could add a push config to the task"
+                )
+        still = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+        ctx.expect(
+            not still.status.state.is_terminal,
+            f"the owner's task is {still.status.state.name} after the other identity's cancel",
+        )
+    finally:
+        await ctx.cancel_quietly(task.id)
+    return None
+
+
+@check(
+    "auth.not-found-indistinguishable",
+    "§3.3.2",
+    SHOULD,
+    "Another identity's task gets the same answer as a task that does not exist",
+    requires=(Requirement.CONTRACT,),
+)
+async def not_found_indistinguishable(ctx: CheckContext) -> str | None:
+    from ...errors import TaskNotFoundError
+
+    peer = _As(ctx)
+    task = await ctx.completed_task()
+    with peer:
+        theirs = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
+        unknown = await ctx.call("GetTask", m.GetTaskRequest(id=f"a2a-conformance-{uuid.uuid4()}"))
+    ctx.expect_error(theirs, TaskNotFoundError, "GetTask of another identity's task")
+    ctx.expect(
+        theirs.http.status == unknown.http.status,
+        f"HTTP {theirs.http.status} for another identity's task, {unknown.http.status} "
+        "for an unknown one",
+    )
+    return None
+
+
+@check(
+    "capability.required-extension",
+    "§3.3.4",
+    MUST,
+    "A request that does not name an extension the card marks required gets "
+    "ExtensionSupportRequiredError",
+    requires=(Requirement.REQUIRED_EXTENSION,),
+)
+async def required_extension(ctx: CheckContext) -> str | None:
+    from ...errors import ExtensionSupportRequiredError
+
+    without = await ctx.call("SendMessage", ctx.send_request("hello"), with_extensions=False)
+    ctx.expect_error(
+        without,
+        ExtensionSupportRequiredError,
+        "SendMessage without the required extension(s) "
+        + ", ".join(ctx.target.required_extensions()),
+    )
+    named = await ctx.call("SendMessage", ctx.send_request("hello"))
+    ctx.expect(
+        named.error is None or not named.error.is_(ExtensionSupportRequiredError),
+        "SendMessage naming the required extension(s) still got ExtensionSupportRequiredError",
+    )
+    value = ctx.decode(named)
+    if isinstance(value, m.Task) and not value.status.state.is_terminal:
+        await ctx.cancel_quietly(value.id)
     return None

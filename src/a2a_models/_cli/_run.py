@@ -1,5 +1,8 @@
 """``a2a-models serve``: build the agent, its card, the store and the app, then serve.
 
+It lives with the CLI (it loads agents by name, including the conformance
+agent), so the HTTP adapter never imports the CLI or the conformance suite.
+
 Runs until SIGINT or SIGTERM, then stops gracefully (open streams are
 closed, running agents are cancelled, the store is released).
 """
@@ -13,13 +16,20 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ...models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
-from ...server import AgentServer
-from ._auth import BearerTokenAuthenticator
-from ._serve import HTTPServer
+from ..adapters.http import (
+    Authenticator,
+    BearerTokenAuthenticator,
+    HTTPServer,
+    TLSConfig,
+    create_app,
+)
+from ..models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
+from ..server import AgentServer
+from ._secure import JWKSApp, limits_of
 
 if TYPE_CHECKING:
-    from ..._cli import ServeOptions
+    from ..signing import CardSigner
+    from ._serve import ServeOptions
 
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
 
@@ -33,11 +43,11 @@ def _free_port(host: str) -> int:
 def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
     bindings = (ProtocolBinding.JSONRPC, ProtocolBinding.HTTP_JSON)
     if spec == "conformance":
-        from ...conformance import ConformanceAgent, conformance_card
+        from ..conformance import ConformanceAgent, conformance_card
 
         return ConformanceAgent(), conformance_card(url)
-    from ..._cli import load_agent
-    from ..._cli._demo import demo_card
+    from ._demo import demo_card
+    from ._serve import load_agent
 
     agent = load_agent(spec)
     card = getattr(agent, "card", None)
@@ -49,12 +59,13 @@ def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
         if spec != "demo":
             import attrs
 
-            card = attrs.evolve(
-                card,
-                name=type(agent).__name__,
-                description=(type(agent).__doc__ or "An A2A agent").strip().splitlines()[0],
-                skills=(),
-            )
+            from ..models import AgentSkill
+
+            name = type(agent).__name__
+            description = (type(agent).__doc__ or "An A2A agent").strip().splitlines()[0]
+            # A card needs at least one skill (spec §5.7): the agent itself.
+            skill = AgentSkill(id=name, name=name, description=description, tags=("agent",))
+            card = attrs.evolve(card, name=name, description=description, skills=(skill,))
     return agent, card
 
 
@@ -73,7 +84,7 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
 def _with_grpc_interface(card: AgentCard, grpc_url: str) -> AgentCard:
     import attrs
 
-    from ...models import AgentInterface
+    from ..models import AgentInterface
 
     grpc = AgentInterface(url=grpc_url, protocol_binding=ProtocolBinding.GRPC)
     others = tuple(i for i in card.supported_interfaces if i.protocol_binding != "GRPC")
@@ -96,27 +107,49 @@ def build_agent_server(
 
     ``grpc_url``: gRPC is served too; the card lists it as a ``GRPC`` interface.
     """
-    from ...stores import broker_from_url, store_from_url
+    server, authenticator, _ = _build(options, url, grpc_url=grpc_url)
+    return server, authenticator
+
+
+def _build(
+    options: ServeOptions, url: str, *, grpc_url: str | None = None
+) -> tuple[AgentServer, Any, CardSigner | None]:
+    """:func:`build_agent_server`, and the card signer whose key ``run_server`` publishes."""
+    from ..stores import broker_from_url, store_from_url
+    from ._secure import secure_card
 
     agent, card = _agent_and_card(options.agent, url)
     if grpc_url is not None:
         card = _with_grpc_interface(card, grpc_url)
-    authenticator = None
+    authenticator: Authenticator | None = None
     if options.auth_tokens:
         card = _with_bearer_security(card)
         authenticator = BearerTokenAuthenticator(
             {token: f"user-{i}" for i, token in enumerate(options.auth_tokens, 1)}
         )
+    security = getattr(options, "security", None)
+    signer = None
+    if security is not None:
+        secured = secure_card(card, security, url, bearer=authenticator)
+        card, authenticator, signer = secured.card, secured.authenticator, secured.signer
     store = store_from_url(
         options.store, max_active_tasks_per_owner=options.max_active_tasks_per_owner
     )
     broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
     push_sender = None
     if card.capabilities.push_notifications:
-        from ._push import WebhookPushSender
+        from ..adapters.http import WebhookPushSender
 
-        push_sender = WebhookPushSender()
-    from ...server import LeasingExecutor, RequestHandler, supports_leases
+        push_sender = (
+            WebhookPushSender()
+            if security is None
+            else WebhookPushSender(
+                allowlist=security.push_allowlist,
+                max_configs_per_task=security.push_max_configs,
+                rate_per_task=security.push_rate,
+            )
+        )
+    from ..server import LeasingExecutor, RequestHandler, supports_leases
 
     if supports_leases(store):
         # A shared database: running turns hold leases, crashed ones are taken over.
@@ -132,29 +165,45 @@ def build_agent_server(
         server = AgentServer(None, card, handler=handler)
     else:
         server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
-    return server, authenticator
+    if signer is not None:
+        extended = server.handler.extended_card
+        if extended is not None:
+            server.handler.extended_card = signer.sign(extended)
+    return server, authenticator, signer
 
 
 async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
     """Serve ``options`` until SIGINT/SIGTERM (or until the task is cancelled)."""
     port = options.port or _free_port(options.host)
     base = options.base_path.strip("/")
-    public = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    security = getattr(options, "security", None)
+    tls = None
+    if security is not None and security.tls_cert and security.tls_key:
+        tls = TLSConfig(
+            cert=security.tls_cert,
+            key=security.tls_key,
+            key_password=security.tls_key_password,
+            client_ca=security.tls_client_ca,
+        )
+    scheme = "https" if tls else "http"
+    public = (options.public_url or f"{scheme}://{options.host}:{port}").rstrip("/")
     url = f"{public}/{base}" if base else public
     grpc_port = getattr(options, "grpc_port", None)
     grpc_server: Any = None
     if grpc_port is not None:
         try:
-            from ..grpc import GrpcServer
+            from ..adapters.grpc import GrpcServer
         except ImportError as exc:
             print(f"a2a-models serve: --grpc-port needs the grpc extra ({exc})", file=sys.stderr)
             return 2
         grpc_port = grpc_port or _free_port(options.host)
     try:
-        from ...stores import parse_age
+        from ..stores import parse_age
 
         retain = parse_age(options.retain_terminal)
-        server, authenticator = build_agent_server(
+        if tls is not None:
+            tls.check()
+        server, authenticator, signer = _build(
             options,
             url,
             grpc_url=grpc_url_for(options, grpc_port) if grpc_port is not None else None,
@@ -164,20 +213,23 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         return 2
     retention = None
     if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
-        from ...stores import Retention
+        from ..stores import Retention
 
         retention = Retention(server.handler.store, retain)
     if grpc_port is not None:
         grpc_server = GrpcServer(
             server, host=options.host, port=grpc_port, authenticator=authenticator
         )
+    app: Any = create_app(server, base_path=base, authenticator=authenticator)
+    if signer is not None:
+        app = JWKSApp(app, signer.jwks())
     http = HTTPServer(
-        server,
+        app,
         host=options.host,
         port=port,
-        base_path=base,
-        authenticator=authenticator,
         log_level=options.log_level,
+        limits=limits_of(security),
+        tls=tls,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,0 +1,320 @@
+"""OpenAI's Responses API (``POST /v1/responses``) through the official ``openai`` SDK.
+
+The second OpenAI provider mode (``api: responses`` in a workspace's model
+settings, :class:`OpenAIResponsesModel` from Python): the same
+:class:`~a2a_models.adapters.llm.Model` contract as the chat-completions
+model, so the tool loop, streaming and error mapping are unchanged. The
+conversation is sent statelessly as input items (``store: false``): system
+and user turns as messages, tool calls as ``function_call`` items and their
+results as ``function_call_output`` items. Streamed
+``response.function_call_arguments.delta`` fragments become
+:class:`~a2a_models.adapters.llm.ToolCallDelta` events as they arrive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+import httpx2
+import openai
+from openai import omit
+
+from ._errors import (
+    ModelConnectionError,
+    ModelTimeoutError,
+    error_for_status,
+    error_for_type,
+)
+from ._model import (
+    AssistantMessage,
+    Finish,
+    FinishReason,
+    ForceTool,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    SystemMessage,
+    TextDelta,
+    ToolCallTracker,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    normalize_finish,
+)
+from ._openai import OPENAI_DEFAULT_BASE_URL, map_openai_error
+
+__all__ = ["OpenAIResponsesModel", "input_to_responses", "tool_to_responses"]
+
+
+class OpenAIResponsesModel(Model):
+    """A model behind ``openai.AsyncOpenAI(...).responses`` (the Responses API).
+
+    Options as :class:`~a2a_models.adapters.llm.OpenAIChatModel` (``provider``
+    label, ``timeout`` per connect/read, the SDK's ``max_retries``,
+    ``streaming=False`` for whole answers, ``default_headers``, ``client``).
+    ``store`` is sent as is (default ``False``: the agent sends the whole
+    conversation each turn, nothing needs keeping). Stop sequences are not
+    part of this API: a request with ``stop`` is refused with a
+    :class:`~a2a_models.adapters.llm.ModelError` rather than ignored.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "openai",
+        temperature: float | None = 0.2,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        streaming: bool = True,
+        store: bool = False,
+        default_headers: Mapping[str, str] | None = None,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        super().__init__(
+            provider=provider, model=model, temperature=temperature, max_tokens=max_tokens
+        )
+        if client is None:
+            if not api_key:
+                raise ValueError(
+                    f"an API key is required for model provider {provider!r} "
+                    "(local servers accept any non-empty value)"
+                )
+            client = openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=base_url or OPENAI_DEFAULT_BASE_URL,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=dict(default_headers) if default_headers else None,
+            )
+        self._client = client
+        self.base_url = str(client.base_url)
+        self.streaming = streaming
+        self.store = store
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client."""
+        return self._client
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        if request.stop:
+            raise error_for_status(
+                self.provider, 400, "the OpenAI Responses API has no stop sequences"
+            )
+        model, temperature, max_tokens = self._settings(request)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "input": input_to_responses(request),
+            "temperature": temperature if temperature is not None else omit,
+            "max_output_tokens": max_tokens,
+            "store": self.store,
+        }
+        if request.tools:
+            kwargs["tools"] = [tool_to_responses(tool) for tool in request.tools]
+            choice = request.tool_choice
+            kwargs["tool_choice"] = (
+                {"type": "function", "name": choice.name}
+                if isinstance(choice, ForceTool)
+                else choice
+            )
+            if request.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.extra_body:
+            kwargs["extra_body"] = dict(request.extra_body)
+        return kwargs
+
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        kwargs = self._arguments(request)
+        try:
+            if not self.streaming:
+                response = await self._client.responses.create(**kwargs, stream=False)
+                for event in _response_events(response, self.provider):
+                    yield event
+                return
+            stream = await self._client.responses.create(**kwargs, stream=True)
+            async with stream:
+                state = _EventState(self.provider)
+                async for event in stream:
+                    for out in state.feed(event):
+                        yield out
+                for out in state.finish():
+                    yield out
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc, self.provider) from exc
+        except httpx2.TimeoutException as exc:
+            raise ModelTimeoutError(f"timed out: {exc}", provider=self.provider) from exc
+        except httpx2.TransportError as exc:
+            raise ModelConnectionError(
+                f"connection failed: {exc or type(exc).__name__}", provider=self.provider
+            ) from exc
+
+
+# -------------------------------------------------------------- conversions
+
+
+def input_to_responses(request: ModelRequest) -> list[dict[str, Any]]:
+    """The conversation as Responses API input items."""
+    out: list[dict[str, Any]] = []
+    for message in request.messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.text})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            if message.text:
+                out.append({"role": "assistant", "content": message.text})
+            for call in message.tool_calls:
+                out.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": call.arguments_json(),
+                    }
+                )
+        elif isinstance(message, ToolResult):
+            content = f"Error: {message.content}" if message.is_error else message.content
+            out.append(
+                {"type": "function_call_output", "call_id": message.tool_call_id, "output": content}
+            )
+    return out
+
+
+def tool_to_responses(tool: ToolSpec) -> dict[str, Any]:
+    """A function tool of the Responses API (not strict: schemas are taken as given)."""
+    spec: dict[str, Any] = {
+        "type": "function",
+        "name": tool.name,
+        "parameters": tool.schema_dict(),
+        "strict": False,
+    }
+    if tool.description:
+        spec["description"] = tool.description
+    return spec
+
+
+def _usage(response: Any) -> Usage:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return Usage()
+    return Usage(usage.input_tokens, usage.output_tokens)
+
+
+def _finish(response: Any, tool_calls: int, provider: str) -> Finish:
+    status = getattr(response, "status", None)
+    usage = _usage(response)
+    if status == "failed":
+        error = getattr(response, "error", None)
+        code = getattr(error, "code", None)
+        message = getattr(error, "message", None) or "the response failed"
+        raise error_for_type(provider, code, message)
+    if status == "incomplete":
+        details = getattr(response, "incomplete_details", None)
+        why = getattr(details, "reason", None)
+        if why == "max_output_tokens":
+            return Finish("length", usage, why)
+        return Finish(
+            "error",
+            usage,
+            why,
+            "the provider's content filter stopped the answer"
+            if why == "content_filter"
+            else f"the response is incomplete ({why or 'no reason given'})",
+        )
+    reason: FinishReason = "tool_calls" if tool_calls else "stop"
+    return Finish(normalize_finish(reason, tool_calls=tool_calls), usage, status)
+
+
+class _EventState:
+    """Folds Responses stream events into model events."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.tracker = ToolCallTracker()
+        self.done: Finish | None = None
+
+    def feed(self, event: Any) -> list[ModelEvent]:
+        kind = getattr(event, "type", None)
+        events: list[ModelEvent] = []
+        if kind in ("response.output_text.delta", "response.refusal.delta"):
+            if event.delta:
+                events.append(TextDelta(event.delta))
+        elif kind == "response.output_item.added":
+            item = event.item
+            if getattr(item, "type", None) == "function_call":
+                key = item.id or item.call_id
+                events.append(self.tracker.start(key, item.call_id, item.name))
+                if item.arguments:
+                    delta = self.tracker.delta(key, item.arguments)
+                    if delta is not None:
+                        events.append(delta)
+        elif kind == "response.function_call_arguments.delta":
+            if event.delta and self.tracker.is_open(event.item_id):
+                delta = self.tracker.delta(event.item_id, event.delta)
+                if delta is not None:
+                    events.append(delta)
+        elif kind == "response.function_call_arguments.done":
+            key = event.item_id
+            if self.tracker.is_open(key) and not self.tracker.has_chunks(key) and event.arguments:
+                delta = self.tracker.delta(key, event.arguments)  # nothing was streamed
+                if delta is not None:
+                    events.append(delta)
+        elif kind == "response.output_item.done":
+            item = event.item
+            if getattr(item, "type", None) == "function_call":
+                ended = self.tracker.end(item.id or item.call_id)
+                if ended is not None:
+                    events.append(ended)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            events.extend(self.tracker.end_all())
+            self.done = _finish(event.response, self.tracker.count, self.provider)
+        elif kind == "error":
+            raise error_for_type(self.provider, event.code, event.message)
+        return events
+
+    def finish(self) -> list[ModelEvent]:
+        events: list[ModelEvent] = list(self.tracker.end_all())
+        if self.done is None:
+            events.append(
+                Finish(
+                    "error",
+                    Usage(),
+                    None,
+                    "the stream ended before the provider reported a finish reason",
+                )
+            )
+        else:
+            events.append(self.done)
+        return events
+
+
+def _response_events(response: Any, provider: str) -> list[ModelEvent]:
+    """The events of a non-streamed response."""
+    events: list[ModelEvent] = []
+    tracker = ToolCallTracker()
+    for position, item in enumerate(response.output or ()):
+        kind = getattr(item, "type", None)
+        if kind == "message":
+            for content in item.content or ():
+                text = getattr(content, "text", None) or getattr(content, "refusal", None)
+                if text:
+                    events.append(TextDelta(text))
+        elif kind == "function_call":
+            events.append(tracker.start(position, item.call_id, item.name))
+            delta = tracker.delta(position, item.arguments or "")
+            if delta is not None:
+                events.append(delta)
+            ended = tracker.end(position)
+            if ended is not None:
+                events.append(ended)
+    events.append(_finish(response, tracker.count, provider))
+    return events

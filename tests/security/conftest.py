@@ -1,0 +1,1 @@
+from _sec_support import serve  # noqa: F401  (the fixture)

@@ -1,0 +1,182 @@
+"""Push abuse, against the real ``a2a-models serve`` process: webhook URLs checked when a config
+is created, a limit of configs per task, one log line per failed delivery, a rate per task."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from _sec_support import V10, message, rpc
+
+AGENT = ("--agent", "conformance")
+
+
+def _create(client: httpx.Client, url: str, task_id: str, hook: str, id: int = 1) -> dict[str, Any]:
+    body = rpc("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": hook}, id)
+    return client.post(url, json=body, headers=V10).json()
+
+
+def _open_task(client: httpx.Client, url: str) -> str:
+    reply = client.post(url, json=rpc("SendMessage", {"message": message("input")}), headers=V10)
+    return str(reply.json()["result"]["task"]["id"])
+
+
+@pytest.mark.parametrize(
+    ("hook", "reason"),
+    [
+        ("file:///etc/passwd", "only http and https"),
+        ("javascript:alert(1)", "only http and https"),
+        ("http://169.254.169.254/latest/meta-data/", "cloud metadata"),
+        ("http://127.0.0.1:9/hook", "loopback"),
+        ("http://[::ffff:10.0.0.1]/hook", "private"),
+        ("http://user:pw@93.184.215.14/hook", "credentials in URLs"),
+    ],
+)
+def test_unsafe_webhook_is_refused_when_created(serve: Any, hook: str, reason: str) -> None:
+    server = serve(*AGENT)
+    with httpx.Client(timeout=10) as client:
+        task_id = _open_task(client, server.url)
+        reply = _create(client, server.url, task_id, hook)
+        assert reply["error"]["code"] == -32602, reply
+        assert reason in reply["error"]["message"], reply
+        listed = client.post(
+            server.url,
+            json=rpc("ListTaskPushNotificationConfigs", {"taskId": task_id}),
+            headers=V10,
+        ).json()
+        assert listed["result"].get("configs", []) == [], listed
+        # The same rule on a config sent with the message: no task is created.
+        send = rpc(
+            "SendMessage",
+            {
+                "message": message("input"),
+                "configuration": {"taskPushNotificationConfig": {"url": hook}},
+            },
+        )
+        refused = client.post(server.url, json=send, headers=V10).json()
+        assert refused["error"]["code"] == -32602 and reason in refused["error"]["message"]
+        tasks = client.post(server.url, json=rpc("ListTasks", {}), headers=V10).json()
+        assert [t["id"] for t in tasks["result"]["tasks"]] == [task_id]
+
+
+def test_configs_per_task_are_limited(serve: Any) -> None:
+    server = serve(*AGENT, "--push-max-configs", "3")
+    with httpx.Client(timeout=10) as client:
+        task_id = _open_task(client, server.url)
+        ids = []
+        for i in range(3):  # a literal public address: no DNS needed
+            reply = _create(client, server.url, task_id, f"http://93.184.215.14/hook/{i}", i)
+            ids.append(reply["result"]["id"])
+        refused = _create(client, server.url, task_id, "http://93.184.215.14/hook/x", 9)
+        assert refused["error"]["code"] == -32602
+        assert "already has 3 push notification configs" in refused["error"]["message"]
+        # Replacing one of the three is not a fourth.
+        again = client.post(
+            server.url,
+            headers=V10,
+            json=rpc(
+                "CreateTaskPushNotificationConfig",
+                {"taskId": task_id, "id": ids[0], "url": "http://93.184.215.14/other"},
+            ),
+        ).json()
+        assert again["result"]["url"] == "http://93.184.215.14/other", again
+
+
+class _Hook:
+    """A webhook on 127.0.0.1 answering ``status``; records arrival times."""
+
+    def __init__(self, status: int) -> None:
+        self.times: list[float] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                hook.times.append(time.monotonic())
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook?secret=s3cr3t-query"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def failing_hook() -> Iterator[_Hook]:
+    hook = _Hook(500)
+    yield hook
+    hook.close()
+
+
+@pytest.fixture
+def ok_hook() -> Iterator[_Hook]:
+    hook = _Hook(200)
+    yield hook
+    hook.close()
+
+
+def _wait(predicate: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_failed_delivery_is_one_log_line(serve: Any, failing_hook: _Hook) -> None:
+    server = serve(*AGENT, "--push-allow", "127.0.0.1", log_level="info")
+    send = rpc(
+        "SendMessage",
+        {
+            "message": message("complete"),
+            "configuration": {"taskPushNotificationConfig": {"url": failing_hook.url}},
+        },
+    )
+    with httpx.Client(timeout=10) as client:
+        reply = client.post(server.url, json=send, headers=V10).json()
+    assert "result" in reply, reply
+    # Each notification is tried 4 times (backoff 0.5, 1, 2 s) and then logged once.
+    assert _wait(lambda: sum("push notification" in line for line in server.output) >= 1, 20)
+    time.sleep(4)  # let every notification of the task run out of attempts
+    failures = [line for line in server.output if "push notification" in line]
+    notifications = len(failing_hook.times) // 4
+    assert notifications >= 1 and len(failures) == notifications, server.log
+    assert "failed after 4 attempts: HTTP 500" in failures[0]
+    assert "Traceback" not in server.log
+    assert "s3cr3t-query" not in server.log  # the URL's query (often a secret) is not logged
+
+
+def test_deliveries_per_task_are_rate_limited(serve: Any, ok_hook: _Hook) -> None:
+    # Status events are pushed (a streamed task of 40 chunks makes ~23): the
+    # first 20 go at once (the burst), then at most 2 a second.
+    server = serve(*AGENT, "--push-allow", "127.0.0.1", "--push-rate", "2")
+    send = rpc(
+        "SendMessage",
+        {
+            "message": message("stream 40"),
+            "configuration": {"taskPushNotificationConfig": {"url": ok_hook.url}},
+        },
+    )
+    with httpx.Client(timeout=30) as client:
+        reply = client.post(server.url, json=send, headers=V10).json()
+    assert "result" in reply, reply
+    assert _wait(lambda: len(ok_hook.times) >= 23, 20), len(ok_hook.times)
+    times = ok_hook.times
+    assert times[19] - times[0] < 2.0, times[19] - times[0]
+    gaps = [b - a for a, b in itertools.pairwise(times[20:])]  # the bucket is empty now
+    assert all(gap >= 0.5 * 0.9 for gap in gaps), gaps

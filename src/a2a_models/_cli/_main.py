@@ -279,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     if args.command == "store":
-        from ..stores._cli import prune
+        from ._store import prune
 
         return prune(args.url, args.older_than)
     try:

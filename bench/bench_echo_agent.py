@@ -18,6 +18,9 @@ class Echo(Agent):
     async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
         text = context.message.text
         words = text.split()
+        if words[:1] == ["turn"]:  # a conversation: every turn waits for the next message
+            yield context.ask(f"got {text}")
+            return
         if len(words) == 2 and words[0] == "stream" and words[1].isdigit():
             for i in range(int(words[1])):
                 yield context.working(f"step {i + 1}")

@@ -53,6 +53,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -248,6 +249,64 @@ async def raw_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": RAW_REPLY})
 
 
+def sdk_db_app() -> Any:
+    """The SDK's server with its ``DatabaseTaskStore`` on SQLite (``A2A_BENCH_SDK_DB``),
+    answering ``turn ...`` with input-required (a conversation), like bench_echo_agent."""
+    import a2a.server.routes  # noqa: F401
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import TaskUpdater
+    from a2a.server.tasks.database_task_store import DatabaseTaskStore
+    from a2a.types import a2a_pb2 as pb
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from starlette.applications import Starlette
+
+    class Turns(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None and context.task_id and context.context_id
+            text = context.get_user_input()
+            if context.current_task is None:
+                await event_queue.enqueue_event(
+                    pb.Task(
+                        id=context.task_id,
+                        context_id=context.context_id,
+                        status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED),
+                        history=[context.message],
+                    )
+                )
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            await updater.update_status(
+                pb.TASK_STATE_INPUT_REQUIRED,
+                updater.new_agent_message([pb.Part(text=f"got {text}")]),
+            )
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    card = pb.AgentCard(
+        name="bench turns",
+        description="conversations",
+        version="1.0.0",
+        supported_interfaces=[
+            pb.AgentInterface(
+                url=f"http://{HOST}/", protocol_binding="JSONRPC", protocol_version="1.0"
+            )
+        ],
+        capabilities=pb.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+    )
+    engine = create_async_engine(f"sqlite+aiosqlite:///{os.environ['A2A_BENCH_SDK_DB']}")
+    handler = DefaultRequestHandler(
+        agent_executor=Turns(), task_store=DatabaseTaskStore(engine), agent_card=card
+    )
+    return Starlette(
+        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    )
+
+
 def starlette_app() -> Any:
     """A bare Starlette app answering with the bytes ``a2a-models serve`` answered.
 
@@ -288,6 +347,7 @@ def serve(kind: str, port: int, profile: str | None) -> None:
         "sdk": sdk_app,
         "raw": lambda: raw_app,
         "starlette": starlette_app,
+        "sdk-db": sdk_db_app,
     }[kind]()
     config = uvicorn.Config(
         app, host=HOST, port=port, log_level="warning", access_log=False, lifespan="on", workers=1
@@ -624,7 +684,9 @@ class ServerProcess:
                 await asyncio.sleep(0.05)
                 continue
             try:
-                check_echo(await conn.post(send_body(ECHO_TEXT)))
+                answer = await conn.post(send_body(ECHO_TEXT))
+                if self.kind != "sdk-db":  # that one holds conversations, it does not echo
+                    check_echo(answer)
             finally:
                 await conn.close()
             return
@@ -923,6 +985,100 @@ async def measure_serve(args: argparse.Namespace) -> bool:
     return ok_t and ok_l
 
 
+# =========================================================================== --mode turns
+
+TURN_TARGET = 1.5  # last 50 turns / first 50 turns
+
+
+def turn_body(text: str, task_id: str | None, context_id: str | None) -> bytes:
+    message: dict[str, Any] = {
+        "messageId": f"turn-{next(_ids)}",
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    }
+    if task_id:
+        message["taskId"] = task_id
+        message["contextId"] = context_id
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            # A client deep in a conversation asks for the newest messages only.
+            "params": {"message": message, "configuration": {"historyLength": 10}},
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+async def conversation(port: int, turns: int) -> list[float]:
+    """One conversation of ``turns`` SendMessage calls on one task; seconds per turn."""
+    conn = await Connection.open(port)
+    try:
+        task_id = context_id = None
+        times = []
+        for i in range(turns):
+            t0 = time.perf_counter()
+            reply = json.loads(await conn.post(turn_body(f"turn {i}", task_id, context_id)))
+            times.append(time.perf_counter() - t0)
+            task = reply["result"]["task"]
+            if task["status"]["state"] != "TASK_STATE_INPUT_REQUIRED":
+                raise HTTPError(f"turn {i}: {reply!r:.300}")
+            if len(task.get("history", [])) > 10:
+                raise HTTPError(f"turn {i}: historyLength not applied")
+            task_id, context_id = task["id"], task["contextId"]
+        return times
+    finally:
+        await conn.close()
+
+
+async def measure_turns(args: argparse.Namespace) -> bool:
+    """``args.turns`` turns of one conversation through ``a2a-models serve`` (SQLite and,
+    if reachable, PostgreSQL) and through the SDK's server with its DatabaseTaskStore."""
+    if _two_cpus():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-turns-")
+    pg = os.environ.get("A2A_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+    schema = f"bench_turns_{os.getpid()}"
+    kinds = [("serve sqlite", _serve_command(f"sqlite:///{tmp.name}/turns.db"), None)]
+    if not args.no_postgres:
+        kinds.append(("serve postgres", _serve_command(f"{pg}?schema={schema}"), None))
+    kinds.append(("sdk sqlite", None, {"A2A_BENCH_SDK_DB": f"{tmp.name}/sdk.db"}))
+    ok = True
+    rows = []
+    try:
+        for label, command, env in kinds:
+            server = ServerProcess("sdk-db" if command is None else "serve", None, command, env)
+            try:
+                await server.ready()
+                times = await conversation(server.port, args.turns)
+            finally:
+                server.stop()
+            first = statistics.median(times[:50]) * 1e3
+            last = statistics.median(times[-50:]) * 1e3
+            rows.append((label, first, last))
+    finally:
+        if not args.no_postgres:
+            with contextlib.suppress(Exception):
+                import psycopg
+
+                with psycopg.connect(pg, autocommit=True) as conn:
+                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        tmp.cleanup()
+    print(f"\n{args.turns:,} turns of one conversation (SendMessage, historyLength=10), ms/turn:")
+    print(f"| {'':<16} | {'first 50':>9} | {'last 50':>9} | {'last/first':>10} |")
+    for label, first, last in rows:
+        target = (
+            "" if label.startswith("sdk") else (" ok" if last / first <= TURN_TARGET else " MISSED")
+        )
+        if target == " MISSED":
+            ok = False
+        print(f"| {label:<16} | {first:>9.2f} | {last:>9.2f} | {last / first:>9.2f}x |{target}")
+    print(f"target: serve's last 50 turns <= {TURN_TARGET:g}x its first 50 (medians)")
+    return ok
+
+
 def _progress(label: str, since: float) -> None:
     print(f"  {label:<12} {time.monotonic() - since:6.1f} s", file=sys.stderr, flush=True)
 
@@ -1032,12 +1188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-limit", type=int, default=35)
     parser.add_argument(
         "--mode",
-        choices=("apps", "serve"),
+        choices=("apps", "serve", "turns"),
         default="apps",
         help="apps: the three ASGI apps (default); serve: `a2a-models serve --store sqlite` "
         "as a process vs the SDK vs bare Starlette, at 1/16/64 keep-alive clients",
     )
-    parser.add_argument("--serve", choices=(*SERVERS, "starlette"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--serve", choices=(*SERVERS, "starlette", "sdk-db"), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--turns", type=int, default=1000, help="--mode turns: turns")
+    parser.add_argument("--no-postgres", action="store_true", help="--mode turns: SQLite only")
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1050,6 +1210,10 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.gettempdir(), f"a2a-bench-{args.profile}-{os.getpid()}.prof"
         )
     started = time.monotonic()
+    if args.mode == "turns":
+        ok = asyncio.run(measure_turns(args))
+        print(f"(total {time.monotonic() - started:.1f} s)")
+        return 0 if ok else 1
     if args.mode == "serve":
         ok = asyncio.run(measure_serve(args))
         print(f"(total {time.monotonic() - started:.1f} s)")

@@ -148,3 +148,20 @@ async def test_postgres_rows_of_schema_v2_keep_their_history(pg_dsn: str, pg_sch
         )
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _check_legacy(store)
+
+
+async def test_a_cached_history_sees_what_another_handle_appended(tmp_path: Path) -> None:
+    async with SQLiteTaskStore(tmp_path / "two.db") as a, SQLiteTaskStore(tmp_path / "two.db") as b:
+        await a.create(_task(3), None)
+        first = await a.get("t", None)  # read whole: remembered
+        assert first is not None and len(first.task.history) == 3
+        other = await b.get("t", None, history_length=0)
+        assert other is not None
+        task = attrs.evolve(other.task, history=(_msg(3), _msg(4)))
+        await b.update(task, other.version, history_offset=other.history_offset)
+        again = await a.get("t", None)
+        assert again is not None
+        assert [m.message_id for m in again.task.history] == [f"id{i}" for i in range(5)]
+        assert again.version == first.version + 1
+        # Another owner still sees nothing, cache or not.
+        assert await a.get("t", "mallory") is None

@@ -384,6 +384,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
         "(default: 1000; 0: no limit)",
     )
+    serve.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="SQL stores: a running task's lease lasts this long unless renewed; the tasks "
+        "of a process that died are failed (or re-run) within about that (default: 15)",
+    )
     store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
     store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     prune = store_commands.add_parser(
@@ -476,11 +484,12 @@ def _run(argv: list[str]) -> int:
                 log_level=args.log_level,
                 retain_terminal=args.retain_terminal,
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
+                lease_ttl=args.lease_ttl,
                 grpc_port=args.grpc_port,
             )
         )
     if args.command == "store":
-        from ..stores._cli import prune
+        from ._store import prune
 
         return prune(args.url, args.older_than)
     import asyncio

@@ -149,7 +149,22 @@ def _build(
                 rate_per_task=security.push_rate,
             )
         )
-    server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
+    from ..server import LeasingExecutor, RequestHandler, supports_leases
+
+    if supports_leases(store):
+        # A shared database: running turns hold leases, crashed ones are taken over.
+        ttl = options.lease_ttl
+        handler = RequestHandler(
+            agent,
+            card,
+            store=store,
+            broker=broker,
+            push_sender=push_sender,
+            executor=lambda a, w: LeasingExecutor(a, w, ttl=ttl),
+        )
+        server = AgentServer(None, card, handler=handler)
+    else:
+        server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
     if signer is not None:
         extended = server.handler.extended_card
         if extended is not None:
@@ -257,6 +272,9 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             ready.set()
         if retention is not None:
             retention.start()
+        opener = getattr(server.handler.executor, "open", None)
+        if opener is not None:
+            await opener()  # take over the tasks of a process that died
         await stop.wait()
         if retention is not None:
             await retention.aclose()

@@ -47,6 +47,8 @@ class ServeOptions:
       (``7d``, ``12h``, ...; ``off``: forever).
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
       have (``None``: no limit).
+    * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
+      stores): a task of a process that died is taken over within about that.
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     """
 
@@ -60,6 +62,7 @@ class ServeOptions:
     log_level: str = "info"
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
+    lease_ttl: float = 15.0
     grpc_port: int | None = None
     #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
     security: SecurityOptions = attrs.field(factory=SecurityOptions)

@@ -24,6 +24,7 @@ from ._base import A2AServer, AgentServer, Reply, ServerSentEvent, StreamingRepl
 from ._execution import ExecutorFactory, InProcessExecutor, TaskExecutor
 from ._handler import RequestHandler
 from ._ids import fast_id
+from ._leases import STOPPED_MESSAGE, LeasingExecutor, supports_leases
 from ._lifecycle import (
     Event,
     apply_event,
@@ -87,6 +88,8 @@ __all__ = [
     "EventStream",
     "InMemoryEventBroker",
     "InMemoryTaskStore",
+    "LeasingExecutor",
+    "STOPPED_MESSAGE",
     "LoggedEvent",
     "PushNotificationSender",
     "RequestContext",
@@ -102,4 +105,5 @@ __all__ = [
     "track_chunks",
     "trim_history",
     "without_artifacts",
+    "supports_leases",
 ]

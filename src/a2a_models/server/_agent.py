@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Iterable
-from typing import TypeAlias
+from typing import ClassVar, TypeAlias
 
 import attrs
 
@@ -246,6 +246,12 @@ class Agent(abc.ABC):
     either fails the task, as does raising an exception (the client sees a
     generic status message; the exception is logged).
     """
+
+    #: Whether a turn may safely run again from its start after the process
+    #: running it died (no side effects that must not happen twice). With a
+    #: store that keeps leases, such a turn is re-run by the worker that takes
+    #: the task over; otherwise the task is failed (see ``LeasingExecutor``).
+    restartable: ClassVar[bool] = False
 
     @abc.abstractmethod
     def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:

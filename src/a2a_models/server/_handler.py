@@ -182,10 +182,17 @@ class RequestHandler:
             raise run.error
         if run.direct is not None:
             return run.direct
-        stored = await self.store.get(run.task_id, run.owner, run.tenant) if run.created else None
+        wanted = config.history_length if config else None
+        stored = (
+            await self.store.get(
+                run.task_id, run.owner, run.tenant, history_length=_stored_length(wanted)
+            )
+            if run.created
+            else None
+        )
         if stored is None:
             raise InternalError("the task of this request is gone")
-        return trim_history(stored.task, config.history_length if config else None)
+        return trim_history(stored.task, wanted)
 
     async def on_send_streaming_message(
         self, request: SendMessageRequest, call: CallContext | None = None

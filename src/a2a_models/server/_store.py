@@ -30,7 +30,7 @@ from sortedcontainers import SortedList
 
 from .._state import TaskState
 from ..errors import A2AError, InternalError, TaskNotFoundError
-from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
 from .paging import (
     TaskPage,
     list_cursor,
@@ -257,22 +257,60 @@ def push_config_id(config: TaskPushNotificationConfig) -> str:
 
 @attrs.define(slots=True, kw_only=True)
 class _Record:
-    task: Task
+    #: The task without its history (``history`` holds it, oldest first).
+    head: Task
     version: int
     owner: str | None
     tenant: str | None
+    history: list[Message] = attrs.field(factory=list)
     events: _Events = attrs.field(factory=list)
     push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
     #: Ids of the history's messages (a message is never added twice).
     message_ids: set[str] = attrs.field(factory=set)
     #: The listing key and filter values the record is indexed under (see _Index).
     indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
+    #: The whole task, built on the first whole read after a change.
+    full: Task | None = None
+    #: The last partial read ``(history_length, task)``, until a change.
+    tail: tuple[int, Task] | None = None
+
+    @classmethod
+    def of(cls, task: Task, owner: str | None, tenant: str | None) -> _Record:
+        head = attrs.evolve(task, history=()) if task.history else task
+        record = cls(head=head, version=1, owner=owner, tenant=tenant, full=task)
+        record.history.extend(task.history)  # as given (a write never adds a known id)
+        record.message_ids.update(m.message_id for m in task.history)
+        return record
+
+    def set(self, task: Task, offset: int) -> None:
+        """Take ``task`` (its history from message ``offset`` on) as the new state."""
+        new = task.history[max(0, len(self.history) - offset) :]
+        added = 0
+        for message in new:
+            if message.message_id not in self.message_ids:
+                self.message_ids.add(message.message_id)
+                self.history.append(message)
+                added += 1
+        self.head = attrs.evolve(task, history=()) if task.history else task
+        # Reuse ``task`` as the whole task when it is exactly that.
+        whole = offset == 0 and added == len(new) and len(task.history) == len(self.history)
+        self.full = task if whole else None
+        self.tail = None
 
     def stored(self, history_length: int | None = None) -> StoredTask:
-        task, offset = self.task, 0
-        if history_length is not None and history_length < len(task.history):
-            offset = len(task.history) - history_length
-            task = attrs.evolve(task, history=task.history[offset:])
+        offset = 0
+        if history_length is None or history_length >= len(self.history):
+            if self.full is None:
+                self.full = attrs.evolve(self.head, history=tuple(self.history))
+            task = self.full
+        else:
+            offset = len(self.history) - history_length
+            if self.tail is not None and self.tail[0] == history_length:
+                task = self.tail[1]
+            else:
+                tail = tuple(self.history[offset:])
+                task = attrs.evolve(self.head, history=tail) if tail else self.head
+                self.tail = (history_length, task)
         return StoredTask(
             task=task,
             version=self.version,
@@ -281,19 +319,6 @@ class _Record:
             last_seq=len(self.events),
             history_offset=offset,
         )
-
-    def merge_history(self, task: Task, offset: int) -> Task:
-        """``task`` with the full history: the stored one plus its new messages."""
-        old = self.task.history
-        new = task.history[max(0, len(old) - offset) :]
-        added = []
-        for message in new:
-            if message.message_id not in self.message_ids:
-                self.message_ids.add(message.message_id)
-                added.append(message)
-        if offset == 0 and len(added) == len(new):
-            return task  # its history is the stored one plus the new messages
-        return attrs.evolve(task, history=(*old, *added) if added else old)
 
 
 #: An ordered index of listing keys ``(-status_key, task_id)``: ascending = listing order.
@@ -321,7 +346,7 @@ class _Index:
         return tuple(dict.fromkeys(keys))  # a task without a context: two distinct lists
 
     def add(self, record: _Record) -> None:
-        task = record.task
+        task = record.head
         entry = (-status_key(task), task.id)
         indexed = (entry, task.context_id, task.status.state)
         if record.indexed == indexed:
@@ -444,8 +469,8 @@ class InMemoryTaskStore(TaskStore):
             )
 
     def _note_state(self, record: _Record) -> None:
-        if record.task.status.state.is_terminal and record.task.id not in self._finished:
-            self._finished[record.task.id] = self._clock()
+        if record.head.status.state.is_terminal and record.head.id not in self._finished:
+            self._finished[record.head.id] = self._clock()
 
     def _record(self, task_id: str) -> _Record:
         self._evict_expired()
@@ -489,8 +514,7 @@ class InMemoryTaskStore(TaskStore):
         ):
             raise ActiveTaskLimitError.of(limit)
         self._make_room()
-        record = _Record(task=task, version=1, owner=owner, tenant=tenant)
-        record.message_ids.update(m.message_id for m in task.history)
+        record = _Record.of(task, owner, tenant)
         if event is not None:
             record.events.append((1, event))
         self._records[task.id] = record
@@ -509,7 +533,7 @@ class InMemoryTaskStore(TaskStore):
         record = self._record(task.id)
         if record.version != expected_version:
             raise ConcurrentModificationError(task.id, expected_version, record.version)
-        record.task = record.merge_history(task, history_offset)
+        record.set(task, history_offset)
         record.version += 1
         if event is not None:
             record.events.append((len(record.events) + 1, event))

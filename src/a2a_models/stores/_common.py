@@ -6,6 +6,7 @@ from __future__ import annotations
 import abc
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -29,6 +30,7 @@ __all__ = [
     "encode_head",
     "encode_message",
     "new_messages",
+    "all_messages",
     "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
@@ -81,6 +83,11 @@ def decode_with_history(head: bytes | str, messages: Sequence[bytes | str]) -> T
     text = _text(head).rstrip()
     joined = ",".join(_text(m) for m in messages)
     return decode_task(f'{text[:-1]},"history":[{joined}]}}')
+
+
+def all_messages(history: Sequence[Message]) -> list[tuple[str, bytes]]:
+    """``(message_id column, JSON)`` of every message of a new task's history, as given."""
+    return [(str(column_text(m.message_id)), encode_message(m)) for m in history]
 
 
 def new_messages(
@@ -189,19 +196,30 @@ class ListSQL:
             params.append(timestamp_key(status_timestamp_after))
         self.where = " AND ".join(clauses)
         self.params = params
+        self.placeholder = p
+        # The counter row for the context/status filters (the timestamp filter has none).
+        scope = params[0]
+        if context_id is None and status is None:
+            counter = (scope, "all", "")
+        elif status is None:
+            counter = (scope, "context", str(column_text(context_id)))
+        elif context_id is None:
+            counter = (scope, "state", status.value)
+        else:
+            counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
         #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
-        #: total, or ``None``: count the matching rows (a timestamp filter).
+        #: total, or ``None``: a timestamp filter (see :meth:`count`).
         self.counter: tuple[str, str, str] | None = None
+        self._bounded: tuple[str, list[Any], tuple[str, str, str]] | None = None
         if status_timestamp_after is None:
-            scope = params[0]
-            if context_id is None and status is None:
-                self.counter = (scope, "all", "")
-            elif status is None:
-                self.counter = (scope, "context", str(column_text(context_id)))
-            elif context_id is None:
-                self.counter = (scope, "state", status.value)
-            else:
-                self.counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
+            self.counter = counter
+        else:
+            base = " AND ".join(clauses[:-1])
+            self._bounded = (
+                f"{base} AND status_key < {p}",
+                [*params[:-1], params[-1]],
+                counter,
+            )
         self.limit = page_size + 1
         self.page_size = page_size
         if cursor is None:
@@ -217,12 +235,85 @@ class ListSQL:
 
     ORDER = "ORDER BY status_key DESC, id ASC"
 
+    #: A side of a timestamp filter with at most this many tasks is counted row by row.
+    COUNT_BOUND = 2000
+
+    def count(self, tasks: str, counts: str) -> tuple[str, list[Any]]:
+        """SQL (one scalar) and parameters giving the exact number of matches.
+
+        Without a timestamp filter: the counter row. With one, the smaller
+        side is counted: the matches if at most :attr:`COUNT_BOUND`, else the
+        tasks *before* the timestamp (subtracted from the counter) if at most
+        that many; only when both sides are larger are all matches counted.
+        """
+        p = self.placeholder
+        counter_sql = (
+            f"coalesce((SELECT n FROM {counts} WHERE scope = {p} AND dim = {p} AND key = {p}), 0)"
+        )
+        if self._bounded is None:
+            assert self.counter is not None
+            return f"SELECT {counter_sql}", list(self.counter)
+        before_where, before_params, counter = self._bounded
+        k = self.COUNT_BOUND
+        after = f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where} LIMIT {k + 1}) a)"
+        before = (
+            f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where} LIMIT {k + 1}) b)"
+        )
+        full = f"(SELECT count(*) FROM {tasks} WHERE {self.where})"
+        sql = (
+            f"SELECT CASE WHEN {after} <= {k} THEN {after}"
+            f" WHEN {before} <= {k} THEN {counter_sql} - {before} ELSE {full} END"
+        )
+        params = [
+            *self.params, *self.params, *before_params, *counter, *before_params, *self.params
+        ]
+        return sql, params
+
     def first_message(self, count: int) -> int:
         """Position of the first history row to read of a task with ``count`` messages."""
         return 0 if self.history_length is None else max(0, count - self.history_length)
 
 
 # --- the stores ---------------------------------------------------------------------------
+
+
+class HistoryCache:
+    """The decoded histories of the tasks read whole most recently, by task id.
+
+    History rows never change once written (a task's history only grows), so
+    a whole read of a task seen before decodes only the messages added since.
+    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all.
+    """
+
+    def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
+        self.max_tasks = max_tasks
+        self.max_messages = max_messages
+        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...]]] = OrderedDict()
+        self._messages = 0
+
+    def get(self, task_id: str) -> tuple[int, tuple[Message, ...]] | None:
+        entry = self._entries.get(task_id)
+        if entry is not None:
+            self._entries.move_to_end(task_id)
+        return entry
+
+    def pop(self, task_id: str, default: None = None) -> None:
+        entry = self._entries.pop(task_id, None)
+        if entry is not None:
+            self._messages -= len(entry[1])
+
+    def remember(self, task_id: str, count: int, history: tuple[Message, ...]) -> None:
+        self.pop(task_id)
+        if len(history) != count or count > self.max_messages // 4:
+            return
+        self._entries[task_id] = (count, history)
+        self._messages += count
+        while self._entries and (
+            len(self._entries) > self.max_tasks or self._messages > self.max_messages
+        ):
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self._messages -= len(dropped)
+
 
 #: A listed task as read: ``(snapshot JSON, history_count, history JSON)``.
 PageRow = tuple[bytes | str, int | None, Sequence[bytes | str]]
@@ -248,6 +339,13 @@ class SQLTaskStore(TaskStore):
     PLACEHOLDER: ClassVar[str]
     NUL: ClassVar[bool]
     BAD_TASK_ID: ClassVar[str]
+
+    @property
+    def _histories(self) -> HistoryCache:
+        cache: HistoryCache | None = self.__dict__.get("_history_cache")
+        if cache is None:
+            cache = self.__dict__["_history_cache"] = HistoryCache()
+        return cache
     #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
     max_active_tasks_per_owner: int | None = None
 
@@ -257,13 +355,14 @@ class SQLTaskStore(TaskStore):
 
     @abc.abstractmethod
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[bytes | str, int, int, int | None, Sequence[bytes | str]] | None:
         """``(snapshot JSON, version, last_seq, history_count, messages)`` of the task.
 
-        ``messages``: the JSON of the newest ``history_length`` history rows
-        (all if ``None``), oldest first. ``history_count`` is ``None`` for a
-        row of an older schema whose snapshot still holds the history.
+        ``messages``: the JSON of the newest ``history_length`` history rows,
+        or (``history_length`` ``None``) of the rows from position ``since``
+        on, oldest first, never beyond ``history_count``. ``history_count`` is
+        ``None`` for a row of an older schema whose snapshot holds the history.
         """
 
     @abc.abstractmethod
@@ -314,15 +413,29 @@ class SQLTaskStore(TaskStore):
             return None
         if history_length is not None:
             history_length = max(0, history_length)
-        row = await self._fetch_task(task_id, scope_key(owner, tenant), history_length)
+        scope = scope_key(owner, tenant)
+        cached = self._histories.get(task_id) if history_length is None else None
+        since = 0 if cached is None else cached[0]
+        row = await self._fetch_task(task_id, scope, history_length, since)
+        if row is not None and cached is not None and (row[3] or 0) < since:
+            # Not the task the cache knew (history never shrinks): read it all.
+            self._histories.pop(task_id, None)
+            cached, row = None, await self._fetch_task(task_id, scope, None, 0)
         if row is None:
             return None
         data, version, last_seq, count, messages = row
+        offset = 0
         if count is None:  # an older row: the whole history is in the snapshot
-            task, offset = decode_task(data), 0
-        else:
+            task = decode_task(data)
+        elif history_length is not None:
             task = decode_with_history(data, messages)
             offset = count - len(messages)
+        else:
+            # The whole history: what this store read before, plus the rows since.
+            task = decode_with_history(data, messages)
+            if cached is not None:
+                task = attrs.evolve(task, history=cached[1] + task.history)
+            self._histories.remember(task_id, count, task.history)
         return StoredTask(
             task=task,
             version=version,

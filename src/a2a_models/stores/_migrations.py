@@ -291,7 +291,9 @@ _POSTGRES_V2 = (
 # --- v3: history messages as rows -----------------------------------------------------------
 #
 # ``a2a_task_messages(task_id, pos, message_id, message)``: one row per history
-# message (positions 0, 1, ...; a message id at most once per task). The task
+# message (positions 0, 1, ...). A write appends a message only if the task
+# has no message with its id yet (found through the ``(task_id, message_id)``
+# index); a created task's history is stored as given. The task
 # row's ``history_count`` says how many; its ``task`` is then the snapshot
 # *without* ``history``. ``history_count IS NULL`` marks a row written by an
 # older version (history still inside ``task``): the store reads it as is and
@@ -308,7 +310,7 @@ _SQLITE_V3 = (
         PRIMARY KEY (task_id, pos)
     ) WITHOUT ROWID
     """,
-    "CREATE UNIQUE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
+    "CREATE INDEX a2a_task_messages_id ON a2a_task_messages (task_id, message_id)",
 )
 
 _POSTGRES_V3 = (
@@ -324,8 +326,34 @@ _POSTGRES_V3 = (
         PRIMARY KEY (task_id, pos)
     )
     """,
-    "CREATE UNIQUE INDEX a2a_task_messages_id"
-    " ON {schema}.a2a_task_messages (task_id, message_id)",
+    "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_id, message_id)",
+)
+
+# --- v4: leases on running turns ---------------------------------------------------------------
+#
+# ``lease_owner`` (the worker running the task's turn) and ``lease_expires``
+# (when the lease lapses unless renewed; NULL: no lease). A lapsed lease means
+# the worker died: another one takes the task over. The second index finds
+# running tasks that never got a lease (written by an older version, or a
+# crash right after creation).
+
+_RUNNING = "('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
+
+_SQLITE_V4 = (
+    "ALTER TABLE a2a_tasks ADD COLUMN lease_owner TEXT",
+    "ALTER TABLE a2a_tasks ADD COLUMN lease_expires REAL",
+    "CREATE INDEX a2a_tasks_lease ON a2a_tasks (lease_expires) WHERE lease_expires IS NOT NULL",
+    "CREATE INDEX a2a_tasks_unleased ON a2a_tasks (updated_at)"
+    f" WHERE lease_expires IS NULL AND state IN {_RUNNING}",
+)
+
+_POSTGRES_V4 = (
+    "ALTER TABLE {schema}.a2a_tasks ADD COLUMN lease_owner text,"
+    " ADD COLUMN lease_expires timestamptz",
+    "CREATE INDEX a2a_tasks_lease ON {schema}.a2a_tasks (lease_expires)"
+    " WHERE lease_expires IS NOT NULL",
+    "CREATE INDEX a2a_tasks_unleased ON {schema}.a2a_tasks (updated_at)"
+    f" WHERE lease_expires IS NULL AND state IN {_RUNNING}",
 )
 
 #: Every migration, in version order (append-only).
@@ -333,6 +361,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
     Migration(2, "task counts for ListTasks totalSize", _SQLITE_V2, _POSTGRES_V2),
     Migration(3, "history messages as rows", _SQLITE_V3, _POSTGRES_V3),
+    Migration(4, "leases on running turns", _SQLITE_V4, _POSTGRES_V4),
 )
 
 

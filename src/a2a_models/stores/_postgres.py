@@ -11,7 +11,7 @@ import logging
 import re
 import select
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
 from types import TracebackType
@@ -36,6 +36,7 @@ from ._common import (
     ListSQL,
     PageRow,
     SQLTaskStore,
+    all_messages,
     as_seconds,
     check_identifier,
     column_text,
@@ -362,7 +363,7 @@ class PostgresTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[bytes | str, int, int, int | None, builtins.list[bytes | str]] | None:
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
@@ -374,9 +375,9 @@ class PostgresTaskStore(SQLTaskStore):
             if row is None:
                 return None
             count = row[4]
-            if not count or history_length == 0:
+            first = since if history_length is None else max(0, (count or 0) - history_length)
+            if not count or first >= count:
                 return (*row, [])
-            first = 0 if history_length is None else max(0, count - history_length)
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
                 f"SELECT message::text, message_raw FROM {self._messages}"
@@ -431,7 +432,7 @@ class PostgresTaskStore(SQLTaskStore):
         data, data_raw = _jsonb(snapshot)
         logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
-        messages = new_messages(task.history, 0, 0, lambda ids: set())
+        messages = all_messages(task.history)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, task_raw, history_count)"
@@ -543,14 +544,7 @@ class PostgresTaskStore(SQLTaskStore):
         await self._run(update_)
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
-        count = f"SELECT count(*) FROM {self._tasks} WHERE {query.where}"
-        count_params: Sequence[Any] = query.params
-        if query.counter is not None:
-            count = (
-                f"SELECT coalesce((SELECT n FROM {self._counts}"
-                " WHERE scope = %s AND dim = %s AND key = %s), 0)"
-            )
-            count_params = query.counter
+        count, count_params = query.count(self._tasks, self._counts)
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT task::text, task_raw, ({count}), history_count, id FROM {self._tasks}"
@@ -696,6 +690,75 @@ class PostgresTaskStore(SQLTaskStore):
             )
 
         await self._run(delete, idempotent=True)
+
+    # -- leases --------------------------------------------------------------------------
+
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
+        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+
+        async def acquire(conn: psycopg.AsyncConnection[Any]) -> bool:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = %s,"
+                " lease_expires = now() + make_interval(secs => %s) WHERE id = %s"
+                " AND (lease_expires IS NULL OR lease_owner = %s OR lease_expires < now())",
+                (worker, ttl, task_id, worker),
+            )
+            return cursor.rowcount == 1
+
+        return await self._run(acquire)
+
+    async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
+        """Extend every lease ``worker`` holds; the ids of those tasks."""
+
+        async def renew(conn: psycopg.AsyncConnection[Any]) -> builtins.set[str]:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_expires = now() + make_interval(secs => %s)"
+                " WHERE lease_owner = %s AND lease_expires IS NOT NULL RETURNING id",
+                (ttl, worker),
+            )
+            return {row[0] for row in await cursor.fetchall()}
+
+        return await self._run(renew, idempotent=True)
+
+    async def release_lease(self, task_id: str, worker: str) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+
+        async def release(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = NULL, lease_expires = NULL"
+                " WHERE id = %s AND lease_owner = %s",
+                (task_id, worker),
+            )
+
+        await self._run(release, idempotent=True)
+
+    async def claim_expired_leases(
+        self, worker: str, ttl: float, limit: int = 100
+    ) -> builtins.list[tuple[str, str]]:
+        """Take over up to ``limit`` running tasks whose worker is gone: ``(task_id, scope)``.
+
+        A task is taken over when its lease lapsed, or when it is submitted or
+        working with no lease and unchanged for ``ttl`` seconds (a crash right
+        after it was created, or a database from before leases). Rows another
+        worker is claiming at the same moment are skipped.
+        """
+
+        async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str]]:
+            cursor = await conn.execute(
+                f"UPDATE {self._tasks} SET lease_owner = %s,"
+                " lease_expires = now() + make_interval(secs => %s)"
+                f" WHERE id IN (SELECT id FROM (SELECT id FROM {self._tasks}"
+                " WHERE lease_expires < now() LIMIT %s) AS lapsed"
+                f" UNION SELECT id FROM (SELECT id FROM {self._tasks} WHERE lease_expires IS NULL"
+                f" AND state IN {_migrations._RUNNING}"
+                " AND updated_at < now() - make_interval(secs => %s) LIMIT %s) AS orphans)"
+                " AND (lease_expires < now() OR lease_expires IS NULL)"
+                " RETURNING id, scope",
+                (worker, ttl, limit, ttl, limit),
+            )
+            return [(row[0], row[1]) for row in await cursor.fetchall()]
+
+        return await self._run(claim)
 
     # -- maintenance ---------------------------------------------------------------------
 

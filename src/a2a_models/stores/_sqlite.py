@@ -24,6 +24,7 @@ from ._common import (
     ListSQL,
     PageRow,
     SQLTaskStore,
+    all_messages,
     as_seconds,
     decode_config,
     decode_event,
@@ -186,7 +187,7 @@ class SQLiteTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None
+        self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
         def get(db: sqlite3.Connection) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
@@ -198,13 +199,13 @@ class SQLiteTaskStore(SQLTaskStore):
                 if row is None:
                     return None
                 head, version, last_seq, count = row
-                if count is None or count == 0 or history_length == 0:
+                first = since if history_length is None else max(0, (count or 0) - history_length)
+                if not count or first >= count:
                     return head, version, last_seq, count, []
-                first = 0 if history_length is None else max(0, count - history_length)
                 messages = db.execute(
                     "SELECT message FROM a2a_task_messages WHERE task_id = ? AND pos >= ?"
-                    " ORDER BY pos",
-                    (task_id, first),
+                    " AND pos < ? ORDER BY pos",
+                    (task_id, first, count),
                 ).fetchall()
             return head, version, last_seq, count, [m[0] for m in messages]
 
@@ -246,7 +247,7 @@ class SQLiteTaskStore(SQLTaskStore):
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
-        messages = new_messages(task.history, 0, 0, lambda ids: set())
+        messages = all_messages(task.history)
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -351,16 +352,8 @@ class SQLiteTaskStore(SQLTaskStore):
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[PageRow]]:
             with _transaction(db, write=False):  # one snapshot for the count and the page
-                if query.counter is not None:
-                    row = db.execute(
-                        "SELECT n FROM a2a_task_counts WHERE scope = ? AND dim = ? AND key = ?",
-                        query.counter,
-                    ).fetchone()
-                    total = 0 if row is None else row[0]
-                else:
-                    (total,) = db.execute(
-                        f"SELECT count(*) FROM a2a_tasks WHERE {query.where}", query.params
-                    ).fetchone()
+                count, count_params = query.count("a2a_tasks", "a2a_task_counts")
+                (total,) = db.execute(count, count_params).fetchone()
                 rows = db.execute(
                     f"SELECT task, history_count, id FROM a2a_tasks WHERE {query.page_where}"
                     f" {ListSQL.ORDER} LIMIT ?",
@@ -495,6 +488,78 @@ class SQLiteTaskStore(SQLTaskStore):
             )
 
         await self._run(delete)
+
+    # -- leases --------------------------------------------------------------------------
+
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
+        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+
+        def acquire(db: sqlite3.Connection) -> bool:
+            now = time.time()
+            with _transaction(db):
+                cursor = db.execute(
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?"
+                    " AND (lease_expires IS NULL OR lease_owner = ? OR lease_expires < ?)",
+                    (worker, now + ttl, task_id, worker, now),
+                )
+            return cursor.rowcount == 1
+
+        return await self._run(acquire)
+
+    async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
+        """Extend every lease ``worker`` holds; the ids of those tasks."""
+
+        def renew(db: sqlite3.Connection) -> builtins.set[str]:
+            with _transaction(db):
+                rows = db.execute(
+                    "UPDATE a2a_tasks SET lease_expires = ? WHERE lease_owner = ?"
+                    " AND lease_expires IS NOT NULL RETURNING id",
+                    (time.time() + ttl, worker),
+                ).fetchall()
+            return {row[0] for row in rows}
+
+        return await self._run(renew)
+
+    async def release_lease(self, task_id: str, worker: str) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+
+        def release(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(
+                    "UPDATE a2a_tasks SET lease_owner = NULL, lease_expires = NULL"
+                    " WHERE id = ? AND lease_owner = ?",
+                    (task_id, worker),
+                )
+
+        await self._run(release)
+
+    async def claim_expired_leases(
+        self, worker: str, ttl: float, limit: int = 100
+    ) -> builtins.list[tuple[str, str]]:
+        """Take over up to ``limit`` running tasks whose worker is gone: ``(task_id, scope)``.
+
+        A task is taken over when its lease lapsed, or when it is submitted or
+        working with no lease and unchanged for ``ttl`` seconds (a crash right
+        after it was created, or a database from before leases).
+        """
+
+        def claim(db: sqlite3.Connection) -> builtins.list[tuple[str, str]]:
+            now = time.time()
+            with _transaction(db):
+                rows = db.execute(
+                    "SELECT id, scope FROM a2a_tasks WHERE lease_expires < ?"
+                    " UNION SELECT id, scope FROM a2a_tasks WHERE lease_expires IS NULL"
+                    f" AND state IN {_migrations._RUNNING} AND updated_at < ?"
+                    " LIMIT ?",
+                    (now, now - ttl, limit),
+                ).fetchall()
+                db.executemany(
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?",
+                    [(worker, now + ttl, row[0]) for row in rows],
+                )
+            return [(row[0], row[1]) for row in rows]
+
+        return await self._run(claim)
 
     # -- maintenance ---------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ __all__ = ["prune"]
 
 def prune(url: str, older_than: str) -> int:
     """Delete the finished tasks of the store at ``url`` older than ``older_than``; exit status."""
-    from . import parse_age, store_from_url
+    from ..stores import parse_age, store_from_url
 
     try:
         age = parse_age(older_than)

@@ -1,0 +1,206 @@
+"""Crash recovery: a running turn belongs to a worker through a lease it renews.
+
+:class:`LeasingExecutor` runs agents in this process like
+:class:`~a2a_models.server.InProcessExecutor`, and also
+
+* takes a lease on a task when its turn starts (in the store, shared by every
+  process on the same database) and gives it up when the turn settles;
+* renews its leases every ``ttl / 3`` seconds; a run whose lease another
+  worker took over (this process stalled past ``ttl``) is stopped, so a task
+  never runs twice at once;
+* takes over the tasks whose worker is gone (lease lapsed, or submitted /
+  working with no lease for ``ttl``): the task is failed with the status
+  message :data:`STOPPED_MESSAGE`, or its turn is run again when the agent
+  says ``restartable = True``. Subscribers (through the broker, on any
+  replica) and push webhooks receive that event like any other.
+
+A process restarted on the same database recovers its own tasks the same way
+(its new worker id is a new worker). The store needs ``acquire_lease``,
+``renew_leases``, ``release_lease`` and ``claim_expired_leases`` (the SQL stores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import uuid
+from typing import Any
+
+from .._state import TaskState
+from ..models import Role
+from ._agent import Agent, CallContext, RequestContext
+from ._execution import InProcessExecutor
+from ._run import AgentRun, RunAborted, RunFinished
+from ._writer import TaskWriter
+
+__all__ = ["STOPPED_MESSAGE", "LeasingExecutor", "supports_leases"]
+
+log = logging.getLogger("a2a_models.server")
+
+#: The status message of a task failed because its worker stopped.
+STOPPED_MESSAGE = "the agent process stopped while working on this task"
+_RUNNING = (TaskState.SUBMITTED, TaskState.WORKING)
+_LEASE_METHODS = ("acquire_lease", "renew_leases", "release_lease", "claim_expired_leases")
+
+
+def supports_leases(store: Any) -> bool:
+    """Whether ``store`` keeps leases (the SQL stores do; the in-memory one needs none)."""
+    return all(callable(getattr(store, name, None)) for name in _LEASE_METHODS)
+
+
+class LeasingExecutor(InProcessExecutor):
+    """An :class:`InProcessExecutor` whose runs hold renewed leases, and that takes
+    over the running tasks of workers that died (see the module documentation).
+
+    ``worker_id`` names this process's worker (default: host, pid and a random
+    suffix); ``ttl`` is the lease time in seconds: a task of a dead worker is
+    taken over within about ``ttl`` plus one check interval (``ttl / 3``).
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        writer: TaskWriter,
+        *,
+        worker_id: str | None = None,
+        ttl: float = 15.0,
+    ) -> None:
+        if not supports_leases(writer.store):
+            raise TypeError(f"{writer.store!r} keeps no leases")
+        if ttl <= 0:
+            raise ValueError("the lease ttl must be positive")
+        super().__init__(agent, writer)
+        self.worker_id = worker_id or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.ttl = ttl
+        self.interval = ttl / 3
+        self.recovered = 0
+        self._store: Any = writer.store
+        self._keeper: asyncio.Task[None] | None = None
+        #: Tasks whose lease this worker took (a run not in here has none yet).
+        self._leased: set[str] = set()
+
+    # -- the keeper ----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Start renewing leases and taking over lapsed ones (also done by the first run)."""
+        self._ensure_keeper()
+
+    def _ensure_keeper(self) -> None:
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep(), name="a2a-lease-keeper")
+
+    async def _keep(self) -> None:
+        while True:
+            try:
+                await self.check()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("lease upkeep failed; retrying in %.1f s", self.interval)
+            await asyncio.sleep(self.interval)
+
+    async def check(self) -> int:
+        """One round: renew this worker's leases, stop runs that lost theirs, take over
+        lapsed ones. Returns how many tasks were taken over."""
+        held = await self._store.renew_leases(self.worker_id, self.ttl)
+        for task_id, run in list(self._runs.items()):
+            if task_id in self._leased and task_id not in held and run.runner is not None:
+                log.warning(
+                    "lost the lease on task %s to another worker; stopping its run", task_id
+                )
+                run.runner.cancel()
+        claimed = await self._store.claim_expired_leases(self.worker_id, self.ttl)
+        for task_id, scope in claimed:
+            try:
+                await self._take_over(task_id, scope)
+            except Exception:
+                log.exception("taking over task %s failed", task_id)
+        return len(claimed)
+
+    async def _take_over(self, task_id: str, scope: str) -> None:
+        owner, tenant = json.loads(scope)
+        if task_id in self._runs:
+            return  # our own run (its lease was just renewed by a slow round)
+        stored = await self.writer.store.get(task_id, owner, tenant)
+        if stored is None or stored.task.status.state not in _RUNNING:
+            await self._store.release_lease(task_id, self.worker_id)
+            return
+        self.recovered += 1
+        task = stored.task
+        context_id = task.context_id or task.id
+        message = next((m for m in reversed(task.history) if m.role is Role.USER), None)
+        if getattr(self.agent, "restartable", False) and message is not None:
+            log.warning("task %s lost its worker; running its turn again", task_id)
+            context = RequestContext(
+                message=message,
+                task_id=task.id,
+                context_id=context_id,
+                task=task,
+                call=CallContext(owner=owner, tenant=tenant),
+            )
+            self.start(
+                AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
+            )
+            return
+        log.warning("task %s lost its worker; marking it failed", task_id)
+        context = RequestContext(
+            message=message or _placeholder(task.id),
+            task_id=task.id,
+            context_id=context_id,
+            task=task,
+        )
+        event = context.status(TaskState.FAILED, STOPPED_MESSAGE)
+        with contextlib.suppress(RunFinished, RunAborted):
+            await self.writer.commit(task_id, owner, tenant, event)
+        await self._store.release_lease(task_id, self.worker_id)
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start(self, run: AgentRun) -> None:
+        self._ensure_keeper()
+        super().start(run)
+
+    async def _execute(self, run: AgentRun) -> None:
+        if run.created and not await self._store.acquire_lease(
+            run.task_id, self.worker_id, self.ttl
+        ):
+            # Another live worker runs this task's turn: never run it twice at once.
+            log.warning("task %s is running on another worker; not starting it here", run.task_id)
+            run.started.set()
+            run.settled.set()
+            run.done.set()
+            if self._runs.get(run.task_id) is run:
+                del self._runs[run.task_id]
+            return
+        if run.created:
+            self._leased.add(run.task_id)
+        try:
+            await super()._execute(run)
+        finally:
+            if run.task_id in self._leased:
+                self._leased.discard(run.task_id)
+                with contextlib.suppress(Exception):
+                    await self._store.release_lease(run.task_id, self.worker_id)
+
+    async def _create(self, run: AgentRun, snapshot: Any) -> Any:
+        task = await super()._create(run, snapshot)
+        if await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl):
+            self._leased.add(run.task_id)
+        return task
+
+    async def aclose(self) -> None:
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+        await super().aclose()
+
+
+def _placeholder(task_id: str) -> Any:
+    from ..models import Message
+
+    return Message.user("", task_id=task_id)

@@ -131,7 +131,7 @@ for number, match in enumerate(pattern.finditer(text), 1):
         loop.run_until_complete(asyncio.wait_for(eval(code, namespace), 60))
     else:
         exec(code, namespace)
-""" % {"doc_url": DOC_URL}
+""" % {"doc_url": DOC_URL}  # noqa: UP031 (the runner code has its own braces)
 
 
 def runnable(page: str) -> bool:

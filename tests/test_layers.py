@@ -56,7 +56,8 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._workspace"): "mcpllm",
     ("a2a_models.adapters.llm._agent", "a2a_models.server._lifecycle"): "mcpllm",
     ("a2a_models.adapters.llm._workflows", "a2a_models.tools._schema"): "mcpllm",
-    ("a2a_models.adapters.llm._workspace", "a2a_models.adapters.mcp._config"): "mcpllm",
+    ("a2a_models.adapters.llm._workspace_fields", "a2a_models.adapters.mcp._config"): "mcpllm",
+    ("a2a_models.adapters.mcp._server", "a2a_models.adapters.http._app"): "sec (gateway_of)",
     ("a2a_models._cli._main", "a2a_models.adapters.http._client"): "cli",
     ("a2a_models._cli._main", "a2a_models.adapters.http._discovery"): "cli",
     ("a2a_models._cli._main", "a2a_models.conformance._cli"): "cli",
@@ -76,9 +77,6 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._hooks"): "mcpllm",
     ("a2a_models._cli._main", "a2a_models.conformance._client"): "cli",
     ("a2a_models._cli._main", "a2a_models.stores._cli"): "cli",
-    ("a2a_models.adapters.grpc._convert", "a2a_models.codec._gen"): "grpc",
-    ("a2a_models.adapters.grpc._convert", "a2a_models.codec._v10"): "grpc",
-    ("a2a_models.adapters.grpc._convert", "a2a_models.models._base"): "grpc",
     ("a2a_models.stores._sqlite", "a2a_models.server._store"): "serve",
 }
 

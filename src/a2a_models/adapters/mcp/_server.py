@@ -29,7 +29,7 @@ from ...tools import (
     Toolbox,
     declares_inputs,
 )
-from ..http._guard import MCPGuard
+from ..http import MCPGuard
 from ._convert import error_result, to_call_result
 
 __all__ = ["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"]

@@ -58,8 +58,8 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models.adapters.llm._workflows", "a2a_models.tools._schema"): "mcpllm",
     ("a2a_models.adapters.llm._workspace_fields", "a2a_models.adapters.mcp._config"): "mcpllm",
     ("a2a_models.adapters.mcp._server", "a2a_models.adapters.http._app"): "sec (gateway_of)",
-    ("a2a_models._cli._main", "a2a_models.adapters.http._client"): "cli",
-    ("a2a_models._cli._main", "a2a_models.adapters.http._discovery"): "cli",
+    # the card command's raw mode walks the discovery candidates (private)
+    ("a2a_models._cli._commands", "a2a_models.adapters.http._discovery"): "cli",
     ("a2a_models._cli._main", "a2a_models.conformance._cli"): "cli",
     # adapters.grpc generates its protobuf conversion from the 1.0 field tables and
     # the builder twins: a public seam for them in codec would remove these two.
@@ -76,7 +76,6 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._entries"): "mcpllm",
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._hooks"): "mcpllm",
     ("a2a_models._cli._main", "a2a_models.conformance._client"): "cli",
-    ("a2a_models._cli._main", "a2a_models.stores._cli"): "cli",
     ("a2a_models.stores._sqlite", "a2a_models.server._store"): "serve",
 }
 

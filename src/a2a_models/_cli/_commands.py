@@ -20,7 +20,7 @@ from ._render import Output, TaskView, exit_status
 
 if TYPE_CHECKING:
     from ..adapters.grpc import GrpcClient
-    from ..adapters.http._client import BaseHTTPClient
+    from ..adapters.http import BaseHTTPClient
 
 __all__ = ["COMMANDS"]
 
@@ -51,7 +51,7 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
-    from ..adapters.http._client import HTTPClient, RESTClient
+    from ..adapters.http import HTTPClient, RESTClient
     from ..adapters.http._discovery import CardResolutionError, connect
 
     headers = dict(args.header)

@@ -56,7 +56,6 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._workspace"): "mcpllm",
     ("a2a_models.adapters.llm._agent", "a2a_models.server._lifecycle"): "mcpllm",
     ("a2a_models.adapters.llm._workflows", "a2a_models.tools._schema"): "mcpllm",
-    ("a2a_models.adapters.llm._workspace", "a2a_models.adapters.mcp._config"): "mcpllm",
     ("a2a_models._cli._main", "a2a_models.adapters.http._client"): "cli",
     ("a2a_models._cli._main", "a2a_models.adapters.http._discovery"): "cli",
     ("a2a_models._cli._main", "a2a_models.conformance._cli"): "cli",

@@ -56,8 +56,6 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._workspace"): "mcpllm",
     ("a2a_models.adapters.llm._agent", "a2a_models.server._lifecycle"): "mcpllm",
     ("a2a_models.adapters.llm._workflows", "a2a_models.tools._schema"): "mcpllm",
-    ("a2a_models.adapters.llm._workspace_fields", "a2a_models.adapters.mcp._config"): "mcpllm",
-    ("a2a_models.adapters.mcp._server", "a2a_models.adapters.http._app"): "sec (gateway_of)",
     # the card command's raw mode walks the discovery candidates (private)
     ("a2a_models._cli._commands", "a2a_models.adapters.http._discovery"): "cli",
     ("a2a_models._cli._main", "a2a_models.conformance._cli"): "cli",

@@ -427,7 +427,7 @@ def _mcp_servers(
         out[name] = copy.deepcopy(raw)
     missing: tuple[str, ...] = ()
     try:
-        from ..mcp._config import MCPConfigError, parse_mcp_config
+        from ..mcp import MCPConfigError, parse_mcp_config
     except ImportError:  # pragma: no cover - the mcp extra is missing
         return out, ()
     try:

@@ -334,10 +334,10 @@ class MCPSkillServer:
 
 def _app_authenticator(app: Any) -> Any:
     """The authenticator of an A2A app made by ``create_app`` (``None`` otherwise)."""
-    from ..http._app import gateway_of
-
-    gateway = gateway_of(app)
-    return None if gateway is None else gateway.authenticator
+    # create_app keeps its Gateway in app.state.a2a_gateway (read, not imported:
+    # no private import across the adapters).
+    gateway = getattr(getattr(app, "state", None), "a2a_gateway", None)
+    return getattr(gateway, "authenticator", None)
 
 
 def _path(path: str) -> str:

@@ -114,6 +114,10 @@ async def test_bundle_then_run_it_with_mcp(workspace: Path, tmp_path: Path) -> N
         "--store",
         "memory:",
         "--mcp",
+        "--allowed-host",
+        "127.0.0.1",
+        "--allowed-host",
+        "agent.example.com",
         "--log-level",
         "warning",
         stdout=asyncio.subprocess.PIPE,
@@ -148,6 +152,16 @@ async def test_bundle_then_run_it_with_mcp(workspace: Path, tmp_path: Path) -> N
             )
             assert reply.status_code == 200
             assert "Research assistant" in reply.text
+            # The MCP endpoint answers only the allowed Host names (DNS rebinding guard).
+            accept = {"Accept": "application/json, text/event-stream"}
+            named = await http.post(
+                mcp_url, json=initialize, headers={**accept, "Host": "agent.example.com"}
+            )
+            assert named.status_code == 200
+            rebound = await http.post(
+                mcp_url, json=initialize, headers={**accept, "Host": "evil.example"}
+            )
+            assert rebound.status_code == 421
     finally:
         proc.send_signal(signal.SIGTERM)
         async with asyncio.timeout(10):

@@ -78,6 +78,22 @@ def build_agent_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     run.add_argument("--mcp", action="store_true", help="also serve the skills over MCP at /mcp")
+    run.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a Host the MCP endpoint answers (repeatable; default: loopback names when "
+        "bound to loopback, any name otherwise)",
+    )
+    run.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser Origin the MCP endpoint accepts (repeatable; default: the "
+        "endpoint's own origin)",
+    )
     run.add_argument("--provider", help="model provider override (openai, anthropic)")
     run.add_argument("--model", help="model name override")
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
@@ -455,7 +471,11 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
     server = AgentServer(runtime.agent, runtime.card, store=store)
     app = create_app(server)
     if args.mcp:
-        runtime.mcp_server().mount(app, "/mcp")
+        from ..adapters.http import MCPGuard
+
+        # agent run configures no authentication: the guard checks Host and Origin.
+        guard = MCPGuard(allowed_hosts=args.allowed_host, allowed_origins=args.allowed_origin)
+        runtime.mcp_server().mount(app, "/mcp", guard=guard)
     http = HTTPServer(app, host=args.host, port=port, log_level=args.log_level)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

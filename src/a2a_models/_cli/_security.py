@@ -70,8 +70,6 @@ class SecurityOptions:
     tls_key_password: str | None = attrs.field(default=None, repr=False)
     tls_client_ca: str | None = None
     # MCP guard
-    allowed_hosts: tuple[str, ...] = ()
-    allowed_origins: tuple[str, ...] = ()
 
 
 def add_security_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,21 +135,6 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
         help="the key id in the signature (default: the key's RFC 7638 thumbprint)",
     )
     guard = parser.add_argument_group("abuse protection")
-    guard.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="HOST",
-        help="a Host the MCP endpoint answers (repeatable; default: loopback "
-        "names when bound to loopback)",
-    )
-    guard.add_argument(
-        "--allowed-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a browser Origin the MCP endpoint accepts (repeatable)",
-    )
     guard.add_argument(
         "--push-allow",
         action="append",
@@ -276,8 +259,6 @@ def security_from_args(
         tls_key=args.tls_key,
         tls_key_password=env.get("A2A_TLS_KEY_PASSWORD") or None,
         tls_client_ca=args.tls_client_ca,
-        allowed_hosts=tuple(args.allowed_host),
-        allowed_origins=tuple(args.allowed_origin),
     )
     return options, tuple(dict.fromkeys(tokens)), tuple(warnings)
 

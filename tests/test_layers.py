@@ -36,12 +36,16 @@ ALLOWED: dict[str, set[str]] = {
     "server": _BASE | {"codec", "protocol"},
     "stores": _BASE | {"codec", "protocol", "server"},
     "tools": _BASE | {"codec", "schema"},
-    "adapters": _BASE | {"codec", "schema", "protocol", "client", "server", "stores", "tools"},
+    # OpenTelemetry instrumentation of the client/server seams; adapters report
+    # their LLM/MCP calls through it.
+    "observability": _BASE | {"protocol", "client", "server"},
+    "adapters": _BASE
+    | {"codec", "schema", "protocol", "client", "server", "stores", "tools", "observability"},
     # (adapters: the gRPC checks build their requests with adapters.grpc, lazily)
     "conformance": _BASE | {"codec", "schema", "protocol", "client", "server", "adapters"},
     "_cli": _BASE
     | {"codec", "schema", "protocol", "client", "server", "stores", "tools", "adapters"}
-    | {"conformance"},
+    | {"conformance", "observability"},
 }
 
 #: Private imports across a package boundary that remain, each in another helper's

@@ -7,6 +7,7 @@ from ._base import (
     ClientTimeoutError,
     EventStream,
     StreamChunk,
+    set_default_interceptors,
 )
 from ._inprocess import InProcessClient
 
@@ -18,4 +19,5 @@ __all__ = [
     "EventStream",
     "InProcessClient",
     "StreamChunk",
+    "set_default_interceptors",
 ]

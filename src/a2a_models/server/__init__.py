@@ -32,7 +32,15 @@ from ._lifecycle import (
     trim_history,
     without_artifacts,
 )
-from ._operations import Operations, dispatch, error_for, resume_point, stream_items
+from ._operations import (
+    DispatchInterceptor,
+    Operations,
+    dispatch,
+    error_for,
+    resume_point,
+    set_dispatch_interceptor,
+    stream_items,
+)
 from ._push import PushNotificationSender
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
@@ -68,6 +76,7 @@ __all__ = [
     "AgentRun",
     "ExecutorFactory",
     "InProcessExecutor",
+    "DispatchInterceptor",
     "Operations",
     "RunAborted",
     "RunFinished",
@@ -102,4 +111,5 @@ __all__ = [
     "track_chunks",
     "trim_history",
     "without_artifacts",
+    "set_dispatch_interceptor",
 ]

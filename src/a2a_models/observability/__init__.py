@@ -1,0 +1,111 @@
+"""OpenTelemetry traces and metrics for A2A servers and clients (extra ``otel``).
+
+Nothing here is active until :func:`instrument` runs (``a2a-models serve
+--otel`` and :func:`~a2a_models.adapters.http.build_agent_server` call
+:func:`instrument_if_configured`, which instruments only when an SDK tracer
+provider is already set). Uninstrumented, the server and client pay one
+``None`` check per call; ``import a2a_models`` never imports OpenTelemetry.
+
+Instrumented:
+
+* every A2A server operation of every binding (one ``SERVER`` span each, named
+  ``lf.a2a.v1.A2AService/<Method>``, with the RPC and ``a2a.*`` attributes), its
+  caller's W3C ``traceparent``/``tracestate`` as parent;
+* every client call (a ``CLIENT`` span; the trace context is injected into the
+  outgoing headers or gRPC metadata);
+* the metrics ``rpc.server.call.duration``, ``rpc.client.call.duration`` (s),
+  ``a2a.server.requests`` (by method and outcome) and ``a2a.server.active_streams``.
+
+See docs/observability.md for every span, attribute and metric.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = [
+    "configure_sdk_from_env",
+    "instrument",
+    "instrument_if_configured",
+    "instrumented",
+    "uninstrument",
+]
+
+_installed = False
+
+
+def instrument(*, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+    """Trace and measure every A2A server operation and client call from now on.
+
+    ``tracer_provider`` / ``meter_provider`` default to the global ones of
+    ``opentelemetry-api``. Clients made before the call are not traced.
+    Calling it again replaces the providers. Needs the ``otel`` extra.
+    """
+    global _installed
+    try:
+        from . import _otel
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "a2a_models.observability needs OpenTelemetry: pip install 'a2a-models[otel]'"
+        ) from exc
+    _otel.install(tracer_provider, meter_provider)
+    _installed = True
+
+
+def uninstrument() -> None:
+    """Remove the instrumentation :func:`instrument` installed (clients made since keep theirs)."""
+    global _installed
+    if not _installed:
+        return
+    from . import _otel
+
+    _otel.uninstall()
+    _installed = False
+
+
+def instrumented() -> bool:
+    """Whether :func:`instrument` is in effect."""
+    return _installed
+
+
+def instrument_if_configured() -> bool:
+    """:func:`instrument` when an OpenTelemetry SDK tracer provider is set; whether it did.
+
+    Checks without importing OpenTelemetry when nothing imported it yet, so
+    a process without OpenTelemetry (or with only the no-op API) pays nothing.
+    """
+    if _installed:
+        return True
+    if "opentelemetry.trace" not in sys.modules:
+        return False
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        return False
+    instrument()
+    return True
+
+
+def configure_sdk_from_env() -> None:
+    """Set the global OpenTelemetry SDK providers from the standard ``OTEL_*`` variables.
+
+    ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
+    ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` (``console``,
+    ``otlp``, ... or ``none``; unset: no exporter), ``OTEL_TRACES_SAMPLER`` and
+    the exporters' own variables, as ``opentelemetry-instrument`` reads them.
+    Then :func:`instrument`. Needs ``opentelemetry-sdk`` (and the exporters named).
+    """
+    try:
+        from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+    except ImportError as exc:
+        raise ImportError(
+            "--otel needs the OpenTelemetry SDK: pip install opentelemetry-sdk "
+            "(and the exporter you name in OTEL_TRACES_EXPORTER, e.g. "
+            "opentelemetry-exporter-otlp)"
+        ) from exc
+    # The SDK's own environment configurator (what opentelemetry-distro runs);
+    # private by name, but the one implementation of the OTEL_* variables.
+    _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
+    instrument()

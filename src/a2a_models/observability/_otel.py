@@ -1,0 +1,246 @@
+"""The OpenTelemetry side of :mod:`a2a_models.observability` (imported by ``instrument``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from .. import models as m
+from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
+from ..errors import JSONRPCError
+from ..protocol import MethodSpec
+from ..server import CallContext, set_dispatch_interceptor
+from ..server import EventStream as ServerEventStream
+
+SCOPE = "a2a_models"
+SERVICE = "lf.a2a.v1.A2AService"
+
+#: ``A2AClient.binding`` -> ``rpc.system``.
+_CLIENT_SYSTEMS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http", "GRPC": "grpc"}
+
+
+class _Instruments:
+    """The tracer and the metric instruments, made once per :func:`install`."""
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+        from .. import __version__
+
+        self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, __version__, meter_provider=meter_provider)
+        self.server_duration = meter.create_histogram(
+            "rpc.server.call.duration",
+            unit="s",
+            description="Duration of an incoming A2A operation (until a stream is accepted)",
+        )
+        self.client_duration = meter.create_histogram(
+            "rpc.client.call.duration",
+            unit="s",
+            description="Duration of an outgoing A2A call (a stream: until it ends)",
+        )
+        self.requests = meter.create_counter(
+            "a2a.server.requests",
+            unit="{request}",
+            description="A2A operations handled, by method and outcome",
+        )
+        self.active_streams = meter.create_up_down_counter(
+            "a2a.server.active_streams",
+            unit="{stream}",
+            description="Open SendStreamingMessage / SubscribeToTask streams",
+        )
+
+
+_instruments: _Instruments | None = None
+
+
+def install(tracer_provider: Any, meter_provider: Any) -> None:
+    global _instruments
+    _instruments = _Instruments(tracer_provider, meter_provider)
+    set_dispatch_interceptor(_intercept)
+    set_default_interceptors([_TracingInterceptor])
+
+
+def uninstall() -> None:
+    global _instruments
+    set_dispatch_interceptor(None)
+    set_default_interceptors(())
+    _instruments = None
+
+
+def current() -> _Instruments | None:
+    """The installed instruments (``None``: not instrumented)."""
+    return _instruments
+
+
+# ----------------------------------------------------------------- attributes
+
+
+def request_attributes(params: Any) -> dict[str, str]:
+    """``a2a.task.id`` / ``a2a.context.id`` named by a request."""
+    out: dict[str, str] = {}
+    message = getattr(params, "message", None)
+    if isinstance(message, m.Message):
+        if message.task_id:
+            out["a2a.task.id"] = message.task_id
+        if message.context_id:
+            out["a2a.context.id"] = message.context_id
+        return out
+    if isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
+        out["a2a.task.id"] = params.id
+    else:
+        task_id = getattr(params, "task_id", None)
+        if isinstance(task_id, str) and task_id:
+            out["a2a.task.id"] = task_id
+        context_id = getattr(params, "context_id", None)
+        if isinstance(context_id, str) and context_id:
+            out["a2a.context.id"] = context_id
+    return out
+
+
+def result_attributes(result: Any) -> dict[str, str]:
+    """``a2a.task.*`` of a task or message result."""
+    if isinstance(result, m.Task):
+        return {
+            "a2a.task.id": result.id,
+            "a2a.context.id": result.context_id or "",
+            "a2a.task.state": result.status.state.value,
+        }
+    if isinstance(result, m.Message) and result.context_id:
+        out = {"a2a.context.id": result.context_id}
+        if result.task_id:
+            out["a2a.task.id"] = result.task_id
+        return out
+    return {}
+
+
+def _error_type(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _fail(span: Any, exc: BaseException) -> None:
+    span.set_attribute("error.type", _error_type(exc))
+    if isinstance(exc, JSONRPCError):
+        span.set_attribute("rpc.jsonrpc.error_code", exc.code)
+    span.set_status(Status(StatusCode.ERROR, str(exc)[:200] or _error_type(exc)))
+
+
+# ----------------------------------------------------------------- server
+
+
+async def _intercept(
+    call_operation: Any,
+    ops: Any,
+    spec: MethodSpec,
+    params: Any,
+    call: CallContext,
+    after_seq: int | None,
+    binding: str,
+) -> Any:
+    instruments = _instruments
+    if instruments is None:  # uninstalled meanwhile
+        return await call_operation(ops, spec, params, call, after_seq)
+    parent = propagate.extract(dict(call.trace)) if call.trace else None
+    attributes: dict[str, Any] = {
+        "rpc.system": binding or "inprocess",
+        "rpc.service": SERVICE,
+        "rpc.method": spec.name,
+        "a2a.protocol.version": call.version,
+    }
+    attributes.update(request_attributes(params))
+    metric_attributes: dict[str, Any] = {
+        "rpc.system": attributes["rpc.system"],
+        "rpc.method": spec.name,
+    }
+    start = time.perf_counter()
+    with instruments.tracer.start_as_current_span(
+        f"{SERVICE}/{spec.name}",
+        context=parent,
+        kind=SpanKind.SERVER,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        try:
+            result = await call_operation(ops, spec, params, call, after_seq)
+        except BaseException as exc:
+            _fail(span, exc)
+            metric_attributes["outcome"] = "error"
+            metric_attributes["error.type"] = _error_type(exc)
+            _record(instruments, start, metric_attributes)
+            raise
+        if spec.streaming and isinstance(result, ServerEventStream):
+            result = ServerEventStream(_counted(result, instruments, dict(metric_attributes)))
+        else:
+            span.set_attributes(result_attributes(result))
+        metric_attributes["outcome"] = "ok"
+        _record(instruments, start, metric_attributes)
+        return result
+
+
+def _record(instruments: _Instruments, start: float, attributes: dict[str, Any]) -> None:
+    instruments.server_duration.record(time.perf_counter() - start, attributes)
+    instruments.requests.add(1, attributes)
+
+
+async def _counted(
+    stream: ServerEventStream, instruments: _Instruments, attributes: dict[str, Any]
+) -> AsyncGenerator[Any, None]:
+    instruments.active_streams.add(1, attributes)
+    try:
+        async for item in stream:
+            yield item
+    finally:
+        instruments.active_streams.add(-1, attributes)
+        await stream.aclose()
+
+
+# ----------------------------------------------------------------- client
+
+
+class _TracingInterceptor(ClientInterceptor):
+    """A ``CLIENT`` span per call; injects the W3C trace context into the headers."""
+
+    __slots__ = ("_spans", "_system")
+
+    def __init__(self, client: A2AClient) -> None:
+        self._system = _CLIENT_SYSTEMS.get(getattr(client, "binding", ""), "jsonrpc")
+        self._spans: dict[int, tuple[Any, float]] = {}
+
+    async def before(self, call: ClientCall) -> None:
+        instruments = _instruments
+        if instruments is None:
+            return
+        attributes: dict[str, Any] = {
+            "rpc.system": self._system,
+            "rpc.service": SERVICE,
+            "rpc.method": call.method.name,
+            "a2a.protocol.version": call.version,
+        }
+        attributes.update(request_attributes(call.params))
+        span = instruments.tracer.start_span(
+            f"{SERVICE}/{call.method.name}", kind=SpanKind.CLIENT, attributes=attributes
+        )
+        propagate.inject(call.headers, context=trace.set_span_in_context(span))
+        self._spans[id(call)] = (span, time.perf_counter())
+
+    async def after(self, call: ClientCall) -> None:
+        entry = self._spans.pop(id(call), None)
+        instruments = _instruments
+        if entry is None:
+            return
+        span, start = entry
+        metric_attributes: dict[str, Any] = {
+            "rpc.system": self._system,
+            "rpc.method": call.method.name,
+        }
+        if call.error is not None:
+            _fail(span, call.error)
+            metric_attributes["error.type"] = _error_type(call.error)
+        else:
+            span.set_attributes(result_attributes(call.result))
+        span.end()
+        if instruments is not None:
+            instruments.client_duration.record(time.perf_counter() - start, metric_attributes)

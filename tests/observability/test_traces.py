@@ -1,0 +1,130 @@
+"""Server and client spans across two real HTTP servers, and trace propagation."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from conftest import Telemetry
+from opentelemetry.trace import SpanKind, StatusCode
+
+from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Message, Task
+from a2a_models.adapters.http import HTTPClient, HTTPServer, RESTClient
+from a2a_models.errors import TaskNotFoundError
+from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
+
+SERVICE = "lf.a2a.v1.A2AService"
+SEND = f"{SERVICE}/SendMessage"
+
+
+def card(name: str) -> AgentCard:
+    return AgentCard(
+        name=name,
+        description=f"agent {name}",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url="http://placeholder/", protocol_binding=b, protocol_version="1.0")
+            for b in ("JSONRPC", "HTTP+JSON")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="s", name="s", description="s", tags=["t"])],
+    )
+
+
+class Echo(Agent):
+    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        yield context.artifact(f"b: {context.message.text}")
+        yield context.complete()
+
+
+class Caller(Agent):
+    """Asks agent B (over HTTP+JSON) and completes with its answer."""
+
+    def __init__(self) -> None:
+        self.b_url = ""
+
+    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        async with RESTClient(self.b_url) as client:
+            answer = await client.send_message(Message.user(context.message.text))
+        assert isinstance(answer, Task)
+        text = answer.artifacts[0].parts[0].text
+        yield context.artifact(f"a: {text}")
+        yield context.complete()
+
+
+async def test_two_agents_make_one_trace(telemetry: Telemetry) -> None:
+    caller = Caller()
+    async with (
+        HTTPServer(AgentServer(Echo(), card("b"))) as b,
+        HTTPServer(AgentServer(caller, card("a"))) as a,
+    ):
+        caller.b_url = b.url
+        async with HTTPClient(a.url + "/") as client:
+            task = await client.send_message(Message.user("hi"))
+    assert isinstance(task, Task)
+    assert task.artifacts[0].parts[0].text == "a: b: hi"
+
+    sends = telemetry.named(SEND)
+    kinds = sorted((s.kind.name, s.attributes["rpc.system"]) for s in sends)  # type: ignore[index]
+    # test -> A (JSON-RPC), A -> B (HTTP+JSON): a client and a server span each.
+    assert kinds == [
+        ("CLIENT", "http"),
+        ("CLIENT", "jsonrpc"),
+        ("SERVER", "http"),
+        ("SERVER", "jsonrpc"),
+    ]
+    assert len({s.context.trace_id for s in sends}) == 1  # one trace
+    by = {(s.kind, s.attributes["rpc.system"]): s for s in sends}  # type: ignore[index]
+    root = by[SpanKind.CLIENT, "jsonrpc"]
+    a_server = by[SpanKind.SERVER, "jsonrpc"]
+    a_client = by[SpanKind.CLIENT, "http"]
+    b_server = by[SpanKind.SERVER, "http"]
+    assert root.parent is None
+    assert a_server.parent is not None and a_server.parent.span_id == root.context.span_id
+    assert a_server.parent.is_remote
+    assert a_client.parent is not None and a_client.parent.span_id == a_server.context.span_id
+    assert b_server.parent is not None and b_server.parent.span_id == a_client.context.span_id
+    for span in (root, a_server):
+        attributes = span.attributes or {}
+        assert attributes["rpc.method"] == "SendMessage"
+        assert attributes["rpc.service"] == SERVICE
+        assert attributes["a2a.protocol.version"] == "1.0"
+        assert attributes["a2a.task.id"] == task.id
+        assert attributes["a2a.context.id"] == task.context_id
+        assert attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    assert b_server.attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    assert b_server.attributes["a2a.task.id"] != task.id  # type: ignore[index]
+
+
+async def test_errors_mark_the_spans_and_count_as_errors(telemetry: Telemetry) -> None:
+    async with HTTPServer(AgentServer(Echo(), card("b"))) as b, RESTClient(b.url) as client:
+        try:
+            await client.get_task("nope")
+        except TaskNotFoundError:
+            pass
+        else:
+            raise AssertionError("GetTask of an unknown task succeeded")
+    spans = telemetry.named(f"{SERVICE}/GetTask")
+    assert {s.kind for s in spans} == {SpanKind.CLIENT, SpanKind.SERVER}
+    for span in spans:
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "TaskNotFoundError"
+        assert (span.attributes or {})["a2a.task.id"] == "nope"
+    points = telemetry.points("a2a.server.requests")
+    outcomes = {(p.attributes["rpc.method"], p.attributes["outcome"]): p.value for p in points}
+    assert outcomes == {("GetTask", "error"): 1}
+    (duration,) = telemetry.points("rpc.server.call.duration")
+    assert duration.count == 1
+    assert duration.attributes["error.type"] == "TaskNotFoundError"
+    assert 0 < duration.sum < 5  # seconds
+
+
+async def test_uninstrumented_servers_and_clients_record_nothing(telemetry: Telemetry) -> None:
+    from a2a_models import observability
+
+    observability.uninstrument()
+    async with HTTPServer(AgentServer(Echo(), card("b"))) as b, HTTPClient(b.url + "/") as client:
+        await client.send_message(Message.user("x"))
+    assert telemetry.spans() == []
+    assert not observability.instrumented()

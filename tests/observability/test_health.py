@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_traces import Echo, card
+from _otel_support import Echo, card
 
 from a2a_models.adapters.http import AuthenticationError, HTTPServer
 from a2a_models.server import AgentServer, InMemoryTaskStore

@@ -4,38 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from conftest import Telemetry
+from _otel_support import Echo, Telemetry, card
 from opentelemetry.trace import SpanKind, StatusCode
 
-from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Message, Task
+from a2a_models import Message, Task
 from a2a_models.adapters.http import HTTPClient, HTTPServer, RESTClient
 from a2a_models.errors import TaskNotFoundError
 from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
 
 SERVICE = "lf.a2a.v1.A2AService"
 SEND = f"{SERVICE}/SendMessage"
-
-
-def card(name: str) -> AgentCard:
-    return AgentCard(
-        name=name,
-        description=f"agent {name}",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url="http://placeholder/", protocol_binding=b, protocol_version="1.0")
-            for b in ("JSONRPC", "HTTP+JSON")
-        ],
-        capabilities=AgentCapabilities(streaming=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="s", name="s", description="s", tags=["t"])],
-    )
-
-
-class Echo(Agent):
-    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
-        yield context.artifact(f"b: {context.message.text}")
-        yield context.complete()
 
 
 class Caller(Agent):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import pytest
 from _otel_support import Echo, Telemetry, card
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -106,3 +107,38 @@ async def test_uninstrumented_servers_and_clients_record_nothing(telemetry: Tele
         await client.send_message(Message.user("x"))
     assert telemetry.spans() == []
     assert not observability.instrumented()
+
+
+async def test_grpc_calls_carry_the_trace_in_metadata_and_count_streams(
+    telemetry: Telemetry,
+) -> None:
+    pytest.importorskip("grpc")
+    from a2a_models.adapters.grpc import GrpcClient, GrpcServer
+
+    grpc_server = GrpcServer(AgentServer(Echo(), card("g")))
+    await grpc_server.start()
+    try:
+        async with GrpcClient(grpc_server.url, timeout=10) as client:
+            task = await client.send_message(Message.user("g"))
+            events = [e async for e in client.send_streaming_message(Message.user("s"))]
+    finally:
+        await grpc_server.stop()
+    assert isinstance(task, Task) and events
+    (client_span,) = [s for s in telemetry.named(SEND) if s.kind is SpanKind.CLIENT]
+    (server_span,) = [s for s in telemetry.named(SEND) if s.kind is SpanKind.SERVER]
+    assert client_span.attributes["rpc.system"] == "grpc"  # type: ignore[index]
+    assert server_span.attributes["rpc.system"] == "grpc"  # type: ignore[index]
+    assert server_span.parent is not None
+    assert server_span.parent.span_id == client_span.context.span_id
+    assert server_span.context.trace_id == client_span.context.trace_id
+    streams = telemetry.named(f"{SERVICE}/SendStreamingMessage")
+    assert {s.kind for s in streams} == {SpanKind.CLIENT, SpanKind.SERVER}
+    # The stream was opened and closed: the up-down counter is back at zero.
+    (opened,) = telemetry.points("a2a.server.active_streams")
+    assert opened.attributes["rpc.method"] == "SendStreamingMessage"
+    assert opened.value == 0
+    counts = {
+        (p.attributes["rpc.method"], p.attributes["outcome"]): p.value
+        for p in telemetry.points("a2a.server.requests")
+    }
+    assert counts == {("SendMessage", "ok"): 1, ("SendStreamingMessage", "ok"): 1}

@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
         "(default: 1000; 0: no limit)",
     )
+    serve.add_argument(
+        "--otel",
+        action="store_true",
+        help="trace and measure requests with the OpenTelemetry SDK, configured from the "
+        "OTEL_* variables (e.g. OTEL_TRACES_EXPORTER=console); needs opentelemetry-sdk",
+    )
     store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
     store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     prune = store_commands.add_parser(
@@ -228,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 retain_terminal=args.retain_terminal,
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 grpc_port=args.grpc_port,
+                otel=args.otel,
             )
         )
     if args.command == "store":

@@ -99,8 +99,10 @@ def build_agent_server(
 
     ``grpc_url``: gRPC is served too; the card lists it as a ``GRPC`` interface.
     """
+    from ..observability import instrument_if_configured
     from ..stores import broker_from_url, store_from_url
 
+    instrument_if_configured()  # an SDK provider set by the embedding program
     agent, card = _agent_and_card(options.agent, url)
     if grpc_url is not None:
         card = _with_grpc_interface(card, grpc_url)

@@ -45,6 +45,8 @@ class ServeOptions:
     * ``max_active_tasks_per_owner``: most non-terminal tasks one caller may
       have (``None``: no limit).
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
+    * ``otel``: configure the OpenTelemetry SDK from the ``OTEL_*`` environment
+      variables and trace/measure every request (see docs/observability.md).
     """
 
     host: str = "127.0.0.1"
@@ -58,6 +60,7 @@ class ServeOptions:
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     grpc_port: int | None = None
+    otel: bool = False
 
 
 def load_agent(spec: str) -> Any:
@@ -116,4 +119,12 @@ def run(options: ServeOptions) -> int:
             file=sys.stderr,
         )
         return 2
+    if options.otel:
+        from ..observability import configure_sdk_from_env
+
+        try:
+            configure_sdk_from_env()
+        except ImportError as exc:
+            print(f"a2a-models serve: --otel: {exc}", file=sys.stderr)
+            return 2
     return asyncio.run(run_server(options))

@@ -22,15 +22,26 @@ See docs/observability.md for every span, attribute and metric.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, Final, TypeVar
+
+_T = TypeVar("_T")
 
 __all__ = [
+    "USAGE_METADATA_KEY",
     "configure_sdk_from_env",
     "instrument",
     "instrument_if_configured",
     "instrumented",
+    "traced_model_call",
+    "traced_tool_call",
     "uninstrument",
 ]
+
+#: The metadata key under which an agent reports the tokens a turn used, on the
+#: status update ending the turn: ``{"inputTokens": int, "outputTokens": int}``
+#: (the LLM adapter writes it; ``a2a-models send`` shows it).
+USAGE_METADATA_KEY: Final = "a2a_models.usage"
 
 _installed = False
 
@@ -109,3 +120,35 @@ def configure_sdk_from_env() -> None:
     # private by name, but the one implementation of the OTEL_* variables.
     _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
     instrument()
+
+
+def traced_model_call(
+    events: AsyncGenerator[_T, None],
+    *,
+    provider: str,
+    model: str,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> AsyncGenerator[_T, None]:
+    """``events`` of one model call, inside a GenAI ``chat`` span when instrumented.
+
+    The span (``gen_ai.*`` attributes) ends with the stream; the ``Finish``
+    event's usage becomes ``gen_ai.usage.*`` and the ``gen_ai.client.token.usage``
+    metric. Uninstrumented, ``events`` is returned as it is.
+    """
+    if not _installed:
+        return events
+    from . import _otel
+
+    return _otel.model_call(events, provider, model, temperature, max_tokens)
+
+
+def traced_tool_call(
+    events: AsyncGenerator[_T, None], *, name: str, call_id: str | None = None
+) -> AsyncGenerator[_T, None]:
+    """``events`` of one tool call, inside an ``execute_tool`` span when instrumented."""
+    if not _installed:
+        return events
+    from . import _otel
+
+    return _otel.tool_call(events, name, call_id)

@@ -6,6 +6,7 @@ import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -45,6 +46,16 @@ class _Instruments:
             "a2a.server.requests",
             unit="{request}",
             description="A2A operations handled, by method and outcome",
+        )
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Tokens used per model call, by gen_ai.token.type (input/output)",
+        )
+        self.operation_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="Duration of a model call",
         )
         self.active_streams = meter.create_up_down_counter(
             "a2a.server.active_streams",
@@ -244,3 +255,88 @@ class _TracingInterceptor(ClientInterceptor):
         span.end()
         if instruments is not None:
             instruments.client_duration.record(time.perf_counter() - start, metric_attributes)
+
+
+# ----------------------------------------------------------------- GenAI
+
+
+async def _in_span(
+    events: AsyncGenerator[Any, None], span: Any, on_item: Any = None
+) -> AsyncGenerator[Any, None]:
+    """``events``, each step run with ``span`` current (child spans nest); ends ``span``."""
+    ctx = trace.set_span_in_context(span)
+    try:
+        while True:
+            token = otel_context.attach(ctx)
+            try:
+                item = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            finally:
+                otel_context.detach(token)
+            if on_item is not None:
+                on_item(item)
+            yield item
+    except BaseException as exc:
+        if not isinstance(exc, GeneratorExit):
+            _fail(span, exc)
+        raise
+    finally:
+        await events.aclose()
+        span.end()
+
+
+def model_call(
+    events: AsyncGenerator[Any, None],
+    provider: str,
+    model: str,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> AsyncGenerator[Any, None]:
+    instruments = _instruments
+    if instruments is None:
+        return events
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": provider,
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+    if temperature is not None:
+        attributes["gen_ai.request.temperature"] = temperature
+    if max_tokens is not None:
+        attributes["gen_ai.request.max_tokens"] = max_tokens
+    span = instruments.tracer.start_span(
+        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+    )
+    start = time.perf_counter()
+    base = {"gen_ai.operation.name": "chat", "gen_ai.system": provider, "gen_ai.request.model": model}
+
+    def on_item(item: Any) -> None:
+        usage = getattr(item, "usage", None)
+        reason = getattr(item, "reason", None)
+        if usage is None or reason is None:  # not the Finish event
+            return
+        span.set_attribute("gen_ai.response.finish_reasons", [reason])
+        for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+            if value is not None:
+                span.set_attribute(f"gen_ai.usage.{kind}_tokens", value)
+                instruments.token_usage.record(value, {**base, "gen_ai.token.type": kind})
+        instruments.operation_duration.record(time.perf_counter() - start, base)
+
+    return _in_span(events, span, on_item)
+
+
+def tool_call(
+    events: AsyncGenerator[Any, None], name: str, call_id: str | None
+) -> AsyncGenerator[Any, None]:
+    instruments = _instruments
+    if instruments is None:
+        return events
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    if call_id:
+        attributes["gen_ai.tool.call.id"] = call_id
+    span = instruments.tracer.start_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
+    )
+    return _in_span(events, span)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -14,14 +15,27 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a_models.server import Agent, AgentEvent, RequestContext
 
+_GLOBAL: list[tuple[InMemorySpanExporter, TracerProvider]] = []
+
+
+def _global_tracing() -> tuple[InMemorySpanExporter, TracerProvider]:
+    """One global SDK tracer provider for the process (libraries such as the MCP SDK
+    trace with the global one; it can be set only once)."""
+    if not _GLOBAL:
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        _GLOBAL.append((exporter, provider))
+    return _GLOBAL[0]
+
 
 class Telemetry:
     """The spans and metrics recorded while instrumented."""
 
     def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.exporter, self.tracer_provider = _global_tracing()
+        self.exporter.clear()
         self.reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
 

@@ -21,5 +21,4 @@ def telemetry() -> Iterator[Telemetry]:
         yield t
     finally:
         observability.uninstrument()
-        t.tracer_provider.shutdown()
         t.meter_provider.shutdown()

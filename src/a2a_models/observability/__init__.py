@@ -33,6 +33,7 @@ __all__ = [
     "instrument",
     "instrument_if_configured",
     "instrumented",
+    "record_mcp_call",
     "traced_model_call",
     "traced_tool_call",
     "uninstrument",
@@ -152,3 +153,14 @@ def traced_tool_call(
     from . import _otel
 
     return _otel.tool_call(events, name, call_id)
+
+
+def record_mcp_call(tool: str, server: str, seconds: float, error: BaseException | None) -> None:
+    """Count one MCP ``tools/call`` in ``mcp.client.operation.duration`` (when instrumented).
+
+    The MCP SDK makes the call's spans and carries the trace context itself.
+    """
+    if _installed:
+        from . import _otel
+
+        _otel.mcp_call(tool, server, seconds, error)

@@ -57,6 +57,11 @@ class _Instruments:
             unit="s",
             description="Duration of a model call",
         )
+        self.mcp_duration = meter.create_histogram(
+            "mcp.client.operation.duration",
+            unit="s",
+            description="Duration of an MCP tools/call, by tool and outcome",
+        )
         self.active_streams = meter.create_up_down_counter(
             "a2a.server.active_streams",
             unit="{stream}",
@@ -340,3 +345,18 @@ def tool_call(
         f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
     )
     return _in_span(events, span)
+
+
+def mcp_call(tool: str, server: str, seconds: float, error: BaseException | None) -> None:
+    instruments = _instruments
+    if instruments is None:
+        return
+    attributes = {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": tool,
+        "a2a.mcp.server": server,
+        "outcome": "ok" if error is None else "error",
+    }
+    if error is not None:
+        attributes["error.type"] = _error_type(error)
+    instruments.mcp_duration.record(seconds, attributes)

@@ -67,7 +67,6 @@ async def test_two_agents_make_one_trace(telemetry: Telemetry) -> None:
     for span in (root, a_server):
         attributes = span.attributes or {}
         assert attributes["rpc.method"] == "SendMessage"
-        assert attributes["rpc.service"] == SERVICE
         assert attributes["a2a.protocol.version"] == "1.0"
         assert attributes["a2a.task.id"] == task.id
         assert attributes["a2a.context.id"] == task.context_id
@@ -90,8 +89,8 @@ async def test_errors_mark_the_spans_and_count_as_errors(telemetry: Telemetry) -
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == "TaskNotFoundError"
         assert (span.attributes or {})["a2a.task.id"] == "nope"
-    points = telemetry.points("a2a.server.requests")
-    outcomes = {(p.attributes["rpc.method"], p.attributes["outcome"]): p.value for p in points}
+    points = telemetry.points("rpc.server.call.duration")
+    outcomes = {(p.attributes["rpc.method"], p.attributes["outcome"]): p.count for p in points}
     assert outcomes == {("GetTask", "error"): 1}
     (duration,) = telemetry.points("rpc.server.call.duration")
     assert duration.count == 1
@@ -138,7 +137,7 @@ async def test_grpc_calls_carry_the_trace_in_metadata_and_count_streams(
     assert opened.attributes["rpc.method"] == "SendStreamingMessage"
     assert opened.value == 0
     counts = {
-        (p.attributes["rpc.method"], p.attributes["outcome"]): p.value
-        for p in telemetry.points("a2a.server.requests")
+        (p.attributes["rpc.method"], p.attributes["outcome"]): p.count
+        for p in telemetry.points("rpc.server.call.duration")
     }
     assert counts == {("SendMessage", "ok"): 1, ("SendStreamingMessage", "ok"): 1}

@@ -51,7 +51,7 @@ def _agent_and_card(spec: str, url: str) -> tuple[Any, AgentCard]:
         if spec != "demo":
             import attrs
 
-            from ...models import AgentSkill
+            from ..models import AgentSkill
 
             name = type(agent).__name__
             description = (type(agent).__doc__ or "An A2A agent").strip().splitlines()[0]

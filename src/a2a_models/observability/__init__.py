@@ -14,7 +14,7 @@ Instrumented:
 * every client call (a ``CLIENT`` span; the trace context is injected into the
   outgoing headers or gRPC metadata);
 * the metrics ``rpc.server.call.duration``, ``rpc.client.call.duration`` (s),
-  ``a2a.server.requests`` (by method and outcome) and ``a2a.server.active_streams``.
+  (whose count is the request count by method and outcome) and ``a2a.server.active_streams``.
 
 See docs/observability.md for every span, attribute and metric.
 """

@@ -35,17 +35,13 @@ class _Instruments:
         self.server_duration = meter.create_histogram(
             "rpc.server.call.duration",
             unit="s",
-            description="Duration of an incoming A2A operation (until a stream is accepted)",
+            description="Duration of an incoming A2A operation (until a stream is accepted); "
+            "its count is the number of requests by rpc.method and outcome",
         )
         self.client_duration = meter.create_histogram(
             "rpc.client.call.duration",
             unit="s",
             description="Duration of an outgoing A2A call (a stream: until it ends)",
-        )
-        self.requests = meter.create_counter(
-            "a2a.server.requests",
-            unit="{request}",
-            description="A2A operations handled, by method and outcome",
         )
         self.token_usage = meter.create_histogram(
             "gen_ai.client.token.usage",
@@ -158,47 +154,52 @@ async def _intercept(
     instruments = _instruments
     if instruments is None:  # uninstalled meanwhile
         return await call_operation(ops, spec, params, call, after_seq)
-    parent = propagate.extract(dict(call.trace)) if call.trace else None
-    attributes: dict[str, Any] = {
-        "rpc.system": binding or "inprocess",
-        "rpc.service": SERVICE,
-        "rpc.method": spec.name,
-        "a2a.protocol.version": call.version,
-    }
-    attributes.update(request_attributes(params))
-    metric_attributes: dict[str, Any] = {
-        "rpc.system": attributes["rpc.system"],
-        "rpc.method": spec.name,
-    }
-    start = time.perf_counter()
-    with instruments.tracer.start_as_current_span(
-        f"{SERVICE}/{spec.name}",
-        context=parent,
+    system = binding or "inprocess"
+    ok = _ok_attributes(system, spec.name)
+    attributes = request_attributes(params)
+    attributes["rpc.system"] = system
+    attributes["rpc.method"] = spec.name
+    attributes["a2a.protocol.version"] = call.version
+    span = instruments.tracer.start_span(
+        _SPAN_NAMES[spec.name],
+        propagate.extract(dict(call.trace)) if call.trace else None,
         kind=SpanKind.SERVER,
         attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        try:
-            result = await call_operation(ops, spec, params, call, after_seq)
-        except BaseException as exc:
-            _fail(span, exc)
-            metric_attributes["outcome"] = "error"
-            metric_attributes["error.type"] = _error_type(exc)
-            _record(instruments, start, metric_attributes)
-            raise
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    start = time.perf_counter()
+    try:
+        result = await call_operation(ops, spec, params, call, after_seq)
+    except BaseException as exc:
+        _fail(span, exc)
+        failed = {"rpc.system": system, "rpc.method": spec.name, "outcome": "error"}
+        failed["error.type"] = _error_type(exc)
+        instruments.server_duration.record(time.perf_counter() - start, failed)
+        raise
+    else:
         if spec.streaming and isinstance(result, ServerEventStream):
-            result = ServerEventStream(_counted(result, instruments, dict(metric_attributes)))
+            result = ServerEventStream(_counted(result, instruments, ok))
         else:
             span.set_attributes(result_attributes(result))
-        metric_attributes["outcome"] = "ok"
-        _record(instruments, start, metric_attributes)
+        instruments.server_duration.record(time.perf_counter() - start, ok)
         return result
+    finally:
+        otel_context.detach(token)
+        span.end()
 
 
-def _record(instruments: _Instruments, start: float, attributes: dict[str, Any]) -> None:
-    instruments.server_duration.record(time.perf_counter() - start, attributes)
-    instruments.requests.add(1, attributes)
+_SPAN_NAMES: dict[str, str] = {}
+_OK: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _ok_attributes(system: str, method: str) -> dict[str, str]:
+    """The (shared, never mutated) metric attributes of a successful call."""
+    key = (system, method)
+    found = _OK.get(key)
+    if found is None:
+        found = _OK[key] = {"rpc.system": system, "rpc.method": method, "outcome": "ok"}
+        _SPAN_NAMES[method] = f"{SERVICE}/{method}"
+    return found
 
 
 async def _counted(
@@ -231,7 +232,6 @@ class _TracingInterceptor(ClientInterceptor):
             return
         attributes: dict[str, Any] = {
             "rpc.system": self._system,
-            "rpc.service": SERVICE,
             "rpc.method": call.method.name,
             "a2a.protocol.version": call.version,
         }
@@ -315,7 +315,11 @@ def model_call(
         f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
     )
     start = time.perf_counter()
-    base = {"gen_ai.operation.name": "chat", "gen_ai.system": provider, "gen_ai.request.model": model}
+    base = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": provider,
+        "gen_ai.request.model": model,
+    }
 
     def on_item(item: Any) -> None:
         usage = getattr(item, "usage", None)

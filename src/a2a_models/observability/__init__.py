@@ -22,7 +22,7 @@ See docs/observability.md for every span, attribute and metric.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, MutableMapping
 from typing import Any, Final, TypeVar
 
 _T = TypeVar("_T")
@@ -32,8 +32,10 @@ __all__ = [
     "configure_sdk_from_env",
     "instrument",
     "instrument_if_configured",
+    "inject_trace_context",
     "instrumented",
     "record_mcp_call",
+    "traced_push",
     "traced_model_call",
     "traced_tool_call",
     "uninstrument",
@@ -164,3 +166,22 @@ def record_mcp_call(tool: str, server: str, seconds: float, error: BaseException
         from . import _otel
 
         _otel.mcp_call(tool, server, seconds, error)
+
+
+def inject_trace_context(headers: MutableMapping[str, str]) -> None:
+    """Add the current W3C ``traceparent``/``tracestate`` to ``headers`` (when instrumented)."""
+    if _installed:
+        from opentelemetry import propagate
+
+        propagate.inject(headers)
+
+
+async def traced_push(task_id: str, delivery: Awaitable[None]) -> None:
+    """Await a push-notification ``delivery`` in a ``CLIENT`` span, counting its outcome
+    in ``a2a.server.push.deliveries`` (when instrumented)."""
+    if not _installed:
+        await delivery
+        return
+    from . import _otel
+
+    await _otel.push(task_id, delivery)

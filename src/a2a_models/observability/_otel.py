@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -57,6 +57,11 @@ class _Instruments:
             "mcp.client.operation.duration",
             unit="s",
             description="Duration of an MCP tools/call, by tool and outcome",
+        )
+        self.push_deliveries = meter.create_counter(
+            "a2a.server.push.deliveries",
+            unit="{notification}",
+            description="Push notifications delivered (or given up), by outcome",
         )
         self.active_streams = meter.create_up_down_counter(
             "a2a.server.active_streams",
@@ -364,3 +369,25 @@ def mcp_call(tool: str, server: str, seconds: float, error: BaseException | None
     if error is not None:
         attributes["error.type"] = _error_type(error)
     instruments.mcp_duration.record(seconds, attributes)
+
+
+async def push(task_id: str, delivery: Awaitable[None]) -> None:
+    instruments = _instruments
+    if instruments is None:
+        await delivery
+        return
+    span = instruments.tracer.start_span(
+        "a2a.push_notification", kind=SpanKind.CLIENT, attributes={"a2a.task.id": task_id}
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        await delivery
+    except BaseException as exc:
+        _fail(span, exc)
+        instruments.push_deliveries.add(1, {"outcome": "error", "error.type": _error_type(exc)})
+        raise
+    else:
+        instruments.push_deliveries.add(1, {"outcome": "ok"})
+    finally:
+        otel_context.detach(token)
+        span.end()

@@ -86,14 +86,18 @@ async def test_agent_a_calls_b_calls_an_mcp_tool_in_one_trace(
     trace_spans = [s for s in spans if s.context.trace_id == root.context.trace_id]
     mcp_client = next(s for s in trace_spans if s.name == "MCP send tools/call getWeather")
     mcp_server = next(s for s in trace_spans if s.name == "tools/call getWeather")
-    # MCP server <- MCP client <- B's server span <- A's client span <- A's server <- test client
+    # MCP server <- MCP client <- B turn <- B server <- A client <- A turn <- A server <- test client
     assert _parent(mcp_server, trace_spans) is mcp_client
-    b_server = _parent(mcp_client, trace_spans)
+    b_turn = _parent(mcp_client, trace_spans)
+    assert b_turn.name == "a2a.agent.turn"
+    b_server = _parent(b_turn, trace_spans)
     assert (b_server.name, b_server.kind) == (SEND, SpanKind.SERVER)
     assert b_server.attributes["rpc.system"] == "http"  # type: ignore[index]
     a_client = _parent(b_server, trace_spans)
     assert (a_client.kind, a_client.attributes["rpc.system"]) == (SpanKind.CLIENT, "http")  # type: ignore[index]
-    a_server = _parent(a_client, trace_spans)
+    a_turn = _parent(a_client, trace_spans)
+    assert a_turn.name == "a2a.agent.turn"
+    a_server = _parent(a_turn, trace_spans)
     assert (a_server.kind, a_server.attributes["rpc.system"]) == (SpanKind.SERVER, "jsonrpc")  # type: ignore[index]
     assert _parent(a_server, trace_spans) is root
     assert a_server.attributes["a2a.task.id"] == task.id  # type: ignore[index]

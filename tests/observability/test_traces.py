@@ -62,7 +62,13 @@ async def test_two_agents_make_one_trace(telemetry: Telemetry) -> None:
     assert root.parent is None
     assert a_server.parent is not None and a_server.parent.span_id == root.context.span_id
     assert a_server.parent.is_remote
-    assert a_client.parent is not None and a_client.parent.span_id == a_server.context.span_id
+    # A's client call runs in A's agent turn, inside A's server span
+    (a_turn,) = [
+        t
+        for t in telemetry.named("a2a.agent.turn")
+        if t.parent is not None and t.parent.span_id == a_server.context.span_id
+    ]
+    assert a_client.parent is not None and a_client.parent.span_id == a_turn.context.span_id
     assert b_server.parent is not None and b_server.parent.span_id == a_client.context.span_id
     for span in (root, a_server):
         attributes = span.attributes or {}
@@ -141,3 +147,39 @@ async def test_grpc_calls_carry_the_trace_in_metadata_and_count_streams(
         for p in telemetry.points("rpc.server.call.duration")
     }
     assert counts == {("SendMessage", "ok"): 1, ("SendStreamingMessage", "ok"): 1}
+
+
+class Asker(Agent):
+    """Asks once (input-required), then completes on the answer."""
+
+    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        yield context.working()
+        if context.message.text == "start":
+            yield context.ask("which city?")
+            return
+        yield context.complete()
+
+
+async def test_agent_turns_are_spans_and_active_tasks_are_counted_by_state(
+    telemetry: Telemetry,
+) -> None:
+    def active() -> dict[str, int]:
+        points = telemetry.points("a2a.server.active_tasks")
+        return {p.attributes["a2a.task.state"]: p.value for p in points if p.value}
+
+    async with HTTPServer(AgentServer(Asker(), card("q"))) as q, HTTPClient(q.url + "/") as client:
+        task = await client.send_message(Message.user("start"))
+        assert isinstance(task, Task)
+        assert active() == {"TASK_STATE_INPUT_REQUIRED": 1}
+        done = await client.send_message(
+            Message.user("Oslo", task_id=task.id, context_id=task.context_id)
+        )
+        assert isinstance(done, Task) and done.status.state.name == "COMPLETED"
+        assert active() == {}
+    turns = telemetry.named("a2a.agent.turn")
+    assert len(turns) == 2
+    servers = {s.context.span_id for s in telemetry.named(SEND) if s.kind is SpanKind.SERVER}
+    assert len(servers) == 2
+    # each turn runs inside the server span of the request that started it
+    assert {t.parent.span_id for t in turns if t.parent is not None} == servers
+    assert {(t.attributes or {})["a2a.task.id"] for t in turns} == {task.id}

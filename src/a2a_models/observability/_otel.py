@@ -14,7 +14,7 @@ from .. import models as m
 from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
 from ..errors import JSONRPCError
 from ..protocol import MethodSpec
-from ..server import CallContext, set_dispatch_interceptor
+from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
 from ..server import EventStream as ServerEventStream
 
 SCOPE = "a2a_models"
@@ -63,6 +63,11 @@ class _Instruments:
             unit="{notification}",
             description="Push notifications delivered (or given up), by outcome",
         )
+        self.active_tasks = meter.create_up_down_counter(
+            "a2a.server.active_tasks",
+            unit="{task}",
+            description="Tasks in a non-terminal state, by a2a.task.state (this process's changes)",
+        )
         self.active_streams = meter.create_up_down_counter(
             "a2a.server.active_streams",
             unit="{stream}",
@@ -77,12 +82,14 @@ def install(tracer_provider: Any, meter_provider: Any) -> None:
     global _instruments
     _instruments = _Instruments(tracer_provider, meter_provider)
     set_dispatch_interceptor(_intercept)
+    set_engine_observer(_EngineObserver())
     set_default_interceptors([_TracingInterceptor])
 
 
 def uninstall() -> None:
     global _instruments
     set_dispatch_interceptor(None)
+    set_engine_observer(None)
     set_default_interceptors(())
     _instruments = None
 
@@ -391,3 +398,45 @@ async def push(task_id: str, delivery: Awaitable[None]) -> None:
     finally:
         otel_context.detach(token)
         span.end()
+
+
+# ----------------------------------------------------------------- engine
+
+_STATE_ATTRIBUTES: dict[m.TaskState, dict[str, str]] = {
+    state: {"a2a.task.state": state.value} for state in m.TaskState
+}
+
+
+class _EngineObserver:
+    """An ``a2a.agent.turn`` span per agent turn; active tasks by state."""
+
+    async def turn(self, run: Any, drive: Any) -> None:
+        instruments = _instruments
+        if instruments is None:
+            await drive()
+            return
+        attributes = {"a2a.task.id": run.task_id}
+        context_id = getattr(run.context, "context_id", None)
+        if context_id:
+            attributes["a2a.context.id"] = context_id
+        with instruments.tracer.start_as_current_span(
+            "a2a.agent.turn",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                await drive()
+            except BaseException as exc:
+                _fail(span, exc)
+                raise
+
+    def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
+        instruments = _instruments
+        if instruments is None:
+            return
+        if old is not None and not old.is_terminal:
+            instruments.active_tasks.add(-1, _STATE_ATTRIBUTES[old])
+        if not new.is_terminal:
+            instruments.active_tasks.add(1, _STATE_ATTRIBUTES[new])

@@ -39,6 +39,7 @@ from ._operations import (
     error_for,
     resume_point,
     set_dispatch_interceptor,
+    set_engine_observer,
     stream_items,
 )
 from ._push import PushNotificationSender
@@ -112,4 +113,5 @@ __all__ = [
     "trim_history",
     "without_artifacts",
     "set_dispatch_interceptor",
+    "set_engine_observer",
 ]

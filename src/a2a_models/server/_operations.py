@@ -31,6 +31,7 @@ __all__ = [
     "error_for",
     "resume_point",
     "set_dispatch_interceptor",
+    "set_engine_observer",
     "stream_items",
 ]
 
@@ -101,6 +102,30 @@ def set_dispatch_interceptor(interceptor: DispatchInterceptor | None) -> None:
     """
     global _interceptor
     _interceptor = interceptor
+
+
+class EngineObserver(Protocol):
+    """What :mod:`a2a_models.observability` sees inside the engine (see :func:`set_engine_observer`)."""
+
+    def turn(self, run: Any, drive: Callable[[], Awaitable[None]]) -> Awaitable[None]:
+        """Run one agent turn (``await drive()``) of ``run`` (an ``AgentRun``)."""
+
+    def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
+        """A stored task went from ``old`` (``None``: created) to ``new``."""
+
+
+_observer: EngineObserver | None = None
+
+
+def set_engine_observer(observer: EngineObserver | None) -> None:
+    """Install (or with ``None`` remove) the engine's observer of agent turns and task states."""
+    global _observer
+    _observer = observer
+
+
+def engine_observer() -> EngineObserver | None:
+    """The installed :class:`EngineObserver` (``None``: none)."""
+    return _observer
 
 
 async def _call_operation(

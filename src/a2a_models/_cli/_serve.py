@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Iterable
@@ -120,11 +121,12 @@ def run(options: ServeOptions) -> int:
         )
         return 2
     if options.otel:
-        from ..observability import configure_sdk_from_env
+        from ..observability import configure_sdk_from_env, log_json_lines
 
         try:
             configure_sdk_from_env()
         except ImportError as exc:
             print(f"a2a-models serve: --otel: {exc}", file=sys.stderr)
             return 2
+        log_json_lines(getattr(logging, options.log_level.upper(), logging.INFO))
     return asyncio.run(run_server(options))

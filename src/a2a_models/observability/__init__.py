@@ -21,19 +21,24 @@ See docs/observability.md for every span, attribute and metric.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncGenerator, Awaitable, MutableMapping
 from typing import Any, Final, TypeVar
+
+from ._logs import JSONLogFormatter
 
 _T = TypeVar("_T")
 
 __all__ = [
     "USAGE_METADATA_KEY",
+    "JSONLogFormatter",
     "configure_sdk_from_env",
     "instrument",
     "instrument_if_configured",
     "inject_trace_context",
     "instrumented",
+    "log_json_lines",
     "record_mcp_call",
     "traced_push",
     "traced_model_call",
@@ -123,6 +128,22 @@ def configure_sdk_from_env() -> None:
     # private by name, but the one implementation of the OTEL_* variables.
     _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
     instrument()
+
+
+def log_json_lines(level: int = logging.INFO) -> None:
+    """Send the ``a2a_models`` loggers' records to stderr as :class:`JSONLogFormatter` lines.
+
+    With :func:`instrument` in effect each line carries ``trace_id``,
+    ``span_id``, ``task_id`` and ``context_id``. Called by ``serve --otel``.
+    """
+    logger = logging.getLogger("a2a_models")
+    if any(isinstance(h.formatter, JSONLogFormatter) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(JSONLogFormatter())
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
 
 
 def traced_model_call(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any
@@ -18,6 +20,12 @@ from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
 from ..server import EventStream as ServerEventStream
 
 SCOPE = "a2a_models"
+log = logging.getLogger("a2a_models.observability")
+
+#: ``(task id, context id)`` of the request or agent turn being handled.
+_TASK: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
+    "a2a_models_task", default=("", "")
+)
 SERVICE = "lf.a2a.v1.A2AService"
 
 #: ``A2AClient.binding`` -> ``rpc.system``.
@@ -81,6 +89,7 @@ _instruments: _Instruments | None = None
 def install(tracer_provider: Any, meter_provider: Any) -> None:
     global _instruments
     _instruments = _Instruments(tracer_provider, meter_provider)
+    _install_log_context()
     set_dispatch_interceptor(_intercept)
     set_engine_observer(_EngineObserver())
     set_default_interceptors([_TracingInterceptor])
@@ -88,6 +97,7 @@ def install(tracer_provider: Any, meter_provider: Any) -> None:
 
 def uninstall() -> None:
     global _instruments
+    _uninstall_log_context()
     set_dispatch_interceptor(None)
     set_engine_observer(None)
     set_default_interceptors(())
@@ -179,11 +189,23 @@ async def _intercept(
         attributes=attributes,
     )
     token = otel_context.attach(trace.set_span_in_context(span))
+    task_token = _TASK.set(
+        (attributes.get("a2a.task.id", ""), attributes.get("a2a.context.id", ""))
+    )
     start = time.perf_counter()
     try:
         result = await call_operation(ops, spec, params, call, after_seq)
     except BaseException as exc:
         _fail(span, exc)
+        if isinstance(exc, JSONRPCError):
+            # One line per refused request (no traceback: the caller's mistake).
+            log.info(
+                "%s refused: %s %s (%s)",
+                spec.name,
+                exc.code,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
         failed = {"rpc.system": system, "rpc.method": spec.name, "outcome": "error"}
         failed["error.type"] = _error_type(exc)
         instruments.server_duration.record(time.perf_counter() - start, failed)
@@ -196,6 +218,7 @@ async def _intercept(
         instruments.server_duration.record(time.perf_counter() - start, ok)
         return result
     finally:
+        _TASK.reset(task_token)
         otel_context.detach(token)
         span.end()
 
@@ -419,6 +442,7 @@ class _EngineObserver:
         context_id = getattr(run.context, "context_id", None)
         if context_id:
             attributes["a2a.context.id"] = context_id
+        _TASK.set((run.task_id, context_id or ""))  # the run's own task context
         with instruments.tracer.start_as_current_span(
             "a2a.agent.turn",
             kind=SpanKind.INTERNAL,
@@ -440,3 +464,37 @@ class _EngineObserver:
             instruments.active_tasks.add(-1, _STATE_ATTRIBUTES[old])
         if not new.is_terminal:
             instruments.active_tasks.add(1, _STATE_ATTRIBUTES[new])
+
+
+# ----------------------------------------------------------------- logs
+
+_previous_factory: Any = None
+
+
+def _install_log_context() -> None:
+    """Log records get ``trace_id``, ``span_id``, ``task_id`` and ``context_id``."""
+    global _previous_factory
+    if _previous_factory is not None:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        span_context = trace.get_current_span().get_span_context()
+        if span_context.is_valid:
+            record.trace_id = format(span_context.trace_id, "032x")
+            record.span_id = format(span_context.span_id, "016x")
+        else:
+            record.trace_id = record.span_id = ""
+        record.task_id, record.context_id = _TASK.get()
+        return record
+
+    _previous_factory = previous
+    logging.setLogRecordFactory(factory)
+
+
+def _uninstall_log_context() -> None:
+    global _previous_factory
+    if _previous_factory is not None:
+        logging.setLogRecordFactory(_previous_factory)
+        _previous_factory = None

@@ -46,7 +46,7 @@ def _free_port() -> int:
 
 
 class Serve:
-    def __init__(self, otel: bool) -> None:
+    def __init__(self, otel: bool, **otel_env: str) -> None:
         self.otel = otel
         self.port = _free_port()
         env = dict(os.environ)
@@ -61,7 +61,7 @@ class Serve:
         if otel:
             command.append("--otel")
             env.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
-            env.update(OTEL_LOGS_EXPORTER="none")
+            env.update(OTEL_LOGS_EXPORTER="none", **otel_env)
         self.proc = subprocess.Popen(command, cwd=HERE, env=env)
         deadline = time.monotonic() + 60
         while True:
@@ -109,8 +109,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=1000, help="per round (default 1000)")
     parser.add_argument("--rounds", type=int, default=4, help="per server and case (default 4)")
+    parser.add_argument(
+        "--sampled", action="store_true", help="also a server sampling 10%% of the traces"
+    )
     args = parser.parse_args()
     servers = {"plain": Serve(False), "otel": Serve(True)}
+    if args.sampled:
+        # For information: a 10% head sampler (unsampled spans cost next to nothing).
+        servers["otel10"] = Serve(
+            True,
+            OTEL_TRACES_SAMPLER="parentbased_traceidratio",
+            OTEL_TRACES_SAMPLER_ARG="0.1",
+        )
     headers = {"A2A-Version": "1.0", "Content-Type": "application/json"}
     worst = 0.0
     try:
@@ -133,9 +143,12 @@ def main() -> int:
                     print(f"{text!r:10} {name:6} {p50[name]:8.3f} {per[name]:11.1f}")
                 ratio = per["otel"] / per["plain"]
                 worst = max(worst, ratio)
-                print(
-                    f"{text!r:10} otel/plain: cpu {ratio:.3f}x, p50 {p50['otel'] / p50['plain']:.3f}x"
-                )
+                for name in servers:
+                    if name != "plain":
+                        print(
+                            f"{text!r:10} {name}/plain: cpu {per[name] / per['plain']:.3f}x, "
+                            f"p50 {p50[name] / p50['plain']:.3f}x"
+                        )
     finally:
         for server in servers.values():
             server.stop()

@@ -443,18 +443,18 @@ class _EngineObserver:
         if context_id:
             attributes["a2a.context.id"] = context_id
         _TASK.set((run.task_id, context_id or ""))  # the run's own task context
-        with instruments.tracer.start_as_current_span(
-            "a2a.agent.turn",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            try:
-                await drive()
-            except BaseException as exc:
-                _fail(span, exc)
-                raise
+        span = instruments.tracer.start_span(
+            "a2a.agent.turn", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            await drive()
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
 
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
         instruments = _instruments

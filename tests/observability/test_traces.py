@@ -183,3 +183,38 @@ async def test_agent_turns_are_spans_and_active_tasks_are_counted_by_state(
     # each turn runs inside the server span of the request that started it
     assert {t.parent.span_id for t in turns if t.parent is not None} == servers
     assert {(t.attributes or {})["a2a.task.id"] for t in turns} == {task.id}
+
+
+async def test_store_spans_are_opt_in(telemetry: Telemetry) -> None:
+    from a2a_models import observability
+
+    async with (
+        HTTPServer(AgentServer(Echo(), card("s"))) as plain,
+        HTTPClient(plain.url + "/") as client,
+    ):
+        await client.send_message(Message.user("x"))
+    assert not [s for s in telemetry.spans() if s.name.startswith("a2a.store.")]
+
+    observability.instrument(
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        store_spans=True,
+    )
+    async with (
+        HTTPServer(AgentServer(Echo(), card("s"))) as traced,
+        HTTPClient(traced.url + "/") as client,
+    ):
+        task = await client.send_message(Message.user("y"))
+    assert isinstance(task, Task)
+    stores = [s for s in telemetry.spans() if s.name.startswith("a2a.store.")]
+    names = {s.name for s in stores}
+    assert {"a2a.store.create", "a2a.store.get", "a2a.store.update"} <= names
+    (create,) = [s for s in stores if s.name == "a2a.store.create"]
+    assert (create.attributes or {})["a2a.task.id"] == task.id
+    assert (create.attributes or {})["a2a.store"] == "InMemoryTaskStore"
+    (server,) = [
+        s
+        for s in telemetry.named(SEND)
+        if s.kind is SpanKind.SERVER and s.context.trace_id == create.context.trace_id
+    ]
+    assert create.context.trace_id == server.context.trace_id

@@ -54,11 +54,15 @@ USAGE_METADATA_KEY: Final = "a2a_models.usage"
 _installed = False
 
 
-def instrument(*, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+def instrument(
+    *, tracer_provider: Any = None, meter_provider: Any = None, store_spans: bool = False
+) -> None:
     """Trace and measure every A2A server operation and client call from now on.
 
     ``tracer_provider`` / ``meter_provider`` default to the global ones of
     ``opentelemetry-api``. Clients made before the call are not traced.
+    ``store_spans`` adds an ``a2a.store.<operation>`` span per task-store call
+    of servers made from now on (several per request: off by default).
     Calling it again replaces the providers. Needs the ``otel`` extra.
     """
     global _installed
@@ -68,7 +72,7 @@ def instrument(*, tracer_provider: Any = None, meter_provider: Any = None) -> No
         raise ImportError(
             "a2a_models.observability needs OpenTelemetry: pip install 'a2a-models[otel]'"
         ) from exc
-    _otel.install(tracer_provider, meter_provider)
+    _otel.install(tracer_provider, meter_provider, store_spans)
     _installed = True
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import inspect
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable
@@ -38,6 +39,7 @@ class _Instruments:
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         from .. import __version__
 
+        self.store_spans = False
         self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, __version__, meter_provider=meter_provider)
         self.server_duration = meter.create_histogram(
@@ -86,9 +88,10 @@ class _Instruments:
 _instruments: _Instruments | None = None
 
 
-def install(tracer_provider: Any, meter_provider: Any) -> None:
+def install(tracer_provider: Any, meter_provider: Any, store_spans: bool = False) -> None:
     global _instruments
     _instruments = _Instruments(tracer_provider, meter_provider)
+    _instruments.store_spans = store_spans
     _install_log_context()
     set_dispatch_interceptor(_intercept)
     set_engine_observer(_EngineObserver())
@@ -456,6 +459,12 @@ class _EngineObserver:
             otel_context.detach(token)
             span.end()
 
+    def wrap_store(self, store: Any) -> Any:
+        instruments = _instruments
+        if instruments is None or not instruments.store_spans:
+            return store
+        return _TracedStore(store)
+
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
         instruments = _instruments
         if instruments is None:
@@ -498,3 +507,56 @@ def _uninstall_log_context() -> None:
     if _previous_factory is not None:
         logging.setLogRecordFactory(_previous_factory)
         _previous_factory = None
+
+
+_STORE_METHODS = frozenset(
+    {
+        "get",
+        "create",
+        "update",
+        "list",
+        "append_event",
+        "events_after",
+        "set_push_config",
+        "get_push_config",
+        "list_push_configs",
+        "delete_push_config",
+    }
+)
+
+
+class _TracedStore:
+    """A task store whose operations are ``a2a.store.<operation>`` spans (opt-in)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._kind = type(store).__name__
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if name not in _STORE_METHODS or not inspect.iscoroutinefunction(attribute):
+            return attribute
+        kind = self._kind
+
+        async def traced(*args: Any, **kwargs: Any) -> Any:
+            instruments = _instruments
+            if instruments is None:
+                return await attribute(*args, **kwargs)
+            attributes = {"a2a.store": kind}
+            first = args[0] if args else None
+            if isinstance(first, str):
+                attributes["a2a.task.id"] = first
+            elif isinstance(first, m.Task):
+                attributes["a2a.task.id"] = first.id
+            span = instruments.tracer.start_span(
+                f"a2a.store.{name}", kind=SpanKind.INTERNAL, attributes=attributes
+            )
+            try:
+                return await attribute(*args, **kwargs)
+            except BaseException as exc:
+                _fail(span, exc)
+                raise
+            finally:
+                span.end()
+
+        return traced

@@ -113,6 +113,9 @@ class EngineObserver(Protocol):
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
         """A stored task went from ``old`` (``None``: created) to ``new``."""
 
+    def wrap_store(self, store: Any) -> Any:
+        """The task store a new engine uses instead of ``store`` (``store`` itself: no change)."""
+
 
 _observer: EngineObserver | None = None
 

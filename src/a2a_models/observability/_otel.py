@@ -216,7 +216,7 @@ async def _intercept(
     else:
         if spec.streaming and isinstance(result, ServerEventStream):
             result = ServerEventStream(_counted(result, instruments, ok))
-        else:
+        elif span.is_recording():
             span.set_attributes(result_attributes(result))
         instruments.server_duration.record(time.perf_counter() - start, ok)
         return result

@@ -37,14 +37,18 @@ ALLOWED: dict[str, set[str]] = {
     "stores": _BASE | {"codec", "protocol", "server"},
     "tools": _BASE | {"codec", "schema"},
     "signing": _BASE | {"codec"},  # JWS over the canonical card (the security extra)
+    # OpenTelemetry instrumentation of the client/server seams; adapters report
+    # their LLM/MCP calls through it.
+    "observability": _BASE | {"protocol", "client", "server"},
     "adapters": _BASE
-    | {"codec", "schema", "protocol", "client", "server", "stores", "tools", "signing"},
+    | {"codec", "schema", "protocol", "client", "server", "stores", "tools", "signing"}
+    | {"observability"},
     # (adapters: the gRPC checks build their requests with adapters.grpc, lazily)
     "conformance": _BASE
     | {"codec", "schema", "protocol", "client", "server", "adapters", "signing"},
     "_cli": _BASE
     | {"codec", "schema", "protocol", "client", "server", "stores", "tools", "adapters"}
-    | {"conformance", "signing"},
+    | {"conformance", "signing", "observability"},
 }
 
 #: Private imports across a package boundary that remain, each in another helper's

@@ -392,6 +392,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="SQL stores: a running task's lease lasts this long unless renewed; the tasks "
         "of a process that died are failed (or re-run) within about that (default: 15)",
     )
+    serve.add_argument(
+        "--otel",
+        action="store_true",
+        help="trace and measure requests with the OpenTelemetry SDK, configured from the "
+        "OTEL_* variables (e.g. OTEL_TRACES_EXPORTER=console); needs opentelemetry-sdk",
+    )
     store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
     store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     prune = store_commands.add_parser(
@@ -486,6 +492,7 @@ def _run(argv: list[str]) -> int:
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 lease_ttl=args.lease_ttl,
                 grpc_port=args.grpc_port,
+                otel=args.otel,
             )
         )
     if args.command == "store":

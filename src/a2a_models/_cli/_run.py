@@ -115,9 +115,11 @@ def _build(
     options: ServeOptions, url: str, *, grpc_url: str | None = None
 ) -> tuple[AgentServer, Any, CardSigner | None]:
     """:func:`build_agent_server`, and the card signer whose key ``run_server`` publishes."""
+    from ..observability import instrument_if_configured
     from ..stores import broker_from_url, store_from_url
     from ._secure import secure_card
 
+    instrument_if_configured()  # an SDK provider set by the embedding program
     agent, card = _agent_and_card(options.agent, url)
     if grpc_url is not None:
         card = _with_grpc_interface(card, grpc_url)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Iterable
@@ -50,6 +51,8 @@ class ServeOptions:
     * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
       stores): a task of a process that died is taken over within about that.
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
+    * ``otel``: configure the OpenTelemetry SDK from the ``OTEL_*`` environment
+      variables and trace/measure every request (see docs/observability.md).
     """
 
     host: str = "127.0.0.1"
@@ -66,6 +69,7 @@ class ServeOptions:
     grpc_port: int | None = None
     #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
     security: SecurityOptions = attrs.field(factory=SecurityOptions)
+    otel: bool = False
 
 
 def load_agent(spec: str) -> Any:
@@ -124,4 +128,13 @@ def run(options: ServeOptions) -> int:
             file=sys.stderr,
         )
         return 2
+    if options.otel:
+        from ..observability import configure_sdk_from_env, log_json_lines
+
+        try:
+            configure_sdk_from_env()
+        except ImportError as exc:
+            print(f"a2a-models serve: --otel: {exc}", file=sys.stderr)
+            return 2
+        log_json_lines(getattr(logging, options.log_level.upper(), logging.INFO))
     return asyncio.run(run_server(options))

@@ -7,6 +7,7 @@ from ._base import (
     ClientInterceptor,
     ClientTimeoutError,
     StreamChunk,
+    set_default_interceptors,
 )
 from ._inprocess import InProcessClient
 
@@ -18,4 +19,5 @@ __all__ = [
     "ClientEventStream",
     "InProcessClient",
     "StreamChunk",
+    "set_default_interceptors",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Mapping, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -134,6 +134,22 @@ class ClientEventStream:
         await self.aclose()
 
 
+#: Made once per new client, ahead of its own interceptors (see :func:`set_default_interceptors`).
+_DEFAULT_INTERCEPTORS: tuple[Callable[[A2AClient], ClientInterceptor], ...] = ()
+
+
+def set_default_interceptors(
+    factories: Sequence[Callable[[A2AClient], ClientInterceptor]],
+) -> None:
+    """Interceptors every client made from now on runs first, each made from the client.
+
+    :mod:`a2a_models.observability` installs its tracing interceptor this way;
+    clients made before the call are not affected. ``()`` removes them.
+    """
+    global _DEFAULT_INTERCEPTORS
+    _DEFAULT_INTERCEPTORS = tuple(factories)
+
+
 class A2AClient(abc.ABC):
     """Base of every A2A client; subclasses only move bytes.
 
@@ -153,7 +169,8 @@ class A2AClient(abc.ABC):
     ) -> None:
         self.version = normalize_version(version)
         self.timeout = timeout
-        self.interceptors = list(interceptors)
+        self.interceptors = [make(self) for make in _DEFAULT_INTERCEPTORS]
+        self.interceptors.extend(interceptors)
         self.extensions = tuple(extensions)
         self.headers = dict(headers or {})
         self._ids = itertools.count(1)

@@ -33,7 +33,16 @@ from ._lifecycle import (
     trim_history,
     without_artifacts,
 )
-from ._operations import Operations, dispatch, error_for, resume_point, stream_items
+from ._operations import (
+    DispatchInterceptor,
+    Operations,
+    dispatch,
+    error_for,
+    resume_point,
+    set_dispatch_interceptor,
+    set_engine_observer,
+    stream_items,
+)
 from ._push import PushNotificationSender
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
@@ -69,6 +78,7 @@ __all__ = [
     "AgentRun",
     "ExecutorFactory",
     "InProcessExecutor",
+    "DispatchInterceptor",
     "Operations",
     "RunAborted",
     "RunFinished",
@@ -105,5 +115,7 @@ __all__ = [
     "track_chunks",
     "trim_history",
     "without_artifacts",
+    "set_dispatch_interceptor",
+    "set_engine_observer",
     "supports_leases",
 ]

@@ -63,6 +63,9 @@ class CallContext:
     extensions: frozenset[str] = attrs.field(default=frozenset(), converter=_uris)
     #: Protocol version of the request (``"1.0"`` or ``"0.3"``).
     version: str = "1.0"
+    #: The caller's W3C trace context (``traceparent``/``tracestate`` headers or
+    #: gRPC metadata, lowercased names), for :mod:`a2a_models.observability`.
+    trace: tuple[tuple[str, str], ...] = ()
 
 
 class RequestContext:

@@ -145,6 +145,16 @@ def _uris(value: str | None) -> frozenset[str]:
     return frozenset(u.strip() for u in value.split(",") if u.strip())
 
 
+def _trace_headers(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The W3C trace context among lowercased request headers."""
+    parent = headers["traceparent"]
+    state = headers.get("tracestate")
+    return (("traceparent", parent),) if state is None else (
+        ("traceparent", parent),
+        ("tracestate", state),
+    )
+
+
 class A2AServer:
     """Base class of A2A servers. Override the ``on_*`` methods you support.
 
@@ -258,9 +268,11 @@ class A2AServer:
                     if spec.handler == "on_subscribe_to_task"
                     else None
                 )
-                stream = await dispatch(self, spec, params, call, after_seq=after)
+                stream = await dispatch(
+                    self, spec, params, call, after_seq=after, binding="http"
+                )
                 return StreamingReply(self._rest_events(spec, stream, version), reply_headers)
-            result = await dispatch(self, spec, params, call)
+            result = await dispatch(self, spec, params, call, binding="http")
             data = codec.dumps(encode_rest_result(spec, result, version))
             return Reply(data, reply_headers, media_type=rest_media_type(version))
         except Exception as exc:
@@ -278,6 +290,14 @@ class A2AServer:
         self, headers: Mapping[str, str], version: str, owner: str | None
     ) -> CallContext:
         """The :class:`CallContext` handed to ``on_*`` methods."""
+        if "traceparent" in headers:
+            return CallContext(
+                owner=owner,
+                extensions=_uris(headers.get("a2a-extensions"))
+                | _uris(headers.get("x-a2a-extensions")),
+                version=version,
+                trace=_trace_headers(headers),
+            )
         if "a2a-extensions" not in headers and "x-a2a-extensions" not in headers:
             # The usual case; call contexts are immutable, so they can be shared.
             key = (owner, version)
@@ -402,7 +422,7 @@ class A2AServer:
                     if batched
                     else f"{item.method} streams its result and cannot be a notification"
                 )
-            result = await dispatch(self, spec, params, call)
+            result = await dispatch(self, spec, params, call, binding="jsonrpc")
             wire = encode_result(spec, result, version)
         except Exception as exc:
             error = error_for(exc, item.method)
@@ -426,7 +446,7 @@ class A2AServer:
                 if spec.handler == "on_subscribe_to_task"
                 else None
             )
-            stream = await dispatch(self, spec, params, call, after_seq=after)
+            stream = await dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc")
         except Exception as exc:
             error = error_for(exc, request.method)
             return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)

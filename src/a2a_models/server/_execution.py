@@ -26,6 +26,7 @@ from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
 from ._agent import Agent, AgentEvent
 from ._eager import start_eager_task
 from ._lifecycle import state_of, track_chunks
+from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished
 from ._writer import TaskWriter
 
@@ -120,7 +121,11 @@ class InProcessExecutor:
 
     async def _execute(self, run: AgentRun) -> None:
         try:
-            await self._drive(run)
+            observer = engine_observer()
+            if observer is None:
+                await self._drive(run)
+            else:
+                await observer.turn(run, lambda: self._drive(run))
         except asyncio.CancelledError:
             log.debug("run of task %s stopped", run.task_id)
             raise

@@ -57,6 +57,7 @@ from ._agent import Agent, CallContext, RequestContext
 from ._execution import ExecutorFactory, InProcessExecutor, TaskExecutor
 from ._ids import fast_id
 from ._lifecycle import apply_event, trim_history, without_artifacts
+from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun
 from ._store import InMemoryTaskStore, StoredTask, TaskStore
@@ -102,6 +103,9 @@ class RequestHandler:
         self.card = card
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        observer = engine_observer()
+        if observer is not None:
+            self.store = observer.wrap_store(self.store)
         self.broker: EventBroker = broker if broker is not None else InMemoryEventBroker()
         self._new_id = id_factory
         self._push = PushDispatcher(push_sender, self.store) if push_sender is not None else None

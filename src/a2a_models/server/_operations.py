@@ -12,8 +12,8 @@ and walks a stream with :func:`stream_items`. Wrapping an ``Operations``
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
-from typing import Any, Protocol
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 
@@ -24,7 +24,16 @@ from ._agent import CallContext
 from ._lifecycle import closes_stream
 from ._streams import EventStream
 
-__all__ = ["Operations", "dispatch", "error_for", "resume_point", "stream_items"]
+__all__ = [
+    "DispatchInterceptor",
+    "Operations",
+    "dispatch",
+    "error_for",
+    "resume_point",
+    "set_dispatch_interceptor",
+    "set_engine_observer",
+    "stream_items",
+]
 
 log = logging.getLogger("a2a_models.server")
 
@@ -78,6 +87,58 @@ class Operations(Protocol):
     ) -> m.AgentCard: ...
 
 
+#: ``(call_operation, ops, spec, params, call, after_seq, binding)``: wraps one
+#: :func:`dispatch` and must await ``call_operation(ops, spec, params, call, after_seq)``.
+DispatchInterceptor: TypeAlias = Callable[..., Awaitable[Any]]
+
+_interceptor: DispatchInterceptor | None = None
+
+
+def set_dispatch_interceptor(interceptor: DispatchInterceptor | None) -> None:
+    """Install (or with ``None`` remove) the one wrapper around every :func:`dispatch`.
+
+    :mod:`a2a_models.observability` uses it for server spans and metrics;
+    without one, :func:`dispatch` costs a single global lookup more.
+    """
+    global _interceptor
+    _interceptor = interceptor
+
+
+class EngineObserver(Protocol):
+    """What :mod:`a2a_models.observability` sees inside the engine (see :func:`set_engine_observer`)."""
+
+    def turn(self, run: Any, drive: Callable[[], Awaitable[None]]) -> Awaitable[None]:
+        """Run one agent turn (``await drive()``) of ``run`` (an ``AgentRun``)."""
+
+    def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
+        """A stored task went from ``old`` (``None``: created) to ``new``."""
+
+    def wrap_store(self, store: Any) -> Any:
+        """The task store a new engine uses instead of ``store`` (``store`` itself: no change)."""
+
+
+_observer: EngineObserver | None = None
+
+
+def set_engine_observer(observer: EngineObserver | None) -> None:
+    """Install (or with ``None`` remove) the engine's observer of agent turns and task states."""
+    global _observer
+    _observer = observer
+
+
+def engine_observer() -> EngineObserver | None:
+    """The installed :class:`EngineObserver` (``None``: none)."""
+    return _observer
+
+
+async def _call_operation(
+    ops: Operations, spec: MethodSpec, params: Any, call: CallContext, after_seq: int | None
+) -> Any:
+    if spec.handler == "on_subscribe_to_task":
+        return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
+    return await getattr(ops, spec.handler)(params, call)
+
+
 async def dispatch(
     ops: Operations,
     spec: MethodSpec,
@@ -85,8 +146,15 @@ async def dispatch(
     call: CallContext,
     *,
     after_seq: int | None = None,
+    binding: str = "",
 ) -> Any:
-    """Call the operation ``spec`` names; ``after_seq`` is a subscription's resume point."""
+    """Call the operation ``spec`` names; ``after_seq`` is a subscription's resume point.
+
+    ``binding`` names the caller's transport for instrumentation: ``"jsonrpc"``,
+    ``"http"`` (HTTP+JSON), ``"grpc"``, or ``""`` (in-process).
+    """
+    if _interceptor is not None:
+        return await _interceptor(_call_operation, ops, spec, params, call, after_seq, binding)
     if spec.handler == "on_subscribe_to_task":
         return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
     return await getattr(ops, spec.handler)(params, call)

@@ -15,6 +15,7 @@ from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task
 from ._agent import CallContext
 from ._lifecycle import apply_event, state_of
+from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
 from ._store import ConcurrentModificationError, StoredTask, TaskStore
@@ -66,6 +67,9 @@ class TaskWriter:
         """Announce a task just created in the store (its event 1)."""
         await self.broker.publish(task.id, 1, task)
         self.notify(task.id, task)
+        observer = engine_observer()
+        if observer is not None:
+            observer.state_changed(None, task.status.state)
 
     async def commit(
         self,
@@ -107,6 +111,9 @@ class TaskWriter:
                 continue
             if not logged:
                 return task, stored.last_seq
+            observer = engine_observer()
+            if observer is not None and task.status.state != stored.task.status.state:
+                observer.state_changed(stored.task.status.state, task.status.state)
             seq = stored.last_seq + 1
             await self.broker.publish(task_id, seq, event)
             self.notify(task_id, event)

@@ -76,6 +76,8 @@ class GrpcClient(A2AClient):
     base's (``timeout`` becomes each call's gRPC deadline).
     """
 
+    binding = "GRPC"
+
     def __init__(
         self,
         url: str | None = None,

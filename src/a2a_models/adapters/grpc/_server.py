@@ -165,7 +165,7 @@ class A2AServicer:
         async def handle(raw: bytes, context: Any) -> bytes:
             try:
                 params, call = await self._prepare(spec, raw, context)
-                result = await dispatch(self.server, spec, params, call)
+                result = await dispatch(self.server, spec, params, call, binding="grpc")
                 return encode(result)
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
@@ -186,7 +186,7 @@ class A2AServicer:
             try:
                 try:
                     params, call = await self._prepare(spec, raw, context)
-                    stream = await dispatch(self.server, spec, params, call)
+                    stream = await dispatch(self.server, spec, params, call, binding="grpc")
                 except Exception as exc:
                     if isinstance(exc, grpc.aio.AbortError):
                         raise

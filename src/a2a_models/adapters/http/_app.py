@@ -59,6 +59,7 @@ from ._common import (
     unsupported_media,
 )
 from ._gateway import Gateway, challenges_of
+from ._health import health_routes
 from ._rest import RestBinding
 from ._streaming import SSEResponse
 
@@ -150,6 +151,8 @@ def create_app(
     than served unprotected. ``serve_v03_rest`` adds 0.3's ``/v1/...``
     routes. ``sse_keepalive`` seconds of silence send an SSE comment
     (``None``: never). ``card_max_age`` is the card's ``Cache-Control``.
+    ``GET /healthz`` and ``GET /readyz`` (store and broker answer) are served
+    at the root without authentication.
     """
     if max_body_bytes <= 0:
         raise ValueError("max_body_bytes must be positive")
@@ -177,7 +180,7 @@ def create_app(
     prefix = normalize_base_path(base_path)
     rpc = JSONRPCEndpoint(gateway)
     card_endpoint = _card_endpoint(gateway)
-    routes: list[BaseRoute] = []
+    routes: list[BaseRoute] = list(health_routes(server))
     for path in WELL_KNOWN_CARD_PATHS:
         routes.append(Route(path, card_endpoint, methods=["GET"]))
         if prefix:

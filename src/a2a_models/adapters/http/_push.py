@@ -48,7 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from ... import codec
+from ... import codec, observability
 from ... import models as m
 from ...errors import A2AError
 from ...server import PushNotificationSender
@@ -329,6 +329,7 @@ class WebhookPushSender(PushNotificationSender):
             )
         if config.token:
             headers[NOTIFICATION_TOKEN_HEADER] = config.token
+        observability.inject_trace_context(headers)
         return headers
 
     def _pinned(self, url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -346,6 +347,12 @@ class WebhookPushSender(PushNotificationSender):
 
     async def send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
         """Deliver ``item`` to ``config.url``; raise when every attempt failed."""
+        if observability.instrumented():
+            await observability.traced_push(config.task_id or "", self._send(config, item))
+        else:
+            await self._send(config, item)
+
+    async def _send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
         addresses, pin = await self._vet(config.url)
         body = codec.encode(item, "1.0", as_type=m.StreamResponse)
         shown = display_url(config.url)

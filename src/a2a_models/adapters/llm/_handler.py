@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from ... import observability
 from ..._state import TaskState
 from ...models import JSONObject, Message, Part, Task, TextPart, new_id
 from ...server import AgentEvent, RequestContext
@@ -289,6 +290,9 @@ class TaskRun:
         self.next_status: float | None = None
         self.workflow_artifacts: dict[tuple[str, str], str] = {}
         self.last_workflow_artifact: dict[str, str] = {}
+        # tokens the model calls of this turn used (None: never reported)
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
 
     # ---------------------------------------------------------------- event helpers
 
@@ -300,7 +304,24 @@ class TaskRun:
 
     def _status(self, state: TaskState, text: str | None, kind: str) -> AgentEvent:
         message = self._message(text, kind) if text else None
-        return self.context.status(state, message=message)
+        return self.context.status(
+            state, message=message, metadata=self._usage() if state != TaskState.WORKING else None
+        )
+
+    def _count(self, finish: Finish) -> None:
+        if finish.usage.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + finish.usage.input_tokens
+        if finish.usage.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + finish.usage.output_tokens
+
+    def _usage(self) -> JSONObject | None:
+        """The turn's token usage under ``USAGE_METADATA_KEY`` (``None``: none reported)."""
+        usage: dict[str, int] = {}
+        if self.input_tokens is not None:
+            usage["inputTokens"] = self.input_tokens
+        if self.output_tokens is not None:
+            usage["outputTokens"] = self.output_tokens
+        return {observability.USAGE_METADATA_KEY: usage} if usage else None
 
     def _fail(self, text: str) -> AgentEvent:
         return self._status(TaskState.FAILED, text, "error")
@@ -470,7 +491,10 @@ class TaskRun:
                     )
                     continue
                 only_artifacts = False
-                async with contextlib.aclosing(self._execute(call)) as events:
+                executed = observability.traced_tool_call(
+                    self._execute(call), name=call.name, call_id=call.id
+                )
+                async with contextlib.aclosing(executed) as events:
                     async for event in events:
                         yield event
             if produced and only_artifacts and self.agent.finish_on_artifact:
@@ -503,6 +527,7 @@ class TaskRun:
                     yield out
                 if isinstance(item, Finish):
                     finish = item
+                    self._count(item)
         yield _TurnResult("".join(text), [calls[i] for i in sorted(calls)], finish)
 
     def _on_model_event(

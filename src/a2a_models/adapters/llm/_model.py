@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from ... import observability
+
 __all__ = [
     "AssistantMessage",
     "ChatMessage",
@@ -484,7 +486,17 @@ class Model(abc.ABC):
         """Start a call; nothing is sent until the first event is awaited."""
         if not isinstance(request, ModelRequest):
             request = ModelRequest(tuple(request))
-        return ModelStream(self._events(request))
+        events = self._events(request)
+        if observability.instrumented():
+            model, temperature, max_tokens = self._settings(request)
+            events = observability.traced_model_call(
+                events,
+                provider=self.provider,
+                model=model,
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+        return ModelStream(events)
 
     async def complete(self, request: ModelRequest | Sequence[ChatMessage]) -> ModelResponse:
         """Run a call to its end and return the collected :class:`ModelResponse`."""

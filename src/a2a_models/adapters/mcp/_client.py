@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -21,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ... import observability
 from ...errors import A2AError
 from ...models import JSONObject
 from ...tools import (
@@ -595,6 +597,25 @@ class MCPConnection:
         Raises :class:`~a2a_models.tools.ToolExecutionError` when the call
         cannot complete: not connected, the server died, timeout, protocol error.
         """
+        if not observability.instrumented():
+            return await self._call_tool(tool_name, arguments)
+        start = time.perf_counter()
+        try:
+            result = await self._call_tool(tool_name, arguments)
+        except BaseException as exc:
+            observability.record_mcp_call(
+                tool_name, self.config.name, time.perf_counter() - start, exc
+            )
+            raise
+        error = ToolExecutionError(tool_name, "isError") if result.is_error else None
+        observability.record_mcp_call(
+            tool_name, self.config.name, time.perf_counter() - start, error
+        )
+        return result
+
+    async def _call_tool(
+        self, tool_name: str, arguments: JSONObject | None
+    ) -> types.CallToolResult:
         client = self._client
         where = self._source(tool_name)
         if client is None:

@@ -1,0 +1,161 @@
+"""Cost of OpenTelemetry tracing: SendMessage through ``a2a-models serve`` with and without ``--otel``.
+
+Run: ``.venv/bin/python bench/otel.py`` (loopback only, about a minute).
+
+Two real ``a2a-models serve`` processes (in-memory store, the echo agent of
+``bench_echo_agent.py``), one plain and one with ``--otel`` and
+``OTEL_TRACES_EXPORTER=none OTEL_METRICS_EXPORTER=none``: the SDK is
+configured, every request makes its spans and metric points, nothing is
+exported. One client sends SendMessage (JSON-RPC 1.0, keep-alive,
+sequential) to each in alternating rounds, for a message answer (``hi``) and
+a task answer (``stream 1``: a task with one status update, completed).
+
+Reported per server: wall-clock p50 latency and the server's own CPU time per
+request (from /proc, which other load on the machine hardly disturbs), and
+the ratio otel/plain. Target: the CPU ratio <= 1.10. Exit status 1 when
+missed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# bench/http.py would shadow the standard library's http package.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+TARGET = 1.10
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Serve:
+    def __init__(self, otel: bool, **otel_env: str) -> None:
+        self.otel = otel
+        self.port = _free_port()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(HERE.parent / "src"), *filter(None, [env.get("PYTHONPATH")])]
+        )
+        # The console script: `python -m` would put this folder (and bench/http.py) first.
+        script = Path(sys.executable).with_name("a2a-models")
+        command = [str(script), "serve", "--store", "memory:"]
+        command += ["--agent", "bench_echo_agent:Echo", "--port", str(self.port)]
+        command += ["--log-level", "warning"]
+        if otel:
+            command.append("--otel")
+            env.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
+            env.update(OTEL_LOGS_EXPORTER="none", **otel_env)
+        self.proc = subprocess.Popen(command, cwd=HERE, env=env)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{self.url}/healthz", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("a2a-models serve did not start") from None
+                time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def cpu(self) -> float:
+        """The process's user+system CPU seconds."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def _body(i: int, text: str) -> bytes:
+    return (
+        f'{{"jsonrpc":"2.0","id":{i},"method":"SendMessage","params":{{"message":'
+        f'{{"messageId":"m{i}","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}}}'
+    ).encode()
+
+
+def _round(client: httpx.Client, server: Serve, text: str, n: int) -> tuple[list[float], float]:
+    latencies = []
+    cpu = server.cpu()
+    for i in range(n):
+        start = time.perf_counter()
+        reply = client.post(server.url + "/", content=_body(i, text))
+        latencies.append(time.perf_counter() - start)
+        assert reply.status_code == 200 and b'"result"' in reply.content, reply.content[:200]
+    return latencies, server.cpu() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=1000, help="per round (default 1000)")
+    parser.add_argument("--rounds", type=int, default=4, help="per server and case (default 4)")
+    parser.add_argument(
+        "--sampled", action="store_true", help="also a server sampling 10%% of the traces"
+    )
+    args = parser.parse_args()
+    servers = {"plain": Serve(False), "otel": Serve(True)}
+    if args.sampled:
+        # For information: a 10% head sampler (unsampled spans cost next to nothing).
+        servers["otel10"] = Serve(
+            True,
+            OTEL_TRACES_SAMPLER="parentbased_traceidratio",
+            OTEL_TRACES_SAMPLER_ARG="0.1",
+        )
+    headers = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+    worst = 0.0
+    try:
+        with httpx.Client(headers=headers, timeout=30) as client:
+            print(f"{args.rounds} rounds x {args.requests} sequential SendMessage per server")
+            print(f"{'case':10} {'server':6} {'p50 ms':>8} {'cpu us/req':>11}")
+            for text in ("hi", "stream 1"):
+                for server in servers.values():  # warm up
+                    _round(client, server, text, 200)
+                lat: dict[str, list[float]] = {k: [] for k in servers}
+                cpu: dict[str, float] = dict.fromkeys(servers, 0.0)
+                for _ in range(args.rounds):
+                    for name, server in servers.items():
+                        latencies, used = _round(client, server, text, args.requests)
+                        lat[name] += latencies
+                        cpu[name] += used
+                per = {k: cpu[k] / (args.rounds * args.requests) * 1e6 for k in servers}
+                p50 = {k: statistics.median(v) * 1e3 for k, v in lat.items()}
+                for name in servers:
+                    print(f"{text!r:10} {name:6} {p50[name]:8.3f} {per[name]:11.1f}")
+                ratio = per["otel"] / per["plain"]
+                worst = max(worst, ratio)
+                for name in servers:
+                    if name != "plain":
+                        print(
+                            f"{text!r:10} {name}/plain: cpu {per[name] / per['plain']:.3f}x, "
+                            f"p50 {p50[name] / p50['plain']:.3f}x"
+                        )
+    finally:
+        for server in servers.values():
+            server.stop()
+    ok = worst <= TARGET
+    print(f"target: cpu otel/plain <= {TARGET:.2f}x: {'met' if ok else 'MISSED'} ({worst:.3f}x)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,562 @@
+"""The OpenTelemetry side of :mod:`a2a_models.observability` (imported by ``instrument``)."""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from .. import models as m
+from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
+from ..errors import JSONRPCError
+from ..protocol import MethodSpec
+from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
+from ..server import EventStream as ServerEventStream
+
+SCOPE = "a2a_models"
+log = logging.getLogger("a2a_models.observability")
+
+#: ``(task id, context id)`` of the request or agent turn being handled.
+_TASK: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
+    "a2a_models_task", default=("", "")
+)
+SERVICE = "lf.a2a.v1.A2AService"
+
+#: ``A2AClient.binding`` -> ``rpc.system``.
+_CLIENT_SYSTEMS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http", "GRPC": "grpc"}
+
+
+class _Instruments:
+    """The tracer and the metric instruments, made once per :func:`install`."""
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+        from .. import __version__
+
+        self.store_spans = False
+        self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, __version__, meter_provider=meter_provider)
+        self.server_duration = meter.create_histogram(
+            "rpc.server.call.duration",
+            unit="s",
+            description="Duration of an incoming A2A operation (until a stream is accepted); "
+            "its count is the number of requests by rpc.method and outcome",
+        )
+        self.client_duration = meter.create_histogram(
+            "rpc.client.call.duration",
+            unit="s",
+            description="Duration of an outgoing A2A call (a stream: until it ends)",
+        )
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Tokens used per model call, by gen_ai.token.type (input/output)",
+        )
+        self.operation_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="Duration of a model call",
+        )
+        self.mcp_duration = meter.create_histogram(
+            "mcp.client.operation.duration",
+            unit="s",
+            description="Duration of an MCP tools/call, by tool and outcome",
+        )
+        self.push_deliveries = meter.create_counter(
+            "a2a.server.push.deliveries",
+            unit="{notification}",
+            description="Push notifications delivered (or given up), by outcome",
+        )
+        self.active_tasks = meter.create_up_down_counter(
+            "a2a.server.active_tasks",
+            unit="{task}",
+            description="Tasks in a non-terminal state, by a2a.task.state (this process's changes)",
+        )
+        self.active_streams = meter.create_up_down_counter(
+            "a2a.server.active_streams",
+            unit="{stream}",
+            description="Open SendStreamingMessage / SubscribeToTask streams",
+        )
+
+
+_instruments: _Instruments | None = None
+
+
+def install(tracer_provider: Any, meter_provider: Any, store_spans: bool = False) -> None:
+    global _instruments
+    _instruments = _Instruments(tracer_provider, meter_provider)
+    _instruments.store_spans = store_spans
+    _install_log_context()
+    set_dispatch_interceptor(_intercept)
+    set_engine_observer(_EngineObserver())
+    set_default_interceptors([_TracingInterceptor])
+
+
+def uninstall() -> None:
+    global _instruments
+    _uninstall_log_context()
+    set_dispatch_interceptor(None)
+    set_engine_observer(None)
+    set_default_interceptors(())
+    _instruments = None
+
+
+def current() -> _Instruments | None:
+    """The installed instruments (``None``: not instrumented)."""
+    return _instruments
+
+
+# ----------------------------------------------------------------- attributes
+
+
+def request_attributes(params: Any) -> dict[str, str]:
+    """``a2a.task.id`` / ``a2a.context.id`` named by a request."""
+    out: dict[str, str] = {}
+    message = getattr(params, "message", None)
+    if isinstance(message, m.Message):
+        if message.task_id:
+            out["a2a.task.id"] = message.task_id
+        if message.context_id:
+            out["a2a.context.id"] = message.context_id
+        return out
+    if isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
+        out["a2a.task.id"] = params.id
+    else:
+        task_id = getattr(params, "task_id", None)
+        if isinstance(task_id, str) and task_id:
+            out["a2a.task.id"] = task_id
+        context_id = getattr(params, "context_id", None)
+        if isinstance(context_id, str) and context_id:
+            out["a2a.context.id"] = context_id
+    return out
+
+
+def result_attributes(result: Any) -> dict[str, str]:
+    """``a2a.task.*`` of a task or message result."""
+    if isinstance(result, m.Task):
+        return {
+            "a2a.task.id": result.id,
+            "a2a.context.id": result.context_id or "",
+            "a2a.task.state": result.status.state.value,
+        }
+    if isinstance(result, m.Message) and result.context_id:
+        out = {"a2a.context.id": result.context_id}
+        if result.task_id:
+            out["a2a.task.id"] = result.task_id
+        return out
+    return {}
+
+
+def _error_type(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _fail(span: Any, exc: BaseException) -> None:
+    span.set_attribute("error.type", _error_type(exc))
+    if isinstance(exc, JSONRPCError):
+        span.set_attribute("rpc.jsonrpc.error_code", exc.code)
+    span.set_status(Status(StatusCode.ERROR, str(exc)[:200] or _error_type(exc)))
+
+
+# ----------------------------------------------------------------- server
+
+
+async def _intercept(
+    call_operation: Any,
+    ops: Any,
+    spec: MethodSpec,
+    params: Any,
+    call: CallContext,
+    after_seq: int | None,
+    binding: str,
+) -> Any:
+    instruments = _instruments
+    if instruments is None:  # uninstalled meanwhile
+        return await call_operation(ops, spec, params, call, after_seq)
+    system = binding or "inprocess"
+    ok = _ok_attributes(system, spec.name)
+    attributes = request_attributes(params)
+    attributes["rpc.system"] = system
+    attributes["rpc.method"] = spec.name
+    attributes["a2a.protocol.version"] = call.version
+    span = instruments.tracer.start_span(
+        _SPAN_NAMES[spec.name],
+        propagate.extract(dict(call.trace)) if call.trace else None,
+        kind=SpanKind.SERVER,
+        attributes=attributes,
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    task_token = _TASK.set(
+        (attributes.get("a2a.task.id", ""), attributes.get("a2a.context.id", ""))
+    )
+    start = time.perf_counter()
+    try:
+        result = await call_operation(ops, spec, params, call, after_seq)
+    except BaseException as exc:
+        _fail(span, exc)
+        if isinstance(exc, JSONRPCError):
+            # One line per refused request (no traceback: the caller's mistake).
+            log.info(
+                "%s refused: %s %s (%s)",
+                spec.name,
+                exc.code,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
+        failed = {"rpc.system": system, "rpc.method": spec.name, "outcome": "error"}
+        failed["error.type"] = _error_type(exc)
+        instruments.server_duration.record(time.perf_counter() - start, failed)
+        raise
+    else:
+        if spec.streaming and isinstance(result, ServerEventStream):
+            result = ServerEventStream(_counted(result, instruments, ok))
+        elif span.is_recording():
+            span.set_attributes(result_attributes(result))
+        instruments.server_duration.record(time.perf_counter() - start, ok)
+        return result
+    finally:
+        _TASK.reset(task_token)
+        otel_context.detach(token)
+        span.end()
+
+
+_SPAN_NAMES: dict[str, str] = {}
+_OK: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _ok_attributes(system: str, method: str) -> dict[str, str]:
+    """The (shared, never mutated) metric attributes of a successful call."""
+    key = (system, method)
+    found = _OK.get(key)
+    if found is None:
+        found = _OK[key] = {"rpc.system": system, "rpc.method": method, "outcome": "ok"}
+        _SPAN_NAMES[method] = f"{SERVICE}/{method}"
+    return found
+
+
+async def _counted(
+    stream: ServerEventStream, instruments: _Instruments, attributes: dict[str, Any]
+) -> AsyncGenerator[Any, None]:
+    instruments.active_streams.add(1, attributes)
+    try:
+        async for item in stream:
+            yield item
+    finally:
+        instruments.active_streams.add(-1, attributes)
+        await stream.aclose()
+
+
+# ----------------------------------------------------------------- client
+
+
+class _TracingInterceptor(ClientInterceptor):
+    """A ``CLIENT`` span per call; injects the W3C trace context into the headers."""
+
+    __slots__ = ("_spans", "_system")
+
+    def __init__(self, client: A2AClient) -> None:
+        self._system = _CLIENT_SYSTEMS.get(getattr(client, "binding", ""), "jsonrpc")
+        self._spans: dict[int, tuple[Any, float]] = {}
+
+    async def before(self, call: ClientCall) -> None:
+        instruments = _instruments
+        if instruments is None:
+            return
+        attributes: dict[str, Any] = {
+            "rpc.system": self._system,
+            "rpc.method": call.method.name,
+            "a2a.protocol.version": call.version,
+        }
+        attributes.update(request_attributes(call.params))
+        span = instruments.tracer.start_span(
+            f"{SERVICE}/{call.method.name}", kind=SpanKind.CLIENT, attributes=attributes
+        )
+        propagate.inject(call.headers, context=trace.set_span_in_context(span))
+        self._spans[id(call)] = (span, time.perf_counter())
+
+    async def after(self, call: ClientCall) -> None:
+        entry = self._spans.pop(id(call), None)
+        instruments = _instruments
+        if entry is None:
+            return
+        span, start = entry
+        metric_attributes: dict[str, Any] = {
+            "rpc.system": self._system,
+            "rpc.method": call.method.name,
+        }
+        if call.error is not None:
+            _fail(span, call.error)
+            metric_attributes["error.type"] = _error_type(call.error)
+        else:
+            span.set_attributes(result_attributes(call.result))
+        span.end()
+        if instruments is not None:
+            instruments.client_duration.record(time.perf_counter() - start, metric_attributes)
+
+
+# ----------------------------------------------------------------- GenAI
+
+
+async def _in_span(
+    events: AsyncGenerator[Any, None], span: Any, on_item: Any = None
+) -> AsyncGenerator[Any, None]:
+    """``events``, each step run with ``span`` current (child spans nest); ends ``span``."""
+    ctx = trace.set_span_in_context(span)
+    try:
+        while True:
+            token = otel_context.attach(ctx)
+            try:
+                item = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            finally:
+                otel_context.detach(token)
+            if on_item is not None:
+                on_item(item)
+            yield item
+    except BaseException as exc:
+        if not isinstance(exc, GeneratorExit):
+            _fail(span, exc)
+        raise
+    finally:
+        await events.aclose()
+        span.end()
+
+
+def model_call(
+    events: AsyncGenerator[Any, None],
+    provider: str,
+    model: str,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> AsyncGenerator[Any, None]:
+    instruments = _instruments
+    if instruments is None:
+        return events
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": provider,
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+    if temperature is not None:
+        attributes["gen_ai.request.temperature"] = temperature
+    if max_tokens is not None:
+        attributes["gen_ai.request.max_tokens"] = max_tokens
+    span = instruments.tracer.start_span(
+        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+    )
+    start = time.perf_counter()
+    base = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": provider,
+        "gen_ai.request.model": model,
+    }
+
+    def on_item(item: Any) -> None:
+        usage = getattr(item, "usage", None)
+        reason = getattr(item, "reason", None)
+        if usage is None or reason is None:  # not the Finish event
+            return
+        span.set_attribute("gen_ai.response.finish_reasons", [reason])
+        for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+            if value is not None:
+                span.set_attribute(f"gen_ai.usage.{kind}_tokens", value)
+                instruments.token_usage.record(value, {**base, "gen_ai.token.type": kind})
+        instruments.operation_duration.record(time.perf_counter() - start, base)
+
+    return _in_span(events, span, on_item)
+
+
+def tool_call(
+    events: AsyncGenerator[Any, None], name: str, call_id: str | None
+) -> AsyncGenerator[Any, None]:
+    instruments = _instruments
+    if instruments is None:
+        return events
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    if call_id:
+        attributes["gen_ai.tool.call.id"] = call_id
+    span = instruments.tracer.start_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
+    )
+    return _in_span(events, span)
+
+
+def mcp_call(tool: str, server: str, seconds: float, error: BaseException | None) -> None:
+    instruments = _instruments
+    if instruments is None:
+        return
+    attributes = {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": tool,
+        "a2a.mcp.server": server,
+        "outcome": "ok" if error is None else "error",
+    }
+    if error is not None:
+        attributes["error.type"] = _error_type(error)
+    instruments.mcp_duration.record(seconds, attributes)
+
+
+async def push(task_id: str, delivery: Awaitable[None]) -> None:
+    instruments = _instruments
+    if instruments is None:
+        await delivery
+        return
+    span = instruments.tracer.start_span(
+        "a2a.push_notification", kind=SpanKind.CLIENT, attributes={"a2a.task.id": task_id}
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        await delivery
+    except BaseException as exc:
+        _fail(span, exc)
+        instruments.push_deliveries.add(1, {"outcome": "error", "error.type": _error_type(exc)})
+        raise
+    else:
+        instruments.push_deliveries.add(1, {"outcome": "ok"})
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
+# ----------------------------------------------------------------- engine
+
+_STATE_ATTRIBUTES: dict[m.TaskState, dict[str, str]] = {
+    state: {"a2a.task.state": state.value} for state in m.TaskState
+}
+
+
+class _EngineObserver:
+    """An ``a2a.agent.turn`` span per agent turn; active tasks by state."""
+
+    async def turn(self, run: Any, drive: Any) -> None:
+        instruments = _instruments
+        if instruments is None:
+            await drive()
+            return
+        attributes = {"a2a.task.id": run.task_id}
+        context_id = getattr(run.context, "context_id", None)
+        if context_id:
+            attributes["a2a.context.id"] = context_id
+        _TASK.set((run.task_id, context_id or ""))  # the run's own task context
+        span = instruments.tracer.start_span(
+            "a2a.agent.turn", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            await drive()
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
+
+    def wrap_store(self, store: Any) -> Any:
+        instruments = _instruments
+        if instruments is None or not instruments.store_spans:
+            return store
+        return _TracedStore(store)
+
+    def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
+        instruments = _instruments
+        if instruments is None:
+            return
+        if old is not None and not old.is_terminal:
+            instruments.active_tasks.add(-1, _STATE_ATTRIBUTES[old])
+        if not new.is_terminal:
+            instruments.active_tasks.add(1, _STATE_ATTRIBUTES[new])
+
+
+# ----------------------------------------------------------------- logs
+
+_previous_factory: Any = None
+
+
+def _install_log_context() -> None:
+    """Log records get ``trace_id``, ``span_id``, ``task_id`` and ``context_id``."""
+    global _previous_factory
+    if _previous_factory is not None:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        span_context = trace.get_current_span().get_span_context()
+        if span_context.is_valid:
+            record.trace_id = format(span_context.trace_id, "032x")
+            record.span_id = format(span_context.span_id, "016x")
+        else:
+            record.trace_id = record.span_id = ""
+        record.task_id, record.context_id = _TASK.get()
+        return record
+
+    _previous_factory = previous
+    logging.setLogRecordFactory(factory)
+
+
+def _uninstall_log_context() -> None:
+    global _previous_factory
+    if _previous_factory is not None:
+        logging.setLogRecordFactory(_previous_factory)
+        _previous_factory = None
+
+
+_STORE_METHODS = frozenset(
+    {
+        "get",
+        "create",
+        "update",
+        "list",
+        "append_event",
+        "events_after",
+        "set_push_config",
+        "get_push_config",
+        "list_push_configs",
+        "delete_push_config",
+    }
+)
+
+
+class _TracedStore:
+    """A task store whose operations are ``a2a.store.<operation>`` spans (opt-in)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._kind = type(store).__name__
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if name not in _STORE_METHODS or not inspect.iscoroutinefunction(attribute):
+            return attribute
+        kind = self._kind
+
+        async def traced(*args: Any, **kwargs: Any) -> Any:
+            instruments = _instruments
+            if instruments is None:
+                return await attribute(*args, **kwargs)
+            attributes = {"a2a.store": kind}
+            first = args[0] if args else None
+            if isinstance(first, str):
+                attributes["a2a.task.id"] = first
+            elif isinstance(first, m.Task):
+                attributes["a2a.task.id"] = first.id
+            span = instruments.tracer.start_span(
+                f"a2a.store.{name}", kind=SpanKind.INTERNAL, attributes=attributes
+            )
+            try:
+                return await attribute(*args, **kwargs)
+            except BaseException as exc:
+                _fail(span, exc)
+                raise
+            finally:
+                span.end()
+
+        return traced

@@ -1,0 +1,120 @@
+"""``a2a-models serve --otel`` (a real process) and running without OpenTelemetry."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_otel_exports_spans_with_the_console_exporter() -> None:
+    port = _free_port()
+    env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    env["OTEL_SERVICE_NAME"] = "otel-cli-test"
+    command = [sys.executable, "-m", "a2a_models", "serve", "--otel", "--store", "memory:"]
+    command += ["--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+            },
+        }
+        parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/",
+            json=body,
+            headers={"A2A-Version": "1.0", "traceparent": parent},
+            timeout=30,
+        )
+        assert reply.status_code == 200 and "result" in reply.json()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert '"name": "lf.a2a.v1.A2AService/SendMessage"' in out
+    assert '"trace_id": "0x0af7651916cd43dd8448eb211c80319c"' in out  # the caller's trace
+    assert '"parent_id": "0xb7ad6b7169203331"' in out
+    assert '"service.name": "otel-cli-test"' in out
+    assert '"rpc.system": "jsonrpc"' in out
+
+
+_WITHOUT_OTEL = r"""
+import asyncio, sys
+sys.modules["opentelemetry"] = None  # as if the extra were not installed
+from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Message
+from a2a_models import observability
+from a2a_models.client import InProcessClient
+from a2a_models.server import Agent, AgentServer
+
+class Echo(Agent):
+    async def execute(self, context):
+        yield context.artifact(context.message.text)
+        yield context.complete()
+
+async def main():
+    card = AgentCard(
+        name="x", description="x", version="1",
+        skills=[AgentSkill(id="s", name="s", description="s", tags=["t"])],
+        supported_interfaces=[AgentInterface(url="http://x/", protocol_binding="JSONRPC", protocol_version="1.0")],
+        capabilities=AgentCapabilities(), default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+    )
+    async with InProcessClient(AgentServer(Echo(), card)) as client:
+        task = await client.send_message(Message.user("hi"))
+    print(task.status.state.value)
+    print(observability.instrument_if_configured())
+    try:
+        observability.instrument()
+    except ImportError as exc:
+        print(exc)
+    print(sorted(m for m in sys.modules if m.startswith("opentelemetry") and sys.modules[m]))
+
+asyncio.run(main())
+"""
+
+
+def test_without_opentelemetry_everything_works_and_instrument_says_what_to_install() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_OTEL],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "TASK_STATE_COMPLETED",
+        "False",
+        "a2a_models.observability needs OpenTelemetry: pip install 'a2a-models[otel]'",
+        "[]",
+    ]

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from .. import models as m
+from ..observability import USAGE_METADATA_KEY
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -37,10 +38,6 @@ __all__ = [
     "state_name",
     "usage_of",
 ]
-
-#: The metadata key (on a Task, or on a status update's ``metadata``) under which an
-#: agent reports the tokens a task used: ``{"inputTokens": int, "outputTokens": int}``.
-USAGE_METADATA_KEY: Final = "a2a_models.usage"
 
 #: The exit status of ``send`` and ``follow`` per final task state (anything else: 0).
 STATE_EXIT_STATUS: Final[Mapping[m.TaskState, int]] = {

@@ -81,11 +81,17 @@ def _parts(i: int) -> list[m.Part]:
     if kind == 1:
         parts.append(m.Part.data(_data(i)))
     elif kind == 2:
-        parts.append(m.Part.file(url=f"https://files.example.com/doc-{i}.pdf",
-                                 media_type="application/pdf", filename=f"doc-{i}.pdf"))
+        parts.append(
+            m.Part.file(
+                url=f"https://files.example.com/doc-{i}.pdf",
+                media_type="application/pdf",
+                filename=f"doc-{i}.pdf",
+            )
+        )
     elif kind == 3:
-        parts.append(m.Part.file(raw=bytes(range(48)), media_type="image/png",
-                                 filename=f"img-{i}.png"))
+        parts.append(
+            m.Part.file(raw=bytes(range(48)), media_type="image/png", filename=f"img-{i}.png")
+        )
     elif kind == 4:
         parts.append(m.Part.text("Follow-up", metadata={"lang": "en", "confidence": 97}))
     return parts
@@ -108,8 +114,9 @@ def _artifact(i: int) -> m.Artifact:
         m.Part.data({"summary": _data(i), "rows": [_data(i * 10 + j) for j in range(2)]}),
     ]
     if i % 2:
-        parts.append(m.Part.file(url=f"https://files.example.com/out-{i}.csv",
-                                 media_type="text/csv"))
+        parts.append(
+            m.Part.file(url=f"https://files.example.com/out-{i}.csv", media_type="text/csv")
+        )
     return m.Artifact(
         artifact_id=f"art-{i:04d}",
         name=f"result-{i}",
@@ -121,13 +128,19 @@ def _artifact(i: int) -> m.Artifact:
 
 def make_task(n_messages: int, n_artifacts: int) -> m.Task:
     tid, cid = "task-7f3c2b1a-9d8e-4f6a-b5c4-3e2d1f0a9b8c", "ctx-1a2b3c4d-5e6f"
-    status_msg = m.Message(role=m.Role.AGENT, parts=[m.Part.text("Working on it")],
-                           message_id="status-msg-1", task_id=tid, context_id=cid)
+    status_msg = m.Message(
+        role=m.Role.AGENT,
+        parts=[m.Part.text("Working on it")],
+        message_id="status-msg-1",
+        task_id=tid,
+        context_id=cid,
+    )
     return m.Task(
         id=tid,
         context_id=cid,
-        status=m.TaskStatus(state=m.TaskState.WORKING, message=status_msg,
-                            timestamp=T0 + timedelta(seconds=5)),
+        status=m.TaskStatus(
+            state=m.TaskState.WORKING, message=status_msg, timestamp=T0 + timedelta(seconds=5)
+        ),
         history=[_message(i, tid, cid) for i in range(n_messages)],
         artifacts=[_artifact(i) for i in range(n_artifacts)],
         metadata={"owner": "bench", "priority": 3, "labels": ["a", "b"]},
@@ -136,9 +149,12 @@ def make_task(n_messages: int, n_artifacts: int) -> m.Task:
 
 def make_send() -> m.SendMessageRequest:
     return m.SendMessageRequest(
-        message=m.Message(role=m.Role.USER, parts=[m.Part.text("What is the weather in Paris?")],
-                          message_id="9229e770-767c-417b-a0b0-f0741243c589",
-                          context_id="ctx-1a2b3c4d-5e6f"),
+        message=m.Message(
+            role=m.Role.USER,
+            parts=[m.Part.text("What is the weather in Paris?")],
+            message_id="9229e770-767c-417b-a0b0-f0741243c589",
+            context_id="ctx-1a2b3c4d-5e6f",
+        ),
         configuration=m.SendMessageConfiguration(accepted_output_modes=("text/plain",)),
     )
 
@@ -207,11 +223,8 @@ except ImportError:
 
 MSGSPEC: tuple[Any, Any] | None = None
 if msgspec is not None:
-
     Json = Any  # free-form JSON values
-    States10 = enum.Enum(
-        "States10", {s.value: s.value for s in m.TaskState}, type=str
-    )
+    States10 = enum.Enum("States10", {s.value: s.value for s in m.TaskState}, type=str)
     Roles10 = enum.Enum("Roles10", {r.value: r.value for r in m.Role}, type=str)
     opts: dict[str, Any] = {"rename": "camel", "omit_defaults": True, "kw_only": True}
 
@@ -256,10 +269,19 @@ if msgspec is not None:
         metadata: dict[str, Json] | UnsetType = UNSET
 
     States03 = enum.Enum(
-        "States03", {"submitted": "submitted", "working": "working",
-                     "input-required": "input-required", "completed": "completed",
-                     "canceled": "canceled", "failed": "failed", "rejected": "rejected",
-                     "auth-required": "auth-required", "unknown": "unknown"}, type=str
+        "States03",
+        {
+            "submitted": "submitted",
+            "working": "working",
+            "input-required": "input-required",
+            "completed": "completed",
+            "canceled": "canceled",
+            "failed": "failed",
+            "rejected": "rejected",
+            "auth-required": "auth-required",
+            "unknown": "unknown",
+        },
+        type=str,
     )
     tagged: dict[str, Any] = {**opts, "tag_field": "kind"}
 
@@ -399,10 +421,32 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
         floor_d, floor_e, dec, enc = r["floor_d"], r["floor_e"], r["dec"], r["enc"]
         sdk_d, sdk_e = r.get("sdk_d"), r.get("sdk_e")
         ms_d, ms_e = r.get("ms_d"), r.get("ms_e")
-        rows.append([f"{name} decode", f"{len(data):,}", _fmt(floor_d), _fmt(dec), _fmt(sdk_d),
-                     _fmt(ms_d), _ratio(dec, floor_d), _ratio(sdk_d, dec), _ratio(ms_d, floor_d)])
-        rows.append([f"{name} encode", "", _fmt(floor_e), _fmt(enc), _fmt(sdk_e), _fmt(ms_e),
-                     _ratio(enc, floor_e), _ratio(sdk_e, enc), _ratio(ms_e, floor_e)])
+        rows.append(
+            [
+                f"{name} decode",
+                f"{len(data):,}",
+                _fmt(floor_d),
+                _fmt(dec),
+                _fmt(sdk_d),
+                _fmt(ms_d),
+                _ratio(dec, floor_d),
+                _ratio(sdk_d, dec),
+                _ratio(ms_d, floor_d),
+            ]
+        )
+        rows.append(
+            [
+                f"{name} encode",
+                "",
+                _fmt(floor_e),
+                _fmt(enc),
+                _fmt(sdk_e),
+                _fmt(ms_e),
+                _ratio(enc, floor_e),
+                _ratio(sdk_e, enc),
+                _ratio(ms_e, floor_e),
+            ]
+        )
         if name != "small":
             for what, val, floor, target, sdk_t in (
                 ("decode", dec, floor_d, DECODE_TARGET, sdk_d),
@@ -410,13 +454,17 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
             ):
                 ok = val / floor <= target
                 all_ok &= ok
-                line = (f"{name:6} 1.0 {what}: {val / floor:5.2f}x floor "
-                        f"(target <= {target:.1f}x) {'OK' if ok else 'MISS'}")
+                line = (
+                    f"{name:6} 1.0 {what}: {val / floor:5.2f}x floor "
+                    f"(target <= {target:.1f}x) {'OK' if ok else 'MISS'}"
+                )
                 if sdk_t is not None:
                     sok = sdk_t / val >= SDK_TARGET
                     all_ok &= sok
-                    line += (f"; {sdk_t / val:5.1f}x faster than SDK "
-                             f"(target >= {SDK_TARGET:.0f}x) {'OK' if sok else 'MISS'}")
+                    line += (
+                        f"; {sdk_t / val:5.1f}x faster than SDK "
+                        f"(target >= {SDK_TARGET:.0f}x) {'OK' if sok else 'MISS'}"
+                    )
                 checks.append(line)
         f03_d, f03_e, d03, e03 = r["f03_d"], r["f03_e"], r["d03"], r["e03"]
         p_d, p_e = r.get("p_d"), r.get("p_e")
@@ -427,30 +475,69 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
             ):
                 ok = val / floor <= target
                 all_ok &= ok
-                line = (f"{name:6} 0.3 {what}: {val / floor:5.2f}x floor "
-                        f"(target <= {target:.1f}x) {'OK' if ok else 'MISS'}")
+                line = (
+                    f"{name:6} 0.3 {what}: {val / floor:5.2f}x floor "
+                    f"(target <= {target:.1f}x) {'OK' if ok else 'MISS'}"
+                )
                 if sdk_t is not None:
                     sok = sdk_t / val >= SDK03_TARGET
                     all_ok &= sok
-                    line += (f"; {sdk_t / val:5.1f}x faster than SDK pydantic "
-                             f"(target >= {SDK03_TARGET:.0f}x) {'OK' if sok else 'MISS'}")
+                    line += (
+                        f"; {sdk_t / val:5.1f}x faster than SDK pydantic "
+                        f"(target >= {SDK03_TARGET:.0f}x) {'OK' if sok else 'MISS'}"
+                    )
                 checks.append(line)
         m3_d, m3_e = r.get("ms03_d"), r.get("ms03_e")
-        rows03.append([f"{name} decode", f"{len(data03):,}", _fmt(f03_d), _fmt(d03), _fmt(p_d),
-                       _fmt(m3_d), _ratio(d03, f03_d), _ratio(p_d, d03), _ratio(m3_d, f03_d)])
-        rows03.append([f"{name} encode", "", _fmt(f03_e), _fmt(e03), _fmt(p_e), _fmt(m3_e),
-                       _ratio(e03, f03_e), _ratio(p_e, e03), _ratio(m3_e, f03_e)])
+        rows03.append(
+            [
+                f"{name} decode",
+                f"{len(data03):,}",
+                _fmt(f03_d),
+                _fmt(d03),
+                _fmt(p_d),
+                _fmt(m3_d),
+                _ratio(d03, f03_d),
+                _ratio(p_d, d03),
+                _ratio(m3_d, f03_d),
+            ]
+        )
+        rows03.append(
+            [
+                f"{name} encode",
+                "",
+                _fmt(f03_e),
+                _fmt(e03),
+                _fmt(p_e),
+                _fmt(m3_e),
+                _ratio(e03, f03_e),
+                _ratio(p_e, e03),
+                _ratio(m3_e, f03_e),
+            ]
+        )
 
     clock = "wall-clock" if TIMER is time.perf_counter else "thread CPU time"
     gc_note = "GC on" if KEEP_GC else "GC off (timeit default)"
-    head = ["payload", "bytes", "orjson µs", "codec µs", "SDK µs", "msgspec µs",
-            "codec/orjson", "SDK/codec", "msgspec/orjson"]
-    print(f"A2A 1.0 (ProtoJSON) - best of {rounds}, {clock}, {gc_note}; "
-          "SDK = a2a-sdk protobuf json_format")
+    head = [
+        "payload",
+        "bytes",
+        "orjson µs",
+        "codec µs",
+        "SDK µs",
+        "msgspec µs",
+        "codec/orjson",
+        "SDK/codec",
+        "msgspec/orjson",
+    ]
+    print(
+        f"A2A 1.0 (ProtoJSON) - best of {rounds}, {clock}, {gc_note}; "
+        "SDK = a2a-sdk protobuf json_format"
+    )
     _table(head, rows)
     print()
-    print("A2A 0.3 JSON-RPC - SDK column = a2a.compat.v0_3 pydantic "
-          "(model_validate_json / model_dump+orjson)")
+    print(
+        "A2A 0.3 JSON-RPC - SDK column = a2a.compat.v0_3 pydantic "
+        "(model_validate_json / model_dump+orjson)"
+    )
     _table(head, rows03)
     print()
     print("Targets:")
@@ -464,8 +551,11 @@ _IMPORT_CASES = (
     ("import a2a_models", "import a2a_models"),
     ("from a2a_models import Task", "from a2a_models import Task"),
     ("from a2a_models import codec", "from a2a_models import codec"),
-    ("+ first 1.0 encode/decode", "from a2a_models import codec, Message\n"
-     "codec.decode(Message, codec.encode(Message.user('hi')))"),
+    (
+        "+ first 1.0 encode/decode",
+        "from a2a_models import codec, Message\n"
+        "codec.decode(Message, codec.encode(Message.user('hi')))",
+    ),
 )
 _IMPORT_PROBE = """
 import time
@@ -481,16 +571,19 @@ def import_times(runs: int = 5) -> None:
     import statistics
     import subprocess
 
-    print(f"Import cost - median of {runs} fresh interpreters (ms; CPU time is less "
-          "sensitive to machine load than wall-clock)")
+    print(
+        f"Import cost - median of {runs} fresh interpreters (ms; CPU time is less "
+        "sensitive to machine load than wall-clock)"
+    )
     rows = []
     for label, code in _IMPORT_CASES:
         probe = _IMPORT_PROBE.format(code=code)
         subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True)  # warm
         walls, cpus = [], []
         for _ in range(runs):
-            out = subprocess.run([sys.executable, "-c", probe], check=True,
-                                 capture_output=True, text=True).stdout.split()
+            out = subprocess.run(
+                [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+            ).stdout.split()
             walls.append(float(out[0]))
             cpus.append(float(out[1]))
         rows.append([label, f"{statistics.median(walls):.1f}", f"{statistics.median(cpus):.1f}"])
@@ -513,8 +606,11 @@ def main() -> None:
     ap.add_argument("--wall", action="store_true", help="time wall-clock, not thread CPU time")
     ap.add_argument("--gc", action="store_true", help="keep the garbage collector on")
     ap.add_argument("--only", choices=["small", "medium", "large"], action="append")
-    ap.add_argument("--import-time", action="store_true",
-                    help="only measure the import cost (fresh interpreters)")
+    ap.add_argument(
+        "--import-time",
+        action="store_true",
+        help="only measure the import cost (fresh interpreters)",
+    )
     args = ap.parse_args()
     if args.import_time:
         import_times()

@@ -257,7 +257,12 @@ def test_required_string_must_not_be_empty(cls: type[Any], name: str) -> None:
         (m.AgentCard, "supported_interfaces", (), "at least one"),
         (m.AgentCard, "default_input_modes", (), "at least one"),
         (m.AgentCard, "default_output_modes", (), "at least one"),
-        (m.AgentCard, "skills", (), r"at least one AgentSkill \(a REQUIRED repeated field, spec §5\.7\)"),
+        (
+            m.AgentCard,
+            "skills",
+            (),
+            r"at least one AgentSkill \(a REQUIRED repeated field, spec §5\.7\)",
+        ),
         (m.GetTaskRequest, "history_length", -1, "negative"),
         (m.SendMessageConfiguration, "history_length", -1, "negative"),
         (m.ListTasksRequest, "page_size", -5, "negative"),

@@ -803,7 +803,9 @@ _NOT_JSON: list[Any] = [
 
 
 @pytest.mark.parametrize(("payload", "problem"), _NOT_JSON)
-def test_non_json_payloads_are_refused_at_construction(payload: dict[str, Any], problem: str) -> None:
+def test_non_json_payloads_are_refused_at_construction(
+    payload: dict[str, Any], problem: str
+) -> None:
     """What JSON cannot hold never enters a model: refused with the field and the place."""
     with pytest.raises(InvalidModelError, match=rf"Task\.metadata: .*{problem}"):
         attrs.evolve(_TASK, metadata=payload)

@@ -195,7 +195,9 @@ class JSONRPCError(A2AError):
             if isinstance(item, dict) and info is not None:
                 metadata = dict(info.get("metadata") or {})
                 for key, value in item.items():
-                    metadata.setdefault(str(key), value if isinstance(value, str) else _json_text(value))
+                    metadata.setdefault(
+                        str(key), value if isinstance(value, str) else _json_text(value)
+                    )
                 info["metadata"] = metadata
             elif isinstance(item, dict):
                 typed.append({"@type": _STRUCT_TYPE, "value": item})

@@ -77,14 +77,17 @@ def with_extension(url: str) -> Any:
     from a2a_models.adapters.http import create_app
 
     card = conformance_card(url)
-    caps = attrs.evolve(card.capabilities, extensions=(
-        m.AgentExtension(uri=EXTENSION, description="conformance", required=True),))
+    caps = attrs.evolve(
+        card.capabilities,
+        extensions=(m.AgentExtension(uri=EXTENSION, description="conformance", required=True),),
+    )
     return create_app(AgentServer(ConformanceAgent(), attrs.evolve(card, capabilities=caps)))
 
 
 def _name_the_extension(req: Req) -> Req:
-    return attrs.evolve(req, headers={**req.headers, "a2a-extensions": EXTENSION,
-                                      "x-a2a-extensions": EXTENSION})
+    return attrs.evolve(
+        req, headers={**req.headers, "a2a-extensions": EXTENSION, "x-a2a-extensions": EXTENSION}
+    )
 
 
 def secured(url: str, authenticator: Any = None) -> Any:
@@ -94,9 +97,13 @@ def secured(url: str, authenticator: Any = None) -> Any:
     card = attrs.evolve(
         conformance_card(url),
         security_schemes={"bearer": m.HTTPAuthSecurityScheme(scheme="Bearer")},
-        security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),))
-    auth = authenticator if authenticator is not None else BearerTokenAuthenticator(
-        {TOKEN: "tester", PEER_TOKEN: "someone-else"})
+        security_requirements=(m.SecurityRequirement(schemes={"bearer": ()}),),
+    )
+    auth = (
+        authenticator
+        if authenticator is not None
+        else BearerTokenAuthenticator({TOKEN: "tester", PEER_TOKEN: "someone-else"})
+    )
     return create_app(AgentServer(ConformanceAgent(), card), authenticator=auth)
 
 
@@ -144,8 +151,9 @@ class _GetNotFoundAsInvalidParams(AgentServer):
 class _AfterTerminal(AgentServer):
     """SendStreamingMessage: one more status update after the terminal one."""
 
-    async def on_send_streaming_message(self, request: m.SendMessageRequest,
-                                        call: CallContext) -> EventStream:
+    async def on_send_streaming_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> EventStream:
         inner = await super().on_send_streaming_message(request, call)
 
         async def events() -> AsyncIterator[Any]:
@@ -162,8 +170,9 @@ class _AfterTerminal(AgentServer):
 class _NeverCloses(AgentServer):
     """SendStreamingMessage: the stream stays open after the terminal event."""
 
-    async def on_send_streaming_message(self, request: m.SendMessageRequest,
-                                        call: CallContext) -> EventStream:
+    async def on_send_streaming_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> EventStream:
         inner = await super().on_send_streaming_message(request, call)
 
         async def events() -> AsyncIterator[Any]:
@@ -203,28 +212,34 @@ class _HistoryLengthIgnored(AgentServer):
 
 
 class _ListFiltersIgnored(AgentServer):
-    async def on_list_tasks(self, request: m.ListTasksRequest,
-                            call: CallContext) -> m.ListTasksResponse:
-        return await super().on_list_tasks(attrs.evolve(request, context_id=None, status=None), call)
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
+        return await super().on_list_tasks(
+            attrs.evolve(request, context_id=None, status=None), call
+        )
 
 
 class _ListArtifactsAlways(AgentServer):
-    async def on_list_tasks(self, request: m.ListTasksRequest,
-                            call: CallContext) -> m.ListTasksResponse:
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
         return await super().on_list_tasks(attrs.evolve(request, include_artifacts=True), call)
 
 
 class _ListPageTokenReused(AgentServer):
     """ListTasks ignores the page token: every page is the first one."""
 
-    async def on_list_tasks(self, request: m.ListTasksRequest,
-                            call: CallContext) -> m.ListTasksResponse:
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
         return await super().on_list_tasks(attrs.evolve(request, page_token=None), call)
 
 
 class _ListOldestFirst(AgentServer):
-    async def on_list_tasks(self, request: m.ListTasksRequest,
-                            call: CallContext) -> m.ListTasksResponse:
+    async def on_list_tasks(
+        self, request: m.ListTasksRequest, call: CallContext
+    ) -> m.ListTasksResponse:
         res = await super().on_list_tasks(request, call)
         return attrs.evolve(res, tasks=tuple(reversed(res.tasks)))
 
@@ -244,7 +259,8 @@ class _PushDeleteNotIdempotent(AgentServer):
         self, request: m.DeleteTaskPushNotificationConfigRequest, call: CallContext
     ) -> None:
         await super().on_get_task_push_notification_config(
-            m.GetTaskPushNotificationConfigRequest(task_id=request.task_id, id=request.id), call)
+            m.GetTaskPushNotificationConfigRequest(task_id=request.task_id, id=request.id), call
+        )
         await super().on_delete_task_push_notification_config(request, call)
 
 
@@ -259,8 +275,9 @@ class _PushUnknownTaskAccepted(AgentServer):
 
 
 class _SubscribeUnknownAsInternal(AgentServer):
-    async def on_subscribe_to_task(self, request: m.SubscribeToTaskRequest, call: CallContext,
-                                   *, after_seq: int | None = None) -> EventStream:
+    async def on_subscribe_to_task(
+        self, request: m.SubscribeToTaskRequest, call: CallContext, *, after_seq: int | None = None
+    ) -> EventStream:
         try:
             return await super().on_subscribe_to_task(request, call, after_seq=after_seq)
         except TaskNotFoundError:
@@ -270,8 +287,9 @@ class _SubscribeUnknownAsInternal(AgentServer):
 class _SendUnknownTaskStartsNew(AgentServer):
     """A message naming an unknown taskId starts a new task instead of failing."""
 
-    async def on_send_message(self, request: m.SendMessageRequest,
-                              call: CallContext) -> m.Task | m.Message:
+    async def on_send_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> m.Task | m.Message:
         msg = request.message
         if msg.task_id:
             try:
@@ -284,8 +302,9 @@ class _SendUnknownTaskStartsNew(AgentServer):
 class _BlockingReturnsEarly(AgentServer):
     """A blocking SendMessage returns at once, like returnImmediately."""
 
-    async def on_send_message(self, request: m.SendMessageRequest,
-                              call: CallContext) -> m.Task | m.Message:
+    async def on_send_message(
+        self, request: m.SendMessageRequest, call: CallContext
+    ) -> m.Task | m.Message:
         res = await super().on_send_message(request, call)
         cfg = request.configuration
         blocking = cfg is None or not cfg.return_immediately
@@ -330,8 +349,13 @@ RespFix = Callable[[Req, int, dict[str, str], bytes], tuple[int, dict[str, str],
 FrameFix = Callable[[Req, dict[str, Any], bytes], list[bytes]]
 
 
-def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = None,
-         frame: FrameFix | None = None) -> ASGIApp:
+def wire(
+    app: Any,
+    *,
+    request: ReqFix | None = None,
+    response: RespFix | None = None,
+    frame: FrameFix | None = None,
+) -> ASGIApp:
     """``app`` with one request rewrite, non-stream response rewrite or SSE frame rewrite."""
 
     async def middleware(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -345,14 +369,26 @@ def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = 
             if not msg.get("more_body"):
                 break
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        req = Req(scope["method"], scope["path"], scope.get("query_string", b"").decode(),
-                  headers, b"".join(chunks))
+        req = Req(
+            scope["method"],
+            scope["path"],
+            scope.get("query_string", b"").decode(),
+            headers,
+            b"".join(chunks),
+        )
         if request is not None:
             req = request(req)
-            scope = {**scope, "path": req.path, "query_string": req.query.encode(),
-                     "headers": [(k.encode(), v.encode()) for k, v in req.headers.items()
-                                 if k != "content-length"]
-                     + [(b"content-length", str(len(req.body)).encode())]}
+            scope = {
+                **scope,
+                "path": req.path,
+                "query_string": req.query.encode(),
+                "headers": [
+                    (k.encode(), v.encode())
+                    for k, v in req.headers.items()
+                    if k != "content-length"
+                ]
+                + [(b"content-length", str(len(req.body)).encode())],
+            }
         sent = False
 
         async def replay() -> dict[str, Any]:
@@ -387,8 +423,13 @@ def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = 
                     one, state["buf"] = state["buf"].split(b"\n\n", 1)
                     out += [f + b"\n\n" for f in frame(req, state, one)]
                 if out or not msg.get("more_body"):
-                    await send({"type": "http.response.body", "body": b"".join(out),
-                                "more_body": msg.get("more_body", False)})
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": b"".join(out),
+                            "more_body": msg.get("more_body", False),
+                        }
+                    )
                 return
             body.append(msg.get("body", b""))
             if msg.get("more_body"):
@@ -399,8 +440,13 @@ def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = 
             if response is not None:
                 status, hdrs, content = response(req, status, hdrs, content)
             hdrs["content-length"] = str(len(content))
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [(k.encode(), v.encode()) for k, v in hdrs.items()]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(k.encode(), v.encode()) for k, v in hdrs.items()],
+                }
+            )
             await send({"type": "http.response.body", "body": content, "more_body": False})
 
         await app(scope, replay, capture)
@@ -408,10 +454,10 @@ def wire(app: Any, *, request: ReqFix | None = None, response: RespFix | None = 
     return middleware
 
 
-def _json_fix(pred: Callable[[Req], bool],
-              fix: Callable[[Any], Any]) -> RespFix:
-    def response(req: Req, status: int, hdrs: dict[str, str],
-                 body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _json_fix(pred: Callable[[Req], bool], fix: Callable[[Any], Any]) -> RespFix:
+    def response(
+        req: Req, status: int, hdrs: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         if not pred(req) or not body:
             return status, hdrs, body
         try:
@@ -454,8 +500,9 @@ def _without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 
 def _set_header(pred: Callable[[Req], bool], name: str, value: str | None) -> RespFix:
-    def response(req: Req, status: int, hdrs: dict[str, str],
-                 body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def response(
+        req: Req, status: int, hdrs: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         if pred(req):
             hdrs = {k: v for k, v in hdrs.items() if k != name}
             if value is not None:
@@ -502,7 +549,10 @@ def _drop_first_task(state: dict[str, Any], env: Any) -> Any | None:
 def _drop_terminal(state: dict[str, Any], env: Any) -> Any | None:
     key, value = _member(env)
     if key == "statusUpdate" and value["status"]["state"] in (
-            "TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"):
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+    ):
         return None
     return env
 
@@ -549,8 +599,14 @@ def _strip_context_ids(value: Any) -> Any:
 
 def _offset_timestamps(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: (v.replace("Z", "+00:00") if k == "timestamp" and isinstance(v, str)
-                    else _offset_timestamps(v)) for k, v in value.items()}
+        return {
+            k: (
+                v.replace("Z", "+00:00")
+                if k == "timestamp" and isinstance(v, str)
+                else _offset_timestamps(v)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_offset_timestamps(v) for v in value]
     return value
@@ -569,8 +625,9 @@ def _version(value: str) -> ReqFix:
 
 def _version_header_dropped(req: Req) -> Req:
     """A2A-Version 9.9 is served as 1.0 (the server ignores unsupported versions)."""
-    if req.headers.get("a2a-version") not in ("1.0", "0.3", "", None) and \
-            not req.headers["a2a-version"].startswith("1.0"):
+    if req.headers.get("a2a-version") not in ("1.0", "0.3", "", None) and not req.headers[
+        "a2a-version"
+    ].startswith("1.0"):
         return attrs.evolve(req, headers={**req.headers, "a2a-version": "1.0"})
     return req
 
@@ -583,30 +640,37 @@ def _patch_rejected(req: Req) -> Req:
 
 def _query_version_ignored(req: Req) -> Req:
     if "A2A-Version=" in req.query and "a2a-version" not in req.headers:
-        return attrs.evolve(req, query="&".join(p for p in req.query.split("&")
-                                                 if not p.startswith("A2A-Version=")))
+        return attrs.evolve(
+            req, query="&".join(p for p in req.query.split("&") if not p.startswith("A2A-Version="))
+        )
     return req
 
 
-def _unknown_fields_rejected(req: Req, status: int, hdrs: dict[str, str],
-                             body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _unknown_fields_rejected(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
     if b"a2aConformanceUnknownField" in req.body and req.is_jsonrpc:
-        env = {"jsonrpc": "2.0", "id": req.rpc.get("id"),
-               "error": {"code": -32602, "message": "unknown field"}}
+        env = {
+            "jsonrpc": "2.0",
+            "id": req.rpc.get("id"),
+            "error": {"code": -32602, "message": "unknown field"},
+        }
         return 200, hdrs, json.dumps(env).encode()
     return status, hdrs, body
 
 
-def _notification_answered(req: Req, status: int, hdrs: dict[str, str],
-                           body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _notification_answered(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
     if req.is_jsonrpc and "id" not in req.rpc and not body:
         env = {"jsonrpc": "2.0", "id": None, "result": {}}
         return 200, {**hdrs, "content-type": "application/json"}, json.dumps(env).encode()
     return status, hdrs, body
 
 
-def _malformed_500(req: Req, status: int, hdrs: dict[str, str],
-                   body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _malformed_500(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
     try:
         json.loads(req.body)
     except (ValueError, RecursionError):
@@ -622,23 +686,29 @@ def _auth_required_no_message(value: Any) -> Any:
     return value
 
 
-def _rest_json_type(req: Req, status: int, hdrs: dict[str, str],
-                    body: bytes) -> tuple[int, dict[str, str], bytes]:
-    if not req.is_jsonrpc and "agent-card" not in req.path and \
-            hdrs.get("content-type", "").startswith("application/a2a+json"):
+def _rest_json_type(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
+    if (
+        not req.is_jsonrpc
+        and "agent-card" not in req.path
+        and hdrs.get("content-type", "").startswith("application/a2a+json")
+    ):
         hdrs = {**hdrs, "content-type": "application/json"}
     return status, hdrs, body
 
 
-def _rest_error_500(req: Req, status: int, hdrs: dict[str, str],
-                    body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _rest_error_500(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
     if not req.is_jsonrpc and status == 404:
         return 500, hdrs, body
     return status, hdrs, body
 
 
-def _rest_error_no_details(req: Req, status: int, hdrs: dict[str, str],
-                           body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _rest_error_no_details(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
     if not req.is_jsonrpc and status >= 400 and body:
         value = json.loads(body)
         if isinstance(value.get("error"), dict):
@@ -700,7 +770,10 @@ def _m(fault: str, *expect: str, **kw: Any) -> Mutant:
 
 #: The unbroken servers the mutants vary.
 BASES: dict[str, Callable[[str], Any]] = {
-    "project": project, "secured": secured, "extension": with_extension}
+    "project": project,
+    "secured": secured,
+    "extension": with_extension,
+}
 
 R10 = {"version": "1.0", "transport": "rest"}
 J03 = {"version": "0.3", "transport": "jsonrpc"}
@@ -708,207 +781,369 @@ J03 = {"version": "0.3", "transport": "jsonrpc"}
 MUTANTS: dict[str, Mutant] = {
     # ---- error codes
     "cancel-unknown-internal-error": _m(
-        "CancelTask of an unknown id answers InternalError", "cancel.unknown-task",
-        server=_WrongNotFoundCode),
+        "CancelTask of an unknown id answers InternalError",
+        "cancel.unknown-task",
+        server=_WrongNotFoundCode,
+    ),
     "get-unknown-invalid-params": _m(
-        "GetTask of an unknown id answers InvalidParams", "get.unknown-task",
-        "jsonrpc.error-data", "jsonrpc.error-info",
-        server=_GetNotFoundAsInvalidParams),
+        "GetTask of an unknown id answers InvalidParams",
+        "get.unknown-task",
+        "jsonrpc.error-data",
+        "jsonrpc.error-info",
+        server=_GetNotFoundAsInvalidParams,
+    ),
     "subscribe-unknown-internal-error": _m(
-        "SubscribeToTask of an unknown id answers InternalError", "subscribe.unknown-task",
-        server=_SubscribeUnknownAsInternal),
+        "SubscribeToTask of an unknown id answers InternalError",
+        "subscribe.unknown-task",
+        server=_SubscribeUnknownAsInternal,
+    ),
     "send-unknown-task-starts-new": _m(
-        "a message naming an unknown taskId starts a new task", "send.unknown-task",
-        server=_SendUnknownTaskStartsNew),
+        "a message naming an unknown taskId starts a new task",
+        "send.unknown-task",
+        server=_SendUnknownTaskStartsNew,
+    ),
     "push-unknown-task-accepted": _m(
-        "a push config for an unknown task is accepted", "push.unknown-task",
-        server=_PushUnknownTaskAccepted),
+        "a push config for an unknown task is accepted",
+        "push.unknown-task",
+        server=_PushUnknownTaskAccepted,
+    ),
     "method-not-found-wrong-code": _m(
-        "an unknown method gets -32600 instead of -32601", "jsonrpc.method-not-found",
-        response=_json_fix(lambda r: r.rpc_method.startswith("a2a.conformance"),
-                           _error(lambda e: {**e, "code": -32600}))),
+        "an unknown method gets -32600 instead of -32601",
+        "jsonrpc.method-not-found",
+        response=_json_fix(
+            lambda r: r.rpc_method.startswith("a2a.conformance"),
+            _error(lambda e: {**e, "code": -32600}),
+        ),
+    ),
     "parse-error-wrong-code": _m(
-        "invalid JSON gets -32600 instead of -32700", "jsonrpc.parse-error",
-        response=_json_fix(lambda r: not r.rpc and r.method == "POST",
-                           _error(lambda e: {**e, "code": -32600} if e.get("code") == -32700
-                                  else e))),
+        "invalid JSON gets -32600 instead of -32700",
+        "jsonrpc.parse-error",
+        response=_json_fix(
+            lambda r: not r.rpc and r.method == "POST",
+            _error(lambda e: {**e, "code": -32600} if e.get("code") == -32700 else e),
+        ),
+    ),
     "error-data-without-type": _m(
-        "error data objects lose their @type", "jsonrpc.error-data", "jsonrpc.error-info",
-        response=_json_fix(lambda r: r.is_jsonrpc, _error(lambda e: {
-            **e, "data": [_without(d, "@type") for d in e.get("data") or []
-                          if isinstance(d, dict)]}))),
+        "error data objects lose their @type",
+        "jsonrpc.error-data",
+        "jsonrpc.error-info",
+        response=_json_fix(
+            lambda r: r.is_jsonrpc,
+            _error(
+                lambda e: {
+                    **e,
+                    "data": [
+                        _without(d, "@type") for d in e.get("data") or [] if isinstance(d, dict)
+                    ],
+                }
+            ),
+        ),
+    ),
     "error-info-missing": _m(
-        "A2A errors carry no google.rpc.ErrorInfo", "jsonrpc.error-info",
-        response=_json_fix(lambda r: r.is_jsonrpc, _error(lambda e: {
-            **e, "data": [d for d in e.get("data") or []
-                          if not str(d.get("@type", "")).endswith("ErrorInfo")]}))),
+        "A2A errors carry no google.rpc.ErrorInfo",
+        "jsonrpc.error-info",
+        response=_json_fix(
+            lambda r: r.is_jsonrpc,
+            _error(
+                lambda e: {
+                    **e,
+                    "data": [
+                        d
+                        for d in e.get("data") or []
+                        if not str(d.get("@type", "")).endswith("ErrorInfo")
+                    ],
+                }
+            ),
+        ),
+    ),
     "id-not-echoed": _m(
-        "integer request ids come back as strings", "jsonrpc.id-echo",
-        response=_json_fix(lambda r: isinstance(r.rpc.get("id"), int),
-                           lambda env: {**env, "id": str(env.get("id"))})),
+        "integer request ids come back as strings",
+        "jsonrpc.id-echo",
+        response=_json_fix(
+            lambda r: isinstance(r.rpc.get("id"), int),
+            lambda env: {**env, "id": str(env.get("id"))},
+        ),
+    ),
     "notification-answered": _m(
-        "a notification gets a response", "jsonrpc.notification",
-        response=_notification_answered),
+        "a notification gets a response", "jsonrpc.notification", response=_notification_answered
+    ),
     "jsonrpc-wrong-content-type": _m(
-        "JSON-RPC responses are text/plain", "jsonrpc.content-type",
-        response=_set_header(lambda r: r.is_jsonrpc, "content-type", "text/plain")),
+        "JSON-RPC responses are text/plain",
+        "jsonrpc.content-type",
+        response=_set_header(lambda r: r.is_jsonrpc, "content-type", "text/plain"),
+    ),
     "malformed-json-500": _m(
-        "a malformed body gets HTTP 500", "robustness.malformed-bodies",
-        response=_malformed_500),
+        "a malformed body gets HTTP 500", "robustness.malformed-bodies", response=_malformed_500
+    ),
     "unknown-fields-rejected": _m(
-        "unknown request fields are refused with InvalidParams", "robustness.unknown-fields",
-        response=_unknown_fields_rejected),
+        "unknown request fields are refused with InvalidParams",
+        "robustness.unknown-fields",
+        response=_unknown_fields_rejected,
+    ),
     # ---- task lifecycle
     "cancel-keeps-working": _m(
-        "CancelTask answers with the task still WORKING", "cancel.running",
-        server=_CancelKeepsWorking),
+        "CancelTask answers with the task still WORKING",
+        "cancel.running",
+        server=_CancelKeepsWorking,
+    ),
     "cancel-terminal-succeeds": _m(
-        "CancelTask of a completed task succeeds", "cancel.terminal",
-        server=_CancelTerminalSucceeds),
+        "CancelTask of a completed task succeeds", "cancel.terminal", server=_CancelTerminalSucceeds
+    ),
     "blocking-returns-early": _m(
-        "a blocking SendMessage returns before the task is done", "send.blocking",
+        "a blocking SendMessage returns before the task is done",
+        "send.blocking",
         "send.multi-turn",
-        server=_BlockingReturnsEarly),
+        server=_BlockingReturnsEarly,
+    ),
     "history-length-ignored": _m(
-        "GetTask ignores historyLength", "get.history-length", "get.history-zero",
-        server=_HistoryLengthIgnored),
+        "GetTask ignores historyLength",
+        "get.history-length",
+        "get.history-zero",
+        server=_HistoryLengthIgnored,
+    ),
     "context-id-missing": _m(
-        "SendMessage answers carry no contextId", "send.context-id", "get.task",
-        response=_json_fix(_rpc("SendMessage"), _result(
-            lambda res: {k: _strip_context_ids(v) for k, v in res.items()}))),
+        "SendMessage answers carry no contextId",
+        "send.context-id",
+        "get.task",
+        response=_json_fix(
+            _rpc("SendMessage"),
+            _result(lambda res: {k: _strip_context_ids(v) for k, v in res.items()}),
+        ),
+    ),
     "auth-required-without-message": _m(
-        "an AUTH_REQUIRED status carries no message", "send.auth-required-message",
-        response=_json_fix(_rpc("SendMessage"), _result(
-            lambda res: {k: _auth_required_no_message(v) for k, v in res.items()}))),
+        "an AUTH_REQUIRED status carries no message",
+        "send.auth-required-message",
+        response=_json_fix(
+            _rpc("SendMessage"),
+            _result(lambda res: {k: _auth_required_no_message(v) for k, v in res.items()}),
+        ),
+    ),
     # ---- listing
     "page-token-reused": _m(
-        "ListTasks ignores the page token", "list.pagination", server=_ListPageTokenReused),
-    "list-oldest-first": _m(
-        "ListTasks sorts oldest first", "list.sorted", server=_ListOldestFirst),
+        "ListTasks ignores the page token", "list.pagination", server=_ListPageTokenReused
+    ),
+    "list-oldest-first": _m("ListTasks sorts oldest first", "list.sorted", server=_ListOldestFirst),
     "list-artifacts-always": _m(
-        "ListTasks includes artifacts without includeArtifacts", "list.artifacts",
-        server=_ListArtifactsAlways),
+        "ListTasks includes artifacts without includeArtifacts",
+        "list.artifacts",
+        server=_ListArtifactsAlways,
+    ),
     "list-filters-ignored": _m(
-        "ListTasks ignores contextId and status filters", "list.filters", "list.pagination",
-        server=_ListFiltersIgnored),
+        "ListTasks ignores contextId and status filters",
+        "list.filters",
+        "list.pagination",
+        server=_ListFiltersIgnored,
+    ),
     "list-no-next-page-token": _m(
-        "ListTasks omits an empty nextPageToken", "list.pagination",
-        response=_json_fix(_rpc("ListTasks"), _result(
-            lambda res: res if res.get("nextPageToken") else _without(res, "nextPageToken")))),
+        "ListTasks omits an empty nextPageToken",
+        "list.pagination",
+        response=_json_fix(
+            _rpc("ListTasks"),
+            _result(
+                lambda res: res if res.get("nextPageToken") else _without(res, "nextPageToken")
+            ),
+        ),
+    ),
     # ---- streaming
     "event-after-terminal": _m(
-        "a status update follows the terminal one", "stream.no-event-after-terminal",
-        server=_AfterTerminal),
+        "a status update follows the terminal one",
+        "stream.no-event-after-terminal",
+        server=_AfterTerminal,
+    ),
     "stream-never-closes": _m(
-        "the stream stays open after the terminal event", "stream.closes-after-terminal",
-        server=_NeverCloses),
+        "the stream stays open after the terminal event",
+        "stream.closes-after-terminal",
+        server=_NeverCloses,
+    ),
     "stream-missing-terminal": _m(
-        "the terminal status update is never sent", "stream.order",
-        frame=_frames_when(_stream_of, _frame_json(_drop_terminal))),
+        "the terminal status update is never sent",
+        "stream.order",
+        frame=_frames_when(_stream_of, _frame_json(_drop_terminal)),
+    ),
     "stream-without-task-first": _m(
-        "the stream does not start with the Task", "stream.first-event", "stream.order",
+        "the stream does not start with the Task",
+        "stream.first-event",
+        "stream.order",
         "stream.incremental",
-        frame=_frames_when(_stream_of, _frame_json(_drop_first_task))),
+        frame=_frames_when(_stream_of, _frame_json(_drop_first_task)),
+    ),
     "stream-reordered": _m(
-        "working updates arrive out of order", "stream.order",
-        frame=_frames_when(_stream_of, _frame_json(_swap_status_steps))),
+        "working updates arrive out of order",
+        "stream.order",
+        frame=_frames_when(_stream_of, _frame_json(_swap_status_steps)),
+    ),
     "chunks-without-append": _m(
-        "artifact chunks after the first lack append", "stream.artifact-chunks",
-        frame=_frames_when(_stream_of, _frame_json(_chunks_no_append))),
+        "artifact chunks after the first lack append",
+        "stream.artifact-chunks",
+        frame=_frames_when(_stream_of, _frame_json(_chunks_no_append)),
+    ),
     "sse-event-ids-not-increasing": _m(
-        "every SSE event has id 1", "stream.event-ids",
-        frame=_frames_when(_stream_of, _event_ids_repeat)),
+        "every SSE event has id 1",
+        "stream.event-ids",
+        frame=_frames_when(_stream_of, _event_ids_repeat),
+    ),
     "stream-wrong-response-id": _m(
-        "stream events carry another JSON-RPC id", "stream.framing",
-        frame=_frames_when(_stream_of, _frame_json(_stream_wrong_request_id))),
+        "stream events carry another JSON-RPC id",
+        "stream.framing",
+        frame=_frames_when(_stream_of, _frame_json(_stream_wrong_request_id)),
+    ),
     # ---- push configs
     "push-config-not-persisted": _m(
-        "push configs are acknowledged but not stored", "push.crud",
-        server=_PushNotPersisted),
+        "push configs are acknowledged but not stored", "push.crud", server=_PushNotPersisted
+    ),
     "push-delete-not-idempotent": _m(
-        "deleting a deleted push config fails", "push.delete-idempotent",
-        server=_PushDeleteNotIdempotent),
+        "deleting a deleted push config fails",
+        "push.delete-idempotent",
+        server=_PushDeleteNotIdempotent,
+    ),
     # ---- versions
     "unsupported-version-served": _m(
-        "an unsupported A2A-Version is served as 1.0", "version.unsupported",
-        request=_version_header_dropped),
+        "an unsupported A2A-Version is served as 1.0",
+        "version.unsupported",
+        request=_version_header_dropped,
+    ),
     "patch-version-rejected": _m(
-        "A2A-Version 1.0.1 is refused", "version.patch-ignored", request=_patch_rejected),
+        "A2A-Version 1.0.1 is refused", "version.patch-ignored", request=_patch_rejected
+    ),
     "query-version-ignored": _m(
-        "the A2A-Version query parameter is ignored", "version.query-parameter",
-        request=_query_version_ignored),
+        "the A2A-Version query parameter is ignored",
+        "version.query-parameter",
+        request=_query_version_ignored,
+    ),
     # ---- wire format
     "timestamps-with-offset": _m(
-        "timestamps end +00:00 instead of Z", "wire.timestamps",
-        response=_json_fix(_rpc("GetTask"), _result(_offset_timestamps))),
+        "timestamps end +00:00 instead of Z",
+        "wire.timestamps",
+        response=_json_fix(_rpc("GetTask"), _result(_offset_timestamps)),
+    ),
     "snake-case-field": _m(
-        "GetTask answers context_id", "wire.json-names",
-        response=_json_fix(_rpc("GetTask"), _result(_snake_status))),
+        "GetTask answers context_id",
+        "wire.json-names",
+        response=_json_fix(_rpc("GetTask"), _result(_snake_status)),
+    ),
     # ---- HTTP+JSON
     "rest-json-content-type": _m(
-        "1.0 HTTP+JSON answers application/json", "rest.content-type",
-        response=_rest_json_type, **R10),
+        "1.0 HTTP+JSON answers application/json",
+        "rest.content-type",
+        response=_rest_json_type,
+        **R10,
+    ),
     "rest-not-found-500": _m(
-        "HTTP+JSON TaskNotFound answers HTTP 500", "rest.error-format", "rest.error-info",
-        "card.interfaces-reachable", "get.unknown-task",
-        "cancel.unknown-task", "push.unknown-task", "send.unknown-task", "subscribe.unknown-task",
-        response=_rest_error_500, **R10),
+        "HTTP+JSON TaskNotFound answers HTTP 500",
+        "rest.error-format",
+        "rest.error-info",
+        "card.interfaces-reachable",
+        "get.unknown-task",
+        "cancel.unknown-task",
+        "push.unknown-task",
+        "send.unknown-task",
+        "subscribe.unknown-task",
+        response=_rest_error_500,
+        **R10,
+    ),
     "rest-error-without-details": _m(
-        "HTTP+JSON errors have no details", "rest.error-info",
-        response=_rest_error_no_details, **R10),
+        "HTTP+JSON errors have no details",
+        "rest.error-info",
+        response=_rest_error_no_details,
+        **R10,
+    ),
     # ---- 0.3
     "v03-final-flag-missing": _m(
-        "0.3 terminal status-update lacks final=true", "stream.final-flag",
-        frame=_frames_when(lambda r: r.rpc_method == "message/stream",
-                           _frame_json(_final_false)), **J03),
+        "0.3 terminal status-update lacks final=true",
+        "stream.final-flag",
+        frame=_frames_when(lambda r: r.rpc_method == "message/stream", _frame_json(_final_false)),
+        **J03,
+    ),
     # ---- authentication (a card that requires a bearer token)
     "auth-not-enforced": _m(
-        "requests without credentials are served", "auth.credentials-required",
-        "auth.challenge", "auth.owner-isolation", "auth.not-found-indistinguishable",
+        "requests without credentials are served",
+        "auth.credentials-required",
+        "auth.challenge",
+        "auth.owner-isolation",
+        "auth.not-found-indistinguishable",
         base="secured",
-        factory=lambda url: secured(url, _Anonymous())),
+        factory=lambda url: secured(url, _Anonymous()),
+    ),
     "auth-no-challenge": _m(
-        "a 401 answer has no WWW-Authenticate header", "auth.challenge", base="secured",
-        response=_set_header(lambda r: True, "www-authenticate", None)),
+        "a 401 answer has no WWW-Authenticate header",
+        "auth.challenge",
+        base="secured",
+        response=_set_header(lambda r: True, "www-authenticate", None),
+    ),
     "owner-isolation-broken": _m(
-        "both tokens map to one identity, so tasks are shared", "auth.owner-isolation",
-        "auth.not-found-indistinguishable", base="secured",
-        factory=lambda url: secured(url, _one_identity())),
+        "both tokens map to one identity, so tasks are shared",
+        "auth.owner-isolation",
+        "auth.not-found-indistinguishable",
+        base="secured",
+        factory=lambda url: secured(url, _one_identity()),
+    ),
     # ---- extensions (a card that marks one required)
     "required-extension-not-enforced": _m(
         "requests that do not name the required extension are served",
         "capability.required-extension",
         base="extension",
-        factory=lambda url: wire(with_extension(url), request=_name_the_extension)),
+        factory=lambda url: wire(with_extension(url), request=_name_the_extension),
+    ),
     # ---- agent card
     "card-missing-description": _m(
-        "the card has no description", "card.valid",
-        response=_card_fix(lambda c: _without(c, "description"))),
+        "the card has no description",
+        "card.valid",
+        response=_card_fix(lambda c: _without(c, "description")),
+    ),
     "card-no-cache-headers": _m(
-        "the card is served without Cache-Control or ETag", "card.caching",
-        response=lambda r, s, h, b: (s, {k: v for k, v in h.items()
-                                         if k not in ("cache-control", "etag")}
-                                     if r.path.endswith("agent-card.json") else h, b)),
+        "the card is served without Cache-Control or ETag",
+        "card.caching",
+        response=lambda r, s, h, b: (
+            s,
+            {k: v for k, v in h.items() if k not in ("cache-control", "etag")}
+            if r.path.endswith("agent-card.json")
+            else h,
+            b,
+        ),
+    ),
     "card-wrong-content-type": _m(
-        "the card is served as text/html", "card.content-type",
-        response=_set_header(lambda r: r.path.endswith("agent-card.json"), "content-type",
-                             "text/html")),
+        "the card is served as text/html",
+        "card.content-type",
+        response=_set_header(
+            lambda r: r.path.endswith("agent-card.json"), "content-type", "text/html"
+        ),
+    ),
     "card-patch-protocol-version": _m(
-        "card interfaces declare protocolVersion 1.0.1", "card.protocol-version-format",
-        response=_card_fix(lambda c: {**c, "supportedInterfaces": [
-            {**i, "protocolVersion": "1.0.1"} if i.get("protocolVersion") == "1.0" else i
-            for i in c.get("supportedInterfaces", [])]})),
+        "card interfaces declare protocolVersion 1.0.1",
+        "card.protocol-version-format",
+        response=_card_fix(
+            lambda c: {
+                **c,
+                "supportedInterfaces": [
+                    {**i, "protocolVersion": "1.0.1"} if i.get("protocolVersion") == "1.0" else i
+                    for i in c.get("supportedInterfaces", [])
+                ],
+            }
+        ),
+    ),
     "card-relative-interface-url": _m(
-        "a declared interface URL is relative", "card.interfaces",
-        response=_card_fix(lambda c: {**c, "supportedInterfaces": [
-            *c.get("supportedInterfaces", []),
-            {"url": "/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})),
+        "a declared interface URL is relative",
+        "card.interfaces",
+        response=_card_fix(
+            lambda c: {
+                **c,
+                "supportedInterfaces": [
+                    *c.get("supportedInterfaces", []),
+                    {"url": "/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                ],
+            }
+        ),
+    ),
 }
 
 #: The five mutants of the minimal JSON-RPC engine transport (kept: they exercise that base too).
 BROKEN: dict[str, tuple[Callable[[str], Starlette], set[str]]] = {
-    "wrong-task-not-found-code": (lambda url: good(url, _WrongNotFoundCode),
-                                         {"cancel.unknown-task"}),
-    "500-on-malformed-json": (lambda url: good(url, malformed_status=500),
-                                     {"robustness.malformed-bodies"}),
+    "wrong-task-not-found-code": (
+        lambda url: good(url, _WrongNotFoundCode),
+        {"cancel.unknown-task"},
+    ),
+    "500-on-malformed-json": (
+        lambda url: good(url, malformed_status=500),
+        {"robustness.malformed-bodies"},
+    ),
 }

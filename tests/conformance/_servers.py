@@ -40,8 +40,14 @@ def serving(factory: AppFactory) -> Iterator[str]:
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     app = factory(url)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1,
-                            h11_max_incomplete_event_size=64 * 1024 * 1024)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        loop="asyncio",
+        timeout_graceful_shutdown=1,
+        h11_max_incomplete_event_size=64 * 1024 * 1024,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
@@ -65,8 +71,14 @@ def dual_card_json(card: m.AgentCard) -> dict[str, Any]:
     """The 1.0 card plus the 0.3 top-level fields (what a dual-stack server serves)."""
     v10 = codec.to_wire(card, "1.0")
     v03 = codec.to_wire(card, "0.3", lossy=True)
-    for key in ("url", "preferredTransport", "protocolVersion", "additionalInterfaces",
-                "supportsAuthenticatedExtendedCard", "security"):
+    for key in (
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "additionalInterfaces",
+        "supportsAuthenticatedExtendedCard",
+        "security",
+    ):
         if key in v03 and key not in v10:
             v10[key] = v03[key]
     return v10
@@ -99,8 +111,12 @@ def engine_app(
         if isinstance(reply, Reply):
             if reply.body is None:
                 return Response(status_code=204, headers=dict(reply.headers))
-            return Response(reply.body, status_code=status, media_type="application/json",
-                            headers=dict(reply.headers))
+            return Response(
+                reply.body,
+                status_code=status,
+                media_type="application/json",
+                headers=dict(reply.headers),
+            )
 
         async def events() -> Any:
             try:
@@ -109,8 +125,9 @@ def engine_app(
             finally:
                 await reply.aclose()
 
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers=dict(reply.headers))
+        return StreamingResponse(
+            events(), media_type="text/event-stream", headers=dict(reply.headers)
+        )
 
     routes = [Route("/.well-known/agent-card.json", get_card), Route("/", rpc, methods=["POST"])]
     return Starlette(routes=[*(extra_routes or []), *routes])
@@ -156,8 +173,14 @@ def sdk_app(
         capabilities=pb.AgentCapabilities(streaming=streaming, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=[pb.AgentSkill(id="a2a-conformance", name="conformance",
-                              description="the conformance contract", tags=["conformance"])],
+        skills=[
+            pb.AgentSkill(
+                id="a2a-conformance",
+                name="conformance",
+                description="the conformance contract",
+                tags=["conformance"],
+            )
+        ],
     )
 
     slow_events: dict[str, asyncio.Event] = {}
@@ -170,8 +193,9 @@ def sdk_app(
             updater = TaskUpdater(event_queue, task_id, context_id)
 
             def agent(msg: str) -> Any:
-                return new_text_message(msg, context_id=context_id, task_id=task_id,
-                                        role=pb.Role.ROLE_AGENT)
+                return new_text_message(
+                    msg, context_id=context_id, task_id=task_id, role=pb.Role.ROLE_AGENT
+                )
 
             if context.current_task is not None:
                 await updater.start_work()
@@ -181,21 +205,33 @@ def sdk_app(
             command, count = parse_command(text)
             if command == "message":
                 await event_queue.enqueue_event(
-                    new_text_message(REPLY_TEXT, context_id=context_id, role=pb.Role.ROLE_AGENT))
+                    new_text_message(REPLY_TEXT, context_id=context_id, role=pb.Role.ROLE_AGENT)
+                )
                 return
-            await event_queue.enqueue_event(pb.Task(
-                id=task_id, context_id=context_id,
-                status=pb.TaskStatus(state=pb.TaskState.TASK_STATE_SUBMITTED),
-                history=[context.message]))
+            await event_queue.enqueue_event(
+                pb.Task(
+                    id=task_id,
+                    context_id=context_id,
+                    status=pb.TaskStatus(state=pb.TaskState.TASK_STATE_SUBMITTED),
+                    history=[context.message],
+                )
+            )
             if command == "reject":
                 await updater.reject(agent("rejected"))
                 return
             await updater.start_work()
             if command in ("complete", "echo"):
-                await event_queue.enqueue_event(pb.TaskArtifactUpdateEvent(
-                        task_id=task_id, context_id=context_id,
-                        artifact=pb.Artifact(artifact_id=f"art-{task_id}", name="result", parts=[
-                            pb.Part(text=ARTIFACT_TEXT if command == "complete" else text)])))
+                await event_queue.enqueue_event(
+                    pb.TaskArtifactUpdateEvent(
+                        task_id=task_id,
+                        context_id=context_id,
+                        artifact=pb.Artifact(
+                            artifact_id=f"art-{task_id}",
+                            name="result",
+                            parts=[pb.Part(text=ARTIFACT_TEXT if command == "complete" else text)],
+                        ),
+                    )
+                )
                 await updater.complete()
             elif command == "input":
                 await updater.requires_input(agent("input required"))
@@ -206,14 +242,18 @@ def sdk_app(
             elif command == "stream":
                 for i in range(count):
                     await asyncio.sleep(0.005)
-                    await updater.update_status(pb.TaskState.TASK_STATE_WORKING,
-                                                agent(f"step {i + 1} of {count}"))
+                    await updater.update_status(
+                        pb.TaskState.TASK_STATE_WORKING, agent(f"step {i + 1} of {count}")
+                    )
                 for i in range(count):
                     await asyncio.sleep(0.005)
-                    await updater.add_artifact([pb.Part(text=f"chunk-{i}")],
-                                               artifact_id=f"stream-{task_id}",
-                                               name="stream" if i == 0 else None,
-                                               append=i > 0, last_chunk=i == count - 1)
+                    await updater.add_artifact(
+                        [pb.Part(text=f"chunk-{i}")],
+                        artifact_id=f"stream-{task_id}",
+                        name="stream" if i == 0 else None,
+                        append=i > 0,
+                        last_chunk=i == count - 1,
+                    )
                 await updater.complete()
             elif command == "slow":
                 done = slow_events.setdefault(task_id, asyncio.Event())
@@ -229,12 +269,15 @@ def sdk_app(
             await updater.cancel()
 
     handler = DefaultRequestHandler(
-        agent_executor=ContractExecutor(), task_store=InMemoryTaskStore(), agent_card=card,
+        agent_executor=ContractExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
         push_config_store=InMemoryPushNotificationConfigStore() if push else None,
     )
-    return Starlette(routes=[
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
-        *create_rest_routes(handler, enable_v0_3_compat=True),
-    ])
-
+    return Starlette(
+        routes=[
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+            *create_rest_routes(handler, enable_v0_3_compat=True),
+        ]
+    )

@@ -31,8 +31,13 @@ def _b64(data: bytes) -> str:
 def _signed_factory(mutate: str | None) -> Any:
     key = ec.generate_private_key(ec.SECP256R1())
     nums = key.public_key().public_numbers()
-    jwk = {"kty": "EC", "crv": "P-256", "kid": "k1", "x": _b64(nums.x.to_bytes(32, "big")),
-           "y": _b64(nums.y.to_bytes(32, "big"))}
+    jwk = {
+        "kty": "EC",
+        "crv": "P-256",
+        "kid": "k1",
+        "x": _b64(nums.x.to_bytes(32, "big")),
+        "y": _b64(nums.y.to_bytes(32, "big")),
+    }
 
     def factory(url: str) -> Any:
         card = conformance_card(url, bindings=(ProtocolBinding.JSONRPC,))
@@ -43,28 +48,40 @@ def _signed_factory(mutate: str | None) -> Any:
         protected = _b64(json.dumps(header).encode())
         signing_input = f"{protected}.{_b64(canonicalize(wire).encode())}".encode()
         r, s = utils.decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
-        wire["signatures"] = [{"protected": protected,
-                               "signature": _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))}]
+        wire["signatures"] = [
+            {
+                "protected": protected,
+                "signature": _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big")),
+            }
+        ]
         if mutate == "tampered":
             wire["name"] = "someone else"
 
         async def jwks(request: Request) -> Response:
             return JSONResponse({"keys": [jwk]})
 
-        return engine_app(AgentServer(ConformanceAgent(), card), wire,
-                          extra_routes=[Route("/jwks.json", jwks)])
+        return engine_app(
+            AgentServer(ConformanceAgent(), card), wire, extra_routes=[Route("/jwks.json", jwks)]
+        )
 
     return factory
 
 
-@pytest.mark.parametrize(("mutate", "signatures", "verify"), [
-    (None, Status.PASS, Status.PASS),
-    ("tampered", Status.PASS, Status.FAIL),
-    ("no-kid", Status.FAIL, Status.FAIL),
-])
+@pytest.mark.parametrize(
+    ("mutate", "signatures", "verify"),
+    [
+        (None, Status.PASS, Status.PASS),
+        ("tampered", Status.PASS, Status.FAIL),
+        ("no-kid", Status.FAIL, Status.FAIL),
+    ],
+)
 def test_card_signature_checks(mutate: str | None, signatures: Status, verify: Status) -> None:
     with serving(_signed_factory(mutate)) as url:
         report = asyncio.run(run_suite(url, version="1.0", transport="jsonrpc", include=["card.*"]))
     by_key = {r.key: r for r in report.results}
-    assert by_key["card.signatures[1.0]"].status is signatures, by_key["card.signatures[1.0]"].message
-    assert by_key["card.signature-verify[1.0]"].status is verify, by_key["card.signature-verify[1.0]"].message
+    assert by_key["card.signatures[1.0]"].status is signatures, by_key[
+        "card.signatures[1.0]"
+    ].message
+    assert by_key["card.signature-verify[1.0]"].status is verify, by_key[
+        "card.signature-verify[1.0]"
+    ].message

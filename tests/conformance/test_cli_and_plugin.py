@@ -36,13 +36,26 @@ def test_cli_exit_0_without_must_failures_and_json_report(
     assert "PASS  MUST    card.well-known[1.0]" in progress  # one live line per check
 
 
-def test_cli_exit_1_on_a_must_failure_with_junit(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_1_on_a_must_failure_with_junit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     factory, _ = BROKEN["wrong-task-not-found-code"]
     out = tmp_path / "junit.xml"
     with serving(factory) as url:
-        code = main([url, "--transport", "jsonrpc", "--level", "must", "--report", "junit",
-                     "--output", str(out), "--quiet"])
+        code = main(
+            [
+                url,
+                "--transport",
+                "jsonrpc",
+                "--level",
+                "must",
+                "--report",
+                "junit",
+                "--output",
+                str(out),
+                "--quiet",
+            ]
+        )
     assert code == 1
     root = ET.parse(out).getroot()
     cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
@@ -66,8 +79,12 @@ def test_cli_text_report_and_filters(engine_url: str, capsys: pytest.CaptureFixt
 
 
 def test_python_dash_m_lists_checks() -> None:
-    proc = subprocess.run([sys.executable, "-m", "a2a_models.conformance", "--list"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "a2a_models.conformance", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0
     assert "get.unknown-task" in proc.stdout and "§3.1.3" in proc.stdout
 
@@ -77,11 +94,29 @@ def test_pytest_plugin_one_item_per_check(tmp_path: Path) -> None:
     junit = tmp_path / "plugin.xml"
     with serving(factory) as url:
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", *PLUGIN,
-             "-p", "no:cacheprovider", "--a2a-url", url, "--a2a-version", "1.0",
-             "--a2a-check", "get.*", "--a2a-check", "cancel.*", "-rA",
-             f"--junitxml={junit}", "-q"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *PLUGIN,
+                "-p",
+                "no:cacheprovider",
+                "--a2a-url",
+                url,
+                "--a2a-version",
+                "1.0",
+                "--a2a-check",
+                "get.*",
+                "--a2a-check",
+                "cancel.*",
+                "-rA",
+                f"--junitxml={junit}",
+                "-q",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
         )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # cancel.unknown-task fails
     assert "PASSED a2a-conformance::get.unknown-task[1.0-jsonrpc]" in proc.stdout
@@ -89,15 +124,20 @@ def test_pytest_plugin_one_item_per_check(tmp_path: Path) -> None:
     assert "expected TaskNotFoundError (-32001)" in proc.stdout  # the failure with its evidence
     assert "> POST" in proc.stdout
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
-    props = {p.get("name"): p.get("value") for p in cases["get.unknown-task[1.0-jsonrpc]"].iter("property")}
+    props = {
+        p.get("name"): p.get("value")
+        for p in cases["get.unknown-task[1.0-jsonrpc]"].iter("property")
+    }
     assert props["spec_section"] == "§3.1.3" and props["level"] == "MUST"
 
 
 def test_pytest_plugin_is_inert_without_url(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", *PLUGIN,
-         "-p", "no:cacheprovider", "-q"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        [sys.executable, "-m", "pytest", *PLUGIN, "-p", "no:cacheprovider", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert proc.returncode == 0 and "1 passed" in proc.stdout

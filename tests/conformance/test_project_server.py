@@ -56,7 +56,11 @@ def project_report() -> Iterator[SuiteReport]:
 
 def test_project_server_declares_all_four_endpoints(project_report: SuiteReport) -> None:
     assert {(e.version, e.transport) for e in project_report.target.endpoints} == {
-        ("1.0", "jsonrpc"), ("1.0", "rest"), ("0.3", "jsonrpc"), ("0.3", "rest")}
+        ("1.0", "jsonrpc"),
+        ("1.0", "rest"),
+        ("0.3", "jsonrpc"),
+        ("0.3", "rest"),
+    }
     assert project_report.by_status(Status.SKIP) == []
 
 
@@ -64,7 +68,15 @@ def _params() -> list[object]:
     out = []
     for combo in [("1.0", "jsonrpc"), ("1.0", "rest"), ("0.3", "jsonrpc"), ("0.3", "rest")]:
         known = PROJECT_MUST_FAILURES.get(combo)
-        marks = [pytest.mark.xfail(strict=True, reason="; ".join(f"{k}: {v}" for k, v in known.items()))] if known else []
+        marks = (
+            [
+                pytest.mark.xfail(
+                    strict=True, reason="; ".join(f"{k}: {v}" for k, v in known.items())
+                )
+            ]
+            if known
+            else []
+        )
         out.append(pytest.param(*combo, marks=marks, id="-".join(combo)))
     return out
 
@@ -74,7 +86,8 @@ def test_project_server_passes_every_must_check(
     project_report: SuiteReport, version: str, transport: str
 ) -> None:
     failed = {
-        r.key: r.message for r in project_report.failed_must
+        r.key: r.message
+        for r in project_report.failed_must
         if r.version == version and r.transport in (transport, "card")
     }
     assert failed == {}

@@ -62,8 +62,15 @@ def test_registry_entries_are_complete() -> None:
 
 
 def test_unreachable_target_reports_instead_of_crashing() -> None:
-    report = asyncio.run(run_suite("http://127.0.0.1:9", version="1.0", transport="jsonrpc",
-                                   include=["card.*", "get.unknown-task"], request_timeout=2))
+    report = asyncio.run(
+        run_suite(
+            "http://127.0.0.1:9",
+            version="1.0",
+            transport="jsonrpc",
+            include=["card.*", "get.unknown-task"],
+            request_timeout=2,
+        )
+    )
     by_key = {r.key: r for r in report.results}
     assert by_key["card.well-known[1.0]"].status is Status.FAIL
     assert by_key["get.unknown-task[1.0-jsonrpc]"].status is Status.FAIL
@@ -79,4 +86,7 @@ def test_contract_parsing() -> None:
 
 
 def test_jcs() -> None:
-    assert canonicalize({"b": [1, 2.0, "é"], "a": None, "c": True}) == '{"a":null,"b":[1,2,"é"],"c":true}'
+    assert (
+        canonicalize({"b": [1, 2.0, "é"], "a": None, "c": True})
+        == '{"a":null,"b":[1,2,"é"],"c":true}'
+    )

@@ -52,14 +52,20 @@ SDK_FAILURES = {
 
 #: The card claims no extended card, is unsigned and declares no security.
 SDK_NOT_APPLICABLE_IDS = {
-    "card.security-coherent", "card.signatures", "card.signature-verify",
-    "capability.push-not-claimed", "capability.streaming-not-claimed", "extended-card.get",
+    "card.security-coherent",
+    "card.signatures",
+    "card.signature-verify",
+    "capability.push-not-claimed",
+    "capability.streaming-not-claimed",
+    "extended-card.get",
     "version.missing-header",  # on 1.0: the same URL serves 0.3, checked there
     "get.history-zero",  # on 0.3 HTTP+JSON: proto3 int32 without presence
     "stream.event-ids",  # the SDK's SSE events carry no ids
     "capability.required-extension",  # the card marks no extension required
     # the card requires no authentication, and the run has no second identity
-    "auth.credentials-required", "auth.challenge", "auth.owner-isolation",
+    "auth.credentials-required",
+    "auth.challenge",
+    "auth.owner-isolation",
     "auth.not-found-indistinguishable",
 }
 
@@ -72,7 +78,11 @@ def sdk_report(sdk_url: str) -> SuiteReport:
 def test_sdk_runs_every_version_and_transport(sdk_report: SuiteReport) -> None:
     assert sdk_report.versions == ["1.0", "0.3"]
     assert {(e.version, e.transport) for e in sdk_report.target.endpoints} == {
-        ("1.0", "jsonrpc"), ("1.0", "rest"), ("0.3", "jsonrpc"), ("0.3", "rest")}
+        ("1.0", "jsonrpc"),
+        ("1.0", "rest"),
+        ("0.3", "jsonrpc"),
+        ("0.3", "rest"),
+    }
     assert len(sdk_report.results) > 200
 
 

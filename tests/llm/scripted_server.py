@@ -584,10 +584,21 @@ def _responses_stream(turn: Turn, model: str) -> AsyncIterator[bytes]:
         return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
 
     async def produce() -> AsyncIterator[bytes]:
-        events = [event("response.created", response=_responses_object(turn, model, status="in_progress") | {"output": []})]
+        events = [
+            event(
+                "response.created",
+                response=_responses_object(turn, model, status="in_progress") | {"output": []},
+            )
+        ]
         index = 0
         if turn.text:
-            item = {"type": "message", "id": "msg_0", "role": "assistant", "status": "in_progress", "content": []}
+            item = {
+                "type": "message",
+                "id": "msg_0",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            }
             events.append(event("response.output_item.added", output_index=index, item=item))
             for piece in turn.text:
                 events.append(

@@ -228,7 +228,9 @@ def test_workspace_setting_api_responses_picks_the_model() -> None:
     assert config.api == "responses" and config.describe()["api"] == "responses"
     assert isinstance(make_model(config), OpenAIResponsesModel)
     assert isinstance(make_model(resolve_model_config(env=env)), OpenAIChatModel)
-    with pytest.raises(ModelConfigError, match="workspace model settings: api must be one of chat, responses"):
+    with pytest.raises(
+        ModelConfigError, match="workspace model settings: api must be one of chat, responses"
+    ):
         resolve_model_config(workspace={"api": "assistants"}, env=env)
     with pytest.raises(ModelConfigError, match="OpenAI's; the provider is 'anthropic'"):
         resolve_model_config(

@@ -536,7 +536,9 @@ async def test_legacy_sse_servers_with_substituted_headers(tmp_path: Path) -> No
             }
         }
         async with MCPToolHub.from_config(
-            write_config(tmp_path, servers), env={"TOK": "t-7", "REGION": "eu"}, call_timeout=TIMEOUT
+            write_config(tmp_path, servers),
+            env={"TOK": "t-7", "REGION": "eu"},
+            call_timeout=TIMEOUT,
         ) as hub:
             assert hub.connections["old"].config.transport == "sse"  # type: ignore[union-attr]
             weather = await hub.call("old__get_weather", {"city": "Oslo"})

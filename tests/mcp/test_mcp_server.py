@@ -152,7 +152,7 @@ async def test_results_carry_plain_text_and_structured_content(client: Client) -
     # itself (it raises on a mismatch), so this also checks the schema round trip.
     result = await client.call_tool("add", {"a": 2, "b": 3.5})
     assert not result.is_error
-    assert _text_item(result) == "5.5\n{\"sum\": 5.5}"
+    assert _text_item(result) == '5.5\n{"sum": 5.5}'
     assert result.structured_content == {"sum": 5.5}
     assert isinstance(result.content[1], types.EmbeddedResource)
     message = await client.call_tool("echo", {"text": "hi"})
@@ -217,7 +217,9 @@ async def test_invalid_arguments_are_refused_before_the_handler(client: Client) 
 
 
 async def test_handler_exception_becomes_an_error_result(client: Client) -> None:
-    assert _error_text(await client.call_tool("explode", {"text": "now"})) == "[RuntimeError]: kaboom"
+    assert (
+        _error_text(await client.call_tool("explode", {"text": "now"})) == "[RuntimeError]: kaboom"
+    )
 
 
 async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:

@@ -261,7 +261,9 @@ async def test_a_stream_on_b_receives_the_events_of_a_in_order(
     final = await b.on_get_task(GetTaskRequest(id=task.id))
     assert final.status.state is TaskState.COMPLETED
     part = final.artifacts[0].parts
-    assert [p.text for p in part if isinstance(p, TextPart)] == ["part 1part 2"]  # joined when stored
+    assert [p.text for p in part if isinstance(p, TextPart)] == [
+        "part 1part 2"
+    ]  # joined when stored
 
 
 async def test_a_streaming_send_on_a_matches_a_resumed_stream_on_b(

@@ -82,9 +82,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print results as 1.0 ProtoJSON, one document per line (for scripts)",
     )
-    parser.add_argument(
-        "--debug", action="store_true", help="show the traceback of a failure"
-    )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
 
 
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
@@ -307,8 +305,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="a2a-models",
         description="Talk to A2A agents (protocol 1.0 and 0.3), show their cards, serve one.",
-        epilog="Run 'a2a-models COMMAND --help' for a command's options. "
-        "New here? a2a-models demo",
+        epilog="Run 'a2a-models COMMAND --help' for a command's options. New here? a2a-models demo",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of a failure (any command)"
@@ -403,9 +400,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     prune = store_commands.add_parser(
         "prune", help="delete finished tasks older than an age, in small batches"
     )
-    prune.add_argument("url", metavar="URL", help="the store: sqlite:///path.db or postgresql://...")
     prune.add_argument(
-        "--older-than", required=True, metavar="AGE", help="e.g. 7d, 12h, 30m (finished that long ago)"
+        "url", metavar="URL", help="the store: sqlite:///path.db or postgresql://..."
+    )
+    prune.add_argument(
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="e.g. 7d, 12h, 30m (finished that long ago)",
     )
     from ._security import add_security_arguments
 

@@ -380,7 +380,9 @@ class Output:
             async for item in events:
                 view.apply(item)
                 if view.task is not None:
-                    drawn = _rich_task(view.task, view.usage, spinner=spinner if view.active else None)
+                    drawn = _rich_task(
+                        view.task, view.usage, spinner=spinner if view.active else None
+                    )
                     live.update(drawn)
         self.result(view)
         return view
@@ -448,7 +450,10 @@ class Output:
             ("task", config.task_id or ""),
             ("url", config.url),
             ("token", "(set)" if config.token else ""),
-            ("auth", auth.scheme + (" (credentials set)" if auth.credentials else "") if auth else ""),
+            (
+                "auth",
+                auth.scheme + (" (credentials set)" if auth.credentials else "") if auth else "",
+            ),
         ]
         if self.rich:
             self.console.print(
@@ -536,12 +541,16 @@ def _rich_task(
 
 def _scheme_text(scheme: m.SecurityScheme) -> str:
     if isinstance(scheme, m.HTTPAuthSecurityScheme):
-        text = f"HTTP {scheme.scheme}" + (f" ({scheme.bearer_format})" if scheme.bearer_format else "")
+        text = f"HTTP {scheme.scheme}" + (
+            f" ({scheme.bearer_format})" if scheme.bearer_format else ""
+        )
     elif isinstance(scheme, m.APIKeySecurityScheme):
         text = f"API key in {scheme.location} {scheme.name!r}"
     elif isinstance(scheme, m.OAuth2SecurityScheme):
         flows = [f.name for f in attrs_fields(m.OAuthFlows) if getattr(scheme.flows, f.name)]
-        text = "OAuth 2.0" + (f" ({', '.join(f.replace('_', ' ') for f in flows)})" if flows else "")
+        text = "OAuth 2.0" + (
+            f" ({', '.join(f.replace('_', ' ') for f in flows)})" if flows else ""
+        )
     elif isinstance(scheme, m.OpenIdConnectSecurityScheme):
         text = f"OpenID Connect {scheme.open_id_connect_url}"
     elif isinstance(scheme, m.MutualTlsSecurityScheme):

@@ -253,21 +253,27 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         try:
             await http.start()
         except OSError as exc:
-            print(f"a2a-models serve: cannot listen on {options.host}:{port}: {exc.strerror or exc}",
-                  file=sys.stderr)
+            print(
+                f"a2a-models serve: cannot listen on {options.host}:{port}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             await server.aclose()
             return 1
         if grpc_server is not None:
             try:
                 await grpc_server.start()
             except (OSError, RuntimeError) as exc:
-                print(f"a2a-models serve: cannot serve gRPC on {options.host}:{grpc_port}: {exc}",
-                      file=sys.stderr)
+                print(
+                    f"a2a-models serve: cannot serve gRPC on {options.host}:{grpc_port}: {exc}",
+                    file=sys.stderr,
+                )
                 await http.stop()
                 await server.aclose()
                 return 1
-        print(f"a2a-models: serving {server.card.name if server.card else 'agent'} at {url}",
-              flush=True)
+        print(
+            f"a2a-models: serving {server.card.name if server.card else 'agent'} at {url}",
+            flush=True,
+        )
         if grpc_server is not None:
             print(f"a2a-models: gRPC at {grpc_url_for(options, grpc_server.port)}", flush=True)
         if ready is not None:

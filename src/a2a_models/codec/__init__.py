@@ -267,7 +267,9 @@ def encode(
         return _json.dumps(wire)
     except (TypeError, ValueError) as exc:
         # Only free-form members (metadata, data, params) can hold such values.
-        raise EncodeError("$", f"a free-form member holds a value JSON cannot carry: {exc}") from None
+        raise EncodeError(
+            "$", f"a free-form member holds a value JSON cannot carry: {exc}"
+        ) from None
 
 
 def to_dict(obj: Any, *, as_type: Any = None) -> Any:

@@ -224,8 +224,6 @@ def non_negative_int32(value: Any, quoted_ok: bool) -> int:
     return number
 
 
-
-
 def api_key_location(value: Any) -> str:
     """Where an API key travels: ``header``, ``query`` or ``cookie``."""
     if value.__class__ is not str:

@@ -74,9 +74,9 @@ def dumps(value: Any) -> bytes:
         where = _non_string_key(value, "")
         if where is not None:
             raise TypeError(where) from None
-        return json.dumps(
-            value, ensure_ascii=True, separators=(",", ":"), allow_nan=False
-        ).encode("ascii")
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(
+            "ascii"
+        )
 
 
 def _non_string_key(value: Any, path: str) -> str | None:

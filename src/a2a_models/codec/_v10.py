@@ -601,9 +601,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         if python:
             return {k_schemes: {name: {"list": list(s)} for name, s in o.schemes.items()}}
         # ProtoJSON omits an empty repeated field inside the StringList too.
-        return {
-            k_schemes: {name: {"list": list(s)} if s else {} for name, s in o.schemes.items()}
-        }
+        return {k_schemes: {name: {"list": list(s)} if s else {} for name, s in o.schemes.items()}}
 
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement
 

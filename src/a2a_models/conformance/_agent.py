@@ -76,7 +76,15 @@ def parse_command(text: str) -> tuple[str, int]:
             except ValueError:
                 count = 3
         return "stream", max(1, min(_MAX_CHUNKS, count))
-    if len(words) == 1 and head in {"complete", "message", "input", "auth", "slow", "fail", "reject"}:
+    if len(words) == 1 and head in {
+        "complete",
+        "message",
+        "input",
+        "auth",
+        "slow",
+        "fail",
+        "reject",
+    }:
         return head, 0
     return "echo", 0
 
@@ -158,9 +166,7 @@ def conformance_card(
         version="1.0.0",
         supported_interfaces=interfaces,
         provider=AgentProvider(organization="a2a-models", url="https://github.com/a2a-models"),
-        capabilities=AgentCapabilities(
-            streaming=streaming, push_notifications=push_notifications
-        ),
+        capabilities=AgentCapabilities(streaming=streaming, push_notifications=push_notifications),
         default_input_modes=("text/plain",),
         default_output_modes=("text/plain",),
         skills=(

@@ -16,8 +16,15 @@ from typing import Any
 
 import attrs
 
-__all__ = ["KEYWORDS", "SpecRequirement", "extract", "level_group", "render_module", "requirements",
-           "rows_of"]
+__all__ = [
+    "KEYWORDS",
+    "SpecRequirement",
+    "extract",
+    "level_group",
+    "render_module",
+    "requirements",
+    "rows_of",
+]
 
 #: RFC 2119 keywords, strongest first within each group (the first match names the level).
 KEYWORDS = (

@@ -27,40 +27,95 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
     p = argparse.ArgumentParser(
         prog=prog,
         description="Run the A2A conformance suite against an agent over HTTP. Exits 1 if a "
-                    "MUST check failed, 0 otherwise (2 for usage errors).",
+        "MUST check failed, 0 otherwise (2 for usage errors).",
     )
-    p.add_argument("url", nargs="?", help="the agent's base URL (its card is read from "
-                               "/.well-known/agent-card.json) or the card's URL")
-    p.add_argument("--version", dest="a2a_version", choices=["1.0", "0.3", "auto"], default="auto",
-                   help="protocol version(s) to test (default: every version the card declares)")
-    p.add_argument("--transport", choices=["jsonrpc", "rest", "grpc", "all"], default="all",
-                   help="transport(s) to test (default: all the card declares)")
-    p.add_argument("--level", choices=["must", "should", "all"], default="all",
-                   help="must: MUST checks only; should: MUST and SHOULD; all (default)")
-    p.add_argument("--auth-header", action="append", type=parse_header, default=[],
-                   metavar="'NAME: VALUE'", help="a header sent with every request (repeatable)")
-    p.add_argument("--peer-auth-header", action="append", type=parse_header, default=[],
-                   metavar="'NAME: VALUE'",
-                   help="credentials of a SECOND identity (repeatable): enables the "
-                        "owner-isolation checks")
-    p.add_argument("--report", choices=["text", "json", "junit", "html"], default="text",
-                   help="the summary's format (default: text; html is one self-contained page)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
-    p.add_argument("--check", action="append", default=[], metavar="GLOB",
-                   help="run only checks whose id matches GLOB (repeatable), e.g. 'stream.*'")
-    p.add_argument("--skip", action="append", default=[], metavar="GLOB",
-                   help="do not run checks whose id matches GLOB (repeatable)")
-    p.add_argument("--timeout-scale", type=float, default=1.0,
-                   help="multiply every check's time limit (slow agents)")
-    p.add_argument("--request-timeout", type=float, default=10.0,
-                   help="seconds per HTTP request (default 10)")
+    p.add_argument(
+        "url",
+        nargs="?",
+        help="the agent's base URL (its card is read from "
+        "/.well-known/agent-card.json) or the card's URL",
+    )
+    p.add_argument(
+        "--version",
+        dest="a2a_version",
+        choices=["1.0", "0.3", "auto"],
+        default="auto",
+        help="protocol version(s) to test (default: every version the card declares)",
+    )
+    p.add_argument(
+        "--transport",
+        choices=["jsonrpc", "rest", "grpc", "all"],
+        default="all",
+        help="transport(s) to test (default: all the card declares)",
+    )
+    p.add_argument(
+        "--level",
+        choices=["must", "should", "all"],
+        default="all",
+        help="must: MUST checks only; should: MUST and SHOULD; all (default)",
+    )
+    p.add_argument(
+        "--auth-header",
+        action="append",
+        type=parse_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header sent with every request (repeatable)",
+    )
+    p.add_argument(
+        "--peer-auth-header",
+        action="append",
+        type=parse_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="credentials of a SECOND identity (repeatable): enables the owner-isolation checks",
+    )
+    p.add_argument(
+        "--report",
+        choices=["text", "json", "junit", "html"],
+        default="text",
+        help="the summary's format (default: text; html is one self-contained page)",
+    )
+    p.add_argument(
+        "--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)"
+    )
+    p.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only checks whose id matches GLOB (repeatable), e.g. 'stream.*'",
+    )
+    p.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="do not run checks whose id matches GLOB (repeatable)",
+    )
+    p.add_argument(
+        "--timeout-scale",
+        type=float,
+        default=1.0,
+        help="multiply every check's time limit (slow agents)",
+    )
+    p.add_argument(
+        "--request-timeout", type=float, default=10.0, help="seconds per HTTP request (default 10)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
-    p.add_argument("--coverage", action="store_true",
-                   help="print every normative sentence of the spec with the checks that test it "
-                        "(or why none can), and the share covered per level; then exit")
-    p.add_argument("--coverage-version", choices=["1.0", "0.3"], default=None,
-                   help="with --coverage: only this version's sentences")
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print every normative sentence of the spec with the checks that test it "
+        "(or why none can), and the share covered per level; then exit",
+    )
+    p.add_argument(
+        "--coverage-version",
+        choices=["1.0", "0.3"],
+        default=None,
+        help="with --coverage: only this version's sentences",
+    )
     return p
 
 
@@ -76,8 +131,10 @@ def _list_checks() -> str:
         if c.requires:
             extra.append("needs " + ", ".join(sorted(r.value for r in c.requires)))
         transports = "card" if "card" in c.transports else "+".join(sorted(c.transports))
-        lines.append(f"{c.id:<40} {c.level.value:<6} {c.section:<28} {transports:<12} {c.title}"
-                     + (f" [{'; '.join(extra)}]" if extra else ""))
+        lines.append(
+            f"{c.id:<40} {c.level.value:<6} {c.section:<28} {transports:<12} {c.title}"
+            + (f" [{'; '.join(extra)}]" if extra else "")
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -113,13 +170,22 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
             err.flush()
 
     try:
-        report = asyncio.run(run_suite(
-            args.url, version=args.a2a_version, transport=args.transport, level=args.level,
-            auth_headers=dict(args.auth_header), include=args.check, exclude=args.skip,
-            peer_auth_headers=dict(args.peer_auth_header) or None,
-            on_plan=on_plan, on_result=on_result, timeout_scale=args.timeout_scale,
-            request_timeout=args.request_timeout,
-        ))
+        report = asyncio.run(
+            run_suite(
+                args.url,
+                version=args.a2a_version,
+                transport=args.transport,
+                level=args.level,
+                auth_headers=dict(args.auth_header),
+                include=args.check,
+                exclude=args.skip,
+                peer_auth_headers=dict(args.peer_auth_header) or None,
+                on_plan=on_plan,
+                on_result=on_result,
+                timeout_scale=args.timeout_scale,
+                request_timeout=args.request_timeout,
+            )
+        )
     except KeyboardInterrupt:
         err.write("interrupted\n")
         return 130

@@ -52,9 +52,15 @@ T = TypeVar("T")
 _UNSET: Any = object()
 _IDS = itertools.count(1)
 _A2A_REASONS = {
-    "TASK_NOT_FOUND", "TASK_NOT_CANCELABLE", "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    "UNSUPPORTED_OPERATION", "CONTENT_TYPE_NOT_SUPPORTED", "INVALID_AGENT_RESPONSE",
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "EXTENSION_SUPPORT_REQUIRED", "VERSION_NOT_SUPPORTED",
+    "TASK_NOT_FOUND",
+    "TASK_NOT_CANCELABLE",
+    "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    "UNSUPPORTED_OPERATION",
+    "CONTENT_TYPE_NOT_SUPPORTED",
+    "INVALID_AGENT_RESPONSE",
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+    "EXTENSION_SUPPORT_REQUIRED",
+    "VERSION_NOT_SUPPORTED",
 }
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 
@@ -275,8 +281,12 @@ class StreamSession:
         self._raw.extend(body)
         self.closed = True
         exchange = self._exchange()
-        reply = HttpReply(exchange, self._response.status_code,
-                          {k.lower(): v for k, v in self._response.headers.items()}, body)
+        reply = HttpReply(
+            exchange,
+            self._response.status_code,
+            {k.lower(): v for k, v in self._response.headers.items()},
+            body,
+        )
         self.non_stream = reply
         result = self._ctx._interpret("SendStreamingMessage", reply, None)
         self.error = result.error
@@ -310,7 +320,9 @@ class StreamSession:
                 return None
             self._raw.extend(chunk)
             for sse in self._parser.feed(chunk):
-                event = self._ctx._parse_stream_event(self._index, sse.data, sse.id, self.request_id)
+                event = self._ctx._parse_stream_event(
+                    self._index, sse.data, sse.id, self.request_id
+                )
                 self._index += 1
                 self.events.append(event)
                 self._pending.append(event)
@@ -338,8 +350,10 @@ class StreamSession:
         """What came back, for failure messages."""
         if self._response is None:
             return f"no response ({self.transport_error})"
-        parts = [f"HTTP {self.status} {self.media_type or '(no content type)'}",
-                 f"{len(self.events)} events"]
+        parts = [
+            f"HTTP {self.status} {self.media_type or '(no content type)'}",
+            f"{len(self.events)} events",
+        ]
         if self.events:
             parts.append("; ".join(e.describe() for e in self.events[:6]))
         if self.transport_error:
@@ -460,7 +474,9 @@ class CheckContext:
         required = self.target.required_extensions()
         if not required:
             return {}
-        return {"A2A-Extensions" if self.version != "0.3" else "X-A2A-Extensions": ",".join(required)}
+        return {
+            "A2A-Extensions" if self.version != "0.3" else "X-A2A-Extensions": ",".join(required)
+        }
 
     async def request(
         self,
@@ -475,23 +491,35 @@ class CheckContext:
         """One HTTP exchange, recorded as evidence; never raises for transport errors."""
         hdrs = {**self.auth_headers, **(headers or {})}
         request = self.client.build_request(
-            method, url, headers=hdrs, content=content, params=tuple(params) if params else None,
+            method,
+            url,
+            headers=hdrs,
+            content=content,
+            params=tuple(params) if params else None,
             timeout=timeout if timeout is not None else self.request_timeout,
         )
         started = time.monotonic()
         try:
             response = await self.client.send(request)
         except httpx.HTTPError as exc:
-            ex = record(request, error=f"{type(exc).__name__}: {exc}", started=started,
-                        request_body=content)
+            ex = record(
+                request, error=f"{type(exc).__name__}: {exc}", started=started, request_body=content
+            )
             self.evidence.append(ex)
             return HttpReply(ex, error=f"{type(exc).__name__}: {exc}")
         body = response.content
-        ex = record(request, status=response.status_code, response_headers=response.headers,
-                    body=body, started=started, request_body=content)
+        ex = record(
+            request,
+            status=response.status_code,
+            response_headers=response.headers,
+            body=body,
+            started=started,
+            request_body=content,
+        )
         self.evidence.append(ex)
-        return HttpReply(ex, response.status_code,
-                         {k.lower(): v for k, v in response.headers.items()}, body)
+        return HttpReply(
+            ex, response.status_code, {k.lower(): v for k, v in response.headers.items()}, body
+        )
 
     # ------------------------------------------------------------------ operations
 
@@ -512,15 +540,16 @@ class CheckContext:
         name = spec.name_for(self.version)
         if name is None:
             self.not_applicable(f"{op} does not exist in A2A {self.version}")
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": self.new_id() if id is _UNSET else id,
-                                "method": name}
+        body: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": self.new_id() if id is _UNSET else id,
+            "method": name,
+        }
         if not (self.version == "0.3" and op == "GetExtendedAgentCard") and params is not None:
             body["params"] = params
         return body
 
-    def _rest_route(
-        self, op: str, params: object
-    ) -> tuple[str, str, list[tuple[str, str]], Any]:
+    def _rest_route(self, op: str, params: object) -> tuple[str, str, list[tuple[str, str]], Any]:
         """(HTTP method, path, query, body-or-None) of ``op`` on REST (``protocol.REST_ROUTES``)."""
         spec = METHODS[op]
         if spec.name_for(self.version) is None:
@@ -528,7 +557,11 @@ class CheckContext:
         if params is None:
             # No params (the caller sends raw ones): the route's path as it stands.
             for route in REST_ROUTES:
-                if route.operation == op and route.version == self.version and "{" not in route.path:
+                if (
+                    route.operation == op
+                    and route.version == self.version
+                    and "{" not in route.path
+                ):
                     path = route.path[3:] if route.path.startswith("/v1/") else route.path
                     return route.methods[-1], path, [], None
             raise ValueError(f"{op} needs params to build its HTTP+JSON path")
@@ -549,7 +582,9 @@ class CheckContext:
 
     def rest_headers(self, *, with_body: bool) -> dict[str, str]:
         media = "application/a2a+json" if self.version == "1.0" else "application/json"
-        hdrs = {"Accept": f"{media}, application/json"} if self.version == "1.0" else {"Accept": media}
+        hdrs = (
+            {"Accept": f"{media}, application/json"} if self.version == "1.0" else {"Accept": media}
+        )
         if with_body:
             hdrs["Content-Type"] = media
         return {**hdrs, **self.version_headers()}
@@ -582,15 +617,28 @@ class CheckContext:
             vh = {k: v for k, v in vh.items() if k not in ("A2A-Extensions", "X-A2A-Extensions")}
         if self.transport == JSONRPC:
             if raw_body is None:
-                wire = raw_params if raw_params is not _UNSET else (
-                    self.encode_params(op, params) if params is not None else
-                    ({} if METHODS[op].params_required is False and self.version == "1.0" else None)
+                wire = (
+                    raw_params
+                    if raw_params is not _UNSET
+                    else (
+                        self.encode_params(op, params)
+                        if params is not None
+                        else (
+                            {}
+                            if METHODS[op].params_required is False and self.version == "1.0"
+                            else None
+                        )
+                    )
                 )
                 content = codec.dumps(self.jsonrpc_body(op, wire, id=id))
             else:
                 content = raw_body
-            hdrs = {"Content-Type": "application/json", "Accept": "application/json",
-                    **vh, **(headers or {})}
+            hdrs = {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                **vh,
+                **(headers or {}),
+            }
             reply = await self.request("POST", ep.url, headers=hdrs, content=content)
             return self._interpret(op, reply, None)
         method, path, query, body = self._rest_route(op, params)
@@ -601,16 +649,21 @@ class CheckContext:
         )
         base_headers = self.rest_headers(with_body=rest_content is not None)
         if version_headers is not None or not with_extensions:
-            base_headers = {k: v for k, v in base_headers.items()
-                            if k.lower() not in ("a2a-version", "a2a-extensions", "x-a2a-extensions")}
+            base_headers = {
+                k: v
+                for k, v in base_headers.items()
+                if k.lower() not in ("a2a-version", "a2a-extensions", "x-a2a-extensions")
+            }
         hdrs = {**base_headers, **vh, **(headers or {})}
-        reply = await self.request(method, self.rest_url(path), headers=hdrs, content=rest_content,
-                                   params=query or None)
+        reply = await self.request(
+            method, self.rest_url(path), headers=hdrs, content=rest_content, params=query or None
+        )
         return self._interpret(op, reply, None)
 
     def _interpret(self, op: str, reply: HttpReply, request_id: Any) -> CallResult:
-        base: dict[str, Any] = dict(op=op, version=self.version, transport=self.transport,
-                                    http=reply)
+        base: dict[str, Any] = dict(
+            op=op, version=self.version, transport=self.transport, http=reply
+        )
         if reply.status is None:
             return CallResult(**base, problem=f"no HTTP response: {reply.error}")
         if self.transport == JSONRPC:
@@ -621,23 +674,29 @@ class CheckContext:
             except ValueError:
                 return CallResult(**base, problem=f"HTTP {reply.status}: the body is not JSON")
             if not isinstance(env, dict):
-                return CallResult(**base, envelope=env,
-                                  problem="the reply is not a JSON-RPC response object")
+                return CallResult(
+                    **base, envelope=env, problem="the reply is not a JSON-RPC response object"
+                )
             if "error" in env and isinstance(env["error"], dict):
                 err = env["error"]
                 code = err.get("code")
-                return CallResult(**base, envelope=env, error=RemoteError(
-                    transport=JSONRPC,
-                    code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                    message=str(err.get("message", "")),
-                    data=err.get("data"),
-                    http_status=reply.status,
-                    details=tuple(err["data"]) if isinstance(err.get("data"), list) else (),
-                ))
+                return CallResult(
+                    **base,
+                    envelope=env,
+                    error=RemoteError(
+                        transport=JSONRPC,
+                        code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                        message=str(err.get("message", "")),
+                        data=err.get("data"),
+                        http_status=reply.status,
+                        details=tuple(err["data"]) if isinstance(err.get("data"), list) else (),
+                    ),
+                )
             if "result" in env:
                 return CallResult(**base, envelope=env, result=env["result"], has_result=True)
-            return CallResult(**base, envelope=env,
-                              problem="the JSON-RPC response has neither result nor error")
+            return CallResult(
+                **base, envelope=env, problem="the JSON-RPC response has neither result nor error"
+            )
         # REST
         if 200 <= reply.status < 300:
             if not reply.body.strip():
@@ -664,12 +723,16 @@ class CheckContext:
         if target is None:
             if result.result in (None, {}):
                 return None
-            self.fail(f"{result.op}: expected an empty result, got {excerpt(codec.dumps(result.result), 200)}")
+            self.fail(
+                f"{result.op}: expected an empty result, got {excerpt(codec.dumps(result.result), 200)}"
+            )
         try:
             return codec.from_wire(target, result.result, self.dialect)
         except DecodeError as exc:
-            self.fail(f"{result.op}: the result is not a valid {getattr(target, '__name__', target)} "
-                      f"in the {self.dialect} dialect: {exc}")
+            self.fail(
+                f"{result.op}: the result is not a valid {getattr(target, '__name__', target)} "
+                f"in the {self.dialect} dialect: {exc}"
+            )
 
     def expect_result(self, result: CallResult, what: str = "") -> Any:
         if result.error is not None or result.problem is not None:
@@ -702,33 +765,49 @@ class CheckContext:
         ep = self._endpoint()
         if self.transport == JSONRPC:
             request_id = self.new_id()
-            content: bytes | None = codec.dumps(self.jsonrpc_body(op, self.encode_params(op, params), id=request_id))
+            content: bytes | None = codec.dumps(
+                self.jsonrpc_body(op, self.encode_params(op, params), id=request_id)
+            )
             url = ep.url
-            hdrs = {"Content-Type": "application/json", "Accept": "text/event-stream",
-                    **self.version_headers()}
+            hdrs = {
+                "Content-Type": "application/json",
+                "Accept": "text/event-stream",
+                **self.version_headers(),
+            }
             method = "POST"
             query: list[tuple[str, str]] = []
         else:
             method, path, query, body = self._rest_route(op, params)
             content = codec.dumps(body) if body is not None else None
             url = self.rest_url(path)
-            hdrs = {**self.rest_headers(with_body=content is not None), "Accept": "text/event-stream"}
+            hdrs = {
+                **self.rest_headers(with_body=content is not None),
+                "Accept": "text/event-stream",
+            }
             request_id = None
         hdrs = {**self.auth_headers, **hdrs, **(headers or {})}
-        request = self.client.build_request(method, url, headers=hdrs, content=content,
-                                            params=tuple(query) or None, timeout=self.request_timeout)
+        request = self.client.build_request(
+            method,
+            url,
+            headers=hdrs,
+            content=content,
+            params=tuple(query) or None,
+            timeout=self.request_timeout,
+        )
         started = time.monotonic()
         try:
             response = await self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            return StreamSession(self, request, None, started, content, error=repr(exc),
-                                 request_id=request_id)
+            return StreamSession(
+                self, request, None, started, content, error=repr(exc), request_id=request_id
+            )
         session = StreamSession(self, request, response, started, content, request_id=request_id)
-        if (op == "SubscribeToTask" and self.transport == REST and response.status_code == 405):
+        if op == "SubscribeToTask" and self.transport == REST and response.status_code == 405:
             # The proto maps subscribe to GET, the spec text to POST: accept either.
             await session.aclose()
-            request = self.client.build_request("GET", url, headers=hdrs, params=tuple(query) or None,
-                                                timeout=self.request_timeout)
+            request = self.client.build_request(
+                "GET", url, headers=hdrs, params=tuple(query) or None, timeout=self.request_timeout
+            )
             started = time.monotonic()
             try:
                 response = await self.client.send(request, stream=True)
@@ -753,21 +832,27 @@ class CheckContext:
                 return event
             if "error" in value:
                 err = value["error"] if isinstance(value["error"], dict) else {}
-                event.error = RemoteError(JSONRPC, err.get("code"), str(err.get("message", "")),
-                                          err.get("data"))
+                event.error = RemoteError(
+                    JSONRPC, err.get("code"), str(err.get("message", "")), err.get("data")
+                )
                 return event
             if "result" not in value:
                 event.problem = "the JSON-RPC response has no result"
                 return event
             if value.get("id") != request_id:
-                event.problem = (f"the response id {value.get('id')!r} is not the request id "
-                                 f"{request_id!r}")
+                event.problem = (
+                    f"the response id {value.get('id')!r} is not the request id {request_id!r}"
+                )
             payload = value["result"]
         else:
             if isinstance(value, dict) and "error" in value and len(value) == 1:
                 err = value["error"] if isinstance(value["error"], dict) else {}
-                event.error = RemoteError(REST, err.get("code"), str(err.get("message", "")),
-                                          details=tuple(err.get("details") or ()))
+                event.error = RemoteError(
+                    REST,
+                    err.get("code"),
+                    str(err.get("message", "")),
+                    details=tuple(err.get("details") or ()),
+                )
                 return event
             payload = value
         event.payload = payload
@@ -799,7 +884,8 @@ class CheckContext:
         # 0.3 had no blocking default (1.0 blocks unless returnImmediately): say it.
         if return_immediately is not None or history_length is not None or self.version == "0.3":
             config = m.SendMessageConfiguration(
-                return_immediately=bool(return_immediately), history_length=history_length,
+                return_immediately=bool(return_immediately),
+                history_length=history_length,
                 accepted_output_modes=("text/plain",),
             )
         return m.SendMessageRequest(message=msg, configuration=config)
@@ -926,8 +1012,14 @@ def _rest_error(reply: HttpReply) -> RemoteError:
     message = ""
     if isinstance(body, dict):
         message = str(body.get("message") or body.get("detail") or body.get("title") or "")
-    return RemoteError(transport=REST, code=None, message=message or excerpt(reply.body, 120),
-                       data=body, http_status=reply.status, body_shape_ok=False)
+    return RemoteError(
+        transport=REST,
+        code=None,
+        message=message or excerpt(reply.body, 120),
+        data=body,
+        http_status=reply.status,
+        body_shape_ok=False,
+    )
 
 
 def error_class_for(reason: str | None) -> type[JSONRPCError] | None:

@@ -31,22 +31,44 @@ _REPORT_KEY = pytest.StashKey[dict[str, Any]]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("a2a-conformance", "A2A conformance suite")
     group.addoption("--a2a-url", default=None, help="run the A2A conformance suite against URL")
-    group.addoption("--a2a-version", default="auto", choices=["1.0", "0.3", "auto"],
-                    help="protocol version(s) to test (default: all the card declares)")
-    group.addoption("--a2a-transport", default="all", choices=["jsonrpc", "rest", "all"],
-                    help="transport(s) to test")
-    group.addoption("--a2a-level", default="all", choices=["must", "should", "all"],
-                    help="which checks: MUST only, MUST+SHOULD, or all")
-    group.addoption("--a2a-auth-header", action="append", default=[],
-                    help="'Name: value' header sent with every request (repeatable)")
-    group.addoption("--a2a-check", action="append", default=[],
-                    help="only checks whose id matches this glob (repeatable)")
+    group.addoption(
+        "--a2a-version",
+        default="auto",
+        choices=["1.0", "0.3", "auto"],
+        help="protocol version(s) to test (default: all the card declares)",
+    )
+    group.addoption(
+        "--a2a-transport",
+        default="all",
+        choices=["jsonrpc", "rest", "all"],
+        help="transport(s) to test",
+    )
+    group.addoption(
+        "--a2a-level",
+        default="all",
+        choices=["must", "should", "all"],
+        help="which checks: MUST only, MUST+SHOULD, or all",
+    )
+    group.addoption(
+        "--a2a-auth-header",
+        action="append",
+        default=[],
+        help="'Name: value' header sent with every request (repeatable)",
+    )
+    group.addoption(
+        "--a2a-check",
+        action="append",
+        default=[],
+        help="only checks whose id matches this glob (repeatable)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "a2a(section, level): an A2A conformance check")
     for level in ("must", "should", "may"):
-        config.addinivalue_line("markers", f"a2a_{level}: an A2A conformance check at level {level.upper()}")
+        config.addinivalue_line(
+            "markers", f"a2a_{level}: an A2A conformance check at level {level.upper()}"
+        )
 
 
 def _headers(values: list[str]) -> dict[str, str]:
@@ -64,9 +86,13 @@ class A2ACheckItem(pytest.Item):
         super().__init__(**kwargs)
         self.run = run
         c = run.check
-        self.user_properties += [("a2a_check", c.id), ("spec_section", c.section),
-                                 ("level", c.level.value), ("version", run.version),
-                                 ("transport", run.transport)]
+        self.user_properties += [
+            ("a2a_check", c.id),
+            ("spec_section", c.section),
+            ("level", c.level.value),
+            ("version", run.version),
+            ("transport", run.transport),
+        ]
         self.add_marker(pytest.mark.a2a(section=c.section, level=c.level.value))
         self.add_marker(getattr(pytest.mark, f"a2a_{c.level.value.lower()}"))
 
@@ -87,8 +113,11 @@ class A2ACheckItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, A2ACheckFailed):
             r = excinfo.value.result
-            lines = [f"{r.key} [{r.check.level.value} {r.check.section}] {r.check.title}",
-                     r.message, ""]
+            lines = [
+                f"{r.key} [{r.check.level.value} {r.check.section}] {r.check.title}",
+                r.message,
+                "",
+            ]
             lines += [ex.render() + "\n" for ex in r.evidence[-4:]]
             return "\n".join(lines)
         return str(super().repr_failure(excinfo))
@@ -110,8 +139,9 @@ class A2ACheckFailed(A2AError, AssertionError):
         self.result = result
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     url = config.getoption("--a2a-url")
     if not url:
         return
@@ -131,9 +161,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
             target = await discover(client, url, kwargs["auth_headers"])
         versions = target.versions if kwargs["version"] == "auto" else [str(kwargs["version"])]
-        transports = ["jsonrpc", "rest"] if kwargs["transport"] == "all" else [str(kwargs["transport"])]
-        checks = select_checks(CHECKS, levels=levels_for(str(kwargs["level"])),
-                               include=kwargs["include"])
+        transports = (
+            ["jsonrpc", "rest"] if kwargs["transport"] == "all" else [str(kwargs["transport"])]
+        )
+        checks = select_checks(
+            CHECKS, levels=levels_for(str(kwargs["level"])), include=kwargs["include"]
+        )
         return plan(target, checks, versions, transports)
 
     suite = A2ASuite.from_parent(session, name="a2a-conformance", nodeid="a2a-conformance")

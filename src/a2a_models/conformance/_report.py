@@ -17,10 +17,22 @@ from collections import Counter
 from ._registry import CheckResult, Level, Status
 from ._runner import SuiteReport
 
-__all__ = ["FORMATS", "progress_line", "render", "render_html", "render_json", "render_junit",
-           "render_text"]
+__all__ = [
+    "FORMATS",
+    "progress_line",
+    "render",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_text",
+]
 
-_LABEL = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.NOT_APPLICABLE: "N/A "}
+_LABEL = {
+    Status.PASS: "PASS",
+    Status.FAIL: "FAIL",
+    Status.SKIP: "SKIP",
+    Status.NOT_APPLICABLE: "N/A ",
+}
 
 
 def progress_line(r: CheckResult) -> str:
@@ -28,9 +40,11 @@ def progress_line(r: CheckResult) -> str:
     msg = r.message.replace("\n", " ")
     if len(msg) > 160:
         msg = msg[:157] + "..."
-    where = r.key[len(r.id):]
-    return (f"{_LABEL[r.status]}  {r.check.level.value:<6}  {r.id}{where}  {r.check.section}  "
-            f"{r.duration:.2f}s" + (f"  {msg}" if msg else ""))
+    where = r.key[len(r.id) :]
+    return (
+        f"{_LABEL[r.status]}  {r.check.level.value:<6}  {r.id}{where}  {r.check.section}  "
+        f"{r.duration:.2f}s" + (f"  {msg}" if msg else "")
+    )
 
 
 def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
@@ -39,8 +53,8 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         "A2A conformance report",
         f"  target:     {t.url}",
         f"  card:       {t.card_url} ({'ok' if t.card is not None else t.card_problem})",
-        "  endpoints:  " + (", ".join(f"{e.version} {e.transport} {e.url}" for e in t.endpoints)
-                            or "(none)"),
+        "  endpoints:  "
+        + (", ".join(f"{e.version} {e.transport} {e.url}" for e in t.endpoints) or "(none)"),
         f"  versions:   {', '.join(report.versions) or '(none)'}   "
         f"transports: {', '.join(report.transports)}",
         f"  started:    {report.started_at}   duration: {report.duration:.2f}s",
@@ -50,8 +64,15 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
     rows = [("status", "level", "check", "§", "message")]
     for r in report.results:
         msg = r.message.replace("\n", " ")
-        rows.append((_LABEL[r.status].strip(), r.check.level.value, r.key, r.check.section,
-                     msg if len(msg) <= 90 else msg[:87] + "..."))
+        rows.append(
+            (
+                _LABEL[r.status].strip(),
+                r.check.level.value,
+                r.key,
+                r.check.section,
+                msg if len(msg) <= 90 else msg[:87] + "...",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         out.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:4])) + "  " + row[4])
@@ -63,15 +84,24 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         f"({by_level[Level.MUST]} MUST, {by_level[Level.SHOULD]} SHOULD, {by_level[Level.MAY]} MAY), "
         f"{counts['skip']} skipped, {counts['not-applicable']} not applicable"
     )
-    out.append("RESULT: " + ("NOT CONFORMANT (a MUST check failed)" if report.exit_code
-                             else "conformant (no MUST check failed)"))
+    out.append(
+        "RESULT: "
+        + (
+            "NOT CONFORMANT (a MUST check failed)"
+            if report.exit_code
+            else "conformant (no MUST check failed)"
+        )
+    )
     if evidence:
         failures = [r for r in report.results if r.status is Status.FAIL]
         if failures:
             out += ["", "Failures with evidence", "======================"]
         for r in failures:
-            out += ["", f"{r.key}  {r.check.level.value}  {r.check.section}  {r.check.title}",
-                    textwrap.indent(r.message, "  ")]
+            out += [
+                "",
+                f"{r.key}  {r.check.level.value}  {r.check.section}  {r.check.title}",
+                textwrap.indent(r.message, "  "),
+            ]
             for ex in r.evidence[-3:]:
                 out.append(textwrap.indent(ex.render(), "    "))
     return "\n".join(out) + "\n"
@@ -84,16 +114,27 @@ def render_json(report: SuiteReport) -> str:
             "url": t.url,
             "cardUrl": t.card_url,
             "cardProblem": t.card_problem,
-            "endpoints": [{"version": e.version, "transport": e.transport, "url": e.url,
-                           "tenant": e.tenant, "source": e.source} for e in t.endpoints],
+            "endpoints": [
+                {
+                    "version": e.version,
+                    "transport": e.transport,
+                    "url": e.url,
+                    "tenant": e.tenant,
+                    "source": e.source,
+                }
+                for e in t.endpoints
+            ],
         },
         "versions": report.versions,
         "transports": report.transports,
         "startedAt": report.started_at,
         "duration": round(report.duration, 4),
         "notes": report.notes,
-        "summary": {**report.counts(), "failedMust": len(report.failed_must),
-                    "exitCode": report.exit_code},
+        "summary": {
+            **report.counts(),
+            "failedMust": len(report.failed_must),
+            "exitCode": report.exit_code,
+        },
         "results": [r.to_dict() for r in report.results],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -107,17 +148,26 @@ def render_junit(report: SuiteReport) -> str:
         groups.setdefault(f"{r.version}-{r.transport}", []).append(r)
     for name, results in groups.items():
         suite = ET.SubElement(
-            root, "testsuite", name=f"a2a-conformance.{name}", tests=str(len(results)),
-            failures=str(sum(r.status is Status.FAIL for r in results)), errors="0",
+            root,
+            "testsuite",
+            name=f"a2a-conformance.{name}",
+            tests=str(len(results)),
+            failures=str(sum(r.status is Status.FAIL for r in results)),
+            errors="0",
             skipped=str(sum(r.status in (Status.SKIP, Status.NOT_APPLICABLE) for r in results)),
-            time=f"{sum(r.duration for r in results):.3f}", timestamp=report.started_at,
+            time=f"{sum(r.duration for r in results):.3f}",
+            timestamp=report.started_at,
         )
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="target", value=report.target.url)
         for r in results:
-            case = ET.SubElement(suite, "testcase", name=r.id,
-                                 classname=f"a2a_conformance.{name.replace('.', '_')}",
-                                 time=f"{r.duration:.3f}")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=r.id,
+                classname=f"a2a_conformance.{name.replace('.', '_')}",
+                time=f"{r.duration:.3f}",
+            )
             cprops = ET.SubElement(case, "properties")
             ET.SubElement(cprops, "property", name="section", value=r.check.section)
             ET.SubElement(cprops, "property", name="level", value=r.check.level.value)
@@ -125,9 +175,12 @@ def render_junit(report: SuiteReport) -> str:
                 ET.SubElement(cprops, "property", name="requirement", value=req)
             if r.status is Status.FAIL:
                 text = "\n\n".join(ex.render() for ex in r.evidence[-3:])
-                fail = ET.SubElement(case, "failure",
-                                     message=f"[{r.check.level.value} {r.check.section}] {r.message}",
-                                     type=r.check.level.value)
+                fail = ET.SubElement(
+                    case,
+                    "failure",
+                    message=f"[{r.check.level.value} {r.check.section}] {r.message}",
+                    type=r.check.level.value,
+                )
                 fail.text = text
             elif r.status in (Status.SKIP, Status.NOT_APPLICABLE):
                 ET.SubElement(case, "skipped", message=f"{r.status.value}: {r.message}")
@@ -167,8 +220,11 @@ def render_html(report: SuiteReport) -> str:
     esc = html.escape
     t = report.target
     counts = report.counts()
-    verdict = ("NOT CONFORMANT (a MUST check failed)" if report.exit_code
-               else "conformant (no MUST check failed)")
+    verdict = (
+        "NOT CONFORMANT (a MUST check failed)"
+        if report.exit_code
+        else "conformant (no MUST check failed)"
+    )
     out = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>A2A conformance: {esc(t.url)}</title><style>{_CSS}</style></head><body>",
@@ -176,7 +232,8 @@ def render_html(report: SuiteReport) -> str:
         f"<code>{esc(t.card_url)}</code>; versions {esc(', '.join(report.versions))}; "
         f"transports {esc(', '.join(report.transports))}; started {esc(report.started_at)}, "
         f"{report.duration:.2f}s.</p>",
-        "<p class='sum'>" + "".join(f"<span class='{k}'>{v} {k}</span>" for k, v in counts.items())
+        "<p class='sum'>"
+        + "".join(f"<span class='{k}'>{v} {k}</span>" for k, v in counts.items())
         + f"</p><p><b>{esc(verdict)}</b></p>",
     ]
     out += [f"<p>note: {esc(n)}</p>" for n in report.notes]
@@ -186,26 +243,34 @@ def render_html(report: SuiteReport) -> str:
     for section in sorted(groups, key=_section_key):
         results = groups[section]
         failed = sum(r.status is Status.FAIL for r in results)
-        out.append(f"<h2>{esc(section)} <small>({len(results)} results, {failed} failed)"
-                   "</small></h2><table><tr><th>status</th><th>level</th><th>check</th>"
-                   "<th>where</th><th>message</th></tr>")
+        out.append(
+            f"<h2>{esc(section)} <small>({len(results)} results, {failed} failed)"
+            "</small></h2><table><tr><th>status</th><th>level</th><th>check</th>"
+            "<th>where</th><th>message</th></tr>"
+        )
         for r in results:
-            out.append(f"<tr><td class='{r.status.value}'>{r.status.value}</td>"
-                       f"<td>{r.check.level.value}</td><td title='{esc(r.check.title)}'>"
-                       f"{esc(r.id)}</td><td>{esc(r.key[len(r.id):])}</td>"
-                       f"<td>{esc(r.message[:300])}</td></tr>")
+            out.append(
+                f"<tr><td class='{r.status.value}'>{r.status.value}</td>"
+                f"<td>{r.check.level.value}</td><td title='{esc(r.check.title)}'>"
+                f"{esc(r.id)}</td><td>{esc(r.key[len(r.id) :])}</td>"
+                f"<td>{esc(r.message[:300])}</td></tr>"
+            )
         out.append("</table>")
         for r in results:
             if r.status is not Status.FAIL:
                 continue
-            out.append(f"<details open><summary><b class='fail'>{esc(r.key)}</b> "
-                       f"{esc(r.check.title)} ({esc(r.check.section)})</summary>")
+            out.append(
+                f"<details open><summary><b class='fail'>{esc(r.key)}</b> "
+                f"{esc(r.check.title)} ({esc(r.check.section)})</summary>"
+            )
             out.append(f"<p>{esc(r.message)}</p>")
             for req in r.requirements:
                 sr = sentences.get(req)
                 if sr is not None:
-                    out.append(f"<p class='req'>{esc(req)} ({esc(sr.keyword)}, §{esc(sr.section)}):"
-                               f" {esc(sr.sentence)}</p>")
+                    out.append(
+                        f"<p class='req'>{esc(req)} ({esc(sr.keyword)}, §{esc(sr.section)}):"
+                        f" {esc(sr.sentence)}</p>"
+                    )
             for ex in r.evidence[-4:]:
                 out.append(f"<pre>{esc(ex.render())}</pre>")
             out.append("</details>")

@@ -36,15 +36,32 @@ from ._target import Endpoint, Target, discover
 
 __all__ = ["PlannedRun", "SuiteReport", "levels_for", "plan", "run_suite"]
 
-CATEGORY_ORDER = ["card", "auth", "version", "jsonrpc", "rest", "send", "get", "list", "cancel",
-                  "subscribe", "stream", "lifecycle", "push", "capability", "extended-card",
-                  "wire", "robustness"]
+CATEGORY_ORDER = [
+    "card",
+    "auth",
+    "version",
+    "jsonrpc",
+    "rest",
+    "send",
+    "get",
+    "list",
+    "cancel",
+    "subscribe",
+    "stream",
+    "lifecycle",
+    "push",
+    "capability",
+    "extended-card",
+    "wire",
+    "robustness",
+]
 
 
 def levels_for(level: str) -> tuple[Level, ...]:
     """``must`` → MUST; ``should`` → MUST+SHOULD; ``all`` → every level."""
-    return {"must": (Level.MUST,), "should": (Level.MUST, Level.SHOULD),
-            "all": tuple(Level)}[level.lower()]
+    return {"must": (Level.MUST,), "should": (Level.MUST, Level.SHOULD), "all": tuple(Level)}[
+        level.lower()
+    ]
 
 
 @attrs.frozen(slots=True)
@@ -122,8 +139,11 @@ def plan(
             ep = target.endpoint(version, transport)
             if ep is None:
                 continue
-            runs += [PlannedRun(c, version, transport, ep) for c in ordered
-                     if c.applies_to(version, transport)]
+            runs += [
+                PlannedRun(c, version, transport, ep)
+                for c in ordered
+                if c.applies_to(version, transport)
+            ]
     return runs
 
 
@@ -140,22 +160,39 @@ async def run_check(
     stream_grace: float = 1.0,
 ) -> CheckResult:
     """One check on one (version, transport): its verdict, never an exception."""
-    ctx = CheckContext(client=client, target=target, version=run.version,
-                       transport=run.transport, endpoint=run.endpoint,
-                       auth_headers=auth_headers, shared=shared, peer_headers=peer_headers,
-                       request_timeout=request_timeout, stream_grace=stream_grace)
+    ctx = CheckContext(
+        client=client,
+        target=target,
+        version=run.version,
+        transport=run.transport,
+        endpoint=run.endpoint,
+        auth_headers=auth_headers,
+        shared=shared,
+        peer_headers=peer_headers,
+        request_timeout=request_timeout,
+        stream_grace=stream_grace,
+    )
     started = time.monotonic()
 
     def done(status: Status, message: str = "") -> CheckResult:
-        return CheckResult(check=run.check, version=run.version, transport=run.transport,
-                           status=status, message=message, evidence=tuple(ctx.evidence[-8:]),
-                           duration=time.monotonic() - started)
+        return CheckResult(
+            check=run.check,
+            version=run.version,
+            transport=run.transport,
+            status=status,
+            message=message,
+            evidence=tuple(ctx.evidence[-8:]),
+            duration=time.monotonic() - started,
+        )
 
     for req in run.check.requires:
         if not target.claims(req, run.version):
-            return done(Status.NOT_APPLICABLE, f"the card does not claim {req.value}"
-                        if not req.name.startswith("NO_") else
-                        f"the card claims {req.value[3:]}")
+            return done(
+                Status.NOT_APPLICABLE,
+                f"the card does not claim {req.value}"
+                if not req.name.startswith("NO_")
+                else f"the card claims {req.value[3:]}",
+            )
     limit = run.check.timeout * timeout_scale
     try:
         note = await asyncio.wait_for(run.check.func(ctx), limit)
@@ -169,8 +206,11 @@ async def run_check(
         return done(Status.FAIL, f"timed out after {limit:.1f}s")
     except Exception as exc:
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        return done(Status.FAIL, f"the check crashed: {type(exc).__name__}: {exc} "
-                                 f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")
+        return done(
+            Status.FAIL,
+            f"the check crashed: {type(exc).__name__}: {exc} "
+            f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
+        )
     return done(Status.PASS, note or "")
 
 
@@ -221,10 +261,16 @@ async def run_suite(
                 if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):
                     notes.append(f"no {v} {t} interface declared: its checks were not run")
         if target.guessed:
-            notes.append(f"no usable agent card ({target.card_problem}); "
-                         "assumed JSON-RPC 1.0 and 0.3 at the given URL")
-        selected = select_checks(checks if checks is not None else CHECKS,
-                                 levels=levels_for(level), include=include, exclude=exclude)
+            notes.append(
+                f"no usable agent card ({target.card_problem}); "
+                "assumed JSON-RPC 1.0 and 0.3 at the given URL"
+            )
+        selected = select_checks(
+            checks if checks is not None else CHECKS,
+            levels=levels_for(level),
+            include=include,
+            exclude=exclude,
+        )
         runs = plan(target, selected, versions, transports)
         if on_plan is not None:
             on_plan(target, runs)
@@ -232,10 +278,14 @@ async def run_suite(
         results: list[CheckResult] = []
         for run in runs:
             result = await run_check(
-                run, client=http, target=target, auth_headers=headers,
+                run,
+                client=http,
+                target=target,
+                auth_headers=headers,
                 peer_headers=peer_auth_headers,
                 shared=shared.setdefault((run.version, run.transport), {}),
-                timeout_scale=timeout_scale, request_timeout=request_timeout,
+                timeout_scale=timeout_scale,
+                request_timeout=request_timeout,
                 stream_grace=stream_grace,
             )
             results.append(result)
@@ -244,6 +294,12 @@ async def run_suite(
     finally:
         if own:
             await http.aclose()
-    return SuiteReport(target=target, results=results, versions=list(versions),
-                       transports=transports, started_at=started_at,
-                       duration=time.monotonic() - t0, notes=notes)
+    return SuiteReport(
+        target=target,
+        results=results,
+        versions=list(versions),
+        transports=transports,
+        started_at=started_at,
+        duration=time.monotonic() - t0,
+        notes=notes,
+    )

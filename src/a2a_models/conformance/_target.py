@@ -62,10 +62,25 @@ def _redact(headers: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-_SHOWN_REQUEST = {"content-type", "a2a-version", "a2a-extensions", "accept", "authorization",
-                  "x-api-key", "last-event-id"}
-_SHOWN_RESPONSE = {"content-type", "content-length", "cache-control", "etag", "a2a-version",
-                   "a2a-extensions", "www-authenticate", "location"}
+_SHOWN_REQUEST = {
+    "content-type",
+    "a2a-version",
+    "a2a-extensions",
+    "accept",
+    "authorization",
+    "x-api-key",
+    "last-event-id",
+}
+_SHOWN_RESPONSE = {
+    "content-type",
+    "content-length",
+    "cache-control",
+    "etag",
+    "a2a-version",
+    "a2a-extensions",
+    "www-authenticate",
+    "location",
+}
 
 
 def record(
@@ -92,8 +107,11 @@ def record(
         request_body=excerpt(content, 600),
         status=status,
         response_headers=tuple(resp_headers.items()),
-        response_body=(excerpt_ends(body.decode("utf-8", "replace") if isinstance(body, bytes)
-                                    else body) if keep_ends else excerpt(body)),
+        response_body=(
+            excerpt_ends(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+            if keep_ends
+            else excerpt(body)
+        ),
         error=error,
         elapsed=time.monotonic() - started if started else 0.0,
     )
@@ -157,8 +175,17 @@ class Target:
     def required_extensions(self) -> list[str]:
         """URIs of the extensions the card marks ``required`` (§3.3.4)."""
         exts = self.capabilities().get("extensions")
-        return [e["uri"] for e in exts or [] if isinstance(e, dict) and e.get("required") is True
-                and isinstance(e.get("uri"), str)] if isinstance(exts, list) else []
+        return (
+            [
+                e["uri"]
+                for e in exts or []
+                if isinstance(e, dict)
+                and e.get("required") is True
+                and isinstance(e.get("uri"), str)
+            ]
+            if isinstance(exts, list)
+            else []
+        )
 
     def claims(self, requirement: Requirement, version: str) -> bool:
         """Whether the card claims ``requirement`` (for the ``NO_*`` ones: does not claim)."""
@@ -228,19 +255,34 @@ def resolve_endpoints(card: dict[str, Any]) -> list[Endpoint]:
         for i, iface in enumerate(interfaces):
             if isinstance(iface, dict):
                 version = normalize_version(iface.get("protocolVersion", "1.0"))
-                add(version, iface.get("protocolBinding"), iface.get("url"), iface.get("tenant"),
-                    f"supportedInterfaces[{i}]")
+                add(
+                    version,
+                    iface.get("protocolBinding"),
+                    iface.get("url"),
+                    iface.get("tenant"),
+                    f"supportedInterfaces[{i}]",
+                )
     if isinstance(card.get("url"), str):
         version = normalize_version(card.get("protocolVersion", "0.3"))
         if version == "0.3":
-            add(version, card.get("preferredTransport", "JSONRPC"), card["url"], None,
-                "url/preferredTransport")
+            add(
+                version,
+                card.get("preferredTransport", "JSONRPC"),
+                card["url"],
+                None,
+                "url/preferredTransport",
+            )
             extra = card.get("additionalInterfaces")
             if isinstance(extra, list):
                 for i, iface in enumerate(extra):
                     if isinstance(iface, dict):
-                        add(version, iface.get("transport"), iface.get("url"), None,
-                            f"additionalInterfaces[{i}]")
+                        add(
+                            version,
+                            iface.get("transport"),
+                            iface.get("url"),
+                            None,
+                            f"additionalInterfaces[{i}]",
+                        )
     return [e for e in found if e.version in ("1.0", "0.3")]
 
 
@@ -251,8 +293,9 @@ async def discover(
     urls = card_urls(url)
     target = Target(url=url, card_url=urls[0])
     for card_url in urls:
-        request = client.build_request("GET", card_url, headers={"Accept": "application/json",
-                                                                  **(headers or {})})
+        request = client.build_request(
+            "GET", card_url, headers={"Accept": "application/json", **(headers or {})}
+        )
         started = time.monotonic()
         try:
             response = await client.send(request)
@@ -264,8 +307,11 @@ async def discover(
         target.card_status = response.status_code
         target.card_headers = {k.lower(): v for k, v in response.headers.items()}
         target.card_exchange = record(
-            request, status=response.status_code, response_headers=response.headers,
-            body=response.content, started=started,
+            request,
+            status=response.status_code,
+            response_headers=response.headers,
+            body=response.content,
+            started=started,
         )
         if response.status_code != 200:
             target.card_problem = f"GET {card_url} answered HTTP {response.status_code}"

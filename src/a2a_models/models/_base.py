@@ -55,8 +55,15 @@ class Timestamp(datetime):
         if not 0 <= nanosecond <= 999:
             raise ValueError(f"nanosecond must be in 0..999, got {nanosecond}")
         ts = cls(
-            value.year, value.month, value.day, value.hour, value.minute, value.second,
-            value.microsecond, value.tzinfo, fold=value.fold,
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
+            value.microsecond,
+            value.tzinfo,
+            fold=value.fold,
         )
         ts._ns = nanosecond
         return ts
@@ -69,9 +76,7 @@ class Timestamp(datetime):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, datetime):
             return NotImplemented
-        return datetime.__eq__(self, other) and self.nanosecond == getattr(
-            other, "nanosecond", 0
-        )
+        return datetime.__eq__(self, other) and self.nanosecond == getattr(other, "nanosecond", 0)
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
@@ -84,8 +89,15 @@ class Timestamp(datetime):
     def as_datetime(self) -> datetime:
         """The plain ``datetime`` (microsecond precision)."""
         return datetime(
-            self.year, self.month, self.day, self.hour, self.minute, self.second,
-            self.microsecond, self.tzinfo, fold=self.fold,
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.microsecond,
+            self.tzinfo,
+            fold=self.fold,
         )
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -103,9 +103,7 @@ class AgentSkill:
     tags: tuple[str, ...] = attrs.field(converter=to_tuple, validator=non_empty_str_tuple)
     examples: tuple[str, ...] = attrs.field(default=(), converter=to_tuple, validator=str_tuple)
     input_modes: tuple[str, ...] = attrs.field(default=(), converter=to_tuple, validator=str_tuple)
-    output_modes: tuple[str, ...] = attrs.field(
-        default=(), converter=to_tuple, validator=str_tuple
-    )
+    output_modes: tuple[str, ...] = attrs.field(default=(), converter=to_tuple, validator=str_tuple)
     security_requirements: tuple[SecurityRequirement, ...] = attrs.field(
         default=(),
         converter=to_tuple,

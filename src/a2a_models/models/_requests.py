@@ -113,9 +113,7 @@ class ListTasksRequest:
     page_size: int | None = attrs.field(default=None, validator=non_negative_optional_int32)
     page_token: str | None = attrs.field(default=None, validator=optional_str)
     history_length: int | None = attrs.field(default=None, validator=non_negative_optional_int32)
-    status_timestamp_after: datetime | None = attrs.field(
-        default=None, validator=optional_datetime
-    )
+    status_timestamp_after: datetime | None = attrs.field(default=None, validator=optional_datetime)
     include_artifacts: bool | None = attrs.field(default=None, validator=optional_bool)
     tenant: str | None = _tenant()
 

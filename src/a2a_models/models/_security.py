@@ -144,8 +144,6 @@ class SecurityScheme:
             raise TypeError("SecurityScheme is abstract: use one of its subclasses")
 
 
-
-
 def _check_location(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     required_str(inst, attribute, value)
     if value not in API_KEY_LOCATIONS:

@@ -149,9 +149,13 @@ def _trace_headers(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The W3C trace context among lowercased request headers."""
     parent = headers["traceparent"]
     state = headers.get("tracestate")
-    return (("traceparent", parent),) if state is None else (
-        ("traceparent", parent),
-        ("tracestate", state),
+    return (
+        (("traceparent", parent),)
+        if state is None
+        else (
+            ("traceparent", parent),
+            ("tracestate", state),
+        )
     )
 
 
@@ -268,9 +272,7 @@ class A2AServer:
                     if spec.handler == "on_subscribe_to_task"
                     else None
                 )
-                stream = await dispatch(
-                    self, spec, params, call, after_seq=after, binding="http"
-                )
+                stream = await dispatch(self, spec, params, call, after_seq=after, binding="http")
                 return StreamingReply(self._rest_events(spec, stream, version), reply_headers)
             result = await dispatch(self, spec, params, call, binding="http")
             data = codec.dumps(encode_rest_result(spec, result, version))
@@ -503,9 +505,7 @@ def _rest_error(
         log.exception("cannot encode the HTTP+JSON error %r", error)
         data = codec.dumps(rest_error_body(InternalError()))
         status = 500
-    return Reply(
-        data, out, status=status or error.http_status, media_type=rest_media_type(version)
-    )
+    return Reply(data, out, status=status or error.http_status, media_type=rest_media_type(version))
 
 
 def _rest_error_event(error: JSONRPCError) -> ServerSentEvent:

@@ -69,6 +69,7 @@ __all__ = ["RequestHandler"]
 
 log = logging.getLogger("a2a_models.server")
 
+
 class RequestHandler:
     """The transport-agnostic A2A server engine.
 
@@ -416,7 +417,9 @@ class RequestHandler:
                     )
                 return apply_event(current, event)
 
-            canceled, _ = await self.writer.commit(task.id, stored.owner, tenant, event, build=cancel)
+            canceled, _ = await self.writer.commit(
+                task.id, stored.owner, tenant, event, build=cancel
+            )
         except BaseException:
             if run is not None:
                 run.canceling = False
@@ -554,7 +557,9 @@ class RequestHandler:
         if not request.page_size:
             return ListTaskPushNotificationConfigsResponse(configs=configs[start:])
         end = start + request.page_size
-        token = encode_cursor(end, _CONFIG + (configs[end - 1].id or "")) if end < len(configs) else ""
+        token = (
+            encode_cursor(end, _CONFIG + (configs[end - 1].id or "")) if end < len(configs) else ""
+        )
         return ListTaskPushNotificationConfigsResponse(
             configs=configs[start:end],
             next_page_token=token,

@@ -107,9 +107,7 @@ class PushDispatcher:
                     except A2AError as exc:  # refused or undeliverable: one line, no traceback
                         log.warning("push notification for task %s failed: %s", task_id, exc)
                     except Exception:  # a bug in the sender: keep the traceback
-                        log.warning(
-                            "push notification for task %s failed", task_id, exc_info=True
-                        )
+                        log.warning("push notification for task %s failed", task_id, exc_info=True)
         finally:
             del self._workers[task_id]
             if not queue:

@@ -342,7 +342,12 @@ class _Index:
     @staticmethod
     def _keys(record: _Record, context: str | None, state: TaskState) -> tuple[_IndexKey, ...]:
         o, t = record.owner, record.tenant
-        keys = ((o, t, None, None), (o, t, context, None), (o, t, None, state), (o, t, context, state))
+        keys = (
+            (o, t, None, None),
+            (o, t, context, None),
+            (o, t, None, state),
+            (o, t, context, state),
+        )
         return tuple(dict.fromkeys(keys))  # a task without a context: two distinct lists
 
     def add(self, record: _Record) -> None:

@@ -265,7 +265,12 @@ class ListSQL:
             f" WHEN {before} <= {k} THEN {counter_sql} - {before} ELSE {full} END"
         )
         params = [
-            *self.params, *self.params, *before_params, *counter, *before_params, *self.params
+            *self.params,
+            *self.params,
+            *before_params,
+            *counter,
+            *before_params,
+            *self.params,
         ]
         return sql, params
 
@@ -324,7 +329,6 @@ def _decode_row(row: PageRow) -> Task:
     return decode_task(head) if count is None else decode_with_history(head, messages)
 
 
-
 class SQLTaskStore(TaskStore):
     """The task records of a database store, as far as they do not depend on the SQL dialect.
 
@@ -346,6 +350,7 @@ class SQLTaskStore(TaskStore):
         if cache is None:
             cache = self.__dict__["_history_cache"] = HistoryCache()
         return cache
+
     #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
     max_active_tasks_per_owner: int | None = None
 

@@ -576,9 +576,7 @@ class PostgresTaskStore(SQLTaskStore):
                 )
                 for task_id, text, raw in await cursor.fetchall():
                     messages.setdefault(task_id, []).append(_exact(text, raw))
-            page = [
-                (_exact(row[0], row[1]), row[3], messages.get(row[4], [])) for row in rows
-            ]
+            page = [(_exact(row[0], row[1]), row[3], messages.get(row[4], [])) for row in rows]
             return int(rows[0][2]), page
 
         return await self._run(select_, idempotent=True)

@@ -189,7 +189,9 @@ class SQLiteTaskStore(SQLTaskStore):
     async def _fetch_task(
         self, task_id: str, scope: str, history_length: int | None, since: int
     ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
-        def get(db: sqlite3.Connection) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
+        def get(
+            db: sqlite3.Connection,
+        ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
                     "SELECT task, version, last_seq, history_count FROM a2a_tasks"
@@ -373,7 +375,9 @@ class SQLiteTaskStore(SQLTaskStore):
                         [value for pair in wanted for value in pair],
                     ):
                         messages.setdefault(task_id, []).append(message)
-            return total, [(head, count, messages.get(task_id, [])) for head, count, task_id in rows]
+            return total, [
+                (head, count, messages.get(task_id, [])) for head, count, task_id in rows
+            ]
 
         return await self._run(select)
 

@@ -40,8 +40,20 @@ TEXT_INPUT_SCHEMA: Final[JSONObject] = {
 }
 
 _OPEN_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "additionalProperties", "required", "oneOf", "anyOf",
-     "allOf", "$ref", "dependentSchemas", "if", "unevaluatedProperties", "propertyNames"}
+    {
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "required",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "dependentSchemas",
+        "if",
+        "unevaluatedProperties",
+        "propertyNames",
+    }
 )
 
 

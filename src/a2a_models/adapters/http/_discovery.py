@@ -229,8 +229,10 @@ async def connect(
     # One connection pool for the card and the calls; the client owns it
     # unless the caller passed one.
     tls = options.get("tls")
-    http = http_client if http_client is not None else httpx.AsyncClient(
-        verify=tls if tls is not None else True
+    http = (
+        http_client
+        if http_client is not None
+        else httpx.AsyncClient(verify=tls if tls is not None else True)
     )
     try:
         if isinstance(target, m.AgentCard):

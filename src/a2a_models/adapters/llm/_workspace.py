@@ -355,7 +355,6 @@ class _SkillComposer:
             self.prompt_parts.append(source.body.strip())
 
 
-
 def _card(
     agent: Mapping[str, Any],
     capabilities: AgentCapabilities,

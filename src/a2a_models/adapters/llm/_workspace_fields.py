@@ -474,7 +474,9 @@ def _hooks(value: Any) -> tuple[HookDeclaration, ...]:
             raise WorkspaceError(AGENT_FILE, where, "expected an object")
         _check_keys(item, _HOOK_KEYS, AGENT_FILE, where)
         tools = item.get("tools", "*")
-        patterns = (tools,) if isinstance(tools, str) else _strings(tools, AGENT_FILE, f"{where}.tools")
+        patterns = (
+            (tools,) if isinstance(tools, str) else _strings(tools, AGENT_FILE, f"{where}.tools")
+        )
         declaration = HookDeclaration(
             tools=patterns or ("*",),
             before=_entries(item.get("before"), f"{where}.before"),

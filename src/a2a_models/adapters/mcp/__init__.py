@@ -103,7 +103,9 @@ _EXPORTS: dict[str, str] = {
         ],
         "_convert",
     ),
-    **dict.fromkeys(["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"], "_server"),
+    **dict.fromkeys(
+        ["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"], "_server"
+    ),
 }
 
 __all__ = [

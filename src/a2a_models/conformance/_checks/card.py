@@ -24,42 +24,63 @@ def _evidence(ctx: CheckContext) -> None:
         ctx.evidence.append(ctx.target.card_exchange)
 
 
-@check("card.well-known", "§8.2", MUST, "The agent card is served at /.well-known/agent-card.json",
-       transports=_CARD)
+@check(
+    "card.well-known",
+    "§8.2",
+    MUST,
+    "The agent card is served at /.well-known/agent-card.json",
+    transports=_CARD,
+)
 async def card_well_known(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     t = ctx.target
     if not t.card_url.endswith(WELL_KNOWN):
         parts = urlsplit(t.card_url)
-        reply = await ctx.request("GET", f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}",
-                                  headers={"Accept": "application/json"})
-        ctx.expect(reply.status == 200, f"GET {WELL_KNOWN} answered "
-                   f"{reply.status if reply.status is not None else reply.error}")
+        reply = await ctx.request(
+            "GET",
+            f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}",
+            headers={"Accept": "application/json"},
+        )
+        ctx.expect(
+            reply.status == 200,
+            f"GET {WELL_KNOWN} answered "
+            f"{reply.status if reply.status is not None else reply.error}",
+        )
         return None
     if t.card is None:
         ctx.fail(t.card_problem or "no agent card")
     return None
 
 
-@check("card.content-type", "§8.2", SHOULD, "The card is served as application/json",
-       transports=_CARD)
+@check(
+    "card.content-type", "§8.2", SHOULD, "The card is served as application/json", transports=_CARD
+)
 async def card_content_type(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     ctx.card  # noqa: B018 - skips without a card
     media = ctx.target.card_headers.get("content-type", "").split(";")[0].strip().lower()
-    ctx.expect(media == "application/json" or media.endswith("+json"),
-               f"the card's Content-Type is {media or '(none)'!r}, expected application/json")
+    ctx.expect(
+        media == "application/json" or media.endswith("+json"),
+        f"the card's Content-Type is {media or '(none)'!r}, expected application/json",
+    )
     return None
 
 
-@check("card.caching", "§8.6.1", SHOULD, "The card response carries Cache-Control or ETag",
-       transports=_CARD)
+@check(
+    "card.caching",
+    "§8.6.1",
+    SHOULD,
+    "The card response carries Cache-Control or ETag",
+    transports=_CARD,
+)
 async def card_caching(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     ctx.card  # noqa: B018
     h = ctx.target.card_headers
-    ctx.expect("cache-control" in h or "etag" in h,
-               "the card response has neither a Cache-Control nor an ETag header")
+    ctx.expect(
+        "cache-control" in h or "etag" in h,
+        "the card response has neither a Cache-Control nor an ETag header",
+    )
     return None
 
 
@@ -112,8 +133,13 @@ def _missing(card: dict[str, Any], version: str) -> list[str]:
     return problems
 
 
-@check("card.valid", "§5.7, §4.4.1 (0.3: §5.5)", MUST,
-       "The card has every required field and decodes in its version's shape", transports=_CARD)
+@check(
+    "card.valid",
+    "§5.7, §4.4.1 (0.3: §5.5)",
+    MUST,
+    "The card has every required field and decodes in its version's shape",
+    transports=_CARD,
+)
 async def card_valid(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     card = ctx.card
@@ -127,9 +153,13 @@ async def card_valid(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("card.interfaces", "§8.3.1, §5.2 (0.3: §5.6)", MUST,
-       "Declared interfaces have absolute http(s) URLs, a binding and a Major.Minor version",
-       transports=_CARD)
+@check(
+    "card.interfaces",
+    "§8.3.1, §5.2 (0.3: §5.6)",
+    MUST,
+    "Declared interfaces have absolute http(s) URLs, a binding and a Major.Minor version",
+    transports=_CARD,
+)
 async def card_interfaces(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     card = ctx.card
@@ -138,15 +168,33 @@ async def card_interfaces(ctx: CheckContext) -> str | None:
     if ctx.version == "1.0":
         for i, iface in enumerate(card.get("supportedInterfaces") or []):
             if isinstance(iface, dict):
-                entries.append((f"supportedInterfaces[{i}]", iface.get("url"),
-                                iface.get("protocolBinding"), iface.get("protocolVersion")))
+                entries.append(
+                    (
+                        f"supportedInterfaces[{i}]",
+                        iface.get("url"),
+                        iface.get("protocolBinding"),
+                        iface.get("protocolVersion"),
+                    )
+                )
     else:
-        entries.append(("url/preferredTransport", card.get("url"),
-                        card.get("preferredTransport"), card.get("protocolVersion")))
+        entries.append(
+            (
+                "url/preferredTransport",
+                card.get("url"),
+                card.get("preferredTransport"),
+                card.get("protocolVersion"),
+            )
+        )
         for i, iface in enumerate(card.get("additionalInterfaces") or []):
             if isinstance(iface, dict):
-                entries.append((f"additionalInterfaces[{i}]", iface.get("url"),
-                                iface.get("transport"), card.get("protocolVersion")))
+                entries.append(
+                    (
+                        f"additionalInterfaces[{i}]",
+                        iface.get("url"),
+                        iface.get("transport"),
+                        card.get("protocolVersion"),
+                    )
+                )
     if not entries:
         ctx.fail("the card declares no interface")
     for where, url, binding, version in entries:
@@ -163,33 +211,55 @@ async def card_interfaces(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("card.protocol-version-format", "§3.6", SHOULD,
-       "Interface protocol versions carry no patch number", versions=("1.0",), transports=_CARD)
+@check(
+    "card.protocol-version-format",
+    "§3.6",
+    SHOULD,
+    "Interface protocol versions carry no patch number",
+    versions=("1.0",),
+    transports=_CARD,
+)
 async def card_protocol_version_format(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     bad = [
         f"supportedInterfaces[{i}].protocolVersion={iface.get('protocolVersion')!r}"
         for i, iface in enumerate(ctx.card.get("supportedInterfaces") or [])
-        if isinstance(iface, dict) and isinstance(iface.get("protocolVersion"), str)
+        if isinstance(iface, dict)
+        and isinstance(iface.get("protocolVersion"), str)
         and iface["protocolVersion"].count(".") > 1
     ]
     ctx.expect(not bad, "patch numbers in protocol versions: " + ", ".join(bad))
     return None
 
 
-@check("card.interfaces-reachable", "§8.3.1 (0.3: §5.6.4)", MUST,
-       "Every declared JSON-RPC and HTTP+JSON interface of the version answers", transports=_CARD)
+@check(
+    "card.interfaces-reachable",
+    "§8.3.1 (0.3: §5.6.4)",
+    MUST,
+    "Every declared JSON-RPC and HTTP+JSON interface of the version answers",
+    transports=_CARD,
+)
 async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
     ctx.card  # noqa: B018
-    endpoints = [e for e in ctx.target.endpoints
-                 if e.version == ctx.version and e.transport in ALL_TRANSPORTS]
+    endpoints = [
+        e
+        for e in ctx.target.endpoints
+        if e.version == ctx.version and e.transport in ALL_TRANSPORTS
+    ]
     if not endpoints:
         ctx.not_applicable(f"the card declares no {ctx.version} JSON-RPC or HTTP+JSON interface")
     dead: list[str] = []
     for ep in endpoints:
-        sub = CheckContext(client=ctx.client, target=ctx.target, version=ep.version,
-                           transport=ep.transport, endpoint=ep, auth_headers=ctx.auth_headers,
-                           shared={}, request_timeout=ctx.request_timeout)
+        sub = CheckContext(
+            client=ctx.client,
+            target=ctx.target,
+            version=ep.version,
+            transport=ep.transport,
+            endpoint=ep,
+            auth_headers=ctx.auth_headers,
+            shared={},
+            request_timeout=ctx.request_timeout,
+        )
         res = await sub.call("GetTask", m.GetTaskRequest(id="a2a-conformance-probe"))
         ctx.evidence.extend(sub.evidence)
         status = res.http.status
@@ -197,10 +267,15 @@ async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
             dead.append(f"{ep.transport} {ep.url}: {res.http.error}")
         elif ep.transport == JSONRPC and res.error is None and not res.has_result:
             dead.append(f"{ep.transport} {ep.url}: {res.problem}")
-        elif status >= 500 or (ep.transport != JSONRPC and status in (404, 405)
-                               and (res.error is None or not res.error.body_shape_ok)):
-            dead.append(f"{ep.transport} {ep.url}: HTTP {status} "
-                        f"({'no A2A route' if status in (404, 405) else 'server error'})")
+        elif status >= 500 or (
+            ep.transport != JSONRPC
+            and status in (404, 405)
+            and (res.error is None or not res.error.body_shape_ok)
+        ):
+            dead.append(
+                f"{ep.transport} {ep.url}: HTTP {status} "
+                f"({'no A2A route' if status in (404, 405) else 'server error'})"
+            )
     ctx.expect(not dead, "; ".join(dead))
     return f"{len(endpoints)} interface(s) answered"
 
@@ -218,24 +293,36 @@ def _requirement_names(reqs: Any, version: str) -> list[str]:
     return names
 
 
-@check("card.security-coherent", "§4.4.1, §4.5 (0.3: §5.5)", MUST,
-       "Security requirements only name declared security schemes", transports=_CARD)
+@check(
+    "card.security-coherent",
+    "§4.4.1, §4.5 (0.3: §5.5)",
+    MUST,
+    "Security requirements only name declared security schemes",
+    transports=_CARD,
+)
 async def card_security(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     card = ctx.card
     key = "securityRequirements" if ctx.version == "1.0" else "security"
     declared = card.get("securitySchemes")
     declared_names = set(declared) if isinstance(declared, dict) else set()
-    used: list[tuple[str, str]] = [(f"$.{key}", n) for n in _requirement_names(card.get(key), ctx.version)]
+    used: list[tuple[str, str]] = [
+        (f"$.{key}", n) for n in _requirement_names(card.get(key), ctx.version)
+    ]
     for i, skill in enumerate(card.get("skills") or []):
         if isinstance(skill, dict):
-            used += [(f"$.skills[{i}].{key}", n)
-                     for n in _requirement_names(skill.get(key), ctx.version)]
+            used += [
+                (f"$.skills[{i}].{key}", n) for n in _requirement_names(skill.get(key), ctx.version)
+            ]
     if not used and not declared_names:
         ctx.not_applicable("the card declares no security")
     undeclared = [f"{where} names {name!r}" for where, name in used if name not in declared_names]
-    ctx.expect(not undeclared, "undeclared security schemes: " + "; ".join(undeclared)
-               + f" (declared: {sorted(declared_names)})")
+    ctx.expect(
+        not undeclared,
+        "undeclared security schemes: "
+        + "; ".join(undeclared)
+        + f" (declared: {sorted(declared_names)})",
+    )
     return None
 
 
@@ -263,8 +350,13 @@ def _protected_header(sig: Any, where: str) -> dict[str, Any]:
     return header
 
 
-@check("card.signatures", "§8.4.2", MUST,
-       "Signature protected headers decode to JSON with alg and kid", transports=_CARD)
+@check(
+    "card.signatures",
+    "§8.4.2",
+    MUST,
+    "Signature protected headers decode to JSON with alg and kid",
+    transports=_CARD,
+)
 async def card_signatures(ctx: CheckContext) -> str | None:
     _evidence(ctx)
     problems: list[str] = []
@@ -290,14 +382,21 @@ async def card_signatures(ctx: CheckContext) -> str | None:
     return "; ".join(notes) or None
 
 
-@check("card.signature-verify", "§8.4.1, §8.4.3", MUST,
-       "Card signatures verify against the key named by kid at jku", transports=_CARD)
+@check(
+    "card.signature-verify",
+    "§8.4.1, §8.4.3",
+    MUST,
+    "Card signatures verify against the key named by kid at jku",
+    transports=_CARD,
+)
 async def card_signature_verify(ctx: CheckContext) -> str | None:
     sigs = _signatures(ctx)
     _evidence(ctx)
     if not signing_available():
-        ctx.skip("install the security extra (pip install 'a2a-models[security]') to verify "
-                 "card signatures")
+        ctx.skip(
+            "install the security extra (pip install 'a2a-models[security]') to verify "
+            "card signatures"
+        )
     verified: list[str] = []
     skipped: list[str] = []
     for i, sig in enumerate(sigs):
@@ -311,8 +410,9 @@ async def card_signature_verify(ctx: CheckContext) -> str | None:
         if not isinstance(jku, str) or not jku:
             skipped.append(f"{where}: no jku, so no key to verify with")
             continue
-        reply = await ctx.request("GET", urljoin(ctx.target.card_url, jku),
-                                  headers={"Accept": "application/json"})
+        reply = await ctx.request(
+            "GET", urljoin(ctx.target.card_url, jku), headers={"Accept": "application/json"}
+        )
         try:
             jwks = reply.json() if reply.status == 200 else None
         except ValueError:
@@ -330,9 +430,13 @@ async def card_signature_verify(ctx: CheckContext) -> str | None:
         try:  # the package's one verifier, on this signature alone
             verify_card({**ctx.card, "signatures": [sig]}, [jwk])
         except CardSignatureError as exc:
-            ctx.fail(f"{where}: does not verify over the JCS-canonical card (without "
-                     f"'signatures') with key {kid!r} from {jku}: {exc.reason}: {exc.detail}")
+            ctx.fail(
+                f"{where}: does not verify over the JCS-canonical card (without "
+                f"'signatures') with key {kid!r} from {jku}: {exc.reason}: {exc.detail}"
+            )
         verified.append(where)
     if not verified:
         ctx.skip("; ".join(skipped))
-    return f"verified {', '.join(verified)}" + (f"; not verified: {'; '.join(skipped)}" if skipped else "")
+    return f"verified {', '.join(verified)}" + (
+        f"; not verified: {'; '.join(skipped)}" if skipped else ""
+    )

@@ -38,16 +38,24 @@ def _text_of(parts: Any) -> str:
 # ---------------------------------------------------------------- SendMessage
 
 
-@check("send.returns-task-or-message", "§3.1.1", MUST,
-       "SendMessage returns a Task or a Message in the version's shape")
+@check(
+    "send.returns-task-or-message",
+    "§3.1.1",
+    MUST,
+    "SendMessage returns a Task or a Message in the version's shape",
+)
 async def send_returns(ctx: CheckContext) -> str | None:
     value = ctx.decode(await ctx.send("hello"))
     ctx.expect(isinstance(value, m.Task | m.Message), f"got a {type(value).__name__}")
     return f"a {type(value).__name__}"
 
 
-@check("send.context-id", "§3.4.1", MUST,
-       "The response to a message without contextId carries a generated contextId")
+@check(
+    "send.context-id",
+    "§3.4.1",
+    MUST,
+    "The response to a message without contextId carries a generated contextId",
+)
 async def send_context_id(ctx: CheckContext) -> str | None:
     value = ctx.decode(await ctx.send("hello"))
     cid = value.context_id if isinstance(value, m.Task | m.Message) else None
@@ -55,24 +63,40 @@ async def send_context_id(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("send.blocking", "§3.2.2", MUST,
-       "Blocking SendMessage waits for a terminal or interrupted state", requires=CONTRACT)
+@check(
+    "send.blocking",
+    "§3.2.2",
+    MUST,
+    "Blocking SendMessage waits for a terminal or interrupted state",
+    requires=CONTRACT,
+)
 async def send_blocking(ctx: CheckContext) -> str | None:
     task, _ = await ctx.send_for_task("complete")
-    ctx.expect(task.status.state is TaskState.COMPLETED,
-               f"'complete' (blocking) returned state {task.status.state.name}, expected COMPLETED")
+    ctx.expect(
+        task.status.state is TaskState.COMPLETED,
+        f"'complete' (blocking) returned state {task.status.state.name}, expected COMPLETED",
+    )
     texts = [_text_of(a.parts) for a in task.artifacts]
-    ctx.expect(ARTIFACT_TEXT in texts,
-               f"the completed task must include its artifacts (§3.2.2); artifacts: {texts}")
+    ctx.expect(
+        ARTIFACT_TEXT in texts,
+        f"the completed task must include its artifacts (§3.2.2); artifacts: {texts}",
+    )
     task2, _ = await ctx.send_for_task("input")
-    ctx.expect(task2.status.state is TaskState.INPUT_REQUIRED,
-               f"'input' (blocking) returned state {task2.status.state.name}, expected INPUT_REQUIRED")
+    ctx.expect(
+        task2.status.state is TaskState.INPUT_REQUIRED,
+        f"'input' (blocking) returned state {task2.status.state.name}, expected INPUT_REQUIRED",
+    )
     await ctx.cancel_quietly(task2.id)
     return None
 
 
-@check("send.non-blocking", "§3.2.2", MUST,
-       "returnImmediately returns at once with an in-progress task", requires=CONTRACT)
+@check(
+    "send.non-blocking",
+    "§3.2.2",
+    MUST,
+    "returnImmediately returns at once with an in-progress task",
+    requires=CONTRACT,
+)
 async def send_non_blocking(ctx: CheckContext) -> str | None:
     started = time.monotonic()
     res = await ctx.send("slow", return_immediately=True)
@@ -82,17 +106,23 @@ async def send_non_blocking(ctx: CheckContext) -> str | None:
         await ctx.cancel_quietly(value.id)
     ctx.expect(isinstance(value, m.Task), f"expected a Task, got a {type(value).__name__}")
     assert isinstance(value, m.Task)
-    ctx.expect(not value.status.state.is_terminal,
-               f"the task is already {value.status.state.name}")
+    ctx.expect(not value.status.state.is_terminal, f"the task is already {value.status.state.name}")
     ctx.expect(elapsed < 5.0, f"the non-blocking call took {elapsed:.1f}s")
     return None
 
 
-@check("send.message-reply", "§3.1.1", MUST,
-       "A direct Message reply comes back as a Message", requires=CONTRACT)
+@check(
+    "send.message-reply",
+    "§3.1.1",
+    MUST,
+    "A direct Message reply comes back as a Message",
+    requires=CONTRACT,
+)
 async def send_message_reply(ctx: CheckContext) -> str | None:
     value = ctx.decode(await ctx.send("message"))
-    ctx.expect(isinstance(value, m.Message), f"'message' gave a {type(value).__name__}, expected a Message")
+    ctx.expect(
+        isinstance(value, m.Message), f"'message' gave a {type(value).__name__}, expected a Message"
+    )
     assert isinstance(value, m.Message)
     ctx.expect(value.role is m.Role.AGENT, f"the reply's role is {value.role.name}, expected AGENT")
     ctx.expect(value.text == REPLY_TEXT, f"the reply's text is {value.text!r}")
@@ -107,16 +137,25 @@ async def send_unique_ids(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("send.unknown-task", "§3.4.2, §3.1.1", MUST,
-       "A message naming an unknown taskId gets TaskNotFoundError")
+@check(
+    "send.unknown-task",
+    "§3.4.2, §3.1.1",
+    MUST,
+    "A message naming an unknown taskId gets TaskNotFoundError",
+)
 async def send_unknown_task(ctx: CheckContext) -> str | None:
     res = await ctx.send("hello", task_id=_unknown())
     ctx.expect_error(res, TaskNotFoundError, "SendMessage with an unknown taskId")
     return None
 
 
-@check("send.terminal-task", "§3.1.1", MUST,
-       "A message to a terminal task gets UnsupportedOperationError", requires=CONTRACT)
+@check(
+    "send.terminal-task",
+    "§3.1.1",
+    MUST,
+    "A message to a terminal task gets UnsupportedOperationError",
+    requires=CONTRACT,
+)
 async def send_terminal_task(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
     res = await ctx.send("more", task_id=task.id, context_id=task.context_id)
@@ -124,24 +163,39 @@ async def send_terminal_task(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("send.multi-turn", "§3.4.3", MUST,
-       "input-required continues on the same task; contextId is inferred from taskId",
-       requires=CONTRACT)
+@check(
+    "send.multi-turn",
+    "§3.4.3",
+    MUST,
+    "input-required continues on the same task; contextId is inferred from taskId",
+    requires=CONTRACT,
+)
 async def send_multi_turn(ctx: CheckContext) -> str | None:
     task, _ = await ctx.send_for_task("input")
-    ctx.expect(task.status.state is TaskState.INPUT_REQUIRED,
-               f"'input' gave state {task.status.state.name}, expected INPUT_REQUIRED")
+    ctx.expect(
+        task.status.state is TaskState.INPUT_REQUIRED,
+        f"'input' gave state {task.status.state.name}, expected INPUT_REQUIRED",
+    )
     follow, _ = await ctx.send_for_task("the answer", task_id=task.id)
     ctx.expect(follow.id == task.id, f"the follow-up answered task {follow.id!r}, not {task.id!r}")
-    ctx.expect(follow.context_id == task.context_id,
-               f"the follow-up's contextId {follow.context_id!r} is not the task's {task.context_id!r}")
-    ctx.expect(follow.status.state is TaskState.COMPLETED,
-               f"the follow-up left the task {follow.status.state.name}, expected COMPLETED")
+    ctx.expect(
+        follow.context_id == task.context_id,
+        f"the follow-up's contextId {follow.context_id!r} is not the task's {task.context_id!r}",
+    )
+    ctx.expect(
+        follow.status.state is TaskState.COMPLETED,
+        f"the follow-up left the task {follow.status.state.name}, expected COMPLETED",
+    )
     return None
 
 
-@check("send.context-mismatch", "§3.4.3", MUST,
-       "A taskId with a different contextId is rejected", requires=CONTRACT)
+@check(
+    "send.context-mismatch",
+    "§3.4.3",
+    MUST,
+    "A taskId with a different contextId is rejected",
+    requires=CONTRACT,
+)
 async def send_context_mismatch(ctx: CheckContext) -> str | None:
     task, _ = await ctx.send_for_task("input")
     try:
@@ -160,11 +214,15 @@ async def get_task(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
     ctx.expect(got.id == task.id, f"GetTask({task.id!r}) returned task {got.id!r}")
-    ctx.expect(got.context_id == task.context_id,
-               f"contextId changed from {task.context_id!r} to {got.context_id!r}")
+    ctx.expect(
+        got.context_id == task.context_id,
+        f"contextId changed from {task.context_id!r} to {got.context_id!r}",
+    )
     if task.status.state.is_terminal:
-        ctx.expect(got.status.state is task.status.state,
-                   f"state changed from {task.status.state.name} to {got.status.state.name}")
+        ctx.expect(
+            got.status.state is task.status.state,
+            f"state changed from {task.status.state.name} to {got.status.state.name}",
+        )
     return None
 
 
@@ -180,24 +238,34 @@ async def _task_with_history(ctx: CheckContext) -> m.Task:
     return await ctx.prerequisite("two-turn-task", make)
 
 
-@check("get.history-length", "§3.2.4, §3.1.3", MUST,
-       "GetTask historyLength=n returns at most n messages")
+@check(
+    "get.history-length",
+    "§3.2.4, §3.1.3",
+    MUST,
+    "GetTask historyLength=n returns at most n messages",
+)
 async def get_history_length(ctx: CheckContext) -> str | None:
     task = await _task_with_history(ctx)
     full = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id, history_length=1)))
     ctx.expect(len(got.history) <= 1, f"historyLength=1 returned {len(got.history)} messages")
     if full.history and got.history:
-        ctx.expect(got.history[-1].message_id == full.history[-1].message_id,
-                   "historyLength=1 did not return the most recent message")
+        ctx.expect(
+            got.history[-1].message_id == full.history[-1].message_id,
+            "historyLength=1 did not return the most recent message",
+        )
     return None
 
 
-@check("get.history-zero", "§3.2.4 (0.3: §7.3.1)", SHOULD, "GetTask historyLength=0 omits the history")
+@check(
+    "get.history-zero", "§3.2.4 (0.3: §7.3.1)", SHOULD, "GetTask historyLength=0 omits the history"
+)
 async def get_history_zero(ctx: CheckContext) -> str | None:
     if ctx.dialect == "0.3-http":
-        ctx.not_applicable("0.3 HTTP+JSON: the 0.3 proto's int32 historyLength has no presence, "
-                           "so 0 cannot be told from unset")
+        ctx.not_applicable(
+            "0.3 HTTP+JSON: the 0.3 proto's int32 historyLength has no presence, "
+            "so 0 cannot be told from unset"
+        )
     task = await _task_with_history(ctx)
     res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id, history_length=0))
     raw = ctx.expect_result(res, "GetTask historyLength=0")
@@ -209,8 +277,11 @@ async def get_history_zero(ctx: CheckContext) -> str | None:
 
 @check("get.unknown-task", "§3.1.3", MUST, "GetTask of an unknown id gets TaskNotFoundError")
 async def get_unknown(ctx: CheckContext) -> str | None:
-    ctx.expect_error(await ctx.call("GetTask", m.GetTaskRequest(id=_unknown())),
-                     TaskNotFoundError, "GetTask of an unknown id")
+    ctx.expect_error(
+        await ctx.call("GetTask", m.GetTaskRequest(id=_unknown())),
+        TaskNotFoundError,
+        "GetTask of an unknown id",
+    )
     return None
 
 
@@ -246,85 +317,150 @@ async def _list(ctx: CheckContext, **kwargs: Any) -> tuple[m.ListTasksResponse, 
             tasks.append(codec.from_wire(m.Task, item, ctx.dialect))
         except DecodeError as exc:
             ctx.fail(f"ListTasks: result.tasks[{i}] is not a valid Task: {exc}")
-    token, size, total = raw.get("nextPageToken", ""), raw.get("pageSize", 0), raw.get("totalSize", 0)
+    token, size, total = (
+        raw.get("nextPageToken", ""),
+        raw.get("pageSize", 0),
+        raw.get("totalSize", 0),
+    )
     if not isinstance(token, str) or not isinstance(size, int) or not isinstance(total, int):
         ctx.fail("ListTasks: nextPageToken/pageSize/totalSize have the wrong JSON types")
-    return m.ListTasksResponse(tasks=tasks, next_page_token=token, page_size=size,
-                               total_size=total), raw
+    return m.ListTasksResponse(
+        tasks=tasks, next_page_token=token, page_size=size, total_size=total
+    ), raw
 
 
-@check("list.response-shape", "§3.1.4", MUST,
-       "ListTasks returns tasks, nextPageToken, pageSize and totalSize", versions=V10)
+@check(
+    "list.response-shape",
+    "§3.1.4",
+    MUST,
+    "ListTasks returns tasks, nextPageToken, pageSize and totalSize",
+    versions=V10,
+)
 async def list_shape(ctx: CheckContext) -> str | None:
     _, raw = await _list(ctx, page_size=5)
-    missing = [k for k in ("tasks", "nextPageToken", "pageSize", "totalSize")
-               if not isinstance(raw, dict) or k not in raw]
-    ctx.expect(not missing, f"REQUIRED members missing from the response: {missing} (§3.1.4: "
-               "nextPageToken MUST always be present; REQUIRED fields are always emitted)")
+    missing = [
+        k
+        for k in ("tasks", "nextPageToken", "pageSize", "totalSize")
+        if not isinstance(raw, dict) or k not in raw
+    ]
+    ctx.expect(
+        not missing,
+        f"REQUIRED members missing from the response: {missing} (§3.1.4: "
+        "nextPageToken MUST always be present; REQUIRED fields are always emitted)",
+    )
     return None
 
 
-@check("list.pagination", "§3.1.4", MUST,
-       "Cursor pagination: pageSize limits, nextPageToken continues, \"\" on the last page",
-       versions=V10, requires=CONTRACT)
+@check(
+    "list.pagination",
+    "§3.1.4",
+    MUST,
+    'Cursor pagination: pageSize limits, nextPageToken continues, "" on the last page',
+    versions=V10,
+    requires=CONTRACT,
+)
 async def list_pagination(ctx: CheckContext) -> str | None:
     context_id, tasks = await _context_tasks(ctx)
     first, _ = await _list(ctx, context_id=context_id, page_size=2)
     ctx.expect(len(first.tasks) == 2, f"pageSize=2 returned {len(first.tasks)} tasks")
     ctx.expect(bool(first.next_page_token), "the first of two pages has an empty nextPageToken")
-    second, raw2 = await _list(ctx, context_id=context_id, page_size=2,
-                               page_token=first.next_page_token)
-    ctx.expect(len(second.tasks) == 1, f"the second page returned {len(second.tasks)} tasks, expected 1")
-    ctx.expect(isinstance(raw2, dict) and raw2.get("nextPageToken") == "",
-               f"the last page's nextPageToken is {raw2.get('nextPageToken', '(absent)') if isinstance(raw2, dict) else raw2!r}, expected \"\"")
+    second, raw2 = await _list(
+        ctx, context_id=context_id, page_size=2, page_token=first.next_page_token
+    )
+    ctx.expect(
+        len(second.tasks) == 1, f"the second page returned {len(second.tasks)} tasks, expected 1"
+    )
+    ctx.expect(
+        isinstance(raw2, dict) and raw2.get("nextPageToken") == "",
+        f'the last page\'s nextPageToken is {raw2.get("nextPageToken", "(absent)") if isinstance(raw2, dict) else raw2!r}, expected ""',
+    )
     ids = {t.id for t in first.tasks} | {t.id for t in second.tasks}
-    ctx.expect(ids == {t.id for t in tasks}, "the two pages do not hold exactly the context's 3 tasks")
+    ctx.expect(
+        ids == {t.id for t in tasks}, "the two pages do not hold exactly the context's 3 tasks"
+    )
     ctx.expect(first.total_size == 3, f"totalSize is {first.total_size}, expected 3")
     return None
 
 
-@check("list.filters", "§3.1.4", MUST, "ListTasks filters by contextId and status",
-       versions=V10, requires=CONTRACT)
+@check(
+    "list.filters",
+    "§3.1.4",
+    MUST,
+    "ListTasks filters by contextId and status",
+    versions=V10,
+    requires=CONTRACT,
+)
 async def list_filters(ctx: CheckContext) -> str | None:
     context_id, tasks = await _context_tasks(ctx)
     listed, _ = await _list(ctx, context_id=context_id)
-    ctx.expect({t.id for t in listed.tasks} == {t.id for t in tasks},
-               f"contextId filter returned {len(listed.tasks)} tasks, expected this context's 3")
+    ctx.expect(
+        {t.id for t in listed.tasks} == {t.id for t in tasks},
+        f"contextId filter returned {len(listed.tasks)} tasks, expected this context's 3",
+    )
     failed, _ = await _list(ctx, context_id=context_id, status=TaskState.FAILED)
-    ctx.expect([t.id for t in failed.tasks] == [tasks[1].id],
-               f"status=FAILED returned {[t.status.state.name for t in failed.tasks]}, expected the one failed task")
+    ctx.expect(
+        [t.id for t in failed.tasks] == [tasks[1].id],
+        f"status=FAILED returned {[t.status.state.name for t in failed.tasks]}, expected the one failed task",
+    )
     return None
 
 
-@check("list.sorted", "§3.1.4", MUST, "ListTasks sorts by status timestamp, newest first",
-       versions=V10, requires=CONTRACT)
+@check(
+    "list.sorted",
+    "§3.1.4",
+    MUST,
+    "ListTasks sorts by status timestamp, newest first",
+    versions=V10,
+    requires=CONTRACT,
+)
 async def list_sorted(ctx: CheckContext) -> str | None:
     context_id, _ = await _context_tasks(ctx)
     listed, _ = await _list(ctx, context_id=context_id)
     stamps = [t.status.timestamp for t in listed.tasks]
     if any(s is None for s in stamps):
         ctx.skip("some tasks have no status timestamp")
-    ctx.expect(stamps == sorted(stamps, reverse=True),  # type: ignore[type-var]
-               f"not newest first: {[s.isoformat() for s in stamps if s is not None]}")
+    ctx.expect(
+        stamps == sorted(stamps, reverse=True),  # type: ignore[type-var]
+        f"not newest first: {[s.isoformat() for s in stamps if s is not None]}",
+    )
     return None
 
 
-@check("list.artifacts", "§3.1.4", MUST,
-       "Artifacts are omitted unless includeArtifacts is true", versions=V10, requires=CONTRACT)
+@check(
+    "list.artifacts",
+    "§3.1.4",
+    MUST,
+    "Artifacts are omitted unless includeArtifacts is true",
+    versions=V10,
+    requires=CONTRACT,
+)
 async def list_artifacts(ctx: CheckContext) -> str | None:
     context_id, _ = await _context_tasks(ctx)
     _, raw = await _list(ctx, context_id=context_id)
-    with_key = [t.get("id") for t in (raw or {}).get("tasks", []) if isinstance(t, dict) and "artifacts" in t]
-    ctx.expect(not with_key, f"tasks carry an 'artifacts' member without includeArtifacts: {with_key}")
+    with_key = [
+        t.get("id")
+        for t in (raw or {}).get("tasks", [])
+        if isinstance(t, dict) and "artifacts" in t
+    ]
+    ctx.expect(
+        not with_key, f"tasks carry an 'artifacts' member without includeArtifacts: {with_key}"
+    )
     listed, _ = await _list(ctx, context_id=context_id, include_artifacts=True)
     completed = [t for t in listed.tasks if t.status.state is TaskState.COMPLETED]
-    ctx.expect(completed and all(t.artifacts for t in completed),
-               "includeArtifacts=true did not return the completed tasks' artifacts")
+    ctx.expect(
+        completed and all(t.artifacts for t in completed),
+        "includeArtifacts=true did not return the completed tasks' artifacts",
+    )
     return None
 
 
-@check("list.page-size-bounds", "§3.1.4, §3.3.2", MUST,
-       "pageSize outside 1..100 gets InvalidParams (or, above 100, is capped)", versions=V10)
+@check(
+    "list.page-size-bounds",
+    "§3.1.4, §3.3.2",
+    MUST,
+    "pageSize outside 1..100 gets InvalidParams (or, above 100, is capped)",
+    versions=V10,
+)
 async def list_page_size(ctx: CheckContext) -> str | None:
     for size in (0, -1):
         if ctx.transport == "jsonrpc":
@@ -339,47 +475,73 @@ async def list_page_size(ctx: CheckContext) -> str | None:
         raw = ctx.expect_result(res, "ListTasks pageSize=101")
         answered: Any = raw.get("pageSize") if isinstance(raw, dict) else None
         count = len(raw.get("tasks") or []) if isinstance(raw, dict) else 0
-        ctx.expect(isinstance(answered, int) and answered <= 100 and count <= 100,
-                   f"pageSize=101 was answered with pageSize {answered!r}")
+        ctx.expect(
+            isinstance(answered, int) and answered <= 100 and count <= 100,
+            f"pageSize=101 was answered with pageSize {answered!r}",
+        )
     return None
 
 
 async def _rest_list_raw(ctx: CheckContext, size: int) -> CallResult:
-    reply = await ctx.request("GET", ctx.rest_url("/tasks"), headers=ctx.rest_headers(with_body=False),
-                              params=[("pageSize", str(size))])
+    reply = await ctx.request(
+        "GET",
+        ctx.rest_url("/tasks"),
+        headers=ctx.rest_headers(with_body=False),
+        params=[("pageSize", str(size))],
+    )
     return ctx._interpret("ListTasks", reply, None)
 
 
 # ---------------------------------------------------------------- CancelTask
 
 
-@check("cancel.running", "§3.1.5", MUST,
-       "CancelTask of a working task returns it canceled", requires=CONTRACT)
+@check(
+    "cancel.running",
+    "§3.1.5",
+    MUST,
+    "CancelTask of a working task returns it canceled",
+    requires=CONTRACT,
+)
 async def cancel_running(ctx: CheckContext) -> str | None:
     task = await ctx.slow_task()
     canceled = ctx.decode(await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id)))
     ctx.expect(canceled.id == task.id, f"CancelTask returned task {canceled.id!r}")
-    ctx.expect(canceled.status.state is TaskState.CANCELED,
-               f"CancelTask returned state {canceled.status.state.name}, expected CANCELED")
+    ctx.expect(
+        canceled.status.state is TaskState.CANCELED,
+        f"CancelTask returned state {canceled.status.state.name}, expected CANCELED",
+    )
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
-    ctx.expect(got.status.state is TaskState.CANCELED,
-               f"GetTask after the cancel says {got.status.state.name}")
+    ctx.expect(
+        got.status.state is TaskState.CANCELED,
+        f"GetTask after the cancel says {got.status.state.name}",
+    )
     return None
 
 
-@check("cancel.terminal", "§3.1.5", MUST,
-       "CancelTask of a completed task gets TaskNotCancelableError", requires=CONTRACT)
+@check(
+    "cancel.terminal",
+    "§3.1.5",
+    MUST,
+    "CancelTask of a completed task gets TaskNotCancelableError",
+    requires=CONTRACT,
+)
 async def cancel_terminal(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
-    ctx.expect_error(await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id)),
-                     TaskNotCancelableError, "CancelTask of a completed task")
+    ctx.expect_error(
+        await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id)),
+        TaskNotCancelableError,
+        "CancelTask of a completed task",
+    )
     return None
 
 
 @check("cancel.unknown-task", "§3.1.5", MUST, "CancelTask of an unknown id gets TaskNotFoundError")
 async def cancel_unknown(ctx: CheckContext) -> str | None:
-    ctx.expect_error(await ctx.call("CancelTask", m.CancelTaskRequest(id=_unknown())),
-                     TaskNotFoundError, "CancelTask of an unknown id")
+    ctx.expect_error(
+        await ctx.call("CancelTask", m.CancelTaskRequest(id=_unknown())),
+        TaskNotFoundError,
+        "CancelTask of an unknown id",
+    )
     return None
 
 
@@ -388,9 +550,15 @@ async def cancel_unknown(ctx: CheckContext) -> str | None:
 STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
 
 
-@check("subscribe.first-event-task", "§3.1.6", MUST,
-       "SubscribeToTask sends the Task first, then closes after the terminal state",
-       versions=("1.0",), requires=STREAM_CONTRACT, timeout=20.0)
+@check(
+    "subscribe.first-event-task",
+    "§3.1.6",
+    MUST,
+    "SubscribeToTask sends the Task first, then closes after the terminal state",
+    versions=("1.0",),
+    requires=STREAM_CONTRACT,
+    timeout=20.0,
+)
 async def subscribe_first(ctx: CheckContext) -> str | None:
     task = await ctx.slow_task()
     try:
@@ -404,21 +572,32 @@ async def subscribe_first(ctx: CheckContext) -> str | None:
             ctx.expect(err is None, f"SubscribeToTask failed: {err.describe() if err else ''}")
             ctx.expect(first is not None, f"the stream ended without events ({s.outcome()})")
             assert first is not None
-            ctx.expect(first.kind == "task", f"the first event is {first.describe()}, expected the Task")
+            ctx.expect(
+                first.kind == "task", f"the first event is {first.describe()}, expected the Task"
+            )
             ctx.expect(first.model.id == task.id, f"the first event is task {first.model.id!r}")
             await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
             await s.collect(idle=5.0)
             states = [e.state for e in s.events if e.state is not None]
-            ctx.expect(TaskState.CANCELED in states,
-                       f"after CancelTask the stream carried {[st.name for st in states]}, no CANCELED")
+            ctx.expect(
+                TaskState.CANCELED in states,
+                f"after CancelTask the stream carried {[st.name for st in states]}, no CANCELED",
+            )
             ctx.expect(s.closed, "the stream stayed open after the task was canceled (§3.1.6)")
     finally:
         await ctx.cancel_quietly(task.id)
     return None
 
 
-@check("subscribe.concurrent", "§3.5.2", MUST,
-       "Two subscribers of one task get the same events", versions=("1.0",), requires=STREAM_CONTRACT, timeout=20.0)
+@check(
+    "subscribe.concurrent",
+    "§3.5.2",
+    MUST,
+    "Two subscribers of one task get the same events",
+    versions=("1.0",),
+    requires=STREAM_CONTRACT,
+    timeout=20.0,
+)
 async def subscribe_concurrent(ctx: CheckContext) -> str | None:
     task = await ctx.slow_task()
     try:
@@ -430,8 +609,10 @@ async def subscribe_concurrent(ctx: CheckContext) -> str | None:
                     first = await s.next(5.0)
                 except TimeoutError:
                     ctx.fail("a subscriber got no event within 5s")
-                ctx.expect(first is not None and first.kind == "task",
-                           f"a subscriber's first event is {first.describe() if first else 'none'}")
+                ctx.expect(
+                    first is not None and first.kind == "task",
+                    f"a subscriber's first event is {first.describe() if first else 'none'}",
+                )
             await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
             await a.collect(idle=5.0)
             await b.collect(idle=5.0)
@@ -444,8 +625,14 @@ async def subscribe_concurrent(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("subscribe.terminal-task", "§3.1.6", MUST,
-       "SubscribeToTask of a terminal task gets UnsupportedOperationError", versions=("1.0",), requires=STREAM_CONTRACT)
+@check(
+    "subscribe.terminal-task",
+    "§3.1.6",
+    MUST,
+    "SubscribeToTask of a terminal task gets UnsupportedOperationError",
+    versions=("1.0",),
+    requires=STREAM_CONTRACT,
+)
 async def subscribe_terminal(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
     async with await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id)) as s:
@@ -454,14 +641,20 @@ async def subscribe_terminal(ctx: CheckContext) -> str | None:
         except TimeoutError:
             ctx.fail("no answer within 5s")
         err = s.first_error()
-        ctx.expect(err is not None and err.is_(UnsupportedOperationError),
-                   f"expected UnsupportedOperationError, got "
-                   f"{err.describe() if err else s.outcome()}")
+        ctx.expect(
+            err is not None and err.is_(UnsupportedOperationError),
+            f"expected UnsupportedOperationError, got {err.describe() if err else s.outcome()}",
+        )
     return None
 
 
-@check("subscribe.unknown-task", "§3.1.6", MUST,
-       "SubscribeToTask of an unknown id gets TaskNotFoundError", requires=(Requirement.STREAMING,))
+@check(
+    "subscribe.unknown-task",
+    "§3.1.6",
+    MUST,
+    "SubscribeToTask of an unknown id gets TaskNotFoundError",
+    requires=(Requirement.STREAMING,),
+)
 async def subscribe_unknown(ctx: CheckContext) -> str | None:
     async with await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=_unknown())) as s:
         try:
@@ -469,9 +662,10 @@ async def subscribe_unknown(ctx: CheckContext) -> str | None:
         except TimeoutError:
             ctx.fail("no answer within 5s")
         err = s.first_error()
-        ctx.expect(err is not None and err.is_(TaskNotFoundError),
-                   f"expected TaskNotFoundError, got "
-                   f"{err.describe() if err else s.outcome()}")
+        ctx.expect(
+            err is not None and err.is_(TaskNotFoundError),
+            f"expected TaskNotFoundError, got {err.describe() if err else s.outcome()}",
+        )
     return None
 
 
@@ -484,33 +678,59 @@ def _config(task_id: str) -> m.TaskPushNotificationConfig:
     return m.TaskPushNotificationConfig(task_id=task_id, url=WEBHOOK, token="conformance-token")
 
 
-@check("push.crud", "§3.1.7-§3.1.10", MUST,
-       "Push configs: create assigns an id; get, list and delete work", requires=PUSH_CONTRACT)
+@check(
+    "push.crud",
+    "§3.1.7-§3.1.10",
+    MUST,
+    "Push configs: create assigns an id; get, list and delete work",
+    requires=PUSH_CONTRACT,
+)
 async def push_crud(ctx: CheckContext) -> str | None:
     task = await ctx.slow_task()
     try:
         created = ctx.decode(await ctx.call("CreateTaskPushNotificationConfig", _config(task.id)))
         ctx.expect(bool(created.id), "the created config has no id (§3.1.7: 'with assigned ID')")
         ctx.expect(created.url == WEBHOOK, f"the created config's url is {created.url!r}")
-        got = ctx.decode(await ctx.call("GetTaskPushNotificationConfig",
-                                        m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)))
+        got = ctx.decode(
+            await ctx.call(
+                "GetTaskPushNotificationConfig",
+                m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+            )
+        )
         ctx.expect(got.url == WEBHOOK and got.id == created.id, "Get returned a different config")
-        listed = ctx.decode(await ctx.call("ListTaskPushNotificationConfigs",
-                                           m.ListTaskPushNotificationConfigsRequest(task_id=task.id)))
-        ctx.expect(created.id in [c.id for c in listed.configs],
-                   f"List does not include the config {created.id!r}")
-        ctx.decode(await ctx.call("DeleteTaskPushNotificationConfig",
-                                  m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)))
-        res = await ctx.call("GetTaskPushNotificationConfig",
-                             m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id))
+        listed = ctx.decode(
+            await ctx.call(
+                "ListTaskPushNotificationConfigs",
+                m.ListTaskPushNotificationConfigsRequest(task_id=task.id),
+            )
+        )
+        ctx.expect(
+            created.id in [c.id for c in listed.configs],
+            f"List does not include the config {created.id!r}",
+        )
+        ctx.decode(
+            await ctx.call(
+                "DeleteTaskPushNotificationConfig",
+                m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+            )
+        )
+        res = await ctx.call(
+            "GetTaskPushNotificationConfig",
+            m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+        )
         ctx.expect_any_error(res, "Get of a deleted config (§3.1.8: MUST fail)")
     finally:
         await ctx.cancel_quietly(task.id)
     return None
 
 
-@check("push.delete-idempotent", "§3.1.10", MUST,
-       "Deleting a push config twice has the same effect", requires=PUSH_CONTRACT)
+@check(
+    "push.delete-idempotent",
+    "§3.1.10",
+    MUST,
+    "Deleting a push config twice has the same effect",
+    requires=PUSH_CONTRACT,
+)
 async def push_delete_twice(ctx: CheckContext) -> str | None:
     task = await ctx.slow_task()
     try:
@@ -518,16 +738,22 @@ async def push_delete_twice(ctx: CheckContext) -> str | None:
         req = m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
         ctx.decode(await ctx.call("DeleteTaskPushNotificationConfig", req))
         second = await ctx.call("DeleteTaskPushNotificationConfig", req)
-        ctx.expect(second.error is None and second.problem is None,
-                   f"the second delete failed: {second.describe()}")
+        ctx.expect(
+            second.error is None and second.problem is None,
+            f"the second delete failed: {second.describe()}",
+        )
     finally:
         await ctx.cancel_quietly(task.id)
     return None
 
 
-@check("push.unknown-task", "§3.1.7", MUST,
-       "Creating a push config for an unknown task gets TaskNotFoundError",
-       requires=(Requirement.PUSH,))
+@check(
+    "push.unknown-task",
+    "§3.1.7",
+    MUST,
+    "Creating a push config for an unknown task gets TaskNotFoundError",
+    requires=(Requirement.PUSH,),
+)
 async def push_unknown(ctx: CheckContext) -> str | None:
     res = await ctx.call("CreateTaskPushNotificationConfig", _config(_unknown()))
     ctx.expect_error(res, TaskNotFoundError, "CreateTaskPushNotificationConfig for an unknown task")
@@ -537,9 +763,13 @@ async def push_unknown(ctx: CheckContext) -> str | None:
 # ---------------------------------------------------------------- capability honesty
 
 
-@check("capability.push-not-claimed", "§3.3.4", MUST,
-       "Without pushNotifications, all push config operations get PushNotificationNotSupportedError",
-       requires=(Requirement.NO_PUSH,))
+@check(
+    "capability.push-not-claimed",
+    "§3.3.4",
+    MUST,
+    "Without pushNotifications, all push config operations get PushNotificationNotSupportedError",
+    requires=(Requirement.NO_PUSH,),
+)
 async def push_not_claimed(ctx: CheckContext) -> str | None:
     try:
         task_id = (await ctx.any_task()).id
@@ -548,9 +778,18 @@ async def push_not_claimed(ctx: CheckContext) -> str | None:
         task_id, real = _unknown(), False
     calls = [
         ("CreateTaskPushNotificationConfig", _config(task_id)),
-        ("GetTaskPushNotificationConfig", m.GetTaskPushNotificationConfigRequest(task_id=task_id, id="c1")),
-        ("ListTaskPushNotificationConfigs", m.ListTaskPushNotificationConfigsRequest(task_id=task_id)),
-        ("DeleteTaskPushNotificationConfig", m.DeleteTaskPushNotificationConfigRequest(task_id=task_id, id="c1")),
+        (
+            "GetTaskPushNotificationConfig",
+            m.GetTaskPushNotificationConfigRequest(task_id=task_id, id="c1"),
+        ),
+        (
+            "ListTaskPushNotificationConfigs",
+            m.ListTaskPushNotificationConfigsRequest(task_id=task_id),
+        ),
+        (
+            "DeleteTaskPushNotificationConfig",
+            m.DeleteTaskPushNotificationConfigRequest(task_id=task_id, id="c1"),
+        ),
     ]
     for op, params in calls:
         res = await ctx.call(op, params)
@@ -560,9 +799,13 @@ async def push_not_claimed(ctx: CheckContext) -> str | None:
     return None if real else "probed with an unknown task id (the agent made no task)"
 
 
-@check("capability.streaming-not-claimed", "§3.3.4", MUST,
-       "Without streaming, streaming operations get UnsupportedOperationError",
-       requires=(Requirement.NO_STREAMING,))
+@check(
+    "capability.streaming-not-claimed",
+    "§3.3.4",
+    MUST,
+    "Without streaming, streaming operations get UnsupportedOperationError",
+    requires=(Requirement.NO_STREAMING,),
+)
 async def streaming_not_claimed(ctx: CheckContext) -> str | None:
     async with await ctx.stream("SendStreamingMessage", ctx.send_request("hello")) as s:
         try:
@@ -570,26 +813,40 @@ async def streaming_not_claimed(ctx: CheckContext) -> str | None:
         except TimeoutError:
             ctx.fail("no answer within 5s")
         err = s.first_error()
-        ctx.expect(err is not None and err.is_(UnsupportedOperationError),
-                   "SendStreamingMessage: expected UnsupportedOperationError, got "
-                   + (err.describe() if err else s.outcome()))
+        ctx.expect(
+            err is not None and err.is_(UnsupportedOperationError),
+            "SendStreamingMessage: expected UnsupportedOperationError, got "
+            + (err.describe() if err else s.outcome()),
+        )
     return None
 
 
-@check("capability.extended-card-not-claimed", "§3.3.4, §3.1.11", MUST,
-       "Without extendedAgentCard, GetExtendedAgentCard gets UnsupportedOperationError",
-       requires=(Requirement.NO_EXTENDED_CARD,))
+@check(
+    "capability.extended-card-not-claimed",
+    "§3.3.4, §3.1.11",
+    MUST,
+    "Without extendedAgentCard, GetExtendedAgentCard gets UnsupportedOperationError",
+    requires=(Requirement.NO_EXTENDED_CARD,),
+)
 async def extended_not_claimed(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetExtendedAgentCard", m.GetExtendedAgentCardRequest())
-    if ctx.version == "0.3" and res.error is not None and res.error.is_(ExtendedAgentCardNotConfiguredError):
+    if (
+        ctx.version == "0.3"
+        and res.error is not None
+        and res.error.is_(ExtendedAgentCardNotConfiguredError)
+    ):
         return "0.3: answered AuthenticatedExtendedCardNotConfigured (-32007)"
     ctx.expect_error(res, UnsupportedOperationError, "GetExtendedAgentCard")
     return None
 
 
-@check("extended-card.get", "§3.1.11", MUST,
-       "GetExtendedAgentCard returns a valid card (or ExtendedAgentCardNotConfiguredError)",
-       requires=(Requirement.EXTENDED_CARD,))
+@check(
+    "extended-card.get",
+    "§3.1.11",
+    MUST,
+    "GetExtendedAgentCard returns a valid card (or ExtendedAgentCardNotConfiguredError)",
+    requires=(Requirement.EXTENDED_CARD,),
+)
 async def extended_card(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetExtendedAgentCard", m.GetExtendedAgentCardRequest())
     if res.http.status in (401, 403) and not ctx.auth_headers:

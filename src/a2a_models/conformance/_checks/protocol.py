@@ -28,68 +28,109 @@ def _served(ctx: CheckContext, res: CallResult, what: str) -> None:
     if res.error is None:
         ctx.expect(res.problem is None, f"{what}: {res.problem}")
         return
-    ctx.expect(not res.error.is_(VersionNotSupportedError),
-               f"{what}: refused with {res.error.describe()}")
+    ctx.expect(
+        not res.error.is_(VersionNotSupportedError), f"{what}: refused with {res.error.describe()}"
+    )
     if ctx.transport == JSONRPC:
-        ctx.expect(not res.error.is_(MethodNotFoundError),
-                   f"{what}: the method is unknown ({res.error.describe()}): not served as {ctx.version}")
+        ctx.expect(
+            not res.error.is_(MethodNotFoundError),
+            f"{what}: the method is unknown ({res.error.describe()}): not served as {ctx.version}",
+        )
     elif res.error.http_status in (404, 405) and not res.error.body_shape_ok:
         ctx.fail(f"{what}: HTTP {res.error.http_status} without an A2A error body: no such route")
 
 
-@check("version.header", "§3.6.2", MUST,
-       "A2A-Version: 1.0 is processed with 1.0 semantics", versions=("1.0",))
+@check(
+    "version.header",
+    "§3.6.2",
+    MUST,
+    "A2A-Version: 1.0 is processed with 1.0 semantics",
+    versions=("1.0",),
+)
 async def version_header(ctx: CheckContext) -> str | None:
     _served(ctx, await ctx.call("GetTask", _probe()), "GetTask with A2A-Version: 1.0")
     return None
 
 
-@check("version.missing-header", "§3.6.2", MUST,
-       "A request without A2A-Version is treated as 0.3")
+@check("version.missing-header", "§3.6.2", MUST, "A request without A2A-Version is treated as 0.3")
 async def version_missing(ctx: CheckContext) -> str | None:
     if ctx.version == "0.3":
-        _served(ctx, await ctx.call("GetTask", _probe(), version_headers={}),
-                "0.3 GetTask without A2A-Version")
+        _served(
+            ctx,
+            await ctx.call("GetTask", _probe(), version_headers={}),
+            "0.3 GetTask without A2A-Version",
+        )
         return None
     ep = ctx._endpoint()
     twin = ctx.target.endpoint("0.3", ctx.transport)
     if twin is not None and twin.url.rstrip("/") == ep.url.rstrip("/"):
         ctx.not_applicable("this URL also serves 0.3: checked by the 0.3 run")
     res = await ctx.call("GetTask", _probe(), version_headers={})
-    ctx.expect_error(res, VersionNotSupportedError,
-                     "a 1.0 request without A2A-Version to an interface without 0.3")
+    ctx.expect_error(
+        res,
+        VersionNotSupportedError,
+        "a 1.0 request without A2A-Version to an interface without 0.3",
+    )
     return None
 
 
-@check("version.unsupported", "§3.6.2, §5.4", MUST,
-       "An unsupported A2A-Version gets VersionNotSupportedError", versions=("1.0",))
+@check(
+    "version.unsupported",
+    "§3.6.2, §5.4",
+    MUST,
+    "An unsupported A2A-Version gets VersionNotSupportedError",
+    versions=("1.0",),
+)
 async def version_unsupported(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetTask", _probe(), version_headers={"A2A-Version": "9.9"})
     ctx.expect_error(res, VersionNotSupportedError, "A2A-Version: 9.9")
     return None
 
 
-@check("version.patch-ignored", "§3.6", SHOULD,
-       "A patch number in A2A-Version is ignored (1.0.1 is 1.0)", versions=("1.0",))
+@check(
+    "version.patch-ignored",
+    "§3.6",
+    SHOULD,
+    "A patch number in A2A-Version is ignored (1.0.1 is 1.0)",
+    versions=("1.0",),
+)
 async def version_patch(ctx: CheckContext) -> str | None:
-    _served(ctx, await ctx.call("GetTask", _probe(), version_headers={"A2A-Version": "1.0.1"}),
-            "A2A-Version: 1.0.1")
+    _served(
+        ctx,
+        await ctx.call("GetTask", _probe(), version_headers={"A2A-Version": "1.0.1"}),
+        "A2A-Version: 1.0.1",
+    )
     return None
 
 
-@check("version.query-parameter", "§3.6.1", SHOULD,
-       "A2A-Version is also accepted as a query parameter", versions=("1.0",))
+@check(
+    "version.query-parameter",
+    "§3.6.1",
+    SHOULD,
+    "A2A-Version is also accepted as a query parameter",
+    versions=("1.0",),
+)
 async def version_query(ctx: CheckContext) -> str | None:
     ep = ctx._endpoint()
     if ctx.transport == JSONRPC:
         body = codec.dumps(ctx.jsonrpc_body("GetTask", {"id": _UNKNOWN}))
-        reply = await ctx.request("POST", ep.url, params=[("A2A-Version", "1.0")],
-                                  headers={"Content-Type": "application/json"}, content=body)
+        reply = await ctx.request(
+            "POST",
+            ep.url,
+            params=[("A2A-Version", "1.0")],
+            headers={"Content-Type": "application/json"},
+            content=body,
+        )
     else:
-        headers = {k: v for k, v in ctx.rest_headers(with_body=False).items()
-                   if k.lower() != "a2a-version"}
-        reply = await ctx.request("GET", ctx.rest_url(f"/tasks/{_UNKNOWN}"), headers=headers,
-                                  params=[("A2A-Version", "1.0")])
+        headers = {
+            k: v for k, v in ctx.rest_headers(with_body=False).items() if k.lower() != "a2a-version"
+        }
+        reply = await ctx.request(
+            "GET",
+            ctx.rest_url(f"/tasks/{_UNKNOWN}"),
+            headers=headers,
+            params=[("A2A-Version", "1.0")],
+        )
     _served(ctx, ctx._interpret("GetTask", reply, None), "?A2A-Version=1.0 without the header")
     return None
 
@@ -99,14 +140,21 @@ async def version_query(ctx: CheckContext) -> str | None:
 _REST = (REST,)
 
 
-@check("rest.error-format", "§11.6", MUST,
-       "HTTP+JSON errors are google.rpc.Status bodies with the mapped HTTP status",
-       versions=("1.0",), transports=_REST)
+@check(
+    "rest.error-format",
+    "§11.6",
+    MUST,
+    "HTTP+JSON errors are google.rpc.Status bodies with the mapped HTTP status",
+    versions=("1.0",),
+    transports=_REST,
+)
 async def rest_error_format(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetTask", _probe())
     err = ctx.expect_error(res, TaskNotFoundError, "GET /tasks/{unknown}")
-    ctx.expect(err.body_shape_ok, f"the error body is not {{\"error\": {{...}}}}: "
-               f"{excerpt(res.http.body, 200)!r}")
+    ctx.expect(
+        err.body_shape_ok,
+        f'the error body is not {{"error": {{...}}}}: {excerpt(res.http.body, 200)!r}',
+    )
     body = err.data if isinstance(err.data, dict) else {}
     problems = []
     if body.get("code") != 404:
@@ -117,29 +165,42 @@ async def rest_error_format(ctx: CheckContext) -> str | None:
         problems.append("error.message is missing")
     details = body.get("details", [])
     if not isinstance(details, list) or any(
-            not (isinstance(d, dict) and isinstance(d.get("@type"), str)) for d in details):
+        not (isinstance(d, dict) and isinstance(d.get("@type"), str)) for d in details
+    ):
         problems.append("error.details must be an array of objects with @type")
     ctx.expect(not problems, "; ".join(problems))
     return None
 
 
-@check("rest.error-info", "§11.6, §5.4", MUST,
-       "HTTP+JSON A2A errors include a google.rpc.ErrorInfo with reason and domain",
-       versions=("1.0",), transports=_REST)
+@check(
+    "rest.error-info",
+    "§11.6, §5.4",
+    MUST,
+    "HTTP+JSON A2A errors include a google.rpc.ErrorInfo with reason and domain",
+    versions=("1.0",),
+    transports=_REST,
+)
 async def rest_error_info(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetTask", _probe())
     err = ctx.expect_error(res, TaskNotFoundError, "GET /tasks/{unknown}")
     info = err.error_info()
     ctx.expect(info is not None, f"error.details has no {ERROR_INFO_TYPE}")
     assert info is not None
-    ctx.expect(info.get("reason") == "TASK_NOT_FOUND" and info.get("domain") == "a2a-protocol.org",
-               f"ErrorInfo reason/domain are {info.get('reason')!r}/{info.get('domain')!r}")
+    ctx.expect(
+        info.get("reason") == "TASK_NOT_FOUND" and info.get("domain") == "a2a-protocol.org",
+        f"ErrorInfo reason/domain are {info.get('reason')!r}/{info.get('domain')!r}",
+    )
     return None
 
 
-@check("rest.error-status", "0.3 §3.2.3", MUST,
-       "0.3 HTTP+JSON errors use the mapped HTTP status and a JSON body",
-       versions=("0.3",), transports=_REST)
+@check(
+    "rest.error-status",
+    "0.3 §3.2.3",
+    MUST,
+    "0.3 HTTP+JSON errors use the mapped HTTP status and a JSON body",
+    versions=("0.3",),
+    transports=_REST,
+)
 async def rest_error_status_03(ctx: CheckContext) -> str | None:
     res = await ctx.call("GetTask", _probe())
     ctx.expect_error(res, TaskNotFoundError, "GET /v1/tasks/{unknown}")
@@ -150,8 +211,14 @@ async def rest_error_status_03(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("rest.content-type", "§11.1", SHOULD,
-       "HTTP+JSON responses are application/a2a+json", versions=("1.0",), transports=_REST)
+@check(
+    "rest.content-type",
+    "§11.1",
+    SHOULD,
+    "HTTP+JSON responses are application/a2a+json",
+    versions=("1.0",),
+    transports=_REST,
+)
 async def rest_content_type(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
     res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
@@ -161,8 +228,14 @@ async def rest_content_type(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("rest.content-type-json", "0.3 §3.2.3", MUST,
-       "0.3 HTTP+JSON responses are application/json", versions=("0.3",), transports=_REST)
+@check(
+    "rest.content-type-json",
+    "0.3 §3.2.3",
+    MUST,
+    "0.3 HTTP+JSON responses are application/json",
+    versions=("0.3",),
+    transports=_REST,
+)
 async def rest_content_type_03(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
     res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
@@ -172,14 +245,23 @@ async def rest_content_type_03(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("rest.invalid-body", "§3.3.2, §11.6", MUST,
-       "An invalid request body gets HTTP 400", transports=_REST)
+@check(
+    "rest.invalid-body",
+    "§3.3.2, §11.6",
+    MUST,
+    "An invalid request body gets HTTP 400",
+    transports=_REST,
+)
 async def rest_invalid_body(ctx: CheckContext) -> str | None:
     cases = {
-        "a message whose parts is not a list": {"message": {"messageId": "x", "role": "ROLE_USER"
-                                                            if ctx.version == "1.0" else "user",
-                                                            "parts": "not-a-list",
-                                                            "content": "not-a-list"}},
+        "a message whose parts is not a list": {
+            "message": {
+                "messageId": "x",
+                "role": "ROLE_USER" if ctx.version == "1.0" else "user",
+                "parts": "not-a-list",
+                "content": "not-a-list",
+            }
+        },
         "a body that is a JSON array": [1, 2],
     }
     for what, body in cases.items():
@@ -205,14 +287,26 @@ def _malformed(ctx: CheckContext) -> dict[str, bytes]:
 
 async def _post_raw(ctx: CheckContext, body: bytes) -> HttpReply:
     if ctx.transport == JSONRPC:
-        return await ctx.request("POST", ctx._endpoint().url, content=body,
-                                 headers={"Content-Type": "application/json", **ctx.version_headers()})
-    return await ctx.request("POST", ctx.rest_url("/message:send"), content=body,
-                             headers=ctx.rest_headers(with_body=True))
+        return await ctx.request(
+            "POST",
+            ctx._endpoint().url,
+            content=body,
+            headers={"Content-Type": "application/json", **ctx.version_headers()},
+        )
+    return await ctx.request(
+        "POST",
+        ctx.rest_url("/message:send"),
+        content=body,
+        headers=ctx.rest_headers(with_body=True),
+    )
 
 
-@check("robustness.malformed-bodies", "§3.3.2, §9.5", MUST,
-       "Malformed bodies get an error answer, never a 5xx or a dropped connection")
+@check(
+    "robustness.malformed-bodies",
+    "§3.3.2, §9.5",
+    MUST,
+    "Malformed bodies get an error answer, never a 5xx or a dropped connection",
+)
 async def malformed(ctx: CheckContext) -> str | None:
     problems = []
     for what, body in _malformed(ctx).items():
@@ -227,14 +321,20 @@ async def malformed(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("robustness.oversized-body", "§3.3.2", SHOULD,
-       "An 8 MiB request gets an answer (an error or a result), not a 5xx or a dropped connection")
+@check(
+    "robustness.oversized-body",
+    "§3.3.2",
+    SHOULD,
+    "An 8 MiB request gets an answer (an error or a result), not a 5xx or a dropped connection",
+)
 async def oversized(ctx: CheckContext) -> str | None:
     big = "x" * (8 * 1024 * 1024)
     if ctx.transport == JSONRPC:
         body = codec.dumps(ctx.jsonrpc_body("GetTask", {"id": big}))
     else:
-        body = codec.dumps(codec.to_wire(ctx.send_request(big[:16]), ctx.dialect) | {"padding": big})
+        body = codec.dumps(
+            codec.to_wire(ctx.send_request(big[:16]), ctx.dialect) | {"padding": big}
+        )
     reply = await _post_raw(ctx, body)
     if reply.status is None:
         ctx.fail(f"no response to an 8 MiB body ({reply.error})")

@@ -38,8 +38,13 @@ def _events_or_fail(ctx: CheckContext, s: StreamSession) -> None:
         ctx.fail(f"the stream had no events ({s.outcome()})")
 
 
-@check("stream.content-type", "§9.1, §11.7 (0.3: §3.3.1)", MUST,
-       "Streaming answers HTTP 200 with Content-Type text/event-stream", requires=STREAMING)
+@check(
+    "stream.content-type",
+    "§9.1, §11.7 (0.3: §3.3.1)",
+    MUST,
+    "Streaming answers HTTP 200 with Content-Type text/event-stream",
+    requires=STREAMING,
+)
 async def stream_content_type(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     ctx.expect(s.status == 200, f"HTTP {s.status}, expected 200")
@@ -47,9 +52,13 @@ async def stream_content_type(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("stream.framing", "§9.4.2, §11.7 (0.3: §3.3.1)", MUST,
-       "Every SSE event's data is one JSON response (JSON-RPC: with the request id)",
-       requires=STREAMING)
+@check(
+    "stream.framing",
+    "§9.4.2, §11.7 (0.3: §3.3.1)",
+    MUST,
+    "Every SSE event's data is one JSON response (JSON-RPC: with the request id)",
+    requires=STREAMING,
+)
 async def stream_framing(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -58,8 +67,13 @@ async def stream_framing(ctx: CheckContext) -> str | None:
     return f"{len(s.events)} events"
 
 
-@check("stream.events-decode", "§3.2.3, §5.5 (0.3: §7.2.1)", MUST,
-       "Every stream event decodes as a StreamResponse of the version", requires=STREAMING)
+@check(
+    "stream.events-decode",
+    "§3.2.3, §5.5 (0.3: §7.2.1)",
+    MUST,
+    "Every stream event decodes as a StreamResponse of the version",
+    requires=STREAMING,
+)
 async def stream_decodes(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -68,8 +82,13 @@ async def stream_decodes(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("stream.first-event", "§3.1.2", MUST,
-       "A stream starts with the Task, or is exactly one Message", requires=STREAMING)
+@check(
+    "stream.first-event",
+    "§3.1.2",
+    MUST,
+    "A stream starts with the Task, or is exactly one Message",
+    requires=STREAMING,
+)
 async def stream_first_event(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -85,34 +104,47 @@ def _after_terminal(s: StreamSession) -> list[Any]:
     if term is None:
         return []
     final = s.events[term]
-    extra = s.events[term + 1:]
+    extra = s.events[term + 1 :]
     # §11.7: a final Task snapshot (in the same terminal state) MAY follow.
     if extra and extra[0].kind == "task" and extra[0].state is final.state:
         extra = extra[1:]
     return extra
 
 
-@check("stream.no-event-after-terminal", "§3.1.2, §11.7", MUST,
-       "Nothing follows the terminal event (but an optional final Task snapshot)",
-       requires=STREAMING)
+@check(
+    "stream.no-event-after-terminal",
+    "§3.1.2, §11.7",
+    MUST,
+    "Nothing follows the terminal event (but an optional final Task snapshot)",
+    requires=STREAMING,
+)
 async def stream_nothing_after_terminal(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
     if s.terminal_index is None:
         ctx.skip("the stream reached no terminal state")
     extra = _after_terminal(s)
-    ctx.expect(not extra, "events after the terminal event: " + ", ".join(e.describe() for e in extra))
+    ctx.expect(
+        not extra, "events after the terminal event: " + ", ".join(e.describe() for e in extra)
+    )
     return None
 
 
-@check("stream.closes-after-terminal", "§3.1.2", MUST,
-       "The stream closes once the task is terminal", requires=STREAMING)
+@check(
+    "stream.closes-after-terminal",
+    "§3.1.2",
+    MUST,
+    "The stream closes once the task is terminal",
+    requires=STREAMING,
+)
 async def stream_closes(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
     if s.terminal_index is None:
         ctx.skip("the stream reached no terminal state")
-    ctx.expect(s.closed, f"the stream was still open {ctx.stream_grace:.1f}s after the terminal event")
+    ctx.expect(
+        s.closed, f"the stream was still open {ctx.stream_grace:.1f}s after the terminal event"
+    )
     return None
 
 
@@ -128,35 +160,52 @@ def _chunks(s: StreamSession) -> list[m.TaskArtifactUpdateEvent]:
     return [e.model for e in s.events if e.kind == "artifact"]
 
 
-@check("stream.order", "§3.5.2, §3.1.2", MUST,
-       "Events arrive in the order generated: Task, updates, completed last",
-       requires=STREAM_CONTRACT)
+@check(
+    "stream.order",
+    "§3.5.2, §3.1.2",
+    MUST,
+    "Events arrive in the order generated: Task, updates, completed last",
+    requires=STREAM_CONTRACT,
+)
 async def stream_order(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
     kinds = [e.describe() for e in s.events]
     ctx.expect(s.events[0].kind == "task", f"first event is not the Task: {kinds}")
     steps = [n for n in (_step(e) for e in s.events) if n is not None]
-    ctx.expect(steps == list(range(1, CHUNKS + 1)), f"working updates came as steps {steps}: {kinds}")
-    chunk_texts = ["".join(p.text for p in c.artifact.parts if isinstance(p, m.TextPart))
-                   for c in _chunks(s)]
-    ctx.expect(chunk_texts == [f"chunk-{i}" for i in range(CHUNKS)],
-               f"artifact chunks came as {chunk_texts}")
+    ctx.expect(
+        steps == list(range(1, CHUNKS + 1)), f"working updates came as steps {steps}: {kinds}"
+    )
+    chunk_texts = [
+        "".join(p.text for p in c.artifact.parts if isinstance(p, m.TextPart)) for c in _chunks(s)
+    ]
+    ctx.expect(
+        chunk_texts == [f"chunk-{i}" for i in range(CHUNKS)],
+        f"artifact chunks came as {chunk_texts}",
+    )
     last_step = max(i for i, e in enumerate(s.events) if _step(e) is not None)
     first_chunk = min(i for i, e in enumerate(s.events) if e.kind == "artifact")
     ctx.expect(last_step < first_chunk, f"status steps and chunks are interleaved: {kinds}")
     term = s.terminal_index
-    ctx.expect(term is not None and s.events[term].state is TaskState.COMPLETED,
-               f"the stream did not end COMPLETED: {kinds}")
+    ctx.expect(
+        term is not None and s.events[term].state is TaskState.COMPLETED,
+        f"the stream did not end COMPLETED: {kinds}",
+    )
     assert term is not None
-    ctx.expect(term > max(i for i, e in enumerate(s.events) if e.kind == "artifact"),
-               f"artifact chunks after the completed status: {kinds}")
+    ctx.expect(
+        term > max(i for i, e in enumerate(s.events) if e.kind == "artifact"),
+        f"artifact chunks after the completed status: {kinds}",
+    )
     return None
 
 
-@check("stream.artifact-chunks", "§4.2.2", MUST,
-       "Chunks of one artifact share its id; append after the first; lastChunk on the last",
-       requires=STREAM_CONTRACT)
+@check(
+    "stream.artifact-chunks",
+    "§4.2.2",
+    MUST,
+    "Chunks of one artifact share its id; append after the first; lastChunk on the last",
+    requires=STREAM_CONTRACT,
+)
 async def stream_chunks(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -171,9 +220,14 @@ async def stream_chunks(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("stream.final-flag", "0.3 §7.2.2", MUST,
-       "0.3: the terminal status-update has final=true, earlier ones final=false",
-       versions=("0.3",), requires=STREAMING)
+@check(
+    "stream.final-flag",
+    "0.3 §7.2.2",
+    MUST,
+    "0.3: the terminal status-update has final=true, earlier ones final=false",
+    versions=("0.3",),
+    requires=STREAMING,
+)
 async def stream_final_flag(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -182,19 +236,29 @@ async def stream_final_flag(ctx: CheckContext) -> str | None:
         ctx.skip("the stream had no status-update events")
     flags = [bool(e.model.final) for e in updates]
     term = [e.is_terminal for e in updates]
-    ctx.expect(flags == term, f"final flags {flags} for states {[e.state.name for e in updates if e.state]}")
+    ctx.expect(
+        flags == term,
+        f"final flags {flags} for states {[e.state.name for e in updates if e.state]}",
+    )
     return None
 
 
-@check("stream.message-only", "§3.1.2", MUST,
-       "A Message answer streams as exactly one Message, then closes", requires=STREAM_CONTRACT)
+@check(
+    "stream.message-only",
+    "§3.1.2",
+    MUST,
+    "A Message answer streams as exactly one Message, then closes",
+    requires=STREAM_CONTRACT,
+)
 async def stream_message_only(ctx: CheckContext) -> str | None:
     async with await ctx.stream("SendStreamingMessage", ctx.send_request("message")) as s:
         await s.collect(idle=8.0)
     _events_or_fail(ctx, s)
     kinds = [e.describe() for e in s.events]
-    ctx.expect(len(s.events) == 1 and s.events[0].kind == "message",
-               f"expected exactly one Message, got {kinds}")
+    ctx.expect(
+        len(s.events) == 1 and s.events[0].kind == "message",
+        f"expected exactly one Message, got {kinds}",
+    )
     ctx.expect(s.closed, "the stream stayed open after the Message")
     return None
 
@@ -202,8 +266,13 @@ async def stream_message_only(ctx: CheckContext) -> str | None:
 # ---------------------------------------------------------------- lifecycle invariants
 
 
-@check("lifecycle.ids-stable", "§3.4.2, §4.2", MUST,
-       "Stream events carry the Task's id and contextId; GetTask agrees", requires=STREAMING)
+@check(
+    "lifecycle.ids-stable",
+    "§3.4.2, §4.2",
+    MUST,
+    "Stream events carry the Task's id and contextId; GetTask agrees",
+    requires=STREAMING,
+)
 async def lifecycle_ids(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -219,14 +288,20 @@ async def lifecycle_ids(ctx: CheckContext) -> str | None:
             bad.append(f"#{e.index} has taskId={tid!r} contextId={cid!r}")
     ctx.expect(not bad, f"the Task is {first.id!r}/{first.context_id!r}, but " + "; ".join(bad))
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=first.id)))
-    ctx.expect(got.id == first.id and got.context_id == first.context_id,
-               f"GetTask gives {got.id!r}/{got.context_id!r}")
+    ctx.expect(
+        got.id == first.id and got.context_id == first.context_id,
+        f"GetTask gives {got.id!r}/{got.context_id!r}",
+    )
     return None
 
 
-@check("lifecycle.artifacts-assembled", "§4.2.2", MUST,
-       "The task's artifact is the chunks assembled as append/lastChunk announced",
-       requires=STREAM_CONTRACT)
+@check(
+    "lifecycle.artifacts-assembled",
+    "§4.2.2",
+    MUST,
+    "The task's artifact is the chunks assembled as append/lastChunk announced",
+    requires=STREAM_CONTRACT,
+)
 async def lifecycle_artifacts(ctx: CheckContext) -> str | None:
     s = await _main_stream(ctx)
     _events_or_fail(ctx, s)
@@ -244,21 +319,32 @@ async def lifecycle_artifacts(ctx: CheckContext) -> str | None:
     return None
 
 
-@check("lifecycle.terminal-is-final", "§4.1.3, §3.1.5, §3.1.1", MUST,
-       "A completed task stays completed after cancel and message attempts",
-       requires=(Requirement.CONTRACT,))
+@check(
+    "lifecycle.terminal-is-final",
+    "§4.1.3, §3.1.5, §3.1.1",
+    MUST,
+    "A completed task stays completed after cancel and message attempts",
+    requires=(Requirement.CONTRACT,),
+)
 async def lifecycle_terminal(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
     await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
     await ctx.send("more", task_id=task.id, context_id=task.context_id)
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
-    ctx.expect(got.status.state is TaskState.COMPLETED,
-               f"the completed task is now {got.status.state.name}")
+    ctx.expect(
+        got.status.state is TaskState.COMPLETED,
+        f"the completed task is now {got.status.state.name}",
+    )
     return None
 
 
-@check("lifecycle.history", "§3.7, §4.1.1", SHOULD,
-       "The task history contains the message that was sent", requires=(Requirement.CONTRACT,))
+@check(
+    "lifecycle.history",
+    "§3.7, §4.1.1",
+    SHOULD,
+    "The task history contains the message that was sent",
+    requires=(Requirement.CONTRACT,),
+)
 async def lifecycle_history(ctx: CheckContext) -> str | None:
     msg = ctx.user_message("complete")
     res = await ctx.call("SendMessage", m.SendMessageRequest(message=msg))
@@ -267,9 +353,13 @@ async def lifecycle_history(ctx: CheckContext) -> str | None:
         ctx.fail(f"'complete' gave a {type(task).__name__}")
     got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
     sent = [h for h in got.history if h.message_id == msg.message_id]
-    ctx.expect(sent, f"the history ({len(got.history)} messages) lacks the sent message {msg.message_id!r}")
-    ctx.expect(sent[0].role is m.Role.USER and sent[0].text == "complete",
-               "the history's copy of the sent message differs (role or text)")
+    ctx.expect(
+        sent, f"the history ({len(got.history)} messages) lacks the sent message {msg.message_id!r}"
+    )
+    ctx.expect(
+        sent[0].role is m.Role.USER and sent[0].text == "complete",
+        "the history's copy of the sent message differs (role or text)",
+    )
     return None
 
 
@@ -292,8 +382,13 @@ def _timestamps(value: Any, path: str = "$") -> list[tuple[str, Any]]:
     return out
 
 
-@check("wire.timestamps", "§5.6.1", MUST,
-       "Timestamps are ISO 8601 in UTC with a Z suffix", versions=("1.0",))
+@check(
+    "wire.timestamps",
+    "§5.6.1",
+    MUST,
+    "Timestamps are ISO 8601 in UTC with a Z suffix",
+    versions=("1.0",),
+)
 async def wire_timestamps(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
     raw = ctx.expect_result(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
@@ -307,9 +402,13 @@ async def wire_timestamps(ctx: CheckContext) -> str | None:
 
 _CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*|@type")
 _ENUMS = {"state": re.compile(r"TASK_STATE_[A-Z_]+"), "role": re.compile(r"ROLE_[A-Z]+")}
-_ENUMS_03 = {"state": re.compile(r"submitted|working|input-required|completed|canceled|failed|"
-                                 r"rejected|auth-required|unknown"),
-             "role": re.compile(r"user|agent")}
+_ENUMS_03 = {
+    "state": re.compile(
+        r"submitted|working|input-required|completed|canceled|failed|"
+        r"rejected|auth-required|unknown"
+    ),
+    "role": re.compile(r"user|agent"),
+}
 
 
 def _names(value: Any, enums: dict[str, re.Pattern[str]], path: str = "$") -> list[str]:
@@ -330,8 +429,12 @@ def _names(value: Any, enums: dict[str, re.Pattern[str]], path: str = "$") -> li
     return bad
 
 
-@check("wire.json-names", "§5.5 (0.3: §6)", MUST,
-       "Field names are camelCase; enums are the version's names (TASK_STATE_* / ROLE_*)")
+@check(
+    "wire.json-names",
+    "§5.5 (0.3: §6)",
+    MUST,
+    "Field names are camelCase; enums are the version's names (TASK_STATE_* / ROLE_*)",
+)
 async def wire_names(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
     raw = ctx.expect_result(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))

@@ -173,10 +173,5 @@ def routing_system_prompt(agent_prompt: str, skills: Sequence[SkillDefinition]) 
     return "\n\n".join(parts)
 
 
-def effective_max_steps(skill: LLMSkill, default: int) -> int:
-    value = skill.guardrails.max_steps
-    return default if value is None else int(value)
-
-
 def remaining(deadline: float | None, now: float) -> float:
     return math.inf if deadline is None else deadline - now

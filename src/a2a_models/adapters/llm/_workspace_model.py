@@ -18,7 +18,7 @@ from ...models import (
 from ._config import ModelConfig
 from ._hooks import HookDeclaration
 from ._skills import Guardrails
-from ._workflows import WorkflowEntry, workflow_tool_name
+from ._workflows import WorkflowEntry
 from ._workspace_files import WorkspaceSources
 
 __all__ = [
@@ -88,10 +88,6 @@ class ComposedSkill:
     tool_patterns: tuple[str, ...]
     guardrails: Guardrails
     output_schema: dict[str, Any] | None = attrs.field(default=None, hash=False)
-
-    @property
-    def workflow_tools(self) -> tuple[str, ...]:
-        return tuple(workflow_tool_name(w.id) for w in self.workflows)
 
 
 @attrs.frozen(slots=True, kw_only=True)

@@ -113,17 +113,8 @@ class OpenAIChatModel(Model):
                 f"not {max_tokens_field!r}"
             )
         if client is None:
-            if not api_key:
-                raise ValueError(
-                    f"an API key is required for model provider {provider!r} "
-                    "(local servers accept any non-empty value)"
-                )
-            client = openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=base_url or OPENAI_DEFAULT_BASE_URL,
-                timeout=timeout,
-                max_retries=max_retries,
-                default_headers=dict(default_headers) if default_headers else None,
+            client = openai_client(
+                provider, api_key, base_url, timeout, max_retries, default_headers
             )
         self._client = client
         self.base_url = str(client.base_url)
@@ -198,6 +189,29 @@ class OpenAIChatModel(Model):
 
 
 # -------------------------------------------------------------- conversions
+
+
+def openai_client(
+    provider: str,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float,
+    max_retries: int,
+    default_headers: Mapping[str, str] | None,
+) -> openai.AsyncOpenAI:
+    """The SDK client both OpenAI provider modes (Chat Completions, Responses) talk through."""
+    if not api_key:
+        raise ValueError(
+            f"an API key is required for model provider {provider!r} "
+            "(local servers accept any non-empty value)"
+        )
+    return openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=base_url or OPENAI_DEFAULT_BASE_URL,
+        timeout=timeout,
+        max_retries=max_retries,
+        default_headers=dict(default_headers) if default_headers else None,
+    )
 
 
 def messages_to_openai(request: ModelRequest) -> list[ChatCompletionMessageParam]:

@@ -43,7 +43,7 @@ from ._model import (
     UserMessage,
     normalize_finish,
 )
-from ._openai import OPENAI_DEFAULT_BASE_URL, map_openai_error
+from ._openai import map_openai_error, openai_client
 
 __all__ = ["OpenAIResponsesModel", "input_to_responses", "tool_to_responses"]
 
@@ -80,17 +80,8 @@ class OpenAIResponsesModel(Model):
             provider=provider, model=model, temperature=temperature, max_tokens=max_tokens
         )
         if client is None:
-            if not api_key:
-                raise ValueError(
-                    f"an API key is required for model provider {provider!r} "
-                    "(local servers accept any non-empty value)"
-                )
-            client = openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=base_url or OPENAI_DEFAULT_BASE_URL,
-                timeout=timeout,
-                max_retries=max_retries,
-                default_headers=dict(default_headers) if default_headers else None,
+            client = openai_client(
+                provider, api_key, base_url, timeout, max_retries, default_headers
             )
         self._client = client
         self.base_url = str(client.base_url)

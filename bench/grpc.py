@@ -44,13 +44,13 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 import argparse
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 try:
@@ -65,10 +65,20 @@ CONVERT_TARGET = 5.0
 SERVER_TARGET = 3.0
 
 
-def _stream_steps(text: str) -> int | None:
-    if text.startswith("stream "):
-        return int(text.split()[1])
-    return None
+@functools.cache
+def _echo() -> Any:
+    """``bench_echo_agent.py`` (the echo agent, ours and the SDK's), loaded by its path:
+    bench/ is not on ``sys.path`` in every mode of this script."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_echo_agent", HERE.parent / "bench_echo_agent.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 # --------------------------------------------------------------------------- servers
@@ -77,18 +87,7 @@ def _stream_steps(text: str) -> int | None:
 def serve_ours(port: int) -> None:
     from a2a_models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
     from a2a_models.adapters.grpc import GrpcServer
-    from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
-
-    class Echo(Agent):
-        async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
-            text = context.message.text
-            steps = _stream_steps(text)
-            if steps is None:
-                yield context.reply(text)
-                return
-            for i in range(steps):
-                yield context.working(f"step {i + 1}")
-            yield context.complete()
+    from a2a_models.server import AgentServer
 
     card = AgentCard(
         name="bench echo",
@@ -100,7 +99,7 @@ def serve_ours(port: int) -> None:
     )
 
     async def main() -> None:
-        server = GrpcServer(AgentServer(Echo(), card), host=HOST, port=port)
+        server = GrpcServer(AgentServer(_echo().Echo(), card), host=HOST, port=port)
         await server.start()
         print("ready", flush=True)
         await asyncio.Event().wait()
@@ -111,47 +110,11 @@ def serve_ours(port: int) -> None:
 def serve_sdk(port: int) -> None:
     import a2a.server.routes  # noqa: F401  (SDK import order, see tests/interop/sdk_vectors.py)
     import grpc.aio
-    from a2a.server.agent_execution import AgentExecutor, RequestContext
-    from a2a.server.events import EventQueue
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.request_handlers.grpc_handler import GrpcHandler
-    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.server.tasks import InMemoryTaskStore
     from a2a.types import a2a_pb2 as pb
     from a2a.types import a2a_pb2_grpc
-
-    class Echo(AgentExecutor):
-        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-            assert context.message is not None and context.task_id and context.context_id
-            text = context.get_user_input()
-            steps = _stream_steps(text)
-            if steps is None:
-                await event_queue.enqueue_event(
-                    pb.Message(
-                        message_id=f"reply-{context.message.message_id}",
-                        role=pb.ROLE_AGENT,
-                        context_id=context.context_id,
-                        parts=[pb.Part(text=text)],
-                    )
-                )
-                return
-            await event_queue.enqueue_event(
-                pb.Task(
-                    id=context.task_id,
-                    context_id=context.context_id,
-                    status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED),
-                    history=[context.message],
-                )
-            )
-            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-            for i in range(steps):
-                await updater.update_status(
-                    pb.TASK_STATE_WORKING,
-                    updater.new_agent_message([pb.Part(text=f"step {i + 1}")]),
-                )
-            await updater.complete()
-
-        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-            raise NotImplementedError
 
     card = pb.AgentCard(
         name="bench echo",
@@ -166,7 +129,7 @@ def serve_sdk(port: int) -> None:
         skills=[pb.AgentSkill(id="echo", name="echo", description="echoes", tags=["bench"])],
     )
     handler = DefaultRequestHandler(
-        agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=_echo().sdk_echo_executor(), task_store=InMemoryTaskStore(), agent_card=card
     )
 
     async def main() -> None:

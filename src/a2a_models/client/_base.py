@@ -271,7 +271,8 @@ class A2AClient(abc.ABC):
         if isinstance(parsed, ErrorResponse):
             raise parsed.error
         assert isinstance(parsed, SuccessResponse)
-        return decode_result(spec, parsed.result, self.version)
+        # parse_response parsed the reply bytes with codec.loads.
+        return decode_result(spec, parsed.result, self.version, parsed=True)
 
     async def _stream(
         self, name: str, params: Any, timeout: float | None, resume_after: str | None

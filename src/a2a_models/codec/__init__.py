@@ -140,11 +140,23 @@ def _from_wire(
 
 @overload
 def from_wire(
-    tp: type[T], value: Any, dialect: Dialect | str = ..., *, strict: bool = ..., lossy: bool = ...
+    tp: type[T],
+    value: Any,
+    dialect: Dialect | str = ...,
+    *,
+    strict: bool = ...,
+    lossy: bool = ...,
+    parsed: bool = ...,
 ) -> T: ...
 @overload
 def from_wire(
-    tp: Any, value: Any, dialect: Dialect | str = ..., *, strict: bool = ..., lossy: bool = ...
+    tp: Any,
+    value: Any,
+    dialect: Dialect | str = ...,
+    *,
+    strict: bool = ...,
+    lossy: bool = ...,
+    parsed: bool = ...,
 ) -> Any: ...
 def from_wire(
     tp: Any,
@@ -153,13 +165,16 @@ def from_wire(
     *,
     strict: bool = False,
     lossy: bool = False,
+    parsed: bool = False,
 ) -> Any:
     """Decode an already-parsed JSON value into ``tp`` (a model class or a union alias).
 
     Free-form members (metadata, data parts, params) are checked at every
     depth: a NaN, a non-string key or a non-JSON type is a :class:`DecodeError`.
+    ``parsed=True`` says ``value`` came straight from :func:`loads`, which
+    cannot produce those, so the walk is skipped (as :func:`decode` of bytes does).
     """
-    return _from_wire(tp, value, dialect, strict, lossy)
+    return _from_wire(tp, value, dialect, strict, lossy, parsed)
 
 
 @overload

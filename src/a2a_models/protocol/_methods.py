@@ -258,7 +258,9 @@ def _invalid_params(path: str, expected: str, version: str) -> InvalidParamsErro
     return InvalidParamsError(f"Invalid parameters: {where}: {expected}", data)
 
 
-def decode_params(spec: MethodSpec, params: object, version: str, *, strict: bool = False) -> Any:
+def decode_params(
+    spec: MethodSpec, params: object, version: str, *, strict: bool = False, parsed: bool = False
+) -> Any:
     """Decode a request's ``params`` into ``spec.params_type``.
 
     Uses the 1.0 (ProtoJSON) or 0.3 codec dialect. ``params`` of ``None``
@@ -268,7 +270,8 @@ def decode_params(spec: MethodSpec, params: object, version: str, *, strict: boo
     :class:`InvalidParamsError` whose message names the JSON path
     (``params.message.parts[0]: expected ...``); for 1.0 its ``data`` also
     carries a ``google.rpc.BadRequest`` field violation. ``strict`` rejects
-    unknown members.
+    unknown members; ``parsed=True``: ``params`` came from ``codec.loads``
+    (see :func:`~a2a_models.codec.from_wire`).
     """
     v = normalize_version(version)
     _require_name(spec, v)
@@ -282,7 +285,7 @@ def decode_params(spec: MethodSpec, params: object, version: str, *, strict: boo
     if v == V0_3 and spec.params_type is m.GetExtendedAgentCardRequest:
         return m.GetExtendedAgentCardRequest()
     try:
-        return codec.from_wire(spec.params_type, params, _dialect(v), strict=strict)
+        return codec.from_wire(spec.params_type, params, _dialect(v), strict=strict, parsed=parsed)
     except DecodeError as exc:
         raise _invalid_params(exc.path, exc.expected, v) from None
 
@@ -325,12 +328,15 @@ def encode_result(
     return codec.to_wire(result, dialect, as_type=spec.result_type, lossy=is_lossy)
 
 
-def decode_result(spec: MethodSpec, result: object, version: str, *, strict: bool = False) -> Any:
+def decode_result(
+    spec: MethodSpec, result: object, version: str, *, strict: bool = False, parsed: bool = False
+) -> Any:
     """Decode a ``result`` received from a peer (client side): the inverse of
     :func:`encode_result`. Stream items decode to one ``StreamResponse``
     member; delete gives ``None`` (``{}`` and ``null`` are both accepted);
     a 0.3 push-config array becomes a ``ListTaskPushNotificationConfigsResponse``.
-    Invalid input raises :class:`InvalidAgentResponseError` naming the path.
+    Invalid input raises :class:`InvalidAgentResponseError` naming the path;
+    ``parsed=True``: ``result`` came from ``codec.loads``.
     """
     v = normalize_version(version)
     _require_name(spec, v)
@@ -342,7 +348,7 @@ def decode_result(spec: MethodSpec, result: object, version: str, *, strict: boo
         )
     dialect = _dialect(v)
     try:
-        return codec.from_wire(spec.result_type, result, dialect, strict=strict)
+        return codec.from_wire(spec.result_type, result, dialect, strict=strict, parsed=parsed)
     except DecodeError as exc:
         raise InvalidAgentResponseError(
             f"Invalid agent response: {_rooted(exc.path, 'result')}: {exc.expected}"

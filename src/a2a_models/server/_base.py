@@ -402,7 +402,8 @@ class A2AServer:
         spec = method_for(item.method, version)
         owner = await self.authenticate(headers)
         call = self.call_context(headers, version, owner)
-        params = decode_params(spec, item.params, version)
+        # Every item comes from parse_message(body) in handle: JSON from codec.loads.
+        params = decode_params(spec, item.params, version, parsed=True)
         return spec, params, call
 
     async def _answer(

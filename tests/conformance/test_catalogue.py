@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from a2a_models.conformance import CHECKS
+from a2a_models.conformance import CHECKS, CLIENT_CHECKS, main
 from a2a_models.conformance._catalogue import extract, render_module, requirements, rows_of
 from a2a_models.conformance._catalogue_data import ROWS
-from a2a_models.conformance._cli import main
-from a2a_models.conformance._client import CLIENT_CHECKS
 from a2a_models.conformance._coverage import LINKS, coverage, render_coverage, requirements_of
 
 ROOT = Path(__file__).resolve().parents[2]

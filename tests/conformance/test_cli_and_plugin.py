@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_models.conformance._cli import main
+from a2a_models.conformance import main
 
 from ._broken import BROKEN
 from ._servers import serving

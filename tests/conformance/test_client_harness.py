@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_models.conformance._client import CLIENT_CHECKS, ClientHarness, ClientReport, main
+from a2a_models.conformance import CLIENT_CHECKS, ClientHarness, ClientReport
+from a2a_models.conformance import client_main as main
 from a2a_models.conformance._registry import Level, Status
 
 CLIENTS = Path(__file__).parent / "clients"

@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from a2a_models.conformance import Status, SuiteReport, run_suite
-from a2a_models.conformance._cli import main
-from a2a_models.conformance._report import render_html, render_json, render_junit
+from a2a_models.conformance import (
+    Status,
+    SuiteReport,
+    main,
+    render_html,
+    render_json,
+    render_junit,
+    run_suite,
+)
 
 from ._broken import MUTANTS
 from ._servers import serving

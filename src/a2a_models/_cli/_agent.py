@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from ..adapters.llm._workspace import ComposedWorkspace
+    from ..adapters.llm import ComposedWorkspace
 
 __all__ = ["build_agent_parser", "main"]
 
@@ -106,7 +106,7 @@ def main(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None =
     stderr = err or sys.stderr
     args = build_agent_parser().parse_args(list(argv))
     try:
-        from ..adapters.llm._workspace import WorkspaceError
+        from ..adapters.llm import WorkspaceError
     except ImportError as exc:  # pragma: no cover - the llm extra is missing
         print(f"{PROG}: {exc}. Install: pip install 'a2a-models[llm]'", file=stderr)
         return 2
@@ -268,8 +268,7 @@ def _init(directory: Path, *, force: bool, out: TextIO) -> int:
 
 
 def _load(target: str, *, url: str | None = None) -> ComposedWorkspace:
-    from ..adapters.llm._bundle import load_bundle
-    from ..adapters.llm._workspace import load_workspace
+    from ..adapters.llm import load_bundle, load_workspace
 
     path = Path(target)
     if path.is_file():
@@ -289,38 +288,10 @@ def _tools_line(tool: Any) -> str:
 # ------------------------------------------------------------------------------- doctor
 
 
-def _check_hooks(composed: ComposedWorkspace) -> list[str]:
-    """Problems importing the workspace's hooks and context provider (one per entry)."""
-    from ..adapters.llm._entries import EntryError
-    from ..adapters.llm._hooks import HookDeclaration, load_context_provider, load_hook_adapters
-
-    problems: list[str] = []
-    for i, hook in enumerate(composed.hooks):
-        for field, entry in hook.entries():
-            if field == "adapter":
-                single = HookDeclaration(adapter=entry)
-            elif field == "before":
-                single = HookDeclaration(before=(entry,))
-            else:
-                single = HookDeclaration(after=(entry,))
-            try:
-                load_hook_adapters([single], base_dir=composed.root)
-            except EntryError as exc:
-                problem = str(exc).split(": ", 1)[1]
-                problems.append(f"agent.md: hooks[{i}].{field}: {problem}")
-    if composed.context_provider is not None:
-        try:
-            load_context_provider(composed.context_provider, base_dir=composed.root)
-        except EntryError as exc:
-            problems.append(f"agent.md: {exc}")
-    return problems
-
-
 async def _doctor(args: argparse.Namespace, out: TextIO) -> int:
     import attrs
 
-    from ..adapters.llm._compose import AgentRuntime
-    from ..adapters.llm._errors import ModelConfigError
+    from ..adapters.llm import AgentRuntime, ModelConfigError
 
     composed = _load(args.dir)
     problems: list[str] = []
@@ -330,7 +301,7 @@ async def _doctor(args: argparse.Namespace, out: TextIO) -> int:
             f"{composed.sources.mcp_file}: missing environment variable(s): "
             + ", ".join(composed.mcp_missing_env)
         )
-    problems.extend(_check_hooks(composed))
+    problems.extend(composed.entry_problems())
     # The doctor imports the context provider but does not run it.
     target = attrs.evolve(composed, context_provider=None, hooks=())
     connected = not (args.no_connect or composed.mcp_missing_env)
@@ -429,8 +400,7 @@ def _print_config(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _bundle(args: argparse.Namespace, out: TextIO) -> int:
-    from ..adapters.llm._bundle import write_bundle
-    from ..adapters.llm._workspace import load_workspace
+    from ..adapters.llm import load_workspace, write_bundle
 
     composed = load_workspace(args.dir)
     target = Path(args.output) if args.output else Path(args.dir) / "agent.bundle.json"
@@ -456,7 +426,7 @@ def _default_store(target: str) -> str:
 
 async def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..adapters.http import HTTPServer, create_app
-    from ..adapters.llm._compose import AgentRuntime
+    from ..adapters.llm import AgentRuntime
     from ..server import AgentServer
     from ..stores import store_from_url
 

@@ -51,13 +51,12 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
-    from ..adapters.http import HTTPClient, RESTClient
-    from ..adapters.http._discovery import CardResolutionError, connect
+    from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
     headers = dict(args.header)
     transports = TRANSPORTS[args.transport]
     if args.transport == "auto":
-        from ..adapters.http._discovery import DEFAULT_BINDINGS
+        from ..adapters.http import DEFAULT_BINDINGS
 
         transports = DEFAULT_BINDINGS  # gRPC only when its extra is installed
     version = "1.0" if args.version == "auto" else args.version
@@ -293,7 +292,7 @@ async def card(args: argparse.Namespace, out: Output) -> int:
     else:
         import httpx
 
-        from ..adapters.http._discovery import resolve_card
+        from ..adapters.http import resolve_card
 
         tls = tls_context(args)
         async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
@@ -315,12 +314,12 @@ async def _raw_card(args: argparse.Namespace) -> Any:
     """The card's JSON exactly as served (checked to be a card, and its signatures if asked)."""
     import httpx
 
-    from ..adapters.http._discovery import CardResolutionError, _candidates, decode_card
+    from ..adapters.http import CardResolutionError, card_urls, decode_card
 
     verifier = await _card_verifier(args)
     tls = tls_context(args)
     async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
-        for url in _candidates(args.url, None):
+        for url in card_urls(args.url):
             try:
                 response = await http.get(url, headers=dict(args.header), timeout=args.timeout)
             except httpx.HTTPError as exc:

@@ -457,11 +457,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: list[str]) -> int:
     if argv[:1] == ["conformance"]:
         # The harness owns its options; hand it the rest of the line untouched.
-        from ..conformance._cli import main as conformance_main
+        from ..conformance import main as conformance_main
 
         return conformance_main(argv[1:], prog="a2a-models conformance")
     if argv[:1] == ["conformance-client"]:
-        from ..conformance._client import main as client_main
+        from ..conformance import client_main
 
         return client_main(argv[1:], prog="a2a-models conformance-client")
     if argv[:1] == ["agent"]:

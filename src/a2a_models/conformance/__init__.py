@@ -13,6 +13,8 @@
   requirement catalogue) to its checks (``a2a-models conformance --coverage``).
 * :class:`ClientHarness` is client conformance: a scripted reference server that
   judges a client's requests (``a2a-models conformance-client -- COMMAND``).
+* :func:`main` and :func:`client_main` are those two commands (argv in, exit
+  code out).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -30,8 +32,11 @@ from ._agent import (
 # ``from a2a_models.conformance import ConformanceAgent`` works without it.
 if TYPE_CHECKING:
     from ._catalogue import SpecRequirement, requirements
-    from ._client import CLIENT_CHECKS, ClientHarness, ClientReport
-    from ._context import CallResult, CheckContext, RemoteError, StreamEvent, StreamSession
+    from ._cli import main
+    from ._client import ClientHarness
+    from ._client_checks import CLIENT_CHECKS, ClientReport
+    from ._client_cli import client_main
+    from ._context import CheckContext
     from ._coverage import coverage, render_coverage
     from ._registry import (
         CHECKS,
@@ -46,16 +51,18 @@ if TYPE_CHECKING:
         Status,
         check,
     )
+    from ._replies import CallResult, RemoteError, StreamEvent
     from ._report import progress_line, render_html, render_json, render_junit, render_text
     from ._runner import PlannedRun, SuiteReport, plan, run_suite
+    from ._stream import StreamSession
     from ._target import Endpoint, Target, discover
 
 _LAZY = {
-    "CallResult": "._context",
+    "CallResult": "._replies",
     "CheckContext": "._context",
-    "RemoteError": "._context",
-    "StreamEvent": "._context",
-    "StreamSession": "._context",
+    "RemoteError": "._replies",
+    "StreamEvent": "._replies",
+    "StreamSession": "._stream",
     "CHECKS": "._registry",
     "Check": "._registry",
     "CheckFailed": "._registry",
@@ -74,9 +81,11 @@ _LAZY = {
     "render_html": "._report",
     "SpecRequirement": "._catalogue",
     "requirements": "._catalogue",
-    "CLIENT_CHECKS": "._client",
+    "CLIENT_CHECKS": "._client_checks",
     "ClientHarness": "._client",
-    "ClientReport": "._client",
+    "ClientReport": "._client_checks",
+    "client_main": "._client_cli",
+    "main": "._cli",
     "coverage": "._coverage",
     "render_coverage": "._coverage",
     "PlannedRun": "._runner",
@@ -131,9 +140,11 @@ __all__ = [
     "SuiteReport",
     "Target",
     "check",
+    "client_main",
     "conformance_card",
     "coverage",
     "discover",
+    "main",
     "parse_command",
     "plan",
     "progress_line",

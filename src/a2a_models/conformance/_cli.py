@@ -139,7 +139,8 @@ def _list_checks() -> str:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conformance") -> int:
-    """Run the CLI; returns the exit code (1 iff a MUST check failed)."""
+    """Run ``a2a-models conformance URL [options]``; returns the exit code (1 iff a MUST
+    check failed)."""
     parser = build_parser(prog)
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.list:

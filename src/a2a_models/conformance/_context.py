@@ -5,12 +5,12 @@ transport (a JSON-RPC envelope, or the REST route of the version) and
 returns a :class:`CallResult` that hides the transport: a raw ``result``
 or a :class:`RemoteError`. :meth:`CheckContext.stream` does the same for
 the streaming operations and returns a :class:`StreamSession`. Every HTTP
-exchange is appended to :attr:`CheckContext.evidence`.
+exchange is appended to :attr:`CheckContext.evidence`. What came back is read in ``_replies``, streams
+in ``_stream``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import time
 import typing
@@ -18,16 +18,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
-import attrs
 import httpx
 
 from .. import codec
 from .. import models as m
 from .._state import TaskState
-from ..errors import DecodeError, JSONRPCError, error_from_reason
-from ..protocol import METHODS, REST_ROUTES, SSEParser, build_rest_request, decode_result
+from ..errors import DecodeError, JSONRPCError
+from ..protocol import METHODS, REST_ROUTES, build_rest_request, decode_result
 from ._registry import (
-    CARD,
     JSONRPC,
     REST,
     CheckFailed,
@@ -36,365 +34,23 @@ from ._registry import (
     NotApplicable,
     Requirement,
 )
+from ._replies import (
+    CallResult,
+    HttpReply,
+    RemoteError,
+    StreamEvent,
+    describe_error_class,
+    rest_error,
+    wire_dialect,
+)
+from ._stream import StreamSession
 from ._target import Endpoint, Target, excerpt, record
 
-__all__ = [
-    "CallResult",
-    "CheckContext",
-    "HttpReply",
-    "RemoteError",
-    "StreamEvent",
-    "StreamSession",
-    "describe_error_class",
-]
+__all__ = ["CheckContext"]
 
 T = TypeVar("T")
 _UNSET: Any = object()
 _IDS = itertools.count(1)
-_A2A_REASONS = {
-    "TASK_NOT_FOUND",
-    "TASK_NOT_CANCELABLE",
-    "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    "UNSUPPORTED_OPERATION",
-    "CONTENT_TYPE_NOT_SUPPORTED",
-    "INVALID_AGENT_RESPONSE",
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    "EXTENSION_SUPPORT_REQUIRED",
-    "VERSION_NOT_SUPPORTED",
-}
-ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
-
-
-def describe_error_class(cls: type[JSONRPCError], transport: str) -> str:
-    if transport == REST:
-        reason = f" {cls.reason}" if cls.reason else ""
-        return f"{cls.__name__} (HTTP {cls.http_status}{reason})"
-    return f"{cls.__name__} ({cls.code})"
-
-
-@attrs.frozen(slots=True)
-class HttpReply:
-    """A complete HTTP response (or the failure to get one)."""
-
-    exchange: Exchange
-    status: int | None = None
-    headers: Mapping[str, str] = attrs.field(factory=dict)
-    body: bytes = b""
-    error: str | None = None
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "")
-
-    @property
-    def media_type(self) -> str:
-        return self.content_type.split(";", 1)[0].strip().lower()
-
-    def json(self) -> Any:
-        """The parsed body; raises ValueError if it is not JSON."""
-        return codec.loads(self.body)
-
-
-@attrs.frozen(slots=True)
-class RemoteError:
-    """An error answer, transport-neutral.
-
-    JSON-RPC: ``code``/``message``/``data`` of the error object. REST: the
-    HTTP status, and ``code``/``message``/``details`` of the google.rpc.Status
-    body when there is one; ``reason`` is the ErrorInfo reason if present.
-    """
-
-    transport: str
-    code: int | None
-    message: str
-    data: Any = None
-    http_status: int | None = None
-    reason: str | None = None
-    details: tuple[Any, ...] = ()
-    body_shape_ok: bool = True
-
-    def is_(self, cls: type[JSONRPCError]) -> bool:
-        if self.transport == JSONRPC:
-            return self.code == cls.code
-        if self.http_status != cls.http_status:
-            return False
-        if cls.reason is None:
-            return self.reason is None or self.reason not in _A2A_REASONS
-        return self.reason is None or self.reason == cls.reason
-
-    def describe(self) -> str:
-        if self.transport == JSONRPC:
-            return f"JSON-RPC error {self.code} {self.message!r}"
-        reason = f" reason={self.reason}" if self.reason else ""
-        return f"HTTP {self.http_status}{reason} {self.message!r}"
-
-    def error_info(self) -> dict[str, Any] | None:
-        for d in self.details:
-            if isinstance(d, dict) and d.get("@type") == ERROR_INFO_TYPE:
-                return d
-        return None
-
-
-@attrs.frozen(slots=True)
-class CallResult:
-    """The outcome of one operation: a raw ``result`` xor an ``error`` (or a ``problem``)."""
-
-    op: str
-    version: str
-    transport: str
-    http: HttpReply
-    result: Any = None
-    has_result: bool = False
-    error: RemoteError | None = None
-    #: Why the reply is neither a result nor an error (not JSON, bad envelope, ...).
-    problem: str | None = None
-    #: The raw JSON-RPC envelope (JSON-RPC only).
-    envelope: Any = None
-
-    @property
-    def dialect(self) -> str:
-        return _dialect(self.version, self.transport)
-
-    def describe(self) -> str:
-        if self.error is not None:
-            return self.error.describe()
-        if self.problem is not None:
-            return self.problem
-        return f"a result ({excerpt(codec.dumps(self.result), 160)})"
-
-
-def _dialect(version: str, transport: str) -> str:
-    if version == "1.0":
-        return "1.0"
-    return "0.3-http" if transport == REST else "0.3"
-
-
-@attrs.define
-class StreamEvent:
-    """One SSE event, parsed as far as it goes."""
-
-    index: int
-    data: str
-    sse_id: str = ""
-    json: Any = None
-    problem: str | None = None
-    #: The StreamResponse member (JSON-RPC: the envelope's ``result``).
-    payload: Any = None
-    error: RemoteError | None = None
-    model: Any = None
-    decode_error: str | None = None
-
-    @property
-    def kind(self) -> str | None:
-        v = self.model
-        if isinstance(v, m.Task):
-            return "task"
-        if isinstance(v, m.Message):
-            return "message"
-        if isinstance(v, m.TaskStatusUpdateEvent):
-            return "status"
-        if isinstance(v, m.TaskArtifactUpdateEvent):
-            return "artifact"
-        return None
-
-    @property
-    def state(self) -> TaskState | None:
-        v = self.model
-        if isinstance(v, m.Task):
-            return v.status.state
-        if isinstance(v, m.TaskStatusUpdateEvent):
-            return v.status.state
-        return None
-
-    @property
-    def is_terminal(self) -> bool:
-        st = self.state
-        return st is not None and st.is_terminal
-
-    def describe(self) -> str:
-        if self.model is not None:
-            st = self.state
-            return f"#{self.index} {self.kind}" + (f" {st.name}" if st is not None else "")
-        if self.error is not None:
-            return f"#{self.index} error: {self.error.describe()}"
-        return f"#{self.index} undecodable: {self.problem or self.decode_error}"
-
-
-class StreamSession:
-    """A streaming reply being read. Use :meth:`next` and :meth:`collect`."""
-
-    def __init__(
-        self,
-        ctx: CheckContext,
-        request: httpx.Request,
-        response: httpx.Response | None,
-        started: float,
-        request_body: bytes | None,
-        error: str | None = None,
-        request_id: Any = None,
-    ) -> None:
-        self._ctx = ctx
-        self.request_id = request_id
-        self._request = request
-        self._response = response
-        self._started = started
-        self._request_body = request_body
-        self._parser = SSEParser()
-        self._pending: list[StreamEvent] = []
-        self._iter = response.aiter_raw().__aiter__() if response is not None else None
-        self._raw = bytearray()
-        self.events: list[StreamEvent] = []
-        self.closed = response is None
-        self.transport_error = error
-        self.timed_out = False
-        #: An error reply instead of a stream (a JSON body, or an SSE error event first).
-        self.error: RemoteError | None = None
-        self.non_stream: HttpReply | None = None
-        self._recorded = False
-        self._index = 0
-
-    @property
-    def status(self) -> int | None:
-        return self._response.status_code if self._response is not None else None
-
-    @property
-    def media_type(self) -> str:
-        if self._response is None:
-            return ""
-        value: str = self._response.headers.get("content-type", "")
-        return value.split(";", 1)[0].strip().lower()
-
-    @property
-    def is_sse(self) -> bool:
-        return self.media_type == "text/event-stream"
-
-    @property
-    def terminal_index(self) -> int | None:
-        for e in self.events:
-            if e.is_terminal or (e.kind == "message" and e.index == 0):
-                return e.index
-        return None
-
-    async def _read_non_stream(self) -> None:
-        assert self._response is not None
-        body = await self._response.aread()
-        self._raw.extend(body)
-        self.closed = True
-        exchange = self._exchange()
-        reply = HttpReply(
-            exchange,
-            self._response.status_code,
-            {k.lower(): v for k, v in self._response.headers.items()},
-            body,
-        )
-        self.non_stream = reply
-        result = self._ctx._interpret("SendStreamingMessage", reply, None)
-        self.error = result.error
-
-    async def next(self, timeout: float = 10.0) -> StreamEvent | None:
-        """The next event, ``None`` at the end of the stream; TimeoutError if none comes."""
-        if self._pending:
-            return self._pending.pop(0)
-        if self.closed or self._iter is None:
-            return None
-        if not self.is_sse:
-            await self._read_non_stream()
-            return None
-        deadline = time.monotonic() + timeout
-        while not self._pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.timed_out = True
-                raise TimeoutError
-            try:
-                chunk = await asyncio.wait_for(self._iter.__anext__(), remaining)
-            except StopAsyncIteration:
-                self.closed = True
-                return None
-            except TimeoutError:
-                self.timed_out = True
-                raise TimeoutError from None
-            except httpx.HTTPError as exc:
-                self.closed = True
-                self.transport_error = repr(exc)
-                return None
-            self._raw.extend(chunk)
-            for sse in self._parser.feed(chunk):
-                event = self._ctx._parse_stream_event(
-                    self._index, sse.data, sse.id, self.request_id
-                )
-                self._index += 1
-                self.events.append(event)
-                self._pending.append(event)
-        return self._pending.pop(0)
-
-    async def collect(self, *, grace: float | None = None, idle: float = 10.0) -> None:
-        """Read to the end of the stream, or until ``grace`` seconds after the
-        terminal event (or, before one, ``idle`` seconds of silence)."""
-        grace = self._ctx.stream_grace if grace is None else grace
-        deadline: float | None = None
-        while True:
-            if deadline is None and self.terminal_index is not None:
-                deadline = time.monotonic() + grace
-            wait = idle if deadline is None else deadline - time.monotonic()
-            if wait <= 0:
-                return
-            try:
-                event = await self.next(wait)
-            except TimeoutError:
-                return
-            if event is None:
-                return
-
-    def outcome(self) -> str:
-        """What came back, for failure messages."""
-        if self._response is None:
-            return f"no response ({self.transport_error})"
-        parts = [
-            f"HTTP {self.status} {self.media_type or '(no content type)'}",
-            f"{len(self.events)} events",
-        ]
-        if self.events:
-            parts.append("; ".join(e.describe() for e in self.events[:6]))
-        if self.transport_error:
-            parts.append(f"connection dropped: {self.transport_error}")
-        elif self.timed_out and not self.closed:
-            parts.append("still open")
-        return ", ".join(parts)
-
-    def first_error(self) -> RemoteError | None:
-        """The error the server answered with instead of streaming, if any."""
-        if self.error is not None:
-            return self.error
-        if self.events and self.events[0].error is not None:
-            return self.events[0].error
-        return None
-
-    async def aclose(self) -> None:
-        if self._response is not None:
-            await self._response.aclose()
-        if not self._recorded:
-            self._ctx.evidence.append(self._exchange())
-            self._recorded = True
-
-    def _exchange(self) -> Exchange:
-        suffix = "" if self.closed else "\n(stream still open when reading stopped)"
-        return record(
-            self._request,
-            status=self.status,
-            response_headers=self._response.headers if self._response is not None else None,
-            body=bytes(self._raw).decode("utf-8", "replace") + suffix,
-            error=self.transport_error if self._response is None else None,
-            started=self._started,
-            request_body=self._request_body,
-            keep_ends=True,
-        )
-
-    async def __aenter__(self) -> StreamSession:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 class CheckContext:
@@ -459,7 +115,7 @@ class CheckContext:
 
     @property
     def dialect(self) -> str:
-        return _dialect(self.version, self.transport)
+        return wire_dialect(self.version, self.transport)
 
     # ------------------------------------------------------------------ HTTP
 
@@ -705,7 +361,7 @@ class CheckContext:
                 return CallResult(**base, result=reply.json(), has_result=True)
             except ValueError:
                 return CallResult(**base, problem=f"HTTP {reply.status}: the body is not JSON")
-        return CallResult(**base, error=_rest_error(reply))
+        return CallResult(**base, error=rest_error(reply))
 
     # ------------------------------------------------------------------ decoding
 
@@ -982,48 +638,3 @@ class CheckContext:
             pass
         finally:
             self.evidence = saved
-
-
-def _rest_error(reply: HttpReply) -> RemoteError:
-    try:
-        body = reply.json()
-    except ValueError:
-        body = None
-    err = body.get("error") if isinstance(body, dict) else None
-    if isinstance(err, dict):
-        details = tuple(err.get("details") or ()) if isinstance(err.get("details"), list) else ()
-        reason = None
-        for d in details:
-            if isinstance(d, dict) and d.get("@type") == ERROR_INFO_TYPE:
-                r = d.get("reason")
-                reason = r if isinstance(r, str) else None
-                break
-        code = err.get("code")
-        return RemoteError(
-            transport=REST,
-            code=code if isinstance(code, int) else None,
-            message=str(err.get("message", "")),
-            data=err,
-            http_status=reply.status,
-            reason=reason,
-            details=details,
-            body_shape_ok=True,
-        )
-    message = ""
-    if isinstance(body, dict):
-        message = str(body.get("message") or body.get("detail") or body.get("title") or "")
-    return RemoteError(
-        transport=REST,
-        code=None,
-        message=message or excerpt(reply.body, 120),
-        data=body,
-        http_status=reply.status,
-        body_shape_ok=False,
-    )
-
-
-def error_class_for(reason: str | None) -> type[JSONRPCError] | None:
-    return error_from_reason(reason) if reason else None
-
-
-__all__ += ["CARD", "error_class_for"]

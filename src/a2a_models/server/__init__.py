@@ -15,8 +15,10 @@ The pieces are separate so each can be replaced on its own:
 * :class:`TaskExecutor` — how the agent runs (:class:`InProcessExecutor`)
 * :class:`Operations` — the eleven operations every binding dispatches to
   (:func:`dispatch`, :func:`error_for`, :func:`stream_items`)
-* :mod:`.paging` — the page-token scheme and listing order, for store authors
-* :mod:`._lifecycle` — pure functions that apply events to tasks
+* :mod:`.paging` — the page-token scheme and listing order, for store authors;
+  with :data:`ACTIVE_STATES`, :func:`check_active_limit` and
+  :func:`push_config_id` what a :class:`TaskStore` implementation needs
+* :func:`apply_event` and friends — pure functions that apply events to tasks
 """
 
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
@@ -46,6 +48,7 @@ from ._operations import (
 from ._push import PushNotificationSender
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
+    ACTIVE_STATES,
     ActiveTaskLimitError,
     ConcurrentModificationError,
     InMemoryTaskStore,
@@ -53,6 +56,8 @@ from ._store import (
     StoredTask,
     TaskStore,
     TaskStoreFullError,
+    check_active_limit,
+    push_config_id,
 )
 from ._streams import (
     BrokerItem,
@@ -67,6 +72,7 @@ from ._writer import TaskWriter
 from .paging import TaskPage
 
 __all__ = [
+    "ACTIVE_STATES",
     "A2AServer",
     "ActiveTaskLimitError",
     "AgentServer",
@@ -110,6 +116,8 @@ __all__ = [
     "TaskStore",
     "TaskStoreFullError",
     "apply_event",
+    "check_active_limit",
+    "push_config_id",
     "closes_stream",
     "task_event_stream",
     "track_chunks",

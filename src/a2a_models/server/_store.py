@@ -101,6 +101,11 @@ ACTIVE_STATES = tuple(s for s in TaskState if not s.is_terminal and s is not Tas
 
 
 def check_active_limit(limit: int | None) -> int | None:
+    """``limit`` if it is a valid per-owner active-task limit (``None``: no limit).
+
+    Raises :class:`ValueError` for a limit below 1; stores call it on their
+    ``max_active_tasks_per_owner`` argument.
+    """
     if limit is not None and limit < 1:
         raise ValueError("max_active_tasks_per_owner must be at least 1 (or None for no limit)")
     return limit

@@ -19,8 +19,7 @@ from .. import codec
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
-from ..server import StoredTask, TaskPage, TaskStore
-from ..server._store import ACTIVE_STATES
+from ..server import ACTIVE_STATES, StoredTask, TaskPage, TaskStore
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [

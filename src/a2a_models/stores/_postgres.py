@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
-    BrokerItem as Notification,
-)
-from ..server import (
+    ActiveTaskLimitError,
     BrokerSubscription,
     ConcurrentModificationError,
     EventBroker,
     LoggedEvent,
+    check_active_limit,
+    push_config_id,
 )
-from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
+from ..server import (
+    BrokerItem as Notification,
+)
 from . import _migrations
 from ._common import (
     ACTIVE_KEYS,

@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..server import ConcurrentModificationError, LoggedEvent
-from ..server._store import ActiveTaskLimitError, check_active_limit, push_config_id
+from ..server import (
+    ActiveTaskLimitError,
+    ConcurrentModificationError,
+    LoggedEvent,
+    check_active_limit,
+    push_config_id,
+)
 from . import _migrations
 from ._common import (
     ACTIVE_KEYS,

@@ -23,7 +23,7 @@ Server side:
 * ``a2a-models serve`` is built on these (its start-up code is ``a2a_models._cli._run``).
 
 Client side: :class:`HTTPClient` (JSON-RPC), :class:`RESTClient` (HTTP+JSON),
-:func:`resolve_card` and :func:`connect` (discovery). (The SSE parser is
+:func:`resolve_card`, :func:`card_urls` and :func:`connect` (discovery). (The SSE parser is
 :class:`a2a_models.protocol.SSEParser`; its names stay importable here.)
 
 Names load on first use, so the command line starts fast.
@@ -122,6 +122,9 @@ if TYPE_CHECKING:
         AGENT_CARD_PATH as AGENT_CARD_PATH,
     )
     from ._discovery import (
+        DEFAULT_BINDINGS as DEFAULT_BINDINGS,
+    )
+    from ._discovery import (
         LEGACY_AGENT_CARD_PATH as LEGACY_AGENT_CARD_PATH,
     )
     from ._discovery import (
@@ -129,6 +132,9 @@ if TYPE_CHECKING:
     )
     from ._discovery import (
         NoCompatibleInterfaceError as NoCompatibleInterfaceError,
+    )
+    from ._discovery import (
+        card_urls as card_urls,
     )
     from ._discovery import (
         connect as connect,
@@ -207,8 +213,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "AGENT_CARD_PATH",
+            "DEFAULT_BINDINGS",
             "LEGACY_AGENT_CARD_PATH",
             "CardResolutionError",
+            "card_urls",
             "NoCompatibleInterfaceError",
             "connect",
             "decode_card",

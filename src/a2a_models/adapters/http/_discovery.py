@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_CARD_PATH",
     "LEGACY_AGENT_CARD_PATH",
+    "DEFAULT_BINDINGS",
     "CardResolutionError",
     "NoCompatibleInterfaceError",
+    "card_urls",
     "connect",
     "decode_card",
     "resolve_card",
@@ -93,7 +95,13 @@ def decode_card(data: bytes | str | dict[str, Any]) -> m.AgentCard:
     return codec.from_wire(m.AgentCard, value, dialect)
 
 
-def _candidates(base_url: str, path: str | None) -> list[str]:
+def card_urls(base_url: str, path: str | None = None) -> list[str]:
+    """The URLs :func:`resolve_card` tries for the agent at ``base_url``, in order.
+
+    The well-known path under ``base_url``, then at the origin's root when
+    ``base_url`` has a path, then the legacy names; a URL ending in ``.json``
+    is the card's own URL; ``path`` replaces the well-known path.
+    """
     if path is not None:
         return [urljoin(base_url if base_url.endswith("/") else base_url + "/", path.lstrip("/"))]
     parts = urlsplit(base_url)
@@ -132,7 +140,7 @@ async def resolve_card(
     try:
         last = base_url
         missing: list[str] = []
-        for url in _candidates(base_url, path):
+        for url in card_urls(base_url, path):
             last = url
             try:
                 response = await client.get(

@@ -46,8 +46,7 @@ from ...models import (
     Task,
     new_id,
 )
-from ...server import Agent, AgentEvent, RequestContext
-from ...server._lifecycle import apply_event
+from ...server import Agent, AgentEvent, RequestContext, apply_event
 from ...tools import (
     RESULT_FORMS,
     ResultForm,

@@ -31,7 +31,7 @@ import attrs
 from ...tools import Adapter, Tool, with_hooks
 from ._entries import EntryError, import_object
 
-__all__ = ["HookDeclaration", "load_context_provider", "load_hook_adapters"]
+__all__ = ["HookDeclaration", "entry_problems", "load_context_provider", "load_hook_adapters"]
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -109,3 +109,33 @@ def load_context_provider(entry: str, *, base_dir: str | Path | None = None) -> 
             "(async def provider(connections) -> context)"
         )
     return provider
+
+
+def entry_problems(
+    hooks: Sequence[HookDeclaration],
+    context_provider: str | None,
+    *,
+    base_dir: str | Path | None = None,
+) -> list[str]:
+    """What fails to import among the hooks and the context provider, one line per
+    entry (``agent.md: hooks[i].field: ...``); the provider is imported, not run."""
+    problems: list[str] = []
+    for i, hook in enumerate(hooks):
+        for field, entry in hook.entries():
+            if field == "adapter":
+                single = HookDeclaration(adapter=entry)
+            elif field == "before":
+                single = HookDeclaration(before=(entry,))
+            else:
+                single = HookDeclaration(after=(entry,))
+            try:
+                load_hook_adapters([single], base_dir=base_dir)
+            except EntryError as exc:
+                problem = str(exc).split(": ", 1)[1]
+                problems.append(f"agent.md: hooks[{i}].{field}: {problem}")
+    if context_provider is not None:
+        try:
+            load_context_provider(context_provider, base_dir=base_dir)
+        except EntryError as exc:
+            problems.append(f"agent.md: {exc}")
+    return problems

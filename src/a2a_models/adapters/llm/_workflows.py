@@ -41,8 +41,15 @@ import attrs
 
 from ...errors import A2AError
 from ...models import JSONObject, JSONValue, Part, TextPart
-from ...tools import EMPTY_OBJECT_SCHEMA, Tool, ToolContext, ToolInputError, ToolResult
-from ...tools._schema import ArgumentValidator, check_object_schema
+from ...tools import (
+    EMPTY_OBJECT_SCHEMA,
+    ArgumentValidator,
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolResult,
+    check_object_schema,
+)
 from ._entries import EntryError, import_object
 
 __all__ = [

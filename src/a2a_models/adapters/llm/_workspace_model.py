@@ -16,7 +16,7 @@ from ...models import (
     AgentSkill,
 )
 from ._config import ModelConfig
-from ._hooks import HookDeclaration
+from ._hooks import HookDeclaration, entry_problems
 from ._skills import Guardrails
 from ._workflows import WorkflowEntry
 from ._workspace_files import WorkspaceSources
@@ -124,6 +124,11 @@ class ComposedWorkspace:
             if skill.id == skill_id:
                 return skill
         raise KeyError(skill_id)
+
+    def entry_problems(self) -> list[str]:
+        """Hooks and context provider that do not import, one line each (``[]``: all
+        import). ``agent doctor`` reports these; the provider is imported, not run."""
+        return entry_problems(self.hooks, self.context_provider, base_dir=self.root)
 
     def tool_graph(self) -> dict[str, list[str]]:
         """Each skill's tool selection: ``server__*`` / ``server__tool`` patterns,

@@ -13,8 +13,9 @@ from ...errors import (
     MethodNotFoundError,
     TaskNotFoundError,
 )
-from .._context import ERROR_INFO_TYPE, CheckContext, HttpReply
+from .._context import CheckContext
 from .._registry import JSONRPC, Level, check
+from .._replies import ERROR_INFO_TYPE, HttpReply
 from .._target import excerpt
 
 MUST, SHOULD = Level.MUST, Level.SHOULD

@@ -19,8 +19,9 @@ from ...errors import (
     UnsupportedOperationError,
 )
 from .._agent import ARTIFACT_TEXT, REPLY_TEXT
-from .._context import CallResult, CheckContext
+from .._context import CheckContext
 from .._registry import Level, Requirement, check
+from .._replies import CallResult
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 CONTRACT = (Requirement.CONTRACT,)

@@ -11,8 +11,9 @@ from ...errors import (
     TaskNotFoundError,
     VersionNotSupportedError,
 )
-from .._context import ERROR_INFO_TYPE, CallResult, CheckContext, HttpReply
+from .._context import CheckContext
 from .._registry import JSONRPC, REST, Level, check
+from .._replies import ERROR_INFO_TYPE, CallResult, HttpReply
 from .._target import excerpt
 
 MUST, SHOULD = Level.MUST, Level.SHOULD

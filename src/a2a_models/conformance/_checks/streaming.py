@@ -7,8 +7,9 @@ from typing import Any
 
 from ... import models as m
 from ..._state import TaskState
-from .._context import CheckContext, StreamSession
+from .._context import CheckContext
 from .._registry import Level, Requirement, check
+from .._stream import StreamSession
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 STREAMING = (Requirement.STREAMING,)

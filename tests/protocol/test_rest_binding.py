@@ -120,6 +120,39 @@ def test_version_rule_and_bad_bodies() -> None:
         decode_rest_params(get, get_path, (("historyLength", "x"),), None)
 
 
+def test_rest_bodies_skip_the_free_form_json_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A body parsed by codec.loads holds only JSON, so decoding it must not walk
+    # its free-form members again (as the JSON-RPC path does not).
+    calls: list[bool] = []
+    real = codec.from_wire
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("parsed", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(codec, "from_wire", spy)
+    data = m.DataPart(data={"rows": [{"n": i} for i in range(50)]})
+    request = m.SendMessageRequest(message=m.Message(role=m.Role.USER, parts=(data,)))
+    for dialect, path in (("1.0", "/message:send"), ("0.3-http", "/v1/message:send")):
+        route, params = match_rest_route("POST", path)
+        decoded = decode_rest_params(route, params, (), codec.encode(request, dialect))
+        assert decoded.message.parts[0].data == data.data
+    get, get_path = match_rest_route("GET", "/tasks/t1")
+    decode_rest_params(get, get_path, (("historyLength", "2"),), None)
+    assert calls == [True, True, True]
+
+
+def test_an_unparsed_body_is_still_checked() -> None:
+    # Called with a value that did not come from codec.loads, a route's builder
+    # still refuses what JSON cannot hold.
+    route, params = match_rest_route("POST", "/message:send")
+    wire = codec.to_wire(m.SendMessageRequest(message=Message.user("hi")), "1.0")
+    wire["metadata"] = {"x": float("nan")}
+    with pytest.raises(InvalidParamsError, match="metadata"):
+        route.build(params, (), wire)
+    assert route.build(params, (), {**wire, "metadata": {"x": 1}}).metadata == {"x": 1}
+
+
 class Echo(BaseAgent):
     async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
         yield context.working()

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
 import attrs
@@ -97,8 +97,23 @@ _BAD_REQUEST: Final = "type.googleapis.com/google.rpc.BadRequest"
 _V03_HTTP: Final = "0.3-http"
 T = TypeVar("T")
 
-#: Builds an operation's params from (path parameters, query items, JSON body).
-Builder = Callable[[Mapping[str, str], Sequence[tuple[str, str]], Any], Any]
+
+class Builder(Protocol):
+    """Builds an operation's params from (path parameters, query items, JSON body).
+
+    ``parsed=True`` says the body came from :func:`~a2a_models.codec.loads`, so
+    its free-form members need no JSON check (see :func:`~a2a_models.codec.from_wire`).
+    """
+
+    def __call__(
+        self,
+        path: Mapping[str, str],
+        query: Sequence[tuple[str, str]],
+        body: Any,
+        /,
+        *,
+        parsed: bool = False,
+    ) -> Any: ...
 
 
 @attrs.frozen(slots=True)
@@ -178,9 +193,9 @@ def _invalid(field: str, problem: str) -> InvalidParamsError:
     )
 
 
-def _decode(tp: type[T], wire: Any, dialect: str) -> T:
+def _decode(tp: type[T], wire: Any, dialect: str, parsed: bool) -> T:
     try:
-        return codec.from_wire(tp, wire, dialect)
+        return codec.from_wire(tp, wire, dialect, parsed=parsed)
     except DecodeError as exc:
         field = exc.path[2:] if exc.path.startswith("$.") else exc.path.lstrip("$") or "body"
         raise _invalid(field, exc.expected) from None
@@ -248,13 +263,13 @@ Query = Sequence[tuple[str, str]]
 # --------------------------------------------------------------------------- 1.0 builders
 
 
-def _send_v10(path: Path, query: Query, body: Any) -> m.SendMessageRequest:
-    return _decode(m.SendMessageRequest, _object(body), V1_0)
+def _send_v10(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.SendMessageRequest:
+    return _decode(m.SendMessageRequest, _object(body), V1_0, parsed)
 
 
-def _get_task_v10(path: Path, query: Query, body: Any) -> m.GetTaskRequest:
+def _get_task_v10(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.GetTaskRequest:
     wire = _query(query, {"historyLength": _INT})
-    return _decode(m.GetTaskRequest, _put_path(wire, id=path["id"]), V1_0)
+    return _decode(m.GetTaskRequest, _put_path(wire, id=path["id"]), V1_0, parsed)
 
 
 _LIST_TASKS_QUERY = {
@@ -268,41 +283,55 @@ _LIST_TASKS_QUERY = {
 }
 
 
-def _list_tasks_v10(path: Path, query: Query, body: Any) -> m.ListTasksRequest:
-    return _decode(m.ListTasksRequest, _query(query, _LIST_TASKS_QUERY), V1_0)
+def _list_tasks_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.ListTasksRequest:
+    return _decode(m.ListTasksRequest, _query(query, _LIST_TASKS_QUERY), V1_0, parsed)
 
 
-def _cancel_v10(path: Path, query: Query, body: Any) -> m.CancelTaskRequest:
-    return _decode(m.CancelTaskRequest, _put_path(_object(body), id=path["id"]), V1_0)
+def _cancel_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.CancelTaskRequest:
+    return _decode(m.CancelTaskRequest, _put_path(_object(body), id=path["id"]), V1_0, parsed)
 
 
-def _subscribe_v10(path: Path, query: Query, body: Any) -> m.SubscribeToTaskRequest:
-    return _decode(m.SubscribeToTaskRequest, _put_path(_object(body), id=path["id"]), V1_0)
+def _subscribe_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.SubscribeToTaskRequest:
+    return _decode(m.SubscribeToTaskRequest, _put_path(_object(body), id=path["id"]), V1_0, parsed)
 
 
-def _create_push_v10(path: Path, query: Query, body: Any) -> m.TaskPushNotificationConfig:
+def _create_push_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.TaskPushNotificationConfig:
     wire = _put_path(_object(body), taskId=path["taskId"])
-    return _decode(m.TaskPushNotificationConfig, wire, V1_0)
+    return _decode(m.TaskPushNotificationConfig, wire, V1_0, parsed)
 
 
-def _get_push_v10(path: Path, query: Query, body: Any) -> m.GetTaskPushNotificationConfigRequest:
+def _get_push_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.GetTaskPushNotificationConfigRequest:
     wire = {"taskId": path["taskId"], "id": path["id"]}
-    return _decode(m.GetTaskPushNotificationConfigRequest, wire, V1_0)
+    return _decode(m.GetTaskPushNotificationConfigRequest, wire, V1_0, parsed)
 
 
-def _list_push_v10(path: Path, query: Query, body: Any) -> m.ListTaskPushNotificationConfigsRequest:
+def _list_push_v10(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.ListTaskPushNotificationConfigsRequest:
     wire = _put_path(_query(query, {"pageSize": _INT, "pageToken": _STR}), taskId=path["taskId"])
-    return _decode(m.ListTaskPushNotificationConfigsRequest, wire, V1_0)
+    return _decode(m.ListTaskPushNotificationConfigsRequest, wire, V1_0, parsed)
 
 
 def _delete_push_v10(
-    path: Path, query: Query, body: Any
+    path: Path, query: Query, body: Any, *, parsed: bool = False
 ) -> m.DeleteTaskPushNotificationConfigRequest:
     wire = {"taskId": path["taskId"], "id": path["id"]}
-    return _decode(m.DeleteTaskPushNotificationConfigRequest, wire, V1_0)
+    return _decode(m.DeleteTaskPushNotificationConfigRequest, wire, V1_0, parsed)
 
 
-def _extended_card(path: Path, query: Query, body: Any) -> m.GetExtendedAgentCardRequest:
+def _extended_card(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.GetExtendedAgentCardRequest:
     return m.GetExtendedAgentCardRequest()
 
 
@@ -315,23 +344,29 @@ def _history_v03(query: Query) -> int | None:
     return value if value else None
 
 
-def _send_v03(path: Path, query: Query, body: Any) -> m.SendMessageRequest:
-    return _decode(m.SendMessageRequest, _object(body), _V03_HTTP)
+def _send_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.SendMessageRequest:
+    return _decode(m.SendMessageRequest, _object(body), _V03_HTTP, parsed)
 
 
-def _get_task_v03(path: Path, query: Query, body: Any) -> m.GetTaskRequest:
+def _get_task_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.GetTaskRequest:
     return _model(m.GetTaskRequest, id=path["id"], history_length=_history_v03(query))
 
 
-def _cancel_v03(path: Path, query: Query, body: Any) -> m.CancelTaskRequest:
+def _cancel_v03(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.CancelTaskRequest:
     return _model(m.CancelTaskRequest, id=path["id"])
 
 
-def _subscribe_v03(path: Path, query: Query, body: Any) -> m.SubscribeToTaskRequest:
+def _subscribe_v03(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.SubscribeToTaskRequest:
     return _model(m.SubscribeToTaskRequest, id=path["id"])
 
 
-def _create_push_v03(path: Path, query: Query, body: Any) -> m.TaskPushNotificationConfig:
+def _create_push_v03(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.TaskPushNotificationConfig:
     """Accepts the proto's body (a TaskPushNotificationConfig), the whole
     ``CreateTaskPushNotificationConfigRequest`` (what the SDK sends) or a bare
     ``PushNotificationConfig``."""
@@ -342,7 +377,7 @@ def _create_push_v03(path: Path, query: Query, body: Any) -> m.TaskPushNotificat
         wire = dict(wire["config"])
     if "pushNotificationConfig" not in wire and "url" in wire:
         wire = {"pushNotificationConfig": wire}
-    config = _decode(m.TaskPushNotificationConfig, wire, _V03_HTTP)
+    config = _decode(m.TaskPushNotificationConfig, wire, _V03_HTTP, parsed)
     task_id = path["id"]
     if config.task_id not in (None, task_id):
         raise _invalid(
@@ -353,16 +388,20 @@ def _create_push_v03(path: Path, query: Query, body: Any) -> m.TaskPushNotificat
     return attrs.evolve(config, task_id=task_id)
 
 
-def _get_push_v03(path: Path, query: Query, body: Any) -> m.GetTaskPushNotificationConfigRequest:
+def _get_push_v03(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.GetTaskPushNotificationConfigRequest:
     return _model(m.GetTaskPushNotificationConfigRequest, task_id=path["id"], id=path["cfg"])
 
 
-def _list_push_v03(path: Path, query: Query, body: Any) -> m.ListTaskPushNotificationConfigsRequest:
+def _list_push_v03(
+    path: Path, query: Query, body: Any, *, parsed: bool = False
+) -> m.ListTaskPushNotificationConfigsRequest:
     return _model(m.ListTaskPushNotificationConfigsRequest, task_id=path["id"])
 
 
 def _delete_push_v03(
-    path: Path, query: Query, body: Any
+    path: Path, query: Query, body: Any, *, parsed: bool = False
 ) -> m.DeleteTaskPushNotificationConfigRequest:
     return _model(m.DeleteTaskPushNotificationConfigRequest, task_id=path["id"], id=path["cfg"])
 
@@ -470,7 +509,9 @@ def decode_rest_params(
 ) -> Any:
     """The operation's params from a request to ``route``; ``InvalidParamsError`` if malformed.
 
-    ``body`` is the raw request body (empty or ``None``: no body).
+    ``body`` is the raw request body (empty or ``None``: no body). It is parsed
+    with :func:`~a2a_models.codec.loads`, so decoding skips the free-form JSON check
+    (``parsed=True``), as the JSON-RPC path does.
     """
     wire: Any = None
     if body is not None and body.strip():
@@ -478,7 +519,7 @@ def decode_rest_params(
             wire = codec.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise _invalid("body", f"not valid JSON ({exc})") from None
-    return route.build(path_params, query, wire)
+    return route.build(path_params, query, wire, parsed=True)
 
 
 def rest_dialect(version: str) -> str:

@@ -41,17 +41,22 @@ def _exports() -> dict[str, list[tuple[str, object]]]:
     return names
 
 
-#: Clashes left in another helper's area (owner named); the list only shrinks.
-KNOWN_CLASHES = {"ToolResult": "mcpllm: tools.ToolResult vs adapters.llm.ToolResult (a message)"}
-
-
 def test_a_public_name_means_one_thing() -> None:
     clashes = {
         name: [m for m, _ in found]
         for name, found in _exports().items()
         if len({id(obj) for _, obj in found}) > 1
     }
-    assert set(clashes) == set(KNOWN_CLASHES), clashes
+    assert not clashes, clashes
+
+
+def test_the_llm_tool_message_keeps_its_old_name_with_a_warning() -> None:
+    llm = importlib.import_module("a2a_models.adapters.llm")
+    tools = importlib.import_module("a2a_models.tools")
+    with pytest.warns(DeprecationWarning, match="ToolMessage"):
+        old = llm.ToolResult
+    assert old is llm.ToolMessage and old is not tools.ToolResult
+    assert "ToolResult" not in llm.__all__
 
 
 def test_every_public_exception_is_an_a2a_error() -> None:

@@ -38,7 +38,7 @@ from a2a_models.adapters.llm import (
     ToolCallEnd,
     ToolCallError,
     ToolCallStart,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     Usage,
     UserMessage,
@@ -213,7 +213,7 @@ async def test_tool_calls_in_sequence(
         finishes.append(response.finish.reason)
         conversation.append(response.message)
         for call in response.tool_calls:
-            conversation.append(ToolResult(call.id, results[call.name]))
+            conversation.append(ToolMessage(call.id, results[call.name]))
     assert finishes == ["tool_calls", "tool_calls", "stop"]
     assert response.text == "It is 75.2°F and sunny in Paris."
     assert scripted_server.pending == 0
@@ -321,8 +321,8 @@ async def test_parallel_tool_calls_and_error_results(
             (
                 *CONVERSATION,
                 AssistantMessage("", calls),
-                ToolResult("p1", "sunny"),
-                ToolResult("p2", "city not found", is_error=True),
+                ToolMessage("p1", "sunny"),
+                ToolMessage("p2", "city not found", is_error=True),
             ),
             tools=(LOOKUP,),
         )

@@ -29,7 +29,7 @@ from a2a_models.adapters.llm import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     Usage,
     UserMessage,
@@ -103,8 +103,8 @@ async def test_tool_calls_stream_their_arguments_and_history_goes_back_as_items(
             AssistantMessage(
                 "Checking.", (ToolCall("call-a", "lookup_weather", {"city": "Paris"}),)
             ),
-            ToolResult("call-a", "sunny, 24C"),
-            ToolResult("call-x", "boom", is_error=True),
+            ToolMessage("call-a", "sunny, 24C"),
+            ToolMessage("call-x", "boom", is_error=True),
         )
         response = await model.complete(
             ModelRequest(history, tools=(LOOKUP,), tool_choice=ForceTool("lookup_weather"))

@@ -19,7 +19,7 @@ Needs the ``llm`` extra (``pip install a2a-models[llm]``)::
                 ...                         # ToolCallEnd | ToolCallError, Finish
 
 * The interface (``_model``): messages (:class:`SystemMessage`,
-  :class:`UserMessage`, :class:`AssistantMessage`, :class:`ToolResult`,
+  :class:`UserMessage`, :class:`AssistantMessage`, :class:`ToolMessage`,
   :class:`ToolCall`), :class:`ToolSpec`, :data:`ToolChoice` /
   :class:`ForceTool`, :class:`ModelRequest`, the events, :class:`ModelStream`,
   :class:`ModelResponse` and the :class:`Model` base class.
@@ -109,7 +109,7 @@ if TYPE_CHECKING:
         ToolCallError,
         ToolCallStart,
         ToolChoice,
-        ToolResult,
+        ToolMessage,
         ToolSpec,
         Usage,
         UserMessage,
@@ -266,7 +266,7 @@ _EXPORTS: dict[str, str] = {
             "ToolCallError",
             "ToolCallStart",
             "ToolChoice",
-            "ToolResult",
+            "ToolMessage",
             "ToolSpec",
             "Usage",
             "UserMessage",
@@ -337,7 +337,7 @@ __all__ = [
     "ToolCallError",
     "ToolCallStart",
     "ToolChoice",
-    "ToolResult",
+    "ToolMessage",
     "ToolSpec",
     "Usage",
     "UserMessage",
@@ -416,6 +416,16 @@ __all__ = [name for name in __all__ if name not in _INTERNAL]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "ToolResult":
+        # The chat message was called ToolResult, like tools.ToolResult (a tool's output).
+        import warnings
+
+        warnings.warn(
+            "a2a_models.adapters.llm.ToolResult is now ToolMessage",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = "ToolMessage"
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

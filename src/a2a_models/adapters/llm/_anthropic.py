@@ -59,7 +59,7 @@ from ._model import (
     SystemMessage,
     TextDelta,
     ToolCallTracker,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     Usage,
     UserMessage,
@@ -212,7 +212,7 @@ def messages_to_anthropic(request: ModelRequest) -> list[MessageParam]:
             continue
         if isinstance(message, UserMessage):
             pending.append({"type": "text", "text": message.text})
-        elif isinstance(message, ToolResult):
+        elif isinstance(message, ToolMessage):
             result: ToolResultBlockParam = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,

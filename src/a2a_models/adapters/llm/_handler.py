@@ -37,8 +37,7 @@ from ... import observability
 from ..._state import TaskState
 from ...models import JSONObject, Message, Part, Task, TextPart, new_id
 from ...server import AgentEvent, RequestContext
-from ...tools import Tool, ToolContext, ToolInputError, ToolOutput
-from ...tools import ToolResult as ToolOutcome
+from ...tools import Tool, ToolContext, ToolInputError, ToolOutput, ToolResult
 from ._errors import ModelError
 from ._model import (
     AssistantMessage,
@@ -52,7 +51,7 @@ from ._model import (
     ToolCallEnd,
     ToolCallError,
     ToolCallStart,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     UserMessage,
 )
@@ -487,7 +486,7 @@ class TaskRun:
                         else f"Error: {call.message}. The part that could be read was delivered."
                     )
                     self.messages.append(
-                        ToolResult(call.id, answer, is_error=isinstance(call, ToolCallError))
+                        ToolMessage(call.id, answer, is_error=isinstance(call, ToolCallError))
                     )
                     continue
                 only_artifacts = False
@@ -600,12 +599,12 @@ class TaskRun:
         A Task or Message returned by the tool ends the turn as the result.
         """
         if isinstance(call, ToolCallError):
-            self.messages.append(ToolResult(call.id, call.message, is_error=True))
+            self.messages.append(ToolMessage(call.id, call.message, is_error=True))
             return
         tool = self.tools.get(call.name)
         if tool is None:
             self.messages.append(
-                ToolResult(call.id, f"There is no tool named {call.name!r}.", is_error=True)
+                ToolMessage(call.id, f"There is no tool named {call.name!r}.", is_error=True)
             )
             return
         if self.max_tool_calls is not None and self.tool_calls >= self.max_tool_calls:
@@ -647,18 +646,18 @@ class TaskRun:
                         yield event
         if done is None or done.output is None:
             problem = done.error if done is not None else "the tool produced nothing"
-            self.messages.append(ToolResult(call.id, problem or "failed", is_error=True))
+            self.messages.append(ToolMessage(call.id, problem or "failed", is_error=True))
             return
         output = done.output
         if isinstance(output, Task | Message):
             for event in self._adopt(output):
                 yield event
             raise _Stop
-        if isinstance(output, ToolOutcome):
+        if isinstance(output, ToolResult):
             text = output.as_text(self.agent.tool_results)
-        else:  # pragma: no cover - tools return ToolResult, Task or Message
+        else:  # pragma: no cover - tools return ToolMessage, Task or Message
             text = str(output)
-        self.messages.append(ToolResult(call.id, text or "(no output)", is_error=output.is_error))
+        self.messages.append(ToolMessage(call.id, text or "(no output)", is_error=output.is_error))
 
     def _workflow_event(self, workflow: Workflow, event: WorkflowEvent) -> list[AgentEvent]:
         if isinstance(event, str):
@@ -737,4 +736,4 @@ class _TurnResult:
 
 def render_parts(parts: Sequence[Part]) -> str:
     """A message's parts as text for the model (data as JSON, files as references)."""
-    return ToolOutcome(parts=tuple(parts)).as_text()
+    return ToolResult(parts=tuple(parts)).as_text()

@@ -2,7 +2,7 @@
 
 A conversation is a sequence of :data:`ChatMessage` values
 (:class:`SystemMessage`, :class:`UserMessage`, :class:`AssistantMessage` with
-text and :class:`ToolCall` values, :class:`ToolResult`); a
+text and :class:`ToolCall` values, :class:`ToolMessage`); a
 :class:`ModelRequest` adds tools (:class:`ToolSpec`), a :data:`ToolChoice` and
 sampling settings; :meth:`Model.stream` answers with a :class:`ModelStream`,
 an async iterator of :data:`ModelEvent` values:
@@ -57,7 +57,7 @@ __all__ = [
     "ToolCallError",
     "ToolCallStart",
     "ToolChoice",
-    "ToolResult",
+    "ToolMessage",
     "ToolSpec",
     "Usage",
     "UserMessage",
@@ -171,7 +171,7 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolMessage:
     """The result of one tool call, sent back to the model.
 
     ``is_error`` marks a failed call: Anthropic receives it as the
@@ -185,7 +185,7 @@ class ToolResult:
     role: ClassVar[Literal["tool"]] = "tool"
 
 
-ChatMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResult
+ChatMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 
 # ------------------------------------------------------------------------- request
 
@@ -220,10 +220,12 @@ class ModelRequest:
         if not self.messages:
             raise ValueError("a model request needs at least one message")
         for message in self.messages:
-            if not isinstance(message, SystemMessage | UserMessage | AssistantMessage | ToolResult):
+            if not isinstance(
+                message, SystemMessage | UserMessage | AssistantMessage | ToolMessage
+            ):
                 raise TypeError(
                     f"messages must be SystemMessage, UserMessage, AssistantMessage or "
-                    f"ToolResult, not {type(message).__name__}"
+                    f"ToolMessage, not {type(message).__name__}"
                 )
         names = [tool.name for tool in self.tools]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -324,7 +326,7 @@ class ToolCallError:
     """A tool call whose arguments are not a JSON object; it replaces :class:`ToolCallEnd`.
 
     ``arguments_json`` is the raw text received, ``message`` says what is wrong
-    (fit to be sent back to the model as an error :class:`ToolResult`).
+    (fit to be sent back to the model as an error :class:`ToolMessage`).
     """
 
     id: str

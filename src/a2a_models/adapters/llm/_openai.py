@@ -47,7 +47,7 @@ from ._model import (
     SystemMessage,
     TextDelta,
     ToolCallTracker,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     Usage,
     UserMessage,
@@ -237,7 +237,7 @@ def messages_to_openai(request: ModelRequest) -> list[ChatCompletionMessageParam
                 )
             else:
                 out.append({"role": "assistant", "content": message.text})
-        elif isinstance(message, ToolResult):
+        elif isinstance(message, ToolMessage):
             content = f"Error: {message.content}" if message.is_error else message.content
             out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
     return out

@@ -37,7 +37,7 @@ from ._model import (
     SystemMessage,
     TextDelta,
     ToolCallTracker,
-    ToolResult,
+    ToolMessage,
     ToolSpec,
     Usage,
     UserMessage,
@@ -172,7 +172,7 @@ def input_to_responses(request: ModelRequest) -> list[dict[str, Any]]:
                         "arguments": call.arguments_json(),
                     }
                 )
-        elif isinstance(message, ToolResult):
+        elif isinstance(message, ToolMessage):
             content = f"Error: {message.content}" if message.is_error else message.content
             out.append(
                 {"type": "function_call_output", "call_id": message.tool_call_id, "output": content}

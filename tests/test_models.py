@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_models import TRANSITIONS, TaskState, can_transition
 from a2a_models import models as m
-from a2a_models._state import TRANSITIONS, TaskState, can_transition
 from a2a_models.errors import InvalidModelError
 from a2a_models.models._base import any_str
 from a2a_models.testing import strategies as a2a_st

@@ -17,8 +17,8 @@ from typing import Any
 import attrs
 from starlette.applications import Starlette
 
+from a2a_models import TaskState
 from a2a_models import models as m
-from a2a_models._state import TaskState
 from a2a_models.conformance import ConformanceAgent, conformance_card
 from a2a_models.errors import InternalError, InvalidParamsError, TaskNotFoundError
 from a2a_models.models import ProtocolBinding

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_models.conformance import CLIENT_CHECKS, ClientHarness, ClientReport
+from a2a_models.conformance import CLIENT_CHECKS, ClientHarness, ClientReport, Level, Status
 from a2a_models.conformance import client_main as main
-from a2a_models.conformance._registry import Level, Status
 
 CLIENTS = Path(__file__).parent / "clients"
 JS_SDK_VERSION = "1.3.0"

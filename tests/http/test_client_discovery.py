@@ -11,10 +11,11 @@ from _client_support import ScriptAgent, jsonrpc_app, serve_in_thread
 
 from a2a_models import Message, codec
 from a2a_models import models as m
-from a2a_models.adapters.http._client import HTTPClient, RESTClient
-from a2a_models.adapters.http._discovery import (
+from a2a_models.adapters.http import (
     CardResolutionError,
+    HTTPClient,
     NoCompatibleInterfaceError,
+    RESTClient,
     connect,
     decode_card,
     resolve_card,

@@ -22,8 +22,7 @@ from _client_support import free_port, sdk_app, serve_in_thread
 
 from a2a_models import Message, TaskState
 from a2a_models import models as m
-from a2a_models.adapters.http._client import HTTPClient, RESTClient
-from a2a_models.adapters.http._discovery import connect, resolve_card
+from a2a_models.adapters.http import HTTPClient, RESTClient, connect, resolve_card
 from a2a_models.errors import JSONRPCError, TaskNotFoundError, VersionNotSupportedError
 
 COMBOS = [

@@ -18,7 +18,7 @@ from _client_support import (
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
-from a2a_models.adapters.http._client import (
+from a2a_models.adapters.http import (
     HTTPClient,
     HTTPStatusError,
     HTTPTransportError,

@@ -9,8 +9,7 @@ from _client_support import ScriptAgent, free_port, make_card, serve_in_thread
 
 from a2a_models import Message, TaskState
 from a2a_models import models as m
-from a2a_models.adapters.http._client import HTTPClient, RESTClient
-from a2a_models.adapters.http._discovery import connect
+from a2a_models.adapters.http import HTTPClient, RESTClient, connect
 from a2a_models.errors import TaskNotFoundError
 from a2a_models.server import AgentServer
 

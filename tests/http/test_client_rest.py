@@ -10,7 +10,7 @@ import pytest
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
-from a2a_models.adapters.http._client import (
+from a2a_models.adapters.http import (
     HTTPStatusError,
     Reconnect,
     RESTClient,

@@ -16,8 +16,8 @@ from starlette.routing import Route
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
-from a2a_models.adapters.http._client import HTTPClient
-from a2a_models.adapters.http._push import (
+from a2a_models.adapters.http import (
+    HTTPClient,
     UnsafeWebhookURLError,
     WebhookDeliveryError,
     WebhookPushSender,

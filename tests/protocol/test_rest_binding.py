@@ -11,7 +11,7 @@ import pytest
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
-from a2a_models.adapters.http._client import RESTClient
+from a2a_models.adapters.http import RESTClient
 from a2a_models.errors import (
     InvalidParamsError,
     TaskNotFoundError,

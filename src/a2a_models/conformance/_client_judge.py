@@ -50,9 +50,12 @@ def judge(
             )
         )
 
-    def verdict(cid: str, bad: list[tuple[Recorded, str]], none_msg: str = "") -> None:
-        if not a2a:
-            add(cid, Status.SKIP, "the client sent no A2A request")
+    def verdict(
+        cid: str, bad: list[tuple[Recorded, str]], none_msg: str = "", *, any_request: bool = False
+    ) -> None:
+        """SKIP without requests (A2A ones, or any with ``any_request``), FAIL on ``bad``."""
+        if not (reqs if any_request else a2a):
+            add(cid, Status.SKIP, f"the client sent no {'' if any_request else 'A2A '}request")
         elif bad:
             add(
                 cid,
@@ -66,17 +69,7 @@ def judge(
     wrong_version = [
         (r, p.split(": ", 1)[1]) for r in reqs for p in r.problems if p.startswith("version:")
     ]
-    if not reqs:
-        add("client.version-selection", Status.SKIP, "the client sent no request")
-    elif wrong_version:
-        add(
-            "client.version-selection",
-            Status.FAIL,
-            "; ".join(dict.fromkeys(msg for _, msg in wrong_version))[:600],
-            [r for r, _ in wrong_version],
-        )
-    else:
-        add("client.version-selection", Status.PASS)
+    verdict("client.version-selection", wrong_version, any_request=True)
     wrong_iface = [
         (r, p.split(": ", 1)[1]) for r in reqs for p in r.problems if p.startswith("interface:")
     ]
@@ -85,17 +78,7 @@ def judge(
         for r in a2a
         if r.binding != binding
     ]
-    if not reqs:
-        add("client.interface-selection", Status.SKIP, "the client sent no request")
-    elif wrong_iface:
-        add(
-            "client.interface-selection",
-            Status.FAIL,
-            "; ".join(dict.fromkeys(msg for _, msg in wrong_iface))[:600],
-            [r for r, _ in wrong_iface],
-        )
-    else:
-        add("client.interface-selection", Status.PASS)
+    verdict("client.interface-selection", wrong_iface, any_request=True)
     verdict(
         "client.envelope",
         [(r, p.split(": ", 1)[1]) for r in a2a for p in r.problems if p.startswith("envelope:")],

@@ -66,23 +66,19 @@ def judge(
         else:
             add(cid, Status.PASS, none_msg)
 
-    wrong_version = [
-        (r, p.split(": ", 1)[1]) for r in reqs for p in r.problems if p.startswith("version:")
-    ]
-    verdict("client.version-selection", wrong_version, any_request=True)
-    wrong_iface = [
-        (r, p.split(": ", 1)[1]) for r in reqs for p in r.problems if p.startswith("interface:")
-    ]
+    def flagged(kind: str, among: Sequence[Recorded]) -> list[tuple[Recorded, str]]:
+        """The problems of ``kind`` the harness noted while reading each request."""
+        return [(r, p.split(": ", 1)[1]) for r in among for p in r.problems if p.startswith(kind)]
+
+    verdict("client.version-selection", flagged("version:", reqs), any_request=True)
+    wrong_iface = flagged("interface:", reqs)
     wrong_iface += [
         (r, f"{r.binding} request, but the card lists {binding} first")
         for r in a2a
         if r.binding != binding
     ]
     verdict("client.interface-selection", wrong_iface, any_request=True)
-    verdict(
-        "client.envelope",
-        [(r, p.split(": ", 1)[1]) for r in a2a for p in r.problems if p.startswith("envelope:")],
-    )
+    verdict("client.envelope", flagged("envelope:", a2a))
     verdict(
         "client.version-header",
         [
@@ -104,10 +100,7 @@ def judge(
         )
     else:
         add("client.content-type", Status.NOT_APPLICABLE, "no HTTP+JSON request with a body")
-    verdict(
-        "client.request-shape",
-        [(r, p.split(": ", 1)[1]) for r in a2a for p in r.problems if p.startswith("shape:")],
-    )
+    verdict("client.request-shape", flagged("shape:", a2a))
     verdict(
         "client.auth-header",
         [

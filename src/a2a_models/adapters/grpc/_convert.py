@@ -37,6 +37,7 @@ from ..._state import TaskState
 from ...codec import _v10
 from ...codec._gen import Fail, Loss, builder, render_path
 from ...errors import DecodeError, EncodeError
+from . import _wire
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -197,6 +198,21 @@ def _from_struct(s: Any) -> dict[str, Any]:
     return out
 
 
+def _struct_of(s: Any) -> dict[str, Any]:
+    """``_from_struct`` through the wire bytes (see ``_wire``), upb when they are unusual."""
+    try:
+        return _wire.struct_value(s.SerializeToString())
+    except (_wire.Odd, UnicodeDecodeError):
+        return _from_struct(s)
+
+
+def _value_of(v: Any) -> Any:
+    try:
+        return _wire.value(v.SerializeToString())
+    except (_wire.Odd, UnicodeDecodeError):
+        return _from_value(v)
+
+
 def _from_ts(ts: Any) -> datetime:
     seconds, nanos = ts.seconds, ts.nanos
     if not 0 <= nanos <= 999_999_999:
@@ -252,6 +268,8 @@ def _enum_tables(py_enum: type[Any], proto_enum: Any) -> tuple[dict[str, int], d
         number = proto_enum.values_by_name[member._value_].number
         to_num[member._value_] = number
         from_num[number] = member
+        if not member:  # the decoders test ``table.get(n) or fail``
+            raise TypeError(f"{py_enum.__name__}.{member.name} is falsy")
     return to_num, from_num
 
 
@@ -259,6 +277,7 @@ _NS.update(
     _Fail=Fail,
     _Loss=Loss,
     _from_struct=_from_struct,
+    _struct_of=_struct_of,
     _from_value=_from_value,
     _from_ts=_from_ts,
     _nonneg=_nonneg,
@@ -314,32 +333,32 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
     required = spec.required
     nonempty = spec.nonempty
     if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
-        return f"(_from_struct(p.{name}) if {has} else None)"
+        return f"(_struct_of(p.{name}) if {has} else None)"
     if inner is datetime:
         if required:
             return f"_from_ts(_req_msg(p, {name!r}).{name})"
         return f"(_from_ts(p.{name}) if {has} else None)"
     if inner in (TaskState, m.Role):
         en = inner.__name__
+        # Known numbers by a dict lookup; _e_ (a call) only to fail on the others.
+        known = f"(_E_{en}.get(x) or _e_{en}(x))"
         if optional:
-            return f"(_e_{en}(p.{name}) if p.{name} else None)"
-        return f"_e_{en}(p.{name})"
+            return f"({known} if (x := p.{name}) else None)"
+        return f"(_E_{en}.get(x := p.{name}) or _e_{en}(x))"
     if origin is tuple:
         item = args[0]
+        # An empty upb container is cheap to test; tuple() of one is not (~1 us).
+        empty = "_nonempty(())" if nonempty else "()"
         if item is str:
-            dec = f"tuple(p.{name})"
-        else:
-            n = item.__name__
-            dec = f"_plist(_from_{n}, p.{name})"
-        if nonempty:
-            dec = f"_nonempty({dec})"
-        return dec
+            return f"(tuple(x[:]) if (x := p.{name}) else {empty})"
+        n = item.__name__
+        return f"(_plist(_from_{n}, x) if (x := p.{name}) else {empty})"
     if origin is dict:
         value = args[1]
         if value is str:
-            return f"dict(p.{name})"
+            return f"(dict(x) if (x := p.{name}) else {{}})"
         n = value.__name__
-        return f"_pmap(_from_{n}, p.{name})"
+        return f"(_pmap(_from_{n}, x) if (x := p.{name}) else {{}})"
     if attrs.has(inner):
         n = inner.__name__
         if required:
@@ -351,7 +370,7 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
         if presence:
             return f"(p.{name} if {has} else None)"
         if required and nonempty:
-            return f"_req_str(p.{name})"
+            return f"(x if (x := p.{name}) else _req_str(x))"
         if optional:
             return f"(p.{name} or None)"
         return f"p.{name}"
@@ -622,7 +641,7 @@ def _install_oneofs() -> None:
         elif which == "data":
             o = DataB()
             try:
-                o.data = _from_value(p.data)
+                o.data = _value_of(p.data)
             except Fail as exc:
                 exc.path.append("data")
                 raise
@@ -641,7 +660,7 @@ def _install_oneofs() -> None:
             raise Fail("expected exactly one of text, raw, url, data")
         if p.HasField("metadata"):
             try:
-                o.metadata = _from_struct(p.metadata)
+                o.metadata = _struct_of(p.metadata)
             except Fail as exc:
                 exc.path.append("metadata")
                 raise

@@ -239,7 +239,8 @@ def _api_key_location(value: str) -> str:
 
 def _plist(fn: Callable[[Any], Any], items: Any) -> tuple[Any, ...]:
     try:
-        return tuple([fn(x) for x in items])
+        # A slice of a upb container is one C call; iterating it is one per item.
+        return tuple(map(fn, items[:]))
     except Fail:
         for i, x in enumerate(items):
             try:

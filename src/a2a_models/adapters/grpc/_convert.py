@@ -37,7 +37,6 @@ from ..._state import TaskState
 from ...codec import _v10
 from ...codec._gen import Fail, Loss, builder, render_path
 from ...errors import DecodeError, EncodeError
-from . import _wire
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -198,21 +197,6 @@ def _from_struct(s: Any) -> dict[str, Any]:
     return out
 
 
-def _struct_of(s: Any) -> dict[str, Any]:
-    """``_from_struct`` through the wire bytes (see ``_wire``), upb when they are unusual."""
-    try:
-        return _wire.struct_value(s.SerializeToString())
-    except (_wire.Odd, UnicodeDecodeError):
-        return _from_struct(s)
-
-
-def _value_of(v: Any) -> Any:
-    try:
-        return _wire.value(v.SerializeToString())
-    except (_wire.Odd, UnicodeDecodeError):
-        return _from_value(v)
-
-
 def _from_ts(ts: Any) -> datetime:
     seconds, nanos = ts.seconds, ts.nanos
     if not 0 <= nanos <= 999_999_999:
@@ -278,7 +262,6 @@ _NS.update(
     _Fail=Fail,
     _Loss=Loss,
     _from_struct=_from_struct,
-    _struct_of=_struct_of,
     _from_value=_from_value,
     _from_ts=_from_ts,
     _nonneg=_nonneg,
@@ -334,7 +317,7 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
     required = spec.required
     nonempty = spec.nonempty
     if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
-        return f"(_struct_of(p.{name}) if {has} else None)"
+        return f"(_from_struct(p.{name}) if {has} else None)"
     if inner is datetime:
         if required:
             return f"_from_ts(_req_msg(p, {name!r}).{name})"
@@ -642,7 +625,7 @@ def _install_oneofs() -> None:
         elif which == "data":
             o = DataB()
             try:
-                o.data = _value_of(p.data)
+                o.data = _from_value(p.data)
             except Fail as exc:
                 exc.path.append("data")
                 raise
@@ -661,7 +644,7 @@ def _install_oneofs() -> None:
             raise Fail("expected exactly one of text, raw, url, data")
         if p.HasField("metadata"):
             try:
-                o.metadata = _struct_of(p.metadata)
+                o.metadata = _from_struct(p.metadata)
             except Fail as exc:
                 exc.path.append("metadata")
                 raise

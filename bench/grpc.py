@@ -4,15 +4,21 @@ Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about a minute).
 
 1. Conversion, in this process, on the medium and large Task of
    ``bench/codec.py`` (a 10-message history and 2 artifacts; 200 messages and
-   20 artifacts):
+   20 artifacts), what a server does per message: bytes in -> model
+   (``FromString`` then conversion) and model -> bytes out (conversion then
+   ``SerializeToString``):
 
-   * ours - ``to_proto(task)`` (model -> protobuf message) and
-     ``from_proto(Task, msg)`` (protobuf message -> model)
-   * sdk  - the SDK's own model <-> protobuf conversion, its 0.3 compat layer:
-     ``conversions.to_core_task(pydantic_task)`` / ``to_compat_task(msg)``
+   * ours - ``from_proto(Task, pb.Task.FromString(raw))`` and
+     ``to_proto(task).SerializeToString()``
+   * sdk  - the SDK's own model <-> protobuf conversion, its 0.3 compat layer
+     (the SDK's 1.0 types *are* protobuf messages, so this is its only one):
+     ``to_compat_task(Task.FromString(raw))`` and
+     ``to_core_task(pydantic_task).SerializeToString()``
 
-   and, for context, the same with the wire bytes included
-   (``SerializeToString`` / ``FromString``). Target: ours >= 5x the SDK.
+   Both sides start from the same Task (the SDK's pydantic one is validated
+   from this package's 0.3 JSON) and produce the same protobuf message (checked
+   before timing). Target: ours >= 5x the SDK on those two rows; the rows
+   without the bytes (model <-> protobuf message) are shown for context.
 
 2. Servers, each ``grpc.aio`` in its own subprocess with the same echo agent
    (a Message for plain text; ``stream N``: a task with N ``working`` updates):
@@ -338,6 +344,7 @@ def _bench_codec() -> Any:
 def conversion(args: argparse.Namespace) -> bool:
     from a2a.compat.v0_3 import conversions
     from a2a.compat.v0_3 import types as v03
+    from google.protobuf import json_format
 
     from a2a_models import codec
     from a2a_models import models as m
@@ -355,22 +362,25 @@ def conversion(args: argparse.Namespace) -> bool:
         ptask = v03.Task.model_validate_json(codec.encode(task, "0.3"))
         core = conversions.to_core_task(ptask)
         sdk_wire = core.SerializeToString()
+        # A fair race: the same message both ways, and the SDK's conversion is exact too.
+        assert json_format.MessageToDict(core) == json_format.MessageToDict(msg)
+        assert conversions.to_compat_task(type(core).FromString(sdk_wire)) == ptask
         times = bc.race(
             _conversion_candidates(task, msg, wire, ptask, core, sdk_wire),
             rounds=args.conv_rounds,
             budget=0.05,
         )
         for label, ours, sdk in (
-            ("model -> protobuf", "ours_to", "sdk_to"),
-            ("protobuf -> model", "ours_from", "sdk_from"),
-            ("model -> bytes", "ours_enc", "sdk_enc"),
             ("bytes -> model", "ours_dec", "sdk_dec"),
+            ("model -> bytes", "ours_enc", "sdk_enc"),
+            ("(protobuf -> model)", "ours_from", "sdk_from"),
+            ("(model -> protobuf)", "ours_to", "sdk_to"),
         ):
             ratio = times[sdk] / times[ours]
             rows.append(
                 [f"{name} {label}", f"{times[ours]:,.1f}", f"{times[sdk]:,.1f}", f"{ratio:.2f}x"]
             )
-            if label.startswith(("model -> protobuf", "protobuf -> model")):
+            if "bytes" in label:
                 ok = ok and ratio >= CONVERT_TARGET
     print(
         "Conversion (µs per Task, best of N; sdk = a2a-sdk's model <-> protobuf, "
@@ -378,7 +388,7 @@ def conversion(args: argparse.Namespace) -> bool:
     )
     _table(["", "ours", "sdk", "sdk/ours"], rows)
     print(
-        f"target: conversion >= {CONVERT_TARGET:.0f}x faster than the SDK's: "
+        f"target: bytes <-> model >= {CONVERT_TARGET:.0f}x faster than the SDK's: "
         f"{'met' if ok else 'MISSED'}"
     )
     return ok

@@ -223,7 +223,8 @@ def _api_key_location(value: str) -> str:
 
 def _plist(fn: Callable[[Any], Any], items: Any) -> tuple[Any, ...]:
     try:
-        return tuple([fn(x) for x in items])
+        # A slice of a upb container is one C call; iterating it is one per item.
+        return tuple(map(fn, items[:]))
     except Fail:
         for i, x in enumerate(items):
             try:
@@ -252,6 +253,8 @@ def _enum_tables(py_enum: type[Any], proto_enum: Any) -> tuple[dict[str, int], d
         number = proto_enum.values_by_name[member._value_].number
         to_num[member._value_] = number
         from_num[number] = member
+        if not member:  # the decoders test ``table.get(n) or fail``
+            raise TypeError(f"{py_enum.__name__}.{member.name} is falsy")
     return to_num, from_num
 
 
@@ -321,25 +324,25 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
         return f"(_from_ts(p.{name}) if {has} else None)"
     if inner in (TaskState, m.Role):
         en = inner.__name__
+        # Known numbers by a dict lookup; _e_ (a call) only to fail on the others.
+        known = f"(_E_{en}.get(x) or _e_{en}(x))"
         if optional:
-            return f"(_e_{en}(p.{name}) if p.{name} else None)"
-        return f"_e_{en}(p.{name})"
+            return f"({known} if (x := p.{name}) else None)"
+        return f"(_E_{en}.get(x := p.{name}) or _e_{en}(x))"
     if origin is tuple:
         item = args[0]
+        # An empty upb container is cheap to test; tuple() of one is not (~1 us).
+        empty = "_nonempty(())" if nonempty else "()"
         if item is str:
-            dec = f"tuple(p.{name})"
-        else:
-            n = item.__name__
-            dec = f"_plist(_from_{n}, p.{name})"
-        if nonempty:
-            dec = f"_nonempty({dec})"
-        return dec
+            return f"(tuple(x[:]) if (x := p.{name}) else {empty})"
+        n = item.__name__
+        return f"(_plist(_from_{n}, x) if (x := p.{name}) else {empty})"
     if origin is dict:
         value = args[1]
         if value is str:
-            return f"dict(p.{name})"
+            return f"(dict(x) if (x := p.{name}) else {{}})"
         n = value.__name__
-        return f"_pmap(_from_{n}, p.{name})"
+        return f"(_pmap(_from_{n}, x) if (x := p.{name}) else {{}})"
     if attrs.has(inner):
         n = inner.__name__
         if required:
@@ -351,7 +354,7 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
         if presence:
             return f"(p.{name} if {has} else None)"
         if required and nonempty:
-            return f"_req_str(p.{name})"
+            return f"(x if (x := p.{name}) else _req_str(x))"
         if optional:
             return f"(p.{name} or None)"
         return f"p.{name}"

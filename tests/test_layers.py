@@ -63,16 +63,9 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     # the card command's raw mode walks the discovery candidates (private)
     ("a2a_models._cli._commands", "a2a_models.adapters.http._discovery"): "cli",
     ("a2a_models._cli._main", "a2a_models.conformance._cli"): "cli",
-    # adapters.grpc generates its protobuf conversion from the 1.0 field tables and
-    # the builder twins: a public seam for them in codec would remove these two.
+    # adapters.grpc: helper "grpc" moves these to the public a2a_models.codec.facts.
     ("a2a_models.adapters.grpc._convert", "a2a_models.codec._gen"): "codec",
     ("a2a_models.adapters.grpc._convert", "a2a_models.codec._v10"): "codec",
-    ("a2a_models.codec._gen", "a2a_models.models._base"): "codec",
-    ("a2a_models.codec._v10", "a2a_models.models._base"): "codec",
-    ("a2a_models.schema", "a2a_models.codec._gen"): "codec",
-    ("a2a_models.schema", "a2a_models.codec._v03"): "codec",
-    ("a2a_models.schema", "a2a_models.codec._v10"): "codec",
-    ("a2a_models.schema", "a2a_models.models._base"): "codec",
     ("a2a_models.stores._postgres", "a2a_models.server._store"): "serve",
     ("a2a_models.stores._common", "a2a_models.server._store"): "serve",
     ("a2a_models._cli._agent", "a2a_models.adapters.llm._entries"): "mcpllm",

@@ -19,7 +19,8 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
-from ..models._base import non_negative_optional_int32
+from ..models.rules import api_key_location as _api_key_location_rule
+from ..models.rules import must_not_be_negative, validators_of
 from ._gen import (
     CHECK_JSON,
     ClassSpec,
@@ -33,6 +34,7 @@ from ._gen import (
     lose,
     struct,
     type_name,
+    with_model_rules,
 )
 
 __all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
@@ -239,9 +241,10 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 kind = leaves["json_object"]
             else:
                 kind = kind_for(tp, leaves, lambda c: c.__name__)
-            if a.validator is non_negative_optional_int32:
+            # The model's rules pick the stricter leaf checks (one statement each).
+            if must_not_be_negative(a):
                 kind = leaves["non_negative_int"]
-            elif (cls, a.name) == (m.APIKeySecurityScheme, "location"):
+            elif _api_key_location_rule in validators_of(a):
                 kind = leaves["api_key_location"]
             required = a.default is attrs.NOTHING or (cls, a.name) in MUST_BE_PRESENT
             only03 = ONLY_IN_V03.get((cls, a.name))
@@ -251,7 +254,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 if not only03:
                     continue
                 unsupported = only03
-            origin = typing.get_origin(_unwrap_optional(tp))
             fields.append(
                 Field(
                     attr=a.name,
@@ -261,9 +263,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                     always=required
                     or ((cls, a.name) in REQUIRED_WITH_DEFAULT and not python)
                     or bool(a.metadata.get("always_emit")),
-                    nonempty=required
-                    and (origin is tuple or _unwrap_optional(tp) is str)
-                    and (cls, a.name) not in _MAY_BE_EMPTY,
                     empty_is_unset=not python and (cls, a.name) not in PRESENCE_TRACKED,
                     unsupported=unsupported,
                 )
@@ -275,12 +274,9 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 (f.attr, f.wire) for f in fields if f.attr != f.wire and f.unsupported is None
             )
         )
-        specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases))
+        spec = ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases)
+        specs.append(with_model_rules(spec))
     return specs
-
-
-# A REQUIRED repeated field must have an element (§5.7), except a result page.
-_MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks")})
 
 
 # --------------------------------------------------------------------------- oneof hooks

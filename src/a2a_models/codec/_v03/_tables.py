@@ -15,6 +15,7 @@ from .._gen import (
     Kind,
     lose,
     type_name,
+    with_model_rules,
 )
 from .._v10 import camel
 
@@ -72,7 +73,7 @@ def specs(http: bool) -> list[ClassSpec]:
     """Field tables of the table-driven classes of one 0.3 dialect."""
     # ProtoJSON: "" / 0 / false / [] mean unset; JSON-RPC keeps them.
     pj: dict[str, Any] = {"empty_is_unset": True} if http else {}
-    req: dict[str, Any] = {"required": True, "always": True, "nonempty": True}
+    req: dict[str, Any] = {"required": True, "always": True}
     kind = (lambda value: ((("kind", value),))) if not http else (lambda value: ())
     no_tenant = _no("tenant", "A2A 0.3 has no tenants")
     specs = [
@@ -388,7 +389,7 @@ def specs(http: bool) -> list[ClassSpec]:
             )
             for spec in specs
         ]
-    return specs
+    return [with_model_rules(spec) for spec in specs]
 
 
 def _resource(collection: str) -> Kind:

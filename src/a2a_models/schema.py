@@ -231,7 +231,7 @@ def _field_schema(cls: type[Any], fld: Field, a: attrs.Attribute[Any], hint: Any
         return {"type": "string", "pattern": f"^{re.escape(resource.group(1))}/[^/]+$"}
     schema = _type_schema(
         hint,
-        nonempty=fld.nonempty or rules.must_not_be_empty(a),
+        nonempty=fld.nonempty,  # from the model's rules (codec.facts tables)
         non_negative=rules.must_not_be_negative(a),
     )
     extra = _EXTRA.get((cls, a.name))
@@ -529,16 +529,8 @@ def _hooked_v03_http(defs: dict[str, Schema]) -> None:
 
 
 def _enum_defs(dialect: str) -> dict[str, Schema]:
-    if dialect == "1.0":
-        states = [s.value for s in TaskState]
-        roles = [r.value for r in m.Role]
-    elif dialect == "0.3":
-        states = list(facts.V03_STATES.values())
-        roles = ["agent", "user"]  # 0.3 has no unspecified role
-    else:
-        # The 0.3 proto spells it CANCELLED.
-        states = ["TASK_STATE_CANCELLED" if s is TaskState.CANCELED else s.value for s in TaskState]
-        roles = [r.value for r in m.Role]
+    state_names, role_names = facts.enum_names(dialect)
+    states, roles = list(state_names.values()), list(role_names.values())
     return {
         "TaskState": {"type": "string", "enum": states, "description": "The state of a task."},
         "Role": {"type": "string", "enum": roles, "description": "Who sent a message."},

@@ -50,8 +50,11 @@ from ..models.rules import (
     int32_problem,
     json_problem,
     must_not_be_empty,
+    must_not_be_negative,
     non_negative_problem,
+    validators_of,
 )
+from ..models.rules import api_key_location as api_key_location_rule
 
 __all__ = [
     "LOSSY",
@@ -433,18 +436,31 @@ Namespace = dict[str, Any]
 
 
 def with_model_rules(spec: ClassSpec) -> ClassSpec:
-    """``spec`` with each field's ``nonempty`` taken from the model's validators.
+    """``spec`` with the value rules of each field taken from the model's validators.
 
-    The models state once which values must not be empty
-    (:func:`a2a_models.models.rules.must_not_be_empty`); the decoders built
-    from the tables, which skip the validators, enforce the same rule.
+    The models state each rule once (:mod:`a2a_models.models.rules`): what
+    must not be empty, which counts must not be negative, where an API key
+    may travel. The tables do not restate them; this fills them in, so the
+    decoders built from the tables, which skip the validators, enforce the
+    same rules by calling the same rule functions.
     """
     by_attr = {a.name: a for a in attrs.fields(spec.cls)}
-    fields = tuple(
-        attrs.evolve(f, nonempty=f.unsupported is None and must_not_be_empty(by_attr[f.attr]))
-        for f in spec.fields
-    )
-    return attrs.evolve(spec, fields=fields)
+    fields = []
+    for f in spec.fields:
+        if f.unsupported is not None:
+            fields.append(f)
+            continue
+        a = by_attr[f.attr]
+        kind = f.kind
+        if must_not_be_negative(a) and kind.decode == _INT32_DECODE:
+            kind = attrs.evolve(kind, decode="_nonneg_int32({})")
+        elif api_key_location_rule in validators_of(a) and kind.decode == _STR_DECODE:
+            kind = attrs.evolve(kind, decode="_api_key_location({})")
+        fields.append(attrs.evolve(f, kind=kind, nonempty=must_not_be_empty(a)))
+    return attrs.evolve(spec, fields=tuple(fields))
+
+
+_INT32_DECODE = "_int32({})"
 
 
 def builder(cls: type[Any]) -> type[Any]:

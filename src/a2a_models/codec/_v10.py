@@ -19,8 +19,6 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
-from ..models.rules import api_key_location as _api_key_location_rule
-from ..models.rules import must_not_be_negative, validators_of
 from ._gen import (
     CHECK_JSON,
     ClassSpec,
@@ -168,8 +166,6 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
             decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False"
         ),
         int: Kind(decode="_int32({})", empty="0"),
-        "non_negative_int": Kind(decode="_nonneg_int32({})", empty="0"),
-        "api_key_location": Kind(decode="_api_key_location({})", empty="''"),
         datetime: ts,
         bytes: raw,
         "json_object": Kind(decode="_obj({})"),
@@ -241,11 +237,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 kind = leaves["json_object"]
             else:
                 kind = kind_for(tp, leaves, lambda c: c.__name__)
-            # The model's rules pick the stricter leaf checks (one statement each).
-            if must_not_be_negative(a):
-                kind = leaves["non_negative_int"]
-            elif _api_key_location_rule in validators_of(a):
-                kind = leaves["api_key_location"]
             required = a.default is attrs.NOTHING or (cls, a.name) in MUST_BE_PRESENT
             only03 = ONLY_IN_V03.get((cls, a.name))
             unsupported = None

@@ -6,7 +6,7 @@ strategies (:mod:`a2a_models.testing.strategies`), so none of them restates it:
 
 * :func:`specs` - the field tables (member names, required, unsupported) the
   decoders and encoders are generated from; :data:`V03_STATES` - the 0.3
-  JSON-RPC state spellings.
+  JSON-RPC state spellings; :func:`enum_names` - every dialect's enum spellings.
 * :func:`expresses` - whether a dialect writes a model attribute (from the tables).
 * :func:`dialect_facts` - the facts the tables do not hold as one member
   (the oneofs: parts, OAuth flows, cards' interfaces, enums), asked of the
@@ -54,6 +54,7 @@ __all__ = [
     "Loss",
     "builder",
     "dialect_facts",
+    "enum_names",
     "expresses",
     "field",
     "has_form",
@@ -121,6 +122,14 @@ def expresses(tp: type[Any], attr: str, dialect: str) -> bool:
     if attr not in attrs.fields_dict(tp):
         raise AttributeError(f"{tp.__name__} has no attribute {attr!r}")
     return (tp, attr) not in unexpressible(_name(dialect))
+
+
+def enum_names(dialect: str) -> tuple[dict[TaskState, str], dict[m.Role, str]]:
+    """How ``dialect`` spells each task state and role; a member it cannot write is missing."""
+    from ._converters import Dialect
+    from ._converters import enum_names as names
+
+    return names(Dialect(_name(dialect)))
 
 
 def has_form(tp: Any, dialect: str) -> bool:

@@ -256,7 +256,14 @@ def dialect_facts(dialect: str) -> DialectFacts:
         part_extras=_round_trips(m.TextPart(text="x", filename="f"), d, m.Part),
         file_name=_round_trips(m.FilePart(url="https://f", filename="f"), d, m.Part),
         shared_protocol_version=not _round_trips(_card(("0.3", "0.2")), d),
-        v03_required_urls=not _round_trips(m.AgentExtension(uri=None), d),
+        v03_required_urls=not any(
+            _round_trips(value, d)
+            for value in (
+                m.AgentExtension(uri=None),
+                m.OAuthFlows(implicit=m.ImplicitOAuthFlow(scopes=_SCOPES)),
+                m.OAuthFlows(password=m.PasswordOAuthFlow(scopes=_SCOPES)),
+            )
+        ),
         proto3_plain=not _round_trips(m.GetTaskRequest(id="t", history_length=0), d),
         resource_names=not _round_trips(m.GetTaskRequest(id="a/b"), d),
         unspecified_role=_round_trips(_message(role=m.Role.UNSPECIFIED), d),

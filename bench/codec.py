@@ -20,6 +20,10 @@ floor, encode <= 3.5x floor, at least 20x faster than the SDK's 1.0 path and
 at least 5x faster than its 0.3 pydantic path. A second table does the same
 for the 0.3 JSON-RPC dialect against the SDK's 0.3 pydantic models.
 
+The "pure-Python bound" lines time an unchecked decoder/encoder of the same
+Task (orjson plus the same objects built the fastest way, trusting every
+member): how far from orjson pure Python is before it checks anything.
+
 Options: ``--quick`` (fewer repeats), ``--only small|medium|large``;
 ``--import-time`` measures the import cost instead (fresh interpreters).
 """
@@ -336,6 +340,154 @@ if msgspec is not None:
     MSGSPEC = (msgspec.json.Decoder(Task10), msgspec.json.Decoder(Task03)), msgspec.json.encode
 
 
+# --------------------------------------------------------------------------- pure-Python bound
+
+
+def _bound_codec() -> tuple[Callable[[bytes], m.Task], Callable[[m.Task], bytes]]:
+    """The least a pure-Python codec can do for the 1.0 Task: no checks at all.
+
+    Decoding parses with orjson and builds the same frozen slotted instances
+    the codec returns, the fastest way the codec knows (its builder twins),
+    trusting every member; encoding writes the same dicts without asking
+    anything. Everything the real codec adds (type checks, required members,
+    ProtoJSON defaults, aliases, error paths) is left out, so the distance of
+    this bound to orjson shows what pure Python costs before any checking.
+    """
+    import binascii
+
+    from a2a_models.codec.facts import builder
+
+    Tb, Sb, Mb, Ab = (builder(c) for c in (m.Task, m.TaskStatus, m.Message, m.Artifact))
+    TPb, DPb, FPb = builder(m.TextPart), builder(m.DataPart), builder(m.FilePart)
+    TP, DP, FP = m.TextPart, m.DataPart, m.FilePart
+    roles = {r.value: r for r in m.Role}
+    states = {s.value: s for s in m.TaskState}
+    a2b, b2a = binascii.a2b_base64, binascii.b2a_base64
+    iso = datetime.fromisoformat
+
+    def part(d: dict[str, Any]) -> Any:
+        g = d.get
+        t = g("text")
+        if t is not None:
+            p: Any = TPb()
+            p.text = t
+            c: Any = TP
+        elif "data" in d:
+            p = DPb()
+            p.data = d["data"]
+            c = DP
+        else:
+            p = FPb()
+            raw = g("raw")
+            p.raw = a2b(raw) if raw is not None else None
+            p.url = g("url")
+            c = FP
+        p.metadata, p.filename, p.media_type = g("metadata"), g("filename"), g("mediaType")
+        p.__class__ = c
+        return p
+
+    def message(d: dict[str, Any]) -> Any:
+        g = d.get
+        o: Any = Mb()
+        o.message_id, o.context_id, o.task_id = d["messageId"], g("contextId"), g("taskId")
+        o.role = roles[d["role"]]
+        o.parts = tuple(map(part, d["parts"]))
+        o.metadata = g("metadata")
+        o.extensions = o.reference_task_ids = ()
+        o.__class__ = m.Message
+        return o
+
+    def artifact(d: dict[str, Any]) -> Any:
+        g = d.get
+        o: Any = Ab()
+        o.artifact_id, o.name, o.description = d["artifactId"], g("name"), g("description")
+        o.parts = tuple(map(part, d["parts"]))
+        o.metadata = g("metadata")
+        o.extensions = ()
+        o.__class__ = m.Artifact
+        return o
+
+    def decode(data: bytes) -> m.Task:
+        d = orjson.loads(data)
+        s = d["status"]
+        st: Any = Sb()
+        st.state = states[s["state"]]
+        msg = s.get("message")
+        st.message = message(msg) if msg is not None else None
+        ts = s.get("timestamp")
+        st.timestamp = iso(ts) if ts is not None else None
+        st.__class__ = m.TaskStatus
+        o: Any = Tb()
+        o.id, o.context_id, o.status = d["id"], d["contextId"], st
+        o.artifacts = tuple(map(artifact, d.get("artifacts", ())))
+        o.history = tuple(map(message, d.get("history", ())))
+        o.metadata = d.get("metadata")
+        o.__class__ = m.Task
+        return o  # type: ignore[no-any-return]
+
+    def u_part(p: Any) -> dict[str, Any]:
+        c = p.__class__
+        if c is TP:
+            r = {"text": p.text}
+        elif c is DP:
+            r = {"data": p.data}
+        elif p.raw is not None:
+            r = {"raw": b2a(p.raw, newline=False).decode("ascii")}
+        else:
+            r = {"url": p.url}
+        if p.metadata is not None:
+            r["metadata"] = p.metadata
+        if p.filename is not None:
+            r["filename"] = p.filename
+        if p.media_type is not None:
+            r["mediaType"] = p.media_type
+        return r
+
+    def u_message(o: Any) -> dict[str, Any]:
+        r = {"messageId": o.message_id}
+        if o.context_id is not None:
+            r["contextId"] = o.context_id
+        if o.task_id is not None:
+            r["taskId"] = o.task_id
+        r["role"] = o.role.value
+        r["parts"] = [u_part(p) for p in o.parts]
+        if o.metadata is not None:
+            r["metadata"] = o.metadata
+        return r
+
+    def u_artifact(o: Any) -> dict[str, Any]:
+        r = {"artifactId": o.artifact_id}
+        if o.name is not None:
+            r["name"] = o.name
+        if o.description is not None:
+            r["description"] = o.description
+        r["parts"] = [u_part(p) for p in o.parts]
+        if o.metadata is not None:
+            r["metadata"] = o.metadata
+        return r
+
+    def encode(o: Any) -> bytes:
+        s = o.status
+        st: dict[str, Any] = {"state": s.state.value}
+        if s.message is not None:
+            st["message"] = u_message(s.message)
+        if s.timestamp is not None:
+            st["timestamp"] = codec.format_timestamp(s.timestamp)
+        r = {"id": o.id, "contextId": o.context_id, "status": st}
+        if o.artifacts:
+            r["artifacts"] = [u_artifact(a) for a in o.artifacts]
+        if o.history:
+            r["history"] = [u_message(h) for h in o.history]
+        if o.metadata is not None:
+            r["metadata"] = o.metadata
+        return orjson.dumps(r)
+
+    return decode, encode
+
+
+BOUND = _bound_codec()
+
+
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
@@ -384,6 +536,12 @@ def _candidates(
         cands["ms_e"] = lambda: ms_encode(s10)
         cands["ms03_d"] = lambda: dec03.decode(data03)
         cands["ms03_e"] = lambda: ms_encode(s03)
+    if tp is m.Task:
+        b_dec, b_enc = BOUND
+        # The same objects, and the same JSON (member order may differ).
+        assert b_dec(data) == obj and orjson.loads(b_enc(obj)) == plain
+        cands["b_d"] = lambda: b_dec(data)
+        cands["b_e"] = lambda: b_enc(obj)
     if v03 is not None:
         pcls = v03.Task if tp is m.Task else v03.MessageSendParams
         pobj = pcls.model_validate_json(data03)
@@ -406,6 +564,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     rows: list[list[str]] = []
     rows03: list[list[str]] = []
     checks: list[str] = []
+    bounds: list[str] = []
     for name in names:
         obj, tp, sdk_name = payloads[name]
         data = codec.encode(obj, "1.0")
@@ -466,6 +625,12 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                         f"(target >= {SDK_TARGET:.0f}x) {'OK' if sok else 'MISS'}"
                     )
                 checks.append(line)
+            b_d, b_e = r["b_d"], r["b_e"]
+            bounds.append(
+                f"{name:6} 1.0: decode {b_d / floor_d:4.2f}x floor ({dec / b_d:4.2f}x of it "
+                f"is the codec's checks), encode {b_e / floor_e:4.2f}x floor "
+                f"({enc / b_e:4.2f}x)"
+            )
         f03_d, f03_e, d03, e03 = r["f03_d"], r["f03_e"], r["d03"], r["e03"]
         p_d, p_e = r.get("p_d"), r.get("p_e")
         if name != "small":
@@ -540,6 +705,11 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     )
     _table(head, rows03)
     print()
+    if bounds:
+        print("Pure-Python bound (orjson + the same objects, no checks at all; codec / bound):")
+        for line in bounds:
+            print("  " + line)
+        print()
     print("Targets:")
     for line in checks:
         print("  " + line)

@@ -693,7 +693,7 @@ EXACT: list[tuple[str, Any, Any, str]] = [
         "1.0",
         m.GetTaskRequest,
         {"id": "x", "historyLength": 2**40},
-        "$.historyLength: expected a 32-bit integer, got 1099511627776",
+        "$.historyLength: 1099511627776 is outside the int32 range",
     ),
     ("1.0", m.Task, b'{"id": ', "$: expected valid JSON"),
     (

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from a2a_models import codec
 from a2a_models import models as m
 from a2a_models.errors import DecodeError, InvalidModelError
-from a2a_models.models._base import json_problem, json_value, optional_json_object
+from a2a_models.models.rules import json_problem, json_value, optional_json_object
 from a2a_models.testing import strategies as a2a_st
 
 _JSON_CHECKS = (json_value, optional_json_object)

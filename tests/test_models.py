@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from a2a_models import TRANSITIONS, TaskState, can_transition
 from a2a_models import models as m
 from a2a_models.errors import InvalidModelError
-from a2a_models.models._base import any_str
+from a2a_models.models.rules import any_str
 from a2a_models.testing import strategies as a2a_st
 
 S = TaskState

@@ -58,10 +58,10 @@ import jsonschema.exceptions  # type: ignore[import-untyped, unused-ignore]
 
 from . import models as m
 from ._state import TaskState
-from .codec import _v03, _v10
-from .codec._gen import ClassSpec, Field
+from .codec import facts
+from .codec.facts import ClassSpec, Field
 from .errors import DecodeError
-from .models import _base
+from .models import rules
 
 __all__ = [
     "DIALECTS",
@@ -218,17 +218,9 @@ def _type_schema(tp: Any, *, nonempty: bool = False, non_negative: bool = False)
     raise TypeError(f"no JSON Schema for the model type {tp!r}")
 
 
-def _validators(a: attrs.Attribute[Any]) -> list[Any]:
-    v = a.validator
-    if v is None:
-        return []
-    inner = getattr(v, "_validators", None)
-    return list(inner) if inner is not None else [v]
-
-
 #: Constraints the models enforce beyond the type (``location`` is checked by a validator).
 _EXTRA: Final[dict[tuple[type[Any], str], Schema]] = {
-    (m.APIKeySecurityScheme, "location"): {"enum": ["header", "query", "cookie"]},
+    (m.APIKeySecurityScheme, "location"): {"enum": list(rules.API_KEY_LOCATIONS)},
 }
 
 
@@ -237,12 +229,10 @@ def _field_schema(cls: type[Any], fld: Field, a: attrs.Attribute[Any], hint: Any
     if resource is not None:
         # 0.3 REST resource name ``tasks/{id}`` carrying the model's bare id.
         return {"type": "string", "pattern": f"^{re.escape(resource.group(1))}/[^/]+$"}
-    validators = _validators(a)
-    nonempty = fld.nonempty or any(
-        v in (_base.required_str, _base.non_empty_str_tuple) for v in validators
-    )
     schema = _type_schema(
-        hint, nonempty=nonempty, non_negative=_base.non_negative_optional_int32 in validators
+        hint,
+        nonempty=fld.nonempty,  # from the model's rules (codec.facts tables)
+        non_negative=rules.must_not_be_negative(a),
     )
     extra = _EXTRA.get((cls, a.name))
     if extra is not None:
@@ -539,16 +529,8 @@ def _hooked_v03_http(defs: dict[str, Schema]) -> None:
 
 
 def _enum_defs(dialect: str) -> dict[str, Schema]:
-    if dialect == "1.0":
-        states = [s.value for s in TaskState]
-        roles = [r.value for r in m.Role]
-    elif dialect == "0.3":
-        states = list(_v03.V03_STATES.values())
-        roles = ["agent", "user"]  # 0.3 has no unspecified role
-    else:
-        # The 0.3 proto spells it CANCELLED.
-        states = ["TASK_STATE_CANCELLED" if s is TaskState.CANCELED else s.value for s in TaskState]
-        roles = [r.value for r in m.Role]
+    state_names, role_names = facts.enum_names(dialect)
+    states, roles = list(state_names.values()), list(role_names.values())
     return {
         "TaskState": {"type": "string", "enum": states, "description": "The state of a task."},
         "Role": {"type": "string", "enum": roles, "description": "Who sent a message."},
@@ -587,13 +569,13 @@ def _forbid_unknown(node: Any) -> None:
 def _build(dialect: str, strict: bool) -> Schema:
     defs: dict[str, Schema]
     if dialect == "1.0":
-        defs = _table_defs(_v10.build_specs(python=False))
+        defs = _table_defs(facts.specs("1.0"))
         _hooked_v10(defs)
     elif dialect == "0.3":
-        defs = _table_defs(_v03.specs(False))
+        defs = _table_defs(facts.specs("0.3"))
         _hooked_v03(defs)
     else:
-        defs = _table_defs(_v03.specs(True))
+        defs = _table_defs(facts.specs("0.3-http"))
         _hooked_v03_http(defs)
     defs.update(_enum_defs(dialect))
     if strict:

@@ -8,7 +8,8 @@
 * :func:`encode` / :func:`decode` work on JSON bytes (or text);
   :func:`to_wire` / :func:`from_wire` on already-parsed JSON values.
 * :func:`to_dict` / :func:`from_dict` give the snake_case Python-dict form.
-* :func:`expresses` tells whether a dialect writes a model attribute.
+* :func:`expresses` tells whether a dialect writes a model attribute;
+  :mod:`a2a_models.codec.facts` holds the dialect tables and facts behind it.
 * ``strict=True`` rejects unknown members (lenient by default, as the spec asks).
 * What a dialect cannot express raises :class:`~a2a_models.errors.EncodeError`
   naming the path; ``lossy=True`` drops it instead.
@@ -25,7 +26,6 @@ from .. import models as m
 from ..errors import DecodeError, EncodeError, InvalidModelError
 from . import _json
 from ._converters import Dialect, get_namespace, make_converter, union_name
-from ._facts import expresses
 from ._gen import (
     CHECK_JSON,
     LOSSY,
@@ -299,6 +299,15 @@ def from_dict(tp: Any, value: Any, *, strict: bool = ...) -> Any: ...
 def from_dict(tp: Any, value: Any, *, strict: bool = False) -> Any:
     """Build a model from its snake_case Python-dict form."""
     return _from_wire(tp, value, Dialect.PYTHON, strict, False)
+
+
+def expresses(tp: type[Any], attr: str, dialect: Dialect | str) -> bool:
+    """Whether ``dialect`` writes attribute ``attr`` of the model class ``tp``
+    (see :func:`a2a_models.codec.facts.expresses`)."""
+    # Imported here: the dialect tables are built on first use, not on import.
+    from .facts import expresses as answer
+
+    return answer(tp, attr, str(getattr(dialect, "value", dialect)))
 
 
 # Re-exported for adapters that format timestamps outside models.

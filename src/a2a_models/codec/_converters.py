@@ -105,30 +105,30 @@ def _python_ts(value: Any) -> datetime:
     return _gen.timestamp(value)
 
 
-def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
-    """Install ``_E_<Enum>`` decoders and ``_X_<Enum>`` encode maps."""
-    if dialect in (Dialect.V1_0, Dialect.PYTHON, Dialect.V0_3_HTTP):
-        ts_names = {s: s.value for s in TaskState}
-        if dialect is Dialect.V0_3_HTTP:
-            ts_names[TaskState.CANCELED] = "TASK_STATE_CANCELLED"
-        ts_decode: dict[Any, Any] = {name: s for s, name in ts_names.items()}
-        role_names = {r: r.value for r in m.Role}
-        role_decode: dict[Any, Any] = {name: r for r, name in role_names.items()}
-        if dialect is not Dialect.PYTHON:
-            # ProtoJSON parsers accept enum numbers too.
-            ts_decode.update({s.proto_number: s for s in TaskState})
-            role_decode.update({i: r for i, r in enumerate(m.Role)})
-        else:
-            ts_decode.update({s: s for s in TaskState})
-            role_decode.update({r: r for r in m.Role})
-    else:
+def enum_names(dialect: Dialect) -> tuple[dict[TaskState, str], dict[m.Role, str]]:
+    """How ``dialect`` spells each task state and role (members it cannot write are missing)."""
+    if dialect is Dialect.V0_3:
         from . import _v03
 
-        ts_names = dict(_v03.V03_STATES)
-        ts_decode = {name: s for s, name in ts_names.items()}
-        ts_decode["unknown"] = TaskState.UNSPECIFIED
-        role_names = {m.Role.USER: "user", m.Role.AGENT: "agent"}
-        role_decode = {"user": m.Role.USER, "agent": m.Role.AGENT}
+        return dict(_v03.V03_STATES), {m.Role.USER: "user", m.Role.AGENT: "agent"}
+    states = {s: s.value for s in TaskState}
+    if dialect is Dialect.V0_3_HTTP:
+        states[TaskState.CANCELED] = "TASK_STATE_CANCELLED"  # the 0.3 proto's spelling
+    return states, {r: r.value for r in m.Role}
+
+
+def _enum_tables(ns: Namespace, dialect: Dialect) -> None:
+    """Install ``_E_<Enum>`` decoders and ``_X_<Enum>`` encode maps."""
+    ts_names, role_names = enum_names(dialect)
+    ts_decode: dict[Any, Any] = {name: s for s, name in ts_names.items()}
+    role_decode: dict[Any, Any] = {name: r for r, name in role_names.items()}
+    if dialect is Dialect.PYTHON:
+        ts_decode.update({s: s for s in TaskState})
+        role_decode.update({r: r for r in m.Role})
+    elif dialect is not Dialect.V0_3:
+        # ProtoJSON parsers accept enum numbers too.
+        ts_decode.update({s.proto_number: s for s in TaskState})
+        role_decode.update({i: r for i, r in enumerate(m.Role)})
     # String fast paths of the decoders, inlined by the generated functions.
     ns["_EN_TaskState"] = {k: v for k, v in ts_decode.items() if k.__class__ is str}
     ns["_EN_Role"] = {k: v for k, v in role_decode.items() if k.__class__ is str}

@@ -43,7 +43,18 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidModelError
-from ..models._base import API_KEY_LOCATIONS, INT32_RANGE, Timestamp, json_problem
+from ..models import Timestamp
+from ..models.rules import (
+    INT32_RANGE,
+    api_key_location_problem,
+    int32_problem,
+    json_problem,
+    must_not_be_empty,
+    must_not_be_negative,
+    non_negative_problem,
+    validators_of,
+)
+from ..models.rules import api_key_location as api_key_location_rule
 
 __all__ = [
     "LOSSY",
@@ -211,8 +222,8 @@ def int32(value: Any, quoted_ok: bool) -> int:
             value = int(value)
         else:
             raise Fail(f"expected an integer, got {type_name(value)}")
-    if not _INT32[0] <= value <= _INT32[1]:
-        raise Fail(f"expected a 32-bit integer, got {value}")
+    if not _INT32[0] <= value <= _INT32[1]:  # the common case pays no call
+        raise Fail(int32_problem(value) or "")
     return value  # type: ignore[no-any-return]
 
 
@@ -220,7 +231,7 @@ def non_negative_int32(value: Any, quoted_ok: bool) -> int:
     """An int32 that must not be negative (``historyLength``, ``pageSize``)."""
     number = int32(value, quoted_ok)
     if number < 0:
-        raise Fail(f"expected a non-negative integer, got {number}")
+        raise Fail(non_negative_problem(number) or "")
     return number
 
 
@@ -228,8 +239,9 @@ def api_key_location(value: Any) -> str:
     """Where an API key travels: ``header``, ``query`` or ``cookie``."""
     if value.__class__ is not str:
         raise Fail(f"expected a string, got {type_name(value)}")
-    if value not in API_KEY_LOCATIONS:
-        raise Fail(f"expected one of header, query, cookie; got {value!r}")
+    problem = api_key_location_problem(value)
+    if problem is not None:
+        raise Fail(problem)
     return value
 
 
@@ -389,6 +401,8 @@ class Field:
     * ``empty_is_unset`` - ProtoJSON rule: ``""``/``0``/``false`` mean absent.
     * ``unsupported`` - the dialect cannot express it: encoding a non-default
       value reports a loss, decoding ignores the member.
+    * ``nonempty`` - ``""``/``[]`` is refused; not stated by the tables but
+      filled in from the model's own rules by :func:`with_model_rules`.
     """
 
     attr: str
@@ -419,6 +433,34 @@ class ClassSpec:
 
 
 Namespace = dict[str, Any]
+
+
+def with_model_rules(spec: ClassSpec) -> ClassSpec:
+    """``spec`` with the value rules of each field taken from the model's validators.
+
+    The models state each rule once (:mod:`a2a_models.models.rules`): what
+    must not be empty, which counts must not be negative, where an API key
+    may travel. The tables do not restate them; this fills them in, so the
+    decoders built from the tables, which skip the validators, enforce the
+    same rules by calling the same rule functions.
+    """
+    by_attr = {a.name: a for a in attrs.fields(spec.cls)}
+    fields = []
+    for f in spec.fields:
+        if f.unsupported is not None:
+            fields.append(f)
+            continue
+        a = by_attr[f.attr]
+        kind = f.kind
+        if must_not_be_negative(a) and kind.decode == _INT32_DECODE:
+            kind = attrs.evolve(kind, decode="_nonneg_int32({})")
+        elif api_key_location_rule in validators_of(a) and kind.decode == _STR_DECODE:
+            kind = attrs.evolve(kind, decode="_api_key_location({})")
+        fields.append(attrs.evolve(f, kind=kind, nonempty=must_not_be_empty(a)))
+    return attrs.evolve(spec, fields=tuple(fields))
+
+
+_INT32_DECODE = "_int32({})"
 
 
 def builder(cls: type[Any]) -> type[Any]:

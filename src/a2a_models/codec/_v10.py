@@ -19,7 +19,6 @@ import attrs
 
 from .. import models as m
 from .._state import TaskState
-from ..models._base import non_negative_optional_int32
 from ._gen import (
     CHECK_JSON,
     ClassSpec,
@@ -33,6 +32,7 @@ from ._gen import (
     lose,
     struct,
     type_name,
+    with_model_rules,
 )
 
 __all__ = ["REQUIRED_WITH_DEFAULT", "build_specs", "camel", "install_oneof_hooks"]
@@ -166,8 +166,6 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
             decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False"
         ),
         int: Kind(decode="_int32({})", empty="0"),
-        "non_negative_int": Kind(decode="_nonneg_int32({})", empty="0"),
-        "api_key_location": Kind(decode="_api_key_location({})", empty="''"),
         datetime: ts,
         bytes: raw,
         "json_object": Kind(decode="_obj({})"),
@@ -239,10 +237,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 kind = leaves["json_object"]
             else:
                 kind = kind_for(tp, leaves, lambda c: c.__name__)
-            if a.validator is non_negative_optional_int32:
-                kind = leaves["non_negative_int"]
-            elif (cls, a.name) == (m.APIKeySecurityScheme, "location"):
-                kind = leaves["api_key_location"]
             required = a.default is attrs.NOTHING or (cls, a.name) in MUST_BE_PRESENT
             only03 = ONLY_IN_V03.get((cls, a.name))
             unsupported = None
@@ -251,7 +245,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 if not only03:
                     continue
                 unsupported = only03
-            origin = typing.get_origin(_unwrap_optional(tp))
             fields.append(
                 Field(
                     attr=a.name,
@@ -261,9 +254,6 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                     always=required
                     or ((cls, a.name) in REQUIRED_WITH_DEFAULT and not python)
                     or bool(a.metadata.get("always_emit")),
-                    nonempty=required
-                    and (origin is tuple or _unwrap_optional(tp) is str)
-                    and (cls, a.name) not in _MAY_BE_EMPTY,
                     empty_is_unset=not python and (cls, a.name) not in PRESENCE_TRACKED,
                     unsupported=unsupported,
                 )
@@ -275,12 +265,9 @@ def build_specs(*, python: bool) -> list[ClassSpec]:
                 (f.attr, f.wire) for f in fields if f.attr != f.wire and f.unsupported is None
             )
         )
-        specs.append(ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases))
+        spec = ClassSpec(cls=cls, fields=tuple(fields), name=cls.__name__, aliases=aliases)
+        specs.append(with_model_rules(spec))
     return specs
-
-
-# A REQUIRED repeated field must have an element (§5.7), except a result page.
-_MAY_BE_EMPTY = frozenset({(m.ListTasksResponse, "tasks")})
 
 
 # --------------------------------------------------------------------------- oneof hooks

@@ -6,8 +6,9 @@ from typing import Any
 
 import attrs
 
-from ._base import (
-    JSONObject,
+from ._base import JSONObject, to_tuple
+from ._security import SecurityRequirement, SecurityScheme
+from .rules import (
     boolean,
     fail,
     instance_of,
@@ -18,10 +19,8 @@ from ._base import (
     optional_str,
     required_str,
     str_tuple,
-    to_tuple,
     tuple_of,
 )
-from ._security import SecurityRequirement, SecurityScheme
 
 __all__ = [
     "AgentCapabilities",

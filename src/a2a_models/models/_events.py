@@ -6,14 +6,9 @@ from typing import TypeAlias
 
 import attrs
 
-from ._base import (
-    JSONObject,
-    boolean,
-    instance_of,
-    optional_json_object,
-    required_str,
-)
+from ._base import JSONObject
 from ._task import Artifact, Message, Task, TaskStatus
+from .rules import boolean, instance_of, optional_json_object, required_str
 
 __all__ = [
     "SendMessageResponse",

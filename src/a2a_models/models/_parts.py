@@ -19,15 +19,8 @@ from typing import Any
 
 import attrs
 
-from ._base import (
-    JSONObject,
-    JSONValue,
-    any_str,
-    fail,
-    json_value,
-    optional_json_object,
-    optional_str,
-)
+from ._base import JSONObject, JSONValue
+from .rules import any_str, fail, json_value, optional_json_object, optional_str
 
 __all__ = ["DataPart", "FilePart", "Part", "TextPart"]
 

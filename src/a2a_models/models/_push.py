@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from ._base import optional_instance_of, optional_str, required_str, str_tuple, to_tuple
+from ._base import to_tuple
+from .rules import optional_instance_of, optional_str, required_str, str_tuple
 
 __all__ = ["AuthenticationInfo", "TaskPushNotificationConfig"]
 

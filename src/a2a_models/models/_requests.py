@@ -13,9 +13,10 @@ from datetime import datetime
 import attrs
 
 from .._state import TaskState
-from ._base import (
-    ALWAYS_EMIT,
-    JSONObject,
+from ._base import ALWAYS_EMIT, JSONObject, to_tuple
+from ._push import TaskPushNotificationConfig
+from ._task import Message, Task
+from .rules import (
     any_str,
     boolean,
     instance_of,
@@ -28,11 +29,8 @@ from ._base import (
     optional_str,
     required_str,
     str_tuple,
-    to_tuple,
     tuple_of,
 )
-from ._push import TaskPushNotificationConfig
-from ._task import Message, Task
 
 __all__ = [
     "CancelTaskRequest",

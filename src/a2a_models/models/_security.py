@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from ._base import (
-    API_KEY_LOCATIONS,
+from .rules import (
+    api_key_location,
     boolean,
     fail,
     instance_of,
@@ -144,12 +144,6 @@ class SecurityScheme:
             raise TypeError("SecurityScheme is abstract: use one of its subclasses")
 
 
-def _check_location(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    required_str(inst, attribute, value)
-    if value not in API_KEY_LOCATIONS:
-        fail(inst, attribute, f"expected one of header, query, cookie; got {value!r}")
-
-
 @attrs.frozen(slots=True, kw_only=True)
 class APIKeySecurityScheme(SecurityScheme):
     """An API key sent in a header, query parameter or cookie.
@@ -157,7 +151,7 @@ class APIKeySecurityScheme(SecurityScheme):
     ``location`` is ``in`` on the 0.3 wire.
     """
 
-    location: str = attrs.field(validator=_check_location)
+    location: str = attrs.field(validator=api_key_location)
     name: str = attrs.field(validator=required_str)
 
 

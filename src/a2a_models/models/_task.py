@@ -9,22 +9,19 @@ from datetime import datetime
 import attrs
 
 from .._state import TaskState
-from ._base import (
-    JSONObject,
+from ._base import JSONObject, new_id, to_tuple, utc_now
+from ._parts import Part
+from .rules import (
     fail,
     instance_of,
-    new_id,
     optional_datetime,
     optional_instance_of,
     optional_json_object,
     optional_str,
     required_str,
     str_tuple,
-    to_tuple,
     tuple_of,
-    utc_now,
 )
-from ._parts import Part
 
 __all__ = ["Artifact", "Message", "Role", "Task", "TaskStatus"]
 

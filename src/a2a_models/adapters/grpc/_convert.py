@@ -1,9 +1,9 @@
 """Direct conversion between the attrs models and the ``lf.a2a.v1`` protobuf messages.
 
-Like the JSON codec (:mod:`a2a_models.codec._gen`), every class gets two plain
+Like the JSON codec (:mod:`a2a_models.codec`), every class gets two plain
 functions generated once from a table, here the model's attrs fields matched
 against the proto descriptor: ``_to_<Class>`` builds the protobuf message with
-one constructor call and ``_from_<Class>`` fills a :func:`~a2a_models.codec._gen.builder`
+one constructor call and ``_from_<Class>`` fills a :func:`~a2a_models.codec.facts.builder`
 twin of the model from the message's attributes. No JSON is produced on the way.
 
 The rules are those of the 1.0 JSON codec (both are ProtoJSON's twins):
@@ -11,7 +11,7 @@ The rules are those of the 1.0 JSON codec (both are ProtoJSON's twins):
 * proto3 fields without presence: ``""``/``0``/``false``/empty mean unset
   (``None`` or the model default); ``optional`` fields keep ``0``/``false``.
 * REQUIRED fields must be present and, for strings and lists, non-empty,
-  exactly as :data:`a2a_models.codec._v10.MUST_BE_PRESENT` and the field
+  exactly as :data:`a2a_models.codec.facts.MUST_BE_PRESENT` and the field
   tables say; the failure is a :class:`~a2a_models.errors.DecodeError` with
   the path of the field.
 * ``google.protobuf.Struct``/``Value`` hold JSON; their numbers are doubles,
@@ -34,8 +34,8 @@ import attrs
 
 from ... import models as m
 from ..._state import TaskState
-from ...codec import _v10
-from ...codec._gen import Fail, Loss, builder, render_path
+from ...codec import facts
+from ...codec.facts import Fail, Loss, builder, render_path
 from ...errors import DecodeError, EncodeError
 from ._pb import a2a_pb2 as pb
 
@@ -310,7 +310,7 @@ def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD,
     name = attr.name
     inner = _unwrap(tp)
     optional = inner is not tp
-    presence = (cls, name) in _v10.PRESENCE_TRACKED
+    presence = (cls, name) in facts.PRESENCE_TRACKED
     has = f"p.HasField({name!r})"
     origin = typing.get_origin(inner)
     args = typing.get_args(inner)
@@ -383,7 +383,7 @@ def _fill_lines(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD) ->
     name = attr.name
     inner = _unwrap(tp)
     optional = inner is not tp
-    presence = (cls, name) in _v10.PRESENCE_TRACKED
+    presence = (cls, name) in facts.PRESENCE_TRACKED
     origin = typing.get_origin(inner)
     args = typing.get_args(inner)
     get = f"        v = o.{name}"
@@ -513,7 +513,7 @@ def _compile_class(cls: type[Any], spec: Any) -> None:
         fd = desc.fields_by_name.get(a.name)
         fspec = specs.get(a.name)
         if fd is None:
-            problem = _v10.ONLY_IN_V03.get((cls, a.name))
+            problem = facts.ONLY_IN_V03.get((cls, a.name))
             if problem is None:
                 raise TypeError(f"{name}.{a.name} has no field in lf.a2a.v1.{name}")
             default = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
@@ -812,10 +812,10 @@ def _to_via_fill(proto_cls: Any, fill: Callable[[Any, Any], None]) -> Callable[[
 
 
 def _build() -> None:
-    specs = {s.cls: s for s in _v10.build_specs(python=False)}
+    specs = {s.cls: s for s in facts.specs("1.0")}
     # Every class's functions refer to others by global name: compile all,
     # then the oneof hooks (which look their members up at install time).
-    for cls in _v10.TABLE_CLASSES:
+    for cls in facts.TABLE_CLASSES:
         if cls is m.OAuthFlows or cls is m.SecurityRequirement:
             continue
         spec = specs.get(cls)
@@ -829,7 +829,7 @@ _build()
 
 #: Model class (or union alias name) -> protobuf message class.
 PROTO_CLASSES: dict[Any, Any] = {
-    **{c: getattr(pb, c.__name__) for c in _v10.TABLE_CLASSES if c.__name__ in _MESSAGES},
+    **{c: getattr(pb, c.__name__) for c in facts.TABLE_CLASSES if c.__name__ in _MESSAGES},
     m.Part: pb.Part,
     m.TextPart: pb.Part,
     m.FilePart: pb.Part,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import models as m
+from ...models.rules import non_negative_problem
 from .._gen import (
     Fail,
     Namespace,
@@ -247,8 +248,9 @@ def install_send_configuration(ns: Namespace, *, http: bool) -> None:
             except Fail as exc:
                 exc.path.append("historyLength")
                 raise
-            if history < 0:
-                raise Fail("must not be negative", "historyLength")
+            problem = non_negative_problem(history)
+            if problem is not None:
+                raise Fail(problem, "historyLength")
             if http and history == 0:
                 history = None
         push = d.get(k_push)

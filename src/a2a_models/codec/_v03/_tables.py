@@ -15,6 +15,7 @@ from .._gen import (
     Kind,
     lose,
     type_name,
+    with_model_rules,
 )
 from .._v10 import camel
 
@@ -36,8 +37,6 @@ V03_STATES: dict[TaskState, str] = {
 _STR = Kind(decode="({0} if {0}.__class__ is str else _bad_str({0}))", empty="''")
 _BOOL = Kind(decode="({0} if ({0} is True or {0} is False) else _bad_bool({0}))", empty="False")
 _INT = Kind(decode="_int32({})", empty="0")
-_NONNEG = Kind(decode="_nonneg_int32({})", empty="0")
-_LOCATION = Kind(decode="_api_key_location({})", empty="''")
 _OBJ = Kind(decode="_obj({})")
 _TS = Kind(decode="_ts({})", encode="_fmt_ts({})")
 _STRS = Kind(decode="_str_list({})", encode="_listify({})", is_list=True, empty="[]")
@@ -72,7 +71,7 @@ def specs(http: bool) -> list[ClassSpec]:
     """Field tables of the table-driven classes of one 0.3 dialect."""
     # ProtoJSON: "" / 0 / false / [] mean unset; JSON-RPC keeps them.
     pj: dict[str, Any] = {"empty_is_unset": True} if http else {}
-    req: dict[str, Any] = {"required": True, "always": True, "nonempty": True}
+    req: dict[str, Any] = {"required": True, "always": True}
     kind = (lambda value: ((("kind", value),))) if not http else (lambda value: ())
     no_tenant = _no("tenant", "A2A 0.3 has no tenants")
     specs = [
@@ -255,7 +254,7 @@ def specs(http: bool) -> list[ClassSpec]:
             "apiKey",
             (
                 _f("description", **pj),
-                _f("location", _LOCATION, wire="location" if http else "in", **req),
+                _f("location", wire="location" if http else "in", **req),
                 _f("name", **req),
             ),
         ),
@@ -296,7 +295,7 @@ def specs(http: bool) -> list[ClassSpec]:
         specs += [
             ClassSpec(
                 m.GetTaskRequest,
-                (_f("id", **req), _f("history_length", _NONNEG), _f("metadata", _OBJ), no_tenant),
+                (_f("id", **req), _f("history_length", _INT), _f("metadata", _OBJ), no_tenant),
             ),
             ClassSpec(m.CancelTaskRequest, (_f("id", **req), _f("metadata", _OBJ), no_tenant)),
             ClassSpec(m.SubscribeToTaskRequest, (_f("id", **req), _f("metadata", _OBJ), no_tenant)),
@@ -335,7 +334,7 @@ def specs(http: bool) -> list[ClassSpec]:
                 m.GetTaskRequest,
                 (
                     _f("id", wire="name", kind=_resource("tasks"), **req),
-                    _f("history_length", _NONNEG, **pj),
+                    _f("history_length", _INT, **pj),
                     _no("metadata", "no metadata in 0.3 REST"),
                     no_tenant,
                 ),
@@ -388,7 +387,7 @@ def specs(http: bool) -> list[ClassSpec]:
             )
             for spec in specs
         ]
-    return specs
+    return [with_model_rules(spec) for spec in specs]
 
 
 def _resource(collection: str) -> Kind:

@@ -465,14 +465,27 @@ class _EngineObserver:
         # The run's own task context (the turn runs in a task of its own).
         _TASK.set((run.task_id, context_id or ""))
         instruments = _instruments
+        # A turn run outside the request's span (a worker process running a
+        # queued turn) continues the caller's trace, carried with the turn.
+        parent = None
+        caller = getattr(getattr(run.context, "call", None), "trace", ())
+        if caller and not trace.get_current_span().get_span_context().is_valid:
+            parent = propagate.extract(dict(caller))
         if instruments is None or instruments.detail < _TURNS:
-            await drive()
+            if parent is None:
+                await drive()
+                return
+            token = otel_context.attach(parent)
+            try:
+                await drive()
+            finally:
+                otel_context.detach(token)
             return
         attributes = {"a2a.task.id": run.task_id}
         if context_id:
             attributes["a2a.context.id"] = context_id
         span = instruments.tracer.start_span(
-            "a2a.agent.turn", kind=SpanKind.INTERNAL, attributes=attributes
+            "a2a.agent.turn", parent, kind=SpanKind.INTERNAL, attributes=attributes
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         try:

@@ -1,10 +1,15 @@
 """Token usage on the task: the LLM adapter stores it in the task's metadata
 (``RequestContext.update_task_metadata``), accumulated over the task's turns, so
 SendMessage, GetTask and ListTasks results show it, from every store, and the
-status update ending each turn carries the same value to stream subscribers."""
+status update ending each turn carries the same value to stream subscribers;
+``a2a-models send`` (streaming or not) and ``get`` show it."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +17,7 @@ from typing import Any
 import pytest
 
 from a2a_models import ListTasksRequest, Message, Task, TaskStatusUpdateEvent
-from a2a_models.adapters.llm import ASK_USER_TOOL
+from a2a_models.adapters.llm import ARTIFACT_TOOL, ASK_USER_TOOL, START_TASK_TOOL
 from a2a_models.client import InProcessClient
 from a2a_models.observability import USAGE_METADATA_KEY, add_usage
 from a2a_models.server import AgentServer, InMemoryTaskStore, TaskStore
@@ -125,3 +130,58 @@ def test_add_usage_keeps_per_turn_entries_and_totals() -> None:
         "inputTokens": 4,
         "turns": [{"inputTokens": True}, "x", {"inputTokens": 4}],
     }
+
+
+async def _cli(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "a2a_models",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=env,
+    )
+    async with asyncio.timeout(60):
+        out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode()
+
+
+async def test_the_cli_shows_the_usage_of_sends_and_gets(
+    scripted_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    from a2a_models._cli._agent import main as agent_main
+
+    from .test_e2e_agent import AgentProcess
+
+    workspace = tmp_path / "agent"
+    assert agent_main(["init", str(workspace)]) == 0
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "A2A_MODELS_", "NO_COLOR"))
+    }
+    env.update(OPENAI_BASE_URL=scripted_server.openai_base_url, OPENAI_API_KEY="sk-usage")
+
+    def script(usage: tuple[int, int]) -> None:
+        scripted_server.script(
+            Turn(tool_calls=[ScriptedToolCall(START_TASK_TOOL, {"skill": "brief"})]),
+            Turn(
+                tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"name": "brief", "content": "# B"})],
+                usage=usage,
+            ),
+        )
+
+    async with AgentProcess(workspace, f"sqlite:///{tmp_path / 'tasks.db'}", env) as agent:
+        script((1200, 345))
+        status, out = await _cli("send", agent.url, "Brief me", "--no-stream", env=env)
+        assert status == 0, out
+        assert "tokens: 1,200 input, 345 output" in out
+        match = re.search(r"task (\S+)\s+completed", out)
+        assert match, out
+        status, out = await _cli("get", agent.url, match.group(1), env=env)
+        assert status == 0 and "tokens: 1,200 input, 345 output" in out, out
+
+        script((50, 6))
+        status, out = await _cli("send", agent.url, "Brief me again", "--stream", env=env)
+        assert status == 0 and "tokens: 50 input, 6 output" in out, out

@@ -162,11 +162,10 @@ def request_attributes(params: Any) -> dict[str, str]:
 def result_attributes(result: Any) -> dict[str, str]:
     """``a2a.task.*`` of a task or message result."""
     if isinstance(result, m.Task):
-        return {
-            "a2a.task.id": result.id,
-            "a2a.context.id": result.context_id or "",
-            "a2a.task.state": result.status.state.value,
-        }
+        out = {"a2a.task.id": result.id, "a2a.task.state": result.status.state.value}
+        if result.context_id:
+            out["a2a.context.id"] = result.context_id
+        return out
     if isinstance(result, m.Message) and result.context_id:
         out = {"a2a.context.id": result.context_id}
         if result.task_id:
@@ -239,7 +238,11 @@ async def _intercept(
         if spec.streaming and isinstance(result, ServerEventStream):
             result = ServerEventStream(_counted(result, _STREAM_KEYS[system, spec.name]))
         elif span.is_recording():
-            span.set_attributes(result_attributes(result))
+            # Only what the request did not name (each attribute set costs a copy and a check).
+            found = result_attributes(result)
+            new = {k: v for k, v in found.items() if attributes.get(k) != v}
+            if new:
+                span.set_attributes(new)
         instruments.server_duration.record(time.perf_counter() - start, ok)
         return result
     finally:

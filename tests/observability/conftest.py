@@ -16,7 +16,9 @@ from a2a_models import observability
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
     t = Telemetry()
-    observability.instrument(tracer_provider=t.tracer_provider, meter_provider=t.meter_provider)
+    observability.instrument(
+        tracer_provider=t.tracer_provider, meter_provider=t.meter_provider, detail="turns"
+    )
     try:
         yield t
     finally:

@@ -198,7 +198,7 @@ async def test_store_spans_are_opt_in(telemetry: Telemetry) -> None:
     observability.instrument(
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
-        store_spans=True,
+        detail="store",
     )
     async with (
         HTTPServer(AgentServer(Echo(), card("s"))) as traced,

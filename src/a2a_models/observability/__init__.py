@@ -22,8 +22,9 @@ See docs/observability.md for every span, attribute and metric.
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from collections.abc import AsyncGenerator, Awaitable, MutableMapping
+from collections.abc import AsyncGenerator, Awaitable, Mapping, MutableMapping
 from typing import Any, Final, TypeVar
 
 from ._logs import JSONLogFormatter
@@ -31,8 +32,12 @@ from ._logs import JSONLogFormatter
 _T = TypeVar("_T")
 
 __all__ = [
+    "DEFAULT_DETAIL",
+    "DETAIL_ENV",
+    "DETAIL_LEVELS",
     "USAGE_METADATA_KEY",
     "JSONLogFormatter",
+    "add_usage",
     "configure_sdk_from_env",
     "instrument",
     "instrument_if_configured",
@@ -46,33 +51,82 @@ __all__ = [
     "uninstrument",
 ]
 
-#: The metadata key under which an agent reports the tokens a turn used, on the
-#: status update ending the turn: ``{"inputTokens": int, "outputTokens": int}``
-#: (the LLM adapter writes it; ``a2a-models send`` shows it).
+#: The metadata key of a task's token usage, in the task's ``metadata`` and on
+#: the status update ending each turn: the totals of all the task's turns so far
+#: and one entry per turn, oldest first (see :func:`add_usage`). The LLM
+#: adapter writes it; ``a2a-models send`` and ``get`` show it.
 USAGE_METADATA_KEY: Final = "a2a_models.usage"
+
+
+def add_usage(previous: object, turn: Mapping[str, int]) -> dict[str, Any]:
+    """A task's usage after one more turn: ``previous`` (its :data:`USAGE_METADATA_KEY`
+    value, or anything else for none) with ``turn`` added.
+
+    ``turn`` is ``{"inputTokens": int, "outputTokens": int}`` (either may be
+    missing: not reported). The result is the totals plus ``turns``, the
+    per-turn entries::
+
+        {"inputTokens": 150, "outputTokens": 40,
+         "turns": [{"inputTokens": 100, "outputTokens": 30},
+                   {"inputTokens": 50, "outputTokens": 10}]}
+    """
+    earlier: list[Any] = []
+    if isinstance(previous, Mapping) and isinstance(previous.get("turns"), list):
+        earlier = list(previous["turns"])
+    turns = [*earlier, dict(turn)]
+    out: dict[str, Any] = {}
+    for key in ("inputTokens", "outputTokens"):
+        counts = [
+            t[key]
+            for t in turns
+            if isinstance(t, Mapping) and type(t.get(key)) is int  # not bool
+        ]
+        if counts:
+            out[key] = sum(counts)
+    out["turns"] = turns
+    return out
+
 
 _installed = False
 
 
+#: The detail levels of :func:`instrument`, each adding spans to the one before:
+#: ``requests`` (a span per A2A request and client call, model and tool
+#: calls, push deliveries; every metric), ``turns`` (an ``a2a.agent.turn``
+#: span per agent turn) and ``store`` (an ``a2a.store.<operation>`` span per
+#: task-store call). docs/observability.md says what each costs.
+DETAIL_LEVELS: Final = ("requests", "turns", "store")
+
+#: The environment variable ``serve --otel`` reads the detail level from.
+DETAIL_ENV: Final = "A2A_OTEL_DETAIL"
+
+DEFAULT_DETAIL: Final = "requests"
+
+
 def instrument(
-    *, tracer_provider: Any = None, meter_provider: Any = None, store_spans: bool = False
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    detail: str = DEFAULT_DETAIL,
 ) -> None:
     """Trace and measure every A2A server operation and client call from now on.
 
     ``tracer_provider`` / ``meter_provider`` default to the global ones of
     ``opentelemetry-api``. Clients made before the call are not traced.
-    ``store_spans`` adds an ``a2a.store.<operation>`` span per task-store call
-    of servers made from now on (several per request: off by default).
-    Calling it again replaces the providers. Needs the ``otel`` extra.
+    ``detail`` is one of :data:`DETAIL_LEVELS` (store spans apply to servers
+    made from now on). Calling it again replaces the providers and the level.
+    Needs the ``otel`` extra.
     """
     global _installed
+    if detail not in DETAIL_LEVELS:
+        raise ValueError(f"detail must be one of {', '.join(DETAIL_LEVELS)}, not {detail!r}")
     try:
         from . import _otel
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "a2a_models.observability needs OpenTelemetry: pip install 'a2a-models[otel]'"
         ) from exc
-    _otel.install(tracer_provider, meter_provider, store_spans)
+    _otel.install(tracer_provider, meter_provider, DETAIL_LEVELS.index(detail))
     _installed = True
 
 
@@ -118,8 +172,12 @@ def configure_sdk_from_env() -> None:
     ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` (``console``,
     ``otlp``, ... or ``none``; unset: no exporter), ``OTEL_TRACES_SAMPLER`` and
     the exporters' own variables, as ``opentelemetry-instrument`` reads them.
-    Then :func:`instrument`. Needs ``opentelemetry-sdk`` (and the exporters named).
+    Then :func:`instrument`, at the detail level ``A2A_OTEL_DETAIL`` names
+    (default ``requests``). Needs ``opentelemetry-sdk`` (and the exporters named).
     """
+    detail = os.environ.get(DETAIL_ENV) or DEFAULT_DETAIL
+    if detail not in DETAIL_LEVELS:
+        raise ValueError(f"{DETAIL_ENV} must be one of {', '.join(DETAIL_LEVELS)}, not {detail!r}")
     try:
         from opentelemetry.sdk._configuration import _OTelSDKConfigurator
     except ImportError as exc:
@@ -131,7 +189,7 @@ def configure_sdk_from_env() -> None:
     # The SDK's own environment configurator (what opentelemetry-distro runs);
     # private by name, but the one implementation of the OTEL_* variables.
     _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
-    instrument()
+    instrument(detail=detail)
 
 
 def log_json_lines(level: int = logging.INFO) -> None:

@@ -28,6 +28,9 @@ _TASK: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
     "a2a_models_task", default=("", "")
 )
 SERVICE = "lf.a2a.v1.A2AService"
+#: ``_Instruments.detail`` levels (indexes of ``DETAIL_LEVELS``).
+_TURNS = 1
+_STORE = 2
 
 #: ``A2AClient.binding`` -> ``rpc.system``.
 _CLIENT_SYSTEMS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http", "GRPC": "grpc"}
@@ -39,7 +42,8 @@ class _Instruments:
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         from .. import __version__
 
-        self.store_spans = False
+        #: 0 requests, 1 turns, 2 store (``DETAIL_LEVELS``).
+        self.detail = 0
         self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, __version__, meter_provider=meter_provider)
         self.server_duration = meter.create_histogram(
@@ -73,25 +77,43 @@ class _Instruments:
             unit="{notification}",
             description="Push notifications delivered (or given up), by outcome",
         )
-        self.active_tasks = meter.create_up_down_counter(
+        # Observed when collected, from plain counts kept per request: an
+        # up-down counter's add() per state change costs a measurement each.
+        meter.create_observable_up_down_counter(
             "a2a.server.active_tasks",
+            callbacks=[_observe(_active_tasks)],
             unit="{task}",
             description="Tasks in a non-terminal state, by a2a.task.state (this process's changes)",
         )
-        self.active_streams = meter.create_up_down_counter(
+        meter.create_observable_up_down_counter(
             "a2a.server.active_streams",
+            callbacks=[_observe(_active_streams)],
             unit="{stream}",
             description="Open SendStreamingMessage / SubscribeToTask streams",
         )
 
 
+#: Counts behind the observable up-down counters, by attribute pairs.
+_active_tasks: dict[tuple[tuple[str, str], ...], int] = {}
+_active_streams: dict[tuple[tuple[str, str], ...], int] = {}
+
+
+def _observe(counts: dict[tuple[tuple[str, str], ...], int]) -> Any:
+    def callback(options: Any) -> list[metrics.Observation]:
+        return [metrics.Observation(value, dict(key)) for key, value in counts.items()]
+
+    return callback
+
+
 _instruments: _Instruments | None = None
 
 
-def install(tracer_provider: Any, meter_provider: Any, store_spans: bool = False) -> None:
+def install(tracer_provider: Any, meter_provider: Any, detail: int) -> None:
     global _instruments
+    _active_tasks.clear()
+    _active_streams.clear()
     _instruments = _Instruments(tracer_provider, meter_provider)
-    _instruments.store_spans = store_spans
+    _instruments.detail = detail
     _install_log_context()
     set_dispatch_interceptor(_intercept)
     set_engine_observer(_EngineObserver())
@@ -140,11 +162,10 @@ def request_attributes(params: Any) -> dict[str, str]:
 def result_attributes(result: Any) -> dict[str, str]:
     """``a2a.task.*`` of a task or message result."""
     if isinstance(result, m.Task):
-        return {
-            "a2a.task.id": result.id,
-            "a2a.context.id": result.context_id or "",
-            "a2a.task.state": result.status.state.value,
-        }
+        out = {"a2a.task.id": result.id, "a2a.task.state": result.status.state.value}
+        if result.context_id:
+            out["a2a.context.id"] = result.context_id
+        return out
     if isinstance(result, m.Message) and result.context_id:
         out = {"a2a.context.id": result.context_id}
         if result.task_id:
@@ -215,9 +236,13 @@ async def _intercept(
         raise
     else:
         if spec.streaming and isinstance(result, ServerEventStream):
-            result = ServerEventStream(_counted(result, instruments, ok))
+            result = ServerEventStream(_counted(result, _STREAM_KEYS[system, spec.name]))
         elif span.is_recording():
-            span.set_attributes(result_attributes(result))
+            # Only what the request did not name (each attribute set costs a copy and a check).
+            found = result_attributes(result)
+            new = {k: v for k, v in found.items() if attributes.get(k) != v}
+            if new:
+                span.set_attributes(new)
         instruments.server_duration.record(time.perf_counter() - start, ok)
         return result
     finally:
@@ -228,6 +253,7 @@ async def _intercept(
 
 _SPAN_NAMES: dict[str, str] = {}
 _OK: dict[tuple[str, str], dict[str, str]] = {}
+_STREAM_KEYS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
 
 
 def _ok_attributes(system: str, method: str) -> dict[str, str]:
@@ -236,19 +262,20 @@ def _ok_attributes(system: str, method: str) -> dict[str, str]:
     found = _OK.get(key)
     if found is None:
         found = _OK[key] = {"rpc.system": system, "rpc.method": method, "outcome": "ok"}
+        _STREAM_KEYS[key] = (("rpc.system", system), ("rpc.method", method))
         _SPAN_NAMES[method] = f"{SERVICE}/{method}"
     return found
 
 
 async def _counted(
-    stream: ServerEventStream, instruments: _Instruments, attributes: dict[str, Any]
+    stream: ServerEventStream, key: tuple[tuple[str, str], ...]
 ) -> AsyncGenerator[Any, None]:
-    instruments.active_streams.add(1, attributes)
+    _active_streams[key] = _active_streams.get(key, 0) + 1
     try:
         async for item in stream:
             yield item
     finally:
-        instruments.active_streams.add(-1, attributes)
+        _active_streams[key] -= 1
         await stream.aclose()
 
 
@@ -428,26 +455,40 @@ async def push(task_id: str, delivery: Awaitable[None]) -> None:
 
 # ----------------------------------------------------------------- engine
 
-_STATE_ATTRIBUTES: dict[m.TaskState, dict[str, str]] = {
-    state: {"a2a.task.state": state.value} for state in m.TaskState
+_STATE_KEYS: dict[m.TaskState, tuple[tuple[str, str], ...]] = {
+    state: (("a2a.task.state", state.value),) for state in m.TaskState
 }
 
 
 class _EngineObserver:
-    """An ``a2a.agent.turn`` span per agent turn; active tasks by state."""
+    """An ``a2a.agent.turn`` span per agent turn (detail ``turns``); active tasks by state."""
 
     async def turn(self, run: Any, drive: Any) -> None:
+        context_id = getattr(run.context, "context_id", None)
+        # The run's own task context (the turn runs in a task of its own).
+        _TASK.set((run.task_id, context_id or ""))
         instruments = _instruments
-        if instruments is None:
-            await drive()
+        # A turn run outside the request's span (a worker process running a
+        # queued turn) continues the caller's trace, carried with the turn.
+        parent = None
+        caller = getattr(getattr(run.context, "call", None), "trace", ())
+        if caller and not trace.get_current_span().get_span_context().is_valid:
+            parent = propagate.extract(dict(caller))
+        if instruments is None or instruments.detail < _TURNS:
+            if parent is None:
+                await drive()
+                return
+            token = otel_context.attach(parent)
+            try:
+                await drive()
+            finally:
+                otel_context.detach(token)
             return
         attributes = {"a2a.task.id": run.task_id}
-        context_id = getattr(run.context, "context_id", None)
         if context_id:
             attributes["a2a.context.id"] = context_id
-        _TASK.set((run.task_id, context_id or ""))  # the run's own task context
         span = instruments.tracer.start_span(
-            "a2a.agent.turn", kind=SpanKind.INTERNAL, attributes=attributes
+            "a2a.agent.turn", parent, kind=SpanKind.INTERNAL, attributes=attributes
         )
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
@@ -461,18 +502,17 @@ class _EngineObserver:
 
     def wrap_store(self, store: Any) -> Any:
         instruments = _instruments
-        if instruments is None or not instruments.store_spans:
+        if instruments is None or instruments.detail < _STORE:
             return store
         return _TracedStore(store)
 
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
-        instruments = _instruments
-        if instruments is None:
-            return
         if old is not None and not old.is_terminal:
-            instruments.active_tasks.add(-1, _STATE_ATTRIBUTES[old])
+            key = _STATE_KEYS[old]
+            _active_tasks[key] = _active_tasks.get(key, 0) - 1
         if not new.is_terminal:
-            instruments.active_tasks.add(1, _STATE_ATTRIBUTES[new])
+            key = _STATE_KEYS[new]
+            _active_tasks[key] = _active_tasks.get(key, 0) + 1
 
 
 # ----------------------------------------------------------------- logs
@@ -559,4 +599,6 @@ class _TracedStore:
             finally:
                 span.end()
 
+        # Kept: found on the instance from now on, without __getattr__.
+        setattr(self, name, traced)
         return traced

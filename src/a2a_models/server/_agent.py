@@ -77,6 +77,7 @@ class RequestContext:
 
     __slots__ = (
         "_last_artifact_id",
+        "_task_metadata",
         "call",
         "cancel_requested",
         "configuration",
@@ -113,6 +114,7 @@ class RequestContext:
         #: Set by the engine just before it calls :meth:`Agent.cancel`.
         self.cancel_requested = False
         self._last_artifact_id: str | None = None
+        self._task_metadata: JSONObject | None = None
 
     def __repr__(self) -> str:
         return (
@@ -134,6 +136,23 @@ class RequestContext:
     def is_continuation(self) -> bool:
         """True when this message continues an existing (interrupted) task."""
         return self.task is not None
+
+    def update_task_metadata(self, updates: JSONObject) -> None:
+        """Merge ``updates`` into the task's ``metadata`` with the next task event yielded.
+
+        Top-level keys replace the task's. The engine stores the merged
+        metadata together with that event (in every store), so ``GetTask``,
+        ``ListTasks`` and the ``SendMessage`` result show it. Updates pending
+        when the turn ends without a task (a direct reply) are dropped.
+        """
+        if self._task_metadata is None:
+            self._task_metadata = {}
+        self._task_metadata.update(updates)
+
+    def take_task_metadata(self) -> JSONObject | None:
+        """The metadata updates pending since the last call (for the engine)."""
+        pending, self._task_metadata = self._task_metadata, None
+        return pending
 
     # -- builders ------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from ..errors import A2AError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
 from ._agent import Agent, AgentEvent
 from ._eager import start_eager_task
-from ._lifecycle import state_of, track_chunks
+from ._lifecycle import merge_metadata, state_of, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished
 from ._writer import TaskWriter
@@ -183,6 +183,7 @@ class InProcessExecutor:
 
     async def _on_event(self, run: AgentRun, event: AgentEvent) -> bool:
         """Apply one agent event; True when the turn is over."""
+        metadata = run.context.take_task_metadata()
         if not run.created:
             if isinstance(event, Message):
                 run.direct = self._direct_reply(run, event)
@@ -190,13 +191,18 @@ class InProcessExecutor:
                 run.settled.set()
                 return True
             if isinstance(event, Task):
-                task = await self._create(run, event)
+                task = await self._create(run, merge_metadata(event, metadata))
                 return self._settles(run, task.status.state)
             await self._create(run, None)
         event = self._stamp(event)
         run.closed_artifacts = track_chunks(run.closed_artifacts, event)
         await self.writer.commit(
-            run.task_id, run.owner, run.tenant, event, logged=not isinstance(event, Message)
+            run.task_id,
+            run.owner,
+            run.tenant,
+            event,
+            logged=not isinstance(event, Message),
+            metadata=metadata,
         )
         state = state_of(event)
         return state is not None and self._settles(run, state)

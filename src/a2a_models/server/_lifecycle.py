@@ -20,6 +20,7 @@ from .._state import TaskState
 from ..errors import InvalidAgentResponseError
 from ..models import (
     Artifact,
+    JSONObject,
     Message,
     Part,
     StreamResponse,
@@ -34,6 +35,7 @@ __all__ = [
     "Event",
     "apply_event",
     "closes_stream",
+    "merge_metadata",
     "merge_text_parts",
     "track_chunks",
     "trim_history",
@@ -133,6 +135,7 @@ def _replace(
     status: TaskStatus | None = None,
     artifacts: tuple[Artifact, ...] | None = None,
     history: tuple[Message, ...] | None = None,
+    metadata: JSONObject | None = None,
 ) -> Task:
     """``attrs.evolve(task, ...)`` without validating the unchanged fields again.
 
@@ -147,6 +150,7 @@ def _replace(
             status=task.status if status is None else status,
             artifacts=task.artifacts if artifacts is None else artifacts,
             history=task.history if history is None else history,
+            metadata=task.metadata if metadata is None else metadata,
         )
     fields = attrs.fields(Task)
     if status is None:
@@ -167,7 +171,11 @@ def _replace(
     _set(new, "context_id", task.context_id)
     _set(new, "artifacts", artifacts)
     _set(new, "history", history)
-    _set(new, "metadata", task.metadata)
+    if metadata is None:
+        metadata = task.metadata
+    else:
+        _check(fields.metadata, task, metadata)
+    _set(new, "metadata", metadata)
     return new
 
 
@@ -185,6 +193,13 @@ def _own(task: Task, message: Message) -> Message:
         task_id=task.id,
         context_id=message.context_id if message.context_id is not None else task.context_id,
     )
+
+
+def merge_metadata(task: Task, updates: JSONObject | None) -> Task:
+    """``task`` with ``updates`` merged into its ``metadata`` (top-level keys replace)."""
+    if not updates:
+        return task
+    return _replace(task, metadata={**(task.metadata or {}), **updates})
 
 
 def apply_event(task: Task, event: Event) -> Task:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import attrs
 
 from ..errors import TaskNotFoundError
-from ..models import StreamResponse, Task
+from ..models import JSONObject, StreamResponse, Task
 from ._agent import CallContext
-from ._lifecycle import apply_event, state_of
+from ._lifecycle import apply_event, merge_metadata, state_of
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
@@ -80,6 +80,7 @@ class TaskWriter:
         *,
         build: Callable[[Task], Task] | None = None,
         logged: bool = True,
+        metadata: JSONObject | None = None,
     ) -> tuple[Task, int]:
         """Apply ``event`` (or ``build``) to the stored task; returns it and the event's seq.
 
@@ -99,6 +100,7 @@ class TaskWriter:
             if stored.task.status.state.is_terminal and build is None:
                 raise RunFinished(stored.task)
             task = build(stored.task) if build is not None else apply_event(stored.task, event)
+            task = merge_metadata(task, metadata)
             try:
                 await self.store.update(
                     task,

@@ -303,9 +303,15 @@ class TaskRun:
 
     def _status(self, state: TaskState, text: str | None, kind: str) -> AgentEvent:
         message = self._message(text, kind) if text else None
-        return self.context.status(
-            state, message=message, metadata=self._usage() if state != TaskState.WORKING else None
-        )
+        return self._status_event(state, message)
+
+    def _status_event(self, state: TaskState, message: Message | None) -> AgentEvent:
+        """A status update; one ending the turn carries the task's usage, and stores it
+        in the task's metadata."""
+        usage = self._usage() if state != TaskState.WORKING else None
+        if usage is not None:
+            self.context.update_task_metadata(usage)
+        return self.context.status(state, message=message, metadata=usage)
 
     def _count(self, finish: Finish) -> None:
         if finish.usage.input_tokens is not None:
@@ -314,13 +320,19 @@ class TaskRun:
             self.output_tokens = (self.output_tokens or 0) + finish.usage.output_tokens
 
     def _usage(self) -> JSONObject | None:
-        """The turn's token usage under ``USAGE_METADATA_KEY`` (``None``: none reported)."""
-        usage: dict[str, int] = {}
+        """The task's token usage with this turn's, under ``USAGE_METADATA_KEY``
+        (``None``: this turn reported none)."""
+        turn: dict[str, int] = {}
         if self.input_tokens is not None:
-            usage["inputTokens"] = self.input_tokens
+            turn["inputTokens"] = self.input_tokens
         if self.output_tokens is not None:
-            usage["outputTokens"] = self.output_tokens
-        return {observability.USAGE_METADATA_KEY: usage} if usage else None
+            turn["outputTokens"] = self.output_tokens
+        if not turn:
+            return None
+        key = observability.USAGE_METADATA_KEY
+        task = self.context.task
+        previous = (task.metadata or {}).get(key) if task is not None else None
+        return {key: observability.add_usage(previous, turn)}
 
     def _fail(self, text: str) -> AgentEvent:
         return self._status(TaskState.FAILED, text, "error")
@@ -702,7 +714,7 @@ class TaskRun:
         """A tool's Task or Message as the result of this task."""
         if isinstance(result, Message):
             reply = self.context.agent_message(*result.parts, metadata=result.metadata)
-            return [self.context.status(TaskState.COMPLETED, message=reply)]
+            return [self._status_event(TaskState.COMPLETED, reply)]
         events: list[AgentEvent] = []
         for artifact in result.artifacts:
             events.append(
@@ -723,7 +735,7 @@ class TaskRun:
             message = self.context.agent_message(
                 *status_message.parts, metadata=status_message.metadata
             )
-        events.append(self.context.status(state, message=message))
+        events.append(self._status_event(state, message))
         return events
 
 

@@ -7,24 +7,35 @@ import abc
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
 import attrs
+import orjson
 
 from .. import codec
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
-from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
+from ..models import (
+    Artifact,
+    Message,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+)
 from ..server import StoredTask, TaskPage, TaskStore
 from ..server._store import ACTIVE_STATES
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
     "ACTIVE_KEYS",
+    "ArtifactWrite",
+    "FetchedTask",
+    "artifact_writes",
+    "same_json",
     "PageRow",
     "decode_with_history",
     "encode_head",
@@ -36,7 +47,10 @@ __all__ = [
     "SQLTaskStore",
     "as_seconds",
     "check_identifier",
+    "artifact_rows",
     "column_text",
+    "column_value",
+    "encode_artifact",
     "decode_config",
     "decode_event",
     "decode_task",
@@ -64,8 +78,10 @@ def decode_task(data: bytes | str) -> Task:
 
 
 def encode_head(task: Task) -> bytes:
-    """The task row's snapshot: the task without its history (kept as rows)."""
-    return encode_task(attrs.evolve(task, history=()) if task.history else task)
+    """The task row's snapshot: the task without its history and artifacts (kept as rows)."""
+    if task.history or task.artifacts:
+        task = attrs.evolve(task, history=(), artifacts=())
+    return encode_task(task)
 
 
 def encode_message(message: Message) -> bytes:
@@ -76,13 +92,30 @@ def _text(data: bytes | str) -> str:
     return data.decode() if isinstance(data, bytes) else data
 
 
-def decode_with_history(head: bytes | str, messages: Sequence[bytes | str]) -> Task:
-    """The task of a head snapshot and its history rows, decoded in one pass."""
-    if not messages:
+def decode_with_history(
+    head: bytes | str,
+    messages: Sequence[bytes | str],
+    artifacts: Sequence[bytes | str] = (),
+) -> Task:
+    """The task of a head snapshot and its history and artifact rows, decoded in one pass."""
+    if not messages and not artifacts:
         return decode_task(head)
-    text = _text(head).rstrip()
-    joined = ",".join(_text(m) for m in messages)
-    return decode_task(f'{text[:-1]},"history":[{joined}]}}')
+    text = _text(head).rstrip()[:-1]
+    if messages:
+        text += ',"history":[' + ",".join(_text(m) for m in messages) + "]"
+    if artifacts:
+        text += ',"artifacts":[' + ",".join(_text(a) for a in artifacts) + "]"
+    return decode_task(text + "}")
+
+
+def encode_artifact(artifact: Artifact) -> bytes:
+    return codec.encode(artifact, _DIALECT)
+
+
+def artifact_rows(task: Task, only: Sequence[int] | None = None) -> dict[int, bytes]:
+    """The JSON of the task's artifacts by position (``only``: at those positions)."""
+    positions = range(len(task.artifacts)) if only is None else only
+    return {i: encode_artifact(task.artifacts[i]) for i in positions}
 
 
 def all_messages(history: Sequence[Message]) -> list[tuple[str, bytes]]:
@@ -151,6 +184,14 @@ def column_text(text: str | None) -> str | None:
     if text is None or (storable(text, nul=False) and not text.startswith(_ESCAPED)):
         return text
     return _ESCAPED + json.dumps(text, ensure_ascii=True)
+
+
+def column_value(column: str | None) -> str | None:
+    """The text a :func:`column_text` column holds."""
+    if column is None or not column.startswith(_ESCAPED):
+        return column
+    value: str = json.loads(column[1:])
+    return value
 
 
 def task_columns(task: Task) -> tuple[str | None, str, int, bool]:
@@ -320,13 +361,89 @@ class HistoryCache:
             self._messages -= len(dropped)
 
 
-#: A listed task as read: ``(snapshot JSON, history_count, history JSON)``.
-PageRow = tuple[bytes | str, int | None, Sequence[bytes | str]]
+class ArtifactReads:
+    """The artifacts of the tasks read most recently, by task id, with the version read.
+
+    A write computed from such a read keeps the artifacts it did not change
+    as the very objects read, so the store writes only the rows of the
+    others (see :meth:`SQLTaskStore._changed_artifacts`).
+    """
+
+    def __init__(self, max_tasks: int = 256) -> None:
+        self.max_tasks = max_tasks
+        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...]]] = OrderedDict()
+
+    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...]] | None:
+        return self._entries.get(task_id)
+
+    def remember(self, task_id: str, version: int, artifacts: tuple[Artifact, ...]) -> None:
+        self._entries[task_id] = (version, artifacts)
+        self._entries.move_to_end(task_id)
+        while len(self._entries) > self.max_tasks:
+            self._entries.popitem(last=False)
+
+
+#: A task as read: ``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
+FetchedTask = tuple[
+    bytes | str, int, int, int | None, Sequence[bytes | str], Sequence[bytes | str] | None
+]
+
+#: A listed task as read: ``(snapshot JSON, history_count, history JSON, artifact JSON)``;
+#: artifacts ``None``: the snapshot holds them (a row of an older schema).
+PageRow = tuple[bytes | str, int | None, Sequence[bytes | str], Sequence[bytes | str] | None]
 
 
 def _decode_row(row: PageRow) -> Task:
-    head, count, messages = row
-    return decode_task(head) if count is None else decode_with_history(head, messages)
+    head, count, messages, artifacts = row
+    if count is None:
+        return decode_task(head)
+    return decode_with_history(head, messages, artifacts or ())
+
+
+def same_json(a: bytes | str, b: bytes | str) -> bool:
+    """Whether two JSON texts hold the same values (as read back, not only as written)."""
+    if (a.encode() if isinstance(a, str) else a) == (b.encode() if isinstance(b, str) else b):
+        return True
+    try:
+        return orjson.dumps(codec.loads(a), option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+            codec.loads(b), option=orjson.OPT_SORT_KEYS
+        )
+    except (TypeError, ValueError):  # beyond orjson (a big integer): say changed
+        return False
+
+
+#: An artifact row to write: ``(position, JSON, ref_seq)``.
+ArtifactWrite = tuple[int, bytes, int | None]
+
+
+def artifact_writes(
+    rows: Mapping[int, bytes],
+    referenced: Mapping[int, tuple[bytes | str, int]],
+    artifact_ref: int | None,
+    seq: int,
+) -> tuple[list[ArtifactWrite], list[tuple[int, bytes | str]]]:
+    """The artifact rows to write, and the logged events to give their artifact back.
+
+    ``rows`` are the rows a write stores (JSON by position), ``referenced``
+    the stored rows among them (or deleted) that a logged event refers to
+    (``position: (JSON, ref_seq)``), ``artifact_ref`` the row the new event
+    (number ``seq``) refers to. An event keeps its reference only while the
+    row keeps the content it referred to and no newer event takes it over;
+    otherwise it gets ``(ref_seq, old JSON)`` back to inline.
+    """
+    inline: list[tuple[int, bytes | str]] = []
+    kept: dict[int, int] = {}
+    for position, (old, ref_seq) in referenced.items():
+        new = rows.get(position)
+        if position == artifact_ref or new is None or not same_json(old, new):
+            inline.append((ref_seq, old))
+        else:
+            kept[position] = ref_seq
+    writes = [
+        (position, data, seq if position == artifact_ref else kept.get(position))
+        for position, data in rows.items()
+    ]
+    return writes, inline
 
 
 class SQLTaskStore(TaskStore):
@@ -358,24 +475,39 @@ class SQLTaskStore(TaskStore):
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
         return all(storable(text, nul=self.NUL) for text in texts)
 
+    @property
+    def _artifact_reads(self) -> ArtifactReads:
+        reads: ArtifactReads | None = self.__dict__.get("_artifact_read_cache")
+        if reads is None:
+            reads = self.__dict__["_artifact_read_cache"] = ArtifactReads()
+        return reads
+
     @abc.abstractmethod
     async def _fetch_task(
         self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[bytes | str, int, int, int | None, Sequence[bytes | str]] | None:
-        """``(snapshot JSON, version, last_seq, history_count, messages)`` of the task.
+    ) -> FetchedTask | None:
+        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
 
         ``messages``: the JSON of the newest ``history_length`` history rows,
         or (``history_length`` ``None``) of the rows from position ``since``
         on, oldest first, never beyond ``history_count``. ``history_count`` is
         ``None`` for a row of an older schema whose snapshot holds the history.
+        ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
+        a row whose snapshot holds its artifacts (written before migration 5).
         """
 
     @abc.abstractmethod
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[tuple[str, bytes]],
+        artifacts: Mapping[int, bytes],
     ) -> None:
-        """Insert ``task`` at version 1 (``event``, if any, as its log entry 1), its
-        history as rows.
+        """Insert ``task`` at version 1 (``event``, stored form, as log entry 1) with
+        ``messages`` as its history rows and ``artifacts`` as its artifact rows.
 
         Raises ``ConcurrentModificationError`` if the id is taken.
         """
@@ -386,11 +518,17 @@ class SQLTaskStore(TaskStore):
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         """Write ``task``'s row over its ``expected_version``, append its new history
-        messages (see :func:`new_messages`) and log ``event`` (if any), atomically.
+        messages (see :func:`new_messages`), write its artifact rows and log
+        ``event`` (if any, in its stored form: see ``_eventlog``), atomically.
+
+        ``changed``: the positions of the only artifacts that may differ from
+        the stored rows (``None``: any may; rows of artifacts the task no
+        longer has are deleted).
 
         Raises ``TaskNotFoundError`` or ``ConcurrentModificationError``.
         """
@@ -401,9 +539,9 @@ class SQLTaskStore(TaskStore):
 
         The page is ``query.page_where`` in ``ListSQL.ORDER``; both come from
         one snapshot of the database. Each row is ``(snapshot JSON,
-        history_count, history JSON)``: the history rows from
-        ``query.first_message(history_count)`` on (for the first
-        ``query.page_size`` rows only).
+        history_count, history JSON, artifact JSON)``: the history rows from
+        ``query.first_message(history_count)`` on and the artifact rows (for
+        the first ``query.page_size`` rows only).
         """
 
     async def get(
@@ -428,19 +566,21 @@ class SQLTaskStore(TaskStore):
             cached, row = None, await self._fetch_task(task_id, scope, None, 0)
         if row is None:
             return None
-        data, version, last_seq, count, messages = row
+        data, version, last_seq, count, messages, artifacts = row
         offset = 0
         if count is None:  # an older row: the whole history is in the snapshot
             task = decode_task(data)
         elif history_length is not None:
-            task = decode_with_history(data, messages)
+            task = decode_with_history(data, messages, artifacts or ())
             offset = count - len(messages)
         else:
             # The whole history: what this store read before, plus the rows since.
-            task = decode_with_history(data, messages)
+            task = decode_with_history(data, messages, artifacts or ())
             if cached is not None:
                 task = attrs.evolve(task, history=cached[1] + task.history)
             self._histories.remember(task_id, count, task.history)
+        if artifacts is not None:
+            self._artifact_reads.remember(task_id, version, task.artifacts)
         return StoredTask(
             task=task,
             version=version,
@@ -458,13 +598,36 @@ class SQLTaskStore(TaskStore):
         *,
         event: StreamResponse | None = None,
     ) -> StoredTask:
+        from ._eventlog import compact_event
+
         snapshot = encode_head(task)
-        logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise InvalidParamsError(self.BAD_TASK_ID)
-        await self._insert_task(task, scope_key(owner, tenant), snapshot, logged)
+        messages = all_messages(task.history)
+        artifacts = artifact_rows(task)
+        logged = None
+        if event is not None:
+            positions = {data: i for i, (_, data) in enumerate(messages)}
+            logged, _ = compact_event(event, task, positions, {})
+        await self._insert_task(
+            task, scope_key(owner, tenant), snapshot, logged, messages, artifacts
+        )
+        self._artifact_reads.remember(task.id, 1, task.artifacts)
         last_seq = 0 if event is None else 1
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
+
+    def _changed_artifacts(self, task: Task, expected_version: int) -> list[int] | None:
+        """Positions of the artifacts of ``task`` that are not the very ones read at
+        ``expected_version`` (``None``: unknown, or some were removed or moved)."""
+        read = self._artifact_reads.get(task.id)
+        if read is None or read[0] != expected_version:
+            return None
+        before, after = read[1], task.artifacts
+        if len(after) < len(before) or any(
+            a.artifact_id != b.artifact_id for a, b in zip(before, after, strict=False)
+        ):
+            return None
+        return [i for i, a in enumerate(after) if i >= len(before) or a is not before[i]]
 
     async def update(
         self,
@@ -475,10 +638,11 @@ class SQLTaskStore(TaskStore):
         history_offset: int = 0,
     ) -> int:
         snapshot = encode_head(task)
-        logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
-        await self._update_task(task, expected_version, snapshot, logged, history_offset)
+        changed = self._changed_artifacts(task, expected_version)
+        await self._update_task(task, expected_version, snapshot, event, history_offset, changed)
+        self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
         return expected_version + 1
 
     async def list(

@@ -356,12 +356,55 @@ _POSTGRES_V4 = (
     f" WHERE lease_expires IS NULL AND state IN {_RUNNING}",
 )
 
+# --- v5: artifacts as rows ---------------------------------------------------------------------
+#
+# ``a2a_task_artifacts(task_id, pos, artifact, ref_seq)``: one row per
+# artifact, at its position (0, 1, ...); a write rewrites only the rows of the
+# artifacts it changed. The task row's ``artifact_count`` says how many; its
+# ``task`` is then the snapshot without ``artifacts``. ``artifact_count IS
+# NULL`` marks a row written by an older version (artifacts still inside
+# ``task``): read as is, moved to rows on the row's next write.
+#
+# Logged events no longer repeat what these rows and the history rows hold:
+# ``ref_seq`` is the event (if any) whose artifact is this row's content, and
+# the event log's stored form is described in ``_eventlog``. Events logged
+# before are whole and read as they are.
+
+_SQLITE_V5 = (
+    "ALTER TABLE a2a_tasks ADD COLUMN artifact_count INTEGER",
+    """
+    CREATE TABLE a2a_task_artifacts (
+        task_id  TEXT    NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        pos      INTEGER NOT NULL,
+        artifact TEXT    NOT NULL,
+        ref_seq  INTEGER,
+        PRIMARY KEY (task_id, pos)
+    ) WITHOUT ROWID
+    """,
+)
+
+_POSTGRES_V5 = (
+    "ALTER TABLE {schema}.a2a_tasks ADD COLUMN artifact_count bigint",
+    """
+    CREATE TABLE {schema}.a2a_task_artifacts (
+        task_id      text COLLATE "C" NOT NULL
+                     REFERENCES {schema}.a2a_tasks (id) ON DELETE CASCADE,
+        pos          bigint NOT NULL,
+        artifact     jsonb  NOT NULL,
+        artifact_raw bytea,
+        ref_seq      bigint,
+        PRIMARY KEY (task_id, pos)
+    )
+    """,
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
     Migration(2, "task counts for ListTasks totalSize", _SQLITE_V2, _POSTGRES_V2),
     Migration(3, "history messages as rows", _SQLITE_V3, _POSTGRES_V3),
     Migration(4, "leases on running turns", _SQLITE_V4, _POSTGRES_V4),
+    Migration(5, "artifacts as rows, a log without copies", _SQLITE_V5, _POSTGRES_V5),
 )
 
 

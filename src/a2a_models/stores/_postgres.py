@@ -7,7 +7,7 @@ import asyncio
 import builtins
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -19,20 +19,24 @@ from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
     PRUNE_BATCH,
+    ArtifactWrite,
+    FetchedTask,
     ListSQL,
     PageRow,
     SQLTaskStore,
-    all_messages,
+    artifact_rows,
+    artifact_writes,
     as_seconds,
     check_identifier,
     column_text,
+    column_value,
     decode_config,
-    decode_event,
     encode_config,
     encode_event,
     new_messages,
     task_columns,
 )
+from ._eventlog import compact_event, expand_event, inline_artifact, references
 from ._pg_broker import RESYNC, PostgresEventBroker
 from ._pg_pool import ConnectionPool
 from ._pg_pool import Pool as _Pool
@@ -114,6 +118,7 @@ class PostgresTaskStore(SQLTaskStore):
         self._push = f"{q}.a2a_push_configs"
         self._counts = f"{q}.a2a_task_counts"
         self._messages = f"{q}.a2a_task_messages"
+        self._artifacts = f"{q}.a2a_task_artifacts"
         self._migrations_table = f"{q}.a2a_schema_migrations"
 
     def __repr__(self) -> str:
@@ -210,15 +215,35 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
+    def _artifact_columns(self, task: str) -> str:
+        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact bytes)."""
+        return (
+            f"CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact::text"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_id = {task}.id) END,"
+            f" CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact_raw"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_id = {task}.id) END"
+        )
+
+    @staticmethod
+    def _exact_artifacts(
+        count: int | None, texts: Any, raws: Any
+    ) -> builtins.list[bytes | str] | None:
+        if count is None:
+            return None
+        return [_exact(text, raw) for text, raw in zip(texts or (), raws or (), strict=True)]
+
     async def _fetch_task(
         self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[bytes | str, int, int, int | None, builtins.list[bytes | str]] | None:
+    ) -> FetchedTask | None:
+        # One statement: the row and its artifact rows come from one snapshot.
+        select = (
+            "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
+            f" t.artifact_count, {self._artifact_columns('t')} FROM {self._tasks} t"
+            " WHERE t.id = %s AND t.scope = %s"
+        )
+
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(
-                f"SELECT task::text, task_raw, version, last_seq, history_count FROM {self._tasks}"
-                " WHERE id = %s AND scope = %s",
-                (task_id, scope),
-            )
+            cursor = await conn.execute(select, (task_id, scope))
             row = await cursor.fetchone()
             if row is None:
                 return None
@@ -237,8 +262,9 @@ class PostgresTaskStore(SQLTaskStore):
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        messages = [_exact(m[0], m[1]) for m in row[5]]
-        return _exact(row[0], row[1]), row[2], row[3], row[4], messages
+        messages = [_exact(m[0], m[1]) for m in row[8]]
+        artifacts = self._exact_artifacts(row[5], row[6], row[7])
+        return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -249,7 +275,7 @@ class PostgresTaskStore(SQLTaskStore):
         self,
         conn: psycopg.AsyncConnection[Any],
         task_id: str,
-        messages: builtins.list[tuple[str, bytes]],
+        messages: Sequence[tuple[str, bytes]],
         at: int,
     ) -> None:
         if not messages:
@@ -275,17 +301,22 @@ class PostgresTaskStore(SQLTaskStore):
         return {row[0] for row in await cursor.fetchall()}
 
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[tuple[str, bytes]],
+        artifacts: Mapping[int, bytes],
     ) -> None:
         data, data_raw = _jsonb(snapshot)
         logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
-        messages = all_messages(task.history)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, task_raw, history_count)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s, %s)"
-            " ON CONFLICT (id) DO NOTHING RETURNING id"
+            " last_seq, terminal_at, task, task_raw, history_count, artifact_count)"
+            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s,"
+            " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -298,6 +329,7 @@ class PostgresTaskStore(SQLTaskStore):
             data,
             data_raw,
             len(messages),
+            len(artifacts),
         )
         if logged is not None:
             insert = (
@@ -327,37 +359,104 @@ class PostgresTaskStore(SQLTaskStore):
                     version = await self._version(conn, task.id)
                     raise ConcurrentModificationError(task.id, 0, version or 0)
                 await self._append_messages(conn, task.id, messages, 0)
+                await self._write_artifacts(
+                    conn, task.id, [(pos, data, None) for pos, data in artifacts.items()]
+                )
 
         await self._run(create)
+
+    async def _write_artifacts(
+        self, conn: psycopg.AsyncConnection[Any], task_id: str, writes: Sequence[ArtifactWrite]
+    ) -> None:
+        if not writes:
+            return
+        rows = []
+        for pos, data, ref in writes:
+            text, raw = _jsonb(data)
+            rows.append((task_id, pos, text, raw, ref))
+        # An unchanged row is not written again (compared as text: jsonb equality
+        # says 1 = 1.0).
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                f"INSERT INTO {self._artifacts} AS a (task_id, pos, artifact, artifact_raw,"
+                " ref_seq) VALUES (%s, %s, %s::jsonb, %s, %s)"
+                " ON CONFLICT (task_id, pos) DO UPDATE SET"
+                " artifact = excluded.artifact, artifact_raw = excluded.artifact_raw,"
+                " ref_seq = excluded.ref_seq WHERE a.artifact::text <> excluded.artifact::text"
+                " OR a.artifact_raw IS DISTINCT FROM excluded.artifact_raw"
+                " OR a.ref_seq IS DISTINCT FROM excluded.ref_seq",
+                rows,
+            )
+
+    async def _sync_artifacts(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task: Task,
+        rows: Mapping[int, bytes],
+        full: bool,
+        artifact_ref: int | None,
+        seq: int,
+    ) -> None:
+        """Write the artifact rows (``full``: and delete those of removed artifacts),
+        inlining the artifact into the events that referred to a row's old content."""
+        where = "" if full else " AND pos = ANY(%s)"
+        cursor = await conn.execute(
+            f"SELECT pos, artifact::text, artifact_raw, ref_seq FROM {self._artifacts}"
+            f" WHERE task_id = %s AND ref_seq IS NOT NULL{where}",
+            (task.id,) if full else (task.id, builtins.list(rows)),
+        )
+        referenced = {
+            pos: (_exact(text, raw), ref) for pos, text, raw, ref in await cursor.fetchall()
+        }
+        writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
+        for ref_seq, old in inline:
+            cursor = await conn.execute(
+                f"SELECT event::text, event_raw FROM {self._events} WHERE task_id = %s AND seq = %s",
+                (task.id, ref_seq),
+            )
+            logged = await cursor.fetchone()
+            if logged is not None:
+                text, raw = _jsonb(inline_artifact(_exact(logged[0], logged[1]), old))
+                await conn.execute(
+                    f"UPDATE {self._events} SET event = %s::jsonb, event_raw = %s"
+                    " WHERE task_id = %s AND seq = %s",
+                    (text, raw, task.id, ref_seq),
+                )
+        if full:
+            await conn.execute(
+                f"DELETE FROM {self._artifacts} WHERE task_id = %s AND pos >= %s",
+                (task.id, len(task.artifacts)),
+            )
+        await self._write_artifacts(conn, task.id, writes)
 
     async def _update_task(
         self,
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         data, data_raw = _jsonb(snapshot)
-        logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
         update = (
             f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
-            " updated_at = now(), history_count = %s WHERE id = %s AND version = %s"
-            " RETURNING id, last_seq"
+            " updated_at = now(), history_count = %s, artifact_count = %s"
+            " WHERE id = %s AND version = %s RETURNING id, last_seq"
         )
-        if logged is not None:
-            update = (
-                f"WITH u AS ({update}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-                " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
-            )
+        logged_update = (
+            f"WITH u AS ({update}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
+            " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+        )
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    f"SELECT version, history_count FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    "SELECT version, history_count, last_seq, artifact_count"
+                    f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
                     (task.id,),
                 )
                 row = await cursor.fetchone()
@@ -371,6 +470,18 @@ class PostgresTaskStore(SQLTaskStore):
                 taken = await self._known(conn, task.id, ids) if ids and stored else set()
                 messages = new_messages(task.history, history_offset, stored, lambda _: taken)
                 await self._append_messages(conn, task.id, messages, stored)
+                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
+                rows = artifact_rows(task, None if full else changed)
+                logged, artifact_ref = None, None
+                if event is not None:
+                    logged, artifact_ref = compact_event(
+                        event,
+                        task,
+                        {message: stored + i for i, (_, message) in enumerate(messages)},
+                        rows,
+                    )
+                if rows or full:
+                    await self._sync_artifacts(conn, task, rows, full, artifact_ref, row[2] + 1)
                 params: tuple[Any, ...] = (
                     data,
                     data_raw,
@@ -380,12 +491,13 @@ class PostgresTaskStore(SQLTaskStore):
                     0 if logged is None else 1,
                     terminal,
                     stored + len(messages),
+                    len(task.artifacts),
                     task.id,
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, *logged)
-                cursor = await conn.execute(update, params)
+                    params = (*params, *_jsonb(logged))
+                cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
 
@@ -395,7 +507,8 @@ class PostgresTaskStore(SQLTaskStore):
         count, count_params = query.count(self._tasks, self._counts)
         # One statement, so the count and the page come from one snapshot.
         select = (
-            f"SELECT task::text, task_raw, ({count}), history_count, id FROM {self._tasks}"
+            f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
+            f" t.artifact_count, {self._artifact_columns('t')} FROM {self._tasks} t"
             f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
 
@@ -424,7 +537,15 @@ class PostgresTaskStore(SQLTaskStore):
                 )
                 for task_id, text, raw in await cursor.fetchall():
                     messages.setdefault(task_id, []).append(_exact(text, raw))
-            page = [(_exact(row[0], row[1]), row[3], messages.get(row[4], [])) for row in rows]
+            page = [
+                (
+                    _exact(row[0], row[1]),
+                    row[3],
+                    messages.get(row[4], []),
+                    self._exact_artifacts(row[5], row[6], row[7]),
+                )
+                for row in rows
+            ]
             return int(rows[0][2]), page
 
         return await self._run(select_, idempotent=True)
@@ -455,16 +576,53 @@ class PostgresTaskStore(SQLTaskStore):
         if not self._ok(task_id):
             return []
 
-        async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
-            cursor = await conn.execute(
-                f"SELECT seq, event::text, event_raw FROM {self._events}"
-                " WHERE task_id = %s AND seq > %s ORDER BY seq",
-                (task_id, max(seq, 0)),
-            )
-            return await cursor.fetchall()
+        async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[LoggedEvent]:
+            # One snapshot: a write changing an artifact row first inlines it
+            # into the events that referred to it.
+            async with conn.transaction():
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                cursor = await conn.execute(
+                    f"SELECT seq, event::text, event_raw FROM {self._events}"
+                    " WHERE task_id = %s AND seq > %s ORDER BY seq",
+                    (task_id, max(seq, 0)),
+                )
+                rows = [(int(n), _exact(text, raw)) for n, text, raw in await cursor.fetchall()]
+                positions: builtins.set[int] = set()
+                keys: builtins.set[int] = set()
+                compact = False
+                for _, data in rows:
+                    refs = references(data)
+                    if refs is not None:
+                        compact = True
+                        positions.update(refs[0])
+                        keys.update(refs[1])
+                messages: dict[int, bytes | str] = {}
+                artifacts: dict[int, bytes | str] = {}
+                context_id = None
+                if compact:
+                    cursor = await conn.execute(
+                        f"SELECT context_id FROM {self._tasks} WHERE id = %s", (task_id,)
+                    )
+                    found = await cursor.fetchone()
+                    context_id = None if found is None else found[0]
+                    cursor = await conn.execute(
+                        f"SELECT pos, message::text, message_raw FROM {self._messages}"
+                        " WHERE task_id = %s AND pos = ANY(%s)",
+                        (task_id, sorted(positions)),
+                    )
+                    messages = {pos: _exact(t, r) for pos, t, r in await cursor.fetchall()}
+                    cursor = await conn.execute(
+                        f"SELECT pos, artifact::text, artifact_raw FROM {self._artifacts}"
+                        " WHERE task_id = %s AND pos = ANY(%s)",
+                        (task_id, sorted(keys)),
+                    )
+                    artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
+            context = column_value(context_id)
+            return [
+                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
+            ]
 
-        rows = await self._run(select, idempotent=True)
-        return [(int(row[0]), decode_event(_exact(row[1], row[2]))) for row in rows]
+        return await self._run(select, idempotent=True)
 
     # -- push configs --------------------------------------------------------------------
 

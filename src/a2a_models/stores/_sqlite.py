@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -21,18 +22,22 @@ from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
     PRUNE_BATCH,
+    ArtifactWrite,
+    FetchedTask,
     ListSQL,
     PageRow,
     SQLTaskStore,
-    all_messages,
+    artifact_rows,
+    artifact_writes,
     as_seconds,
+    column_value,
     decode_config,
-    decode_event,
     encode_config,
     encode_event,
     new_messages,
     task_columns,
 )
+from ._eventlog import compact_event, expand_event, inline_artifact, references
 
 if TYPE_CHECKING:
     import sqlite3
@@ -188,34 +193,42 @@ class SQLiteTaskStore(SQLTaskStore):
 
     async def _fetch_task(
         self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
-        def get(
-            db: sqlite3.Connection,
-        ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
+    ) -> FetchedTask | None:
+        def get(db: sqlite3.Connection) -> FetchedTask | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
-                    "SELECT task, version, last_seq, history_count FROM a2a_tasks"
+                    "SELECT task, version, last_seq, history_count, artifact_count FROM a2a_tasks"
                     " WHERE id = ? AND scope = ?",
                     (task_id, scope),
                 ).fetchone()
                 if row is None:
                     return None
-                head, version, last_seq, count = row
+                head, version, last_seq, count, artifact_count = row
+                artifacts = None if artifact_count is None else self._artifacts(db, task_id)
                 first = since if history_length is None else max(0, (count or 0) - history_length)
                 if not count or first >= count:
-                    return head, version, last_seq, count, []
+                    return head, version, last_seq, count, [], artifacts
                 messages = db.execute(
                     "SELECT message FROM a2a_task_messages WHERE task_id = ? AND pos >= ?"
                     " AND pos < ? ORDER BY pos",
                     (task_id, first, count),
                 ).fetchall()
-            return head, version, last_seq, count, [m[0] for m in messages]
+            return head, version, last_seq, count, [m[0] for m in messages], artifacts
 
         return await self._run(get)
 
     @staticmethod
+    def _artifacts(db: sqlite3.Connection, task_id: str) -> builtins.list[str]:
+        return [
+            row[0]
+            for row in db.execute(
+                "SELECT artifact FROM a2a_task_artifacts WHERE task_id = ? ORDER BY pos", (task_id,)
+            )
+        ]
+
+    @staticmethod
     def _append_messages(
-        db: sqlite3.Connection, task_id: str, messages: builtins.list[tuple[str, bytes]], at: int
+        db: sqlite3.Connection, task_id: str, messages: Sequence[tuple[str, bytes]], at: int
     ) -> None:
         db.executemany(
             "INSERT INTO a2a_task_messages (task_id, pos, message_id, message) VALUES (?, ?, ?, ?)",
@@ -242,14 +255,19 @@ class SQLiteTaskStore(SQLTaskStore):
         return known
 
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[tuple[str, bytes]],
+        artifacts: Mapping[int, bytes],
     ) -> None:
         data = snapshot.decode()
         logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
-        messages = all_messages(task.history)
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -269,8 +287,8 @@ class SQLiteTaskStore(SQLTaskStore):
                         raise ActiveTaskLimitError.of(limit)
                 db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
-                    " last_seq, terminal_at, created_at, updated_at, task, history_count)"
-                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
+                    " last_seq, terminal_at, created_at, updated_at, task, history_count,"
+                    " artifact_count) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         task.id,
                         scope,
@@ -283,9 +301,13 @@ class SQLiteTaskStore(SQLTaskStore):
                         now,
                         data,
                         len(messages),
+                        len(artifacts),
                     ),
                 )
                 self._append_messages(db, task.id, messages, 0)
+                self._write_artifacts(
+                    db, task.id, [(pos, data, None) for pos, data in artifacts.items()]
+                )
                 if logged is not None:
                     db.execute(
                         "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
@@ -295,23 +317,75 @@ class SQLiteTaskStore(SQLTaskStore):
 
         await self._run(create)
 
+    @staticmethod
+    def _write_artifacts(
+        db: sqlite3.Connection, task_id: str, writes: Sequence[ArtifactWrite]
+    ) -> None:
+        db.executemany(
+            "INSERT INTO a2a_task_artifacts (task_id, pos, artifact, ref_seq)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (task_id, pos) DO UPDATE SET"
+            " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
+            " WHERE artifact IS NOT excluded.artifact OR ref_seq IS NOT excluded.ref_seq",
+            [(task_id, pos, data.decode(), ref) for pos, data, ref in writes],
+        )
+
+    @staticmethod
+    def _sync_artifacts(
+        db: sqlite3.Connection,
+        task: Task,
+        rows: Mapping[int, bytes],
+        full: bool,
+        artifact_ref: int | None,
+        seq: int,
+    ) -> None:
+        """Write the artifact rows (``full``: and delete those of removed artifacts),
+        inlining the artifact into the events that referred to a row's old content."""
+        where = "" if full else " AND pos IN (SELECT value FROM json_each(?))"
+        referenced = {
+            pos: (data, ref)
+            for pos, data, ref in db.execute(
+                "SELECT pos, artifact, ref_seq FROM a2a_task_artifacts"
+                f" WHERE task_id = ? AND ref_seq IS NOT NULL{where}",
+                (task.id,) if full else (task.id, json.dumps(builtins.list(rows))),
+            )
+        }
+        writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
+        for ref_seq, old in inline:
+            logged = db.execute(
+                "SELECT event FROM a2a_task_events WHERE task_id = ? AND seq = ?",
+                (task.id, ref_seq),
+            ).fetchone()
+            if logged is not None:
+                db.execute(
+                    "UPDATE a2a_task_events SET event = ? WHERE task_id = ? AND seq = ?",
+                    (inline_artifact(logged[0], old).decode(), task.id, ref_seq),
+                )
+        if full:
+            db.execute(
+                "DELETE FROM a2a_task_artifacts WHERE task_id = ? AND pos >= ?",
+                (task.id, len(task.artifacts)),
+            )
+        SQLiteTaskStore._write_artifacts(db, task.id, writes)
+
     async def _update_task(
         self,
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         data = snapshot.decode()
-        logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
 
         def update(db: sqlite3.Connection) -> None:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
-                    "SELECT version, history_count FROM a2a_tasks WHERE id = ?", (task.id,)
+                    "SELECT version, history_count, last_seq, artifact_count FROM a2a_tasks"
+                    " WHERE id = ?",
+                    (task.id,),
                 ).fetchone()
                 if row is None:
                     raise TaskNotFoundError(f"task {task.id!r} not found")
@@ -322,11 +396,24 @@ class SQLiteTaskStore(SQLTaskStore):
                     task.history, history_offset, stored, self._known(db, task.id)
                 )
                 self._append_messages(db, task.id, messages, stored)
+                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
+                rows = artifact_rows(task, None if full else changed)
+                seq = row[2] + 1
+                logged, artifact_ref = None, None
+                if event is not None:
+                    logged, artifact_ref = compact_event(
+                        event,
+                        task,
+                        {message: stored + i for i, (_, message) in enumerate(messages)},
+                        rows,
+                    )
+                if rows or full:
+                    self._sync_artifacts(db, task, rows, full, artifact_ref, seq)
                 db.execute(
                     "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
                     " version = version + 1, last_seq = last_seq + ?,"
-                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?"
-                    " WHERE id = ?",
+                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?,"
+                    " artifact_count = ? WHERE id = ?",
                     (
                         data,
                         context_id,
@@ -336,17 +423,15 @@ class SQLiteTaskStore(SQLTaskStore):
                         now if terminal else None,
                         now,
                         stored + len(messages),
+                        len(task.artifacts),
                         task.id,
                     ),
                 )
                 if logged is not None:
-                    (seq,) = db.execute(
-                        "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task.id,)
-                    ).fetchone()
                     db.execute(
                         "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
                         " VALUES (?, ?, ?, ?)",
-                        (task.id, seq, logged, now),
+                        (task.id, seq, logged.decode(), now),
                     )
 
         await self._run(update)
@@ -357,15 +442,25 @@ class SQLiteTaskStore(SQLTaskStore):
                 count, count_params = query.count("a2a_tasks", "a2a_task_counts")
                 (total,) = db.execute(count, count_params).fetchone()
                 rows = db.execute(
-                    f"SELECT task, history_count, id FROM a2a_tasks WHERE {query.page_where}"
-                    f" {ListSQL.ORDER} LIMIT ?",
+                    "SELECT task, history_count, id, artifact_count FROM a2a_tasks"
+                    f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
                     [*query.page_params, query.limit],
                 ).fetchall()
                 wanted = [
                     (task_id, query.first_message(count))
-                    for _, count, task_id in rows[: query.page_size]
+                    for _, count, task_id, _ in rows[: query.page_size]
                     if count and query.history_length != 0
                 ]
+                artifacts: dict[str, builtins.list[str]] = {}
+                with_artifacts = [row[2] for row in rows[: query.page_size] if row[3]]
+                if with_artifacts:
+                    marks = ", ".join("?" * len(with_artifacts))
+                    for task_id, artifact in db.execute(
+                        "SELECT task_id, artifact FROM a2a_task_artifacts"
+                        f" WHERE task_id IN ({marks}) ORDER BY task_id, pos",
+                        with_artifacts,
+                    ):
+                        artifacts.setdefault(task_id, []).append(artifact)
                 messages: dict[str, builtins.list[str]] = {}
                 if wanted:
                     where = " OR ".join(["(task_id = ? AND pos >= ?)"] * len(wanted))
@@ -376,7 +471,13 @@ class SQLiteTaskStore(SQLTaskStore):
                     ):
                         messages.setdefault(task_id, []).append(message)
             return total, [
-                (head, count, messages.get(task_id, [])) for head, count, task_id in rows
+                (
+                    head,
+                    count,
+                    messages.get(task_id, []),
+                    None if artifact_count is None else artifacts.get(task_id, []),
+                )
+                for head, count, task_id, artifact_count in rows
             ]
 
         return await self._run(select)
@@ -414,14 +515,49 @@ class SQLiteTaskStore(SQLTaskStore):
         if not self._ok(task_id):
             return []
 
-        def select(db: sqlite3.Connection) -> builtins.list[tuple[int, str]]:
-            rows: builtins.list[tuple[int, str]] = db.execute(
-                "SELECT seq, event FROM a2a_task_events WHERE task_id = ? AND seq > ? ORDER BY seq",
-                (task_id, max(seq, 0)),
-            ).fetchall()
-            return rows
+        def select(db: sqlite3.Connection) -> builtins.list[LoggedEvent]:
+            with _transaction(db, write=False):  # the events and the rows they refer to
+                rows = db.execute(
+                    "SELECT seq, event FROM a2a_task_events WHERE task_id = ? AND seq > ?"
+                    " ORDER BY seq",
+                    (task_id, max(seq, 0)),
+                ).fetchall()
+                positions: builtins.set[int] = set()
+                keys: builtins.set[int] = set()
+                compact = False
+                for _, data in rows:
+                    refs = references(data)
+                    if refs is not None:
+                        compact = True
+                        positions.update(refs[0])
+                        keys.update(refs[1])
+                messages: dict[int, str] = {}
+                artifacts: dict[int, str] = {}
+                context_id = None
+                if compact:
+                    (context_id,) = db.execute(
+                        "SELECT context_id FROM a2a_tasks WHERE id = ?", (task_id,)
+                    ).fetchone()
+                    messages = dict(
+                        db.execute(
+                            "SELECT pos, message FROM a2a_task_messages WHERE task_id = ?"
+                            " AND pos IN (SELECT value FROM json_each(?))",
+                            (task_id, json.dumps(sorted(positions))),
+                        ).fetchall()
+                    )
+                    artifacts = dict(
+                        db.execute(
+                            "SELECT pos, artifact FROM a2a_task_artifacts"
+                            " WHERE task_id = ? AND pos IN (SELECT value FROM json_each(?))",
+                            (task_id, json.dumps(sorted(keys))),
+                        ).fetchall()
+                    )
+            context = column_value(context_id)
+            return [
+                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
+            ]
 
-        return [(n, decode_event(data)) for n, data in await self._run(select)]
+        return await self._run(select)
 
     # -- push configs --------------------------------------------------------------------
 

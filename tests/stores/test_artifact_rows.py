@@ -132,6 +132,29 @@ async def test_a_task_created_with_artifacts_and_duplicate_ids_round_trips(
     assert await store.events_after("t2", 0) == [(1, task), (2, event)]
 
 
+async def test_messages_whose_content_repeats_the_task_ids_round_trip(store: TaskStore) -> None:
+    """A history row leaves out the message's own ids only where that is unambiguous."""
+    tricky = [
+        attrs.evolve(
+            _message("x", "t5", f"k{i}"),
+            metadata={"a": 1, "contextId": "ctx", "taskId": "t5"} if i else {"n": {"taskId": "t5"}},
+        )
+        for i in range(2)
+    ]
+    other = attrs.evolve(_message("y", "t5", "k2"), context_id="elsewhere")
+    task = attrs.evolve(_first("t5"), history=(*_first("t5").history, *tricky, other))
+    await store.create(task, None, event=task)
+    event = _status("t5", TaskState.WORKING, "and one more", 4)
+    await _commit(store, "t5", event)
+    expected = apply_event(task, event)
+    got = await store.get("t5", None)
+    assert got is not None and got.task == expected
+    tail = await store.get("t5", None, history_length=3)
+    assert tail is not None and tail.task.history == expected.history[-3:]
+    assert (await store.list(None)).tasks == [expected]
+    assert await store.events_after("t5", 0) == [(1, task), (2, event)]
+
+
 def _occurrences(path: Path, needle: str) -> int:
     db = sqlite3.connect(path)
     try:
@@ -167,8 +190,9 @@ async def test_sqlite_stores_each_message_and_artifact_once(tmp_path: Path) -> N
     # The task's ids are not repeated in its events either.
     db = sqlite3.connect(path)
     events = [row[0] for row in db.execute("SELECT event FROM a2a_task_events")]
+    rows = [row[0] for row in db.execute("SELECT message FROM a2a_task_messages")]
     db.close()
-    assert not any('"t3"' in event for event in events)
+    assert not any('"t3"' in text for text in events + rows)
 
 
 async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> None:

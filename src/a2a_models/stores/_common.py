@@ -42,6 +42,10 @@ __all__ = [
     "encode_message",
     "new_messages",
     "all_messages",
+    "MessageRow",
+    "message_row",
+    "own_message",
+    "row_suffix",
     "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
@@ -118,29 +122,82 @@ def artifact_rows(task: Task, only: Sequence[int] | None = None) -> dict[int, by
     return {i: encode_artifact(task.artifacts[i]) for i in positions}
 
 
-def all_messages(history: Sequence[Message]) -> list[tuple[str, bytes]]:
-    """``(message_id column, JSON)`` of every message of a new task's history, as given."""
-    return [(str(column_text(m.message_id)), encode_message(m)) for m in history]
+#: A history message to store: ``(message_id column, JSON, the row's JSON)``.
+MessageRow = tuple[str, bytes, bytes]
+
+# A history row of a message carrying its task's ids holds it without them:
+# ``{"$":1,`` and the rest of the JSON (see :func:`message_row`).
+_OWN = b'{"$":1,'
+
+
+def _ids(task_id: str, context_id: str) -> bytes:
+    return b',"contextId":' + orjson.dumps(context_id) + b',"taskId":' + orjson.dumps(task_id)
+
+
+def message_row(message: Message, data: bytes, task: Task) -> bytes:
+    """What a history row holds of ``message`` (JSON ``data``) of ``task``."""
+    if task.context_id is None or message.task_id != task.id:
+        return data
+    if message.context_id != task.context_id:
+        return data
+    try:
+        ids = _ids(task.id, task.context_id)
+    except orjson.JSONEncodeError:  # lone surrogates
+        return data
+    # The message's own ids are the only top-level occurrence when there is one.
+    if data.count(ids) != 1:
+        return data
+    return _OWN + data[1:].replace(ids, b"", 1)
+
+
+def row_suffix(task_id: str, context_id: str | None) -> str | None:
+    """What :func:`own_message` puts back into the rows of a task (``None``: nothing)."""
+    if context_id is None:
+        return None
+    try:
+        return _ids(task_id, context_id).decode()
+    except orjson.JSONEncodeError:
+        return None
+
+
+def own_message(row: bytes | str, suffix: str | None) -> bytes | str:
+    """The JSON of a message from its history row (see :func:`message_row`)."""
+    text = row.decode() if isinstance(row, bytes) else row
+    if suffix is None or not text.startswith('{"$"'):
+        return row
+    # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the message.
+    rest = text[text.index(",") + 1 :].rstrip()
+    return "{" + rest[:-1] + suffix + "}"
+
+
+def all_messages(task: Task) -> list[MessageRow]:
+    """The rows of every message of a new task's history, as given."""
+    out = []
+    for m in task.history:
+        data = encode_message(m)
+        out.append((str(column_text(m.message_id)), data, message_row(m, data, task)))
+    return out
 
 
 def new_messages(
-    history: Sequence[Message], offset: int, stored: int, known: Callable[[list[str]], set[str]]
-) -> list[tuple[str, bytes]]:
-    """``(message_id column, JSON)`` of the messages of ``history`` to append.
+    task: Task, offset: int, stored: int, known: Callable[[list[str]], set[str]]
+) -> list[MessageRow]:
+    """The rows of the messages of ``task.history`` to append.
 
-    ``history`` starts at message number ``offset``; ``stored`` are already
-    rows. ``known`` returns which of some id columns the task already has.
+    ``task.history`` starts at message number ``offset``; ``stored`` are
+    already rows. ``known`` returns which of some id columns the task already has.
     """
-    fresh = history[max(0, stored - offset) :]
+    fresh = task.history[max(0, stored - offset) :]
     if not fresh:
         return []
     ids = [str(column_text(m.message_id)) for m in fresh]
     taken = known(ids)
-    out: list[tuple[str, bytes]] = []
+    out: list[MessageRow] = []
     for key, message in zip(ids, fresh, strict=True):
         if key not in taken:
             taken.add(key)
-            out.append((key, encode_message(message)))
+            data = encode_message(message)
+            out.append((key, data, message_row(message, data, task)))
     return out
 
 
@@ -503,7 +560,7 @@ class SQLTaskStore(TaskStore):
         scope: str,
         snapshot: bytes,
         event: bytes | None,
-        messages: Sequence[tuple[str, bytes]],
+        messages: Sequence[MessageRow],
         artifacts: Mapping[int, bytes],
     ) -> None:
         """Insert ``task`` at version 1 (``event``, stored form, as log entry 1) with
@@ -603,11 +660,11 @@ class SQLTaskStore(TaskStore):
         snapshot = encode_head(task)
         if not self._ok(task.id):
             raise InvalidParamsError(self.BAD_TASK_ID)
-        messages = all_messages(task.history)
+        messages = all_messages(task)
         artifacts = artifact_rows(task)
         logged = None
         if event is not None:
-            positions = {data: i for i, (_, data) in enumerate(messages)}
+            positions = {data: i for i, (_, data, _) in enumerate(messages)}
             logged, _ = compact_event(event, task, positions, {})
         await self._insert_task(
             task, scope_key(owner, tenant), snapshot, logged, messages, artifacts

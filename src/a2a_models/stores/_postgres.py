@@ -22,6 +22,7 @@ from ._common import (
     ArtifactWrite,
     FetchedTask,
     ListSQL,
+    MessageRow,
     PageRow,
     SQLTaskStore,
     artifact_rows,
@@ -34,6 +35,8 @@ from ._common import (
     encode_config,
     encode_event,
     new_messages,
+    own_message,
+    row_suffix,
     task_columns,
 )
 from ._eventlog import compact_event, expand_event, inline_artifact, references
@@ -238,7 +241,7 @@ class PostgresTaskStore(SQLTaskStore):
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
             "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
-            f" t.artifact_count, {self._artifact_columns('t')} FROM {self._tasks} t"
+            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id FROM {self._tasks} t"
             " WHERE t.id = %s AND t.scope = %s"
         )
 
@@ -262,7 +265,8 @@ class PostgresTaskStore(SQLTaskStore):
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        messages = [_exact(m[0], m[1]) for m in row[8]]
+        suffix = row_suffix(task_id, column_value(row[8]))
+        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[9]]
         artifacts = self._exact_artifacts(row[5], row[6], row[7])
         return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
 
@@ -275,13 +279,13 @@ class PostgresTaskStore(SQLTaskStore):
         self,
         conn: psycopg.AsyncConnection[Any],
         task_id: str,
-        messages: Sequence[tuple[str, bytes]],
+        messages: Sequence[MessageRow],
         at: int,
     ) -> None:
         if not messages:
             return
         rows = []
-        for i, (key, data) in enumerate(messages):
+        for i, (key, _, data) in enumerate(messages):
             text, raw = _jsonb(data)
             rows.append((task_id, at + i, key, text, raw))
         async with conn.cursor() as cursor:
@@ -306,7 +310,7 @@ class PostgresTaskStore(SQLTaskStore):
         scope: str,
         snapshot: bytes,
         event: bytes | None,
-        messages: Sequence[tuple[str, bytes]],
+        messages: Sequence[MessageRow],
         artifacts: Mapping[int, bytes],
     ) -> None:
         data, data_raw = _jsonb(snapshot)
@@ -468,7 +472,7 @@ class PostgresTaskStore(SQLTaskStore):
                 fresh = task.history[max(0, stored - history_offset) :]
                 ids = [str(column_text(m.message_id)) for m in fresh]
                 taken = await self._known(conn, task.id, ids) if ids and stored else set()
-                messages = new_messages(task.history, history_offset, stored, lambda _: taken)
+                messages = new_messages(task, history_offset, stored, lambda _: taken)
                 await self._append_messages(conn, task.id, messages, stored)
                 full = changed is None or row[3] is None  # NULL: artifacts move to rows now
                 rows = artifact_rows(task, None if full else changed)
@@ -477,7 +481,7 @@ class PostgresTaskStore(SQLTaskStore):
                     logged, artifact_ref = compact_event(
                         event,
                         task,
-                        {message: stored + i for i, (_, message) in enumerate(messages)},
+                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
                         rows,
                     )
                 if rows or full:
@@ -508,7 +512,7 @@ class PostgresTaskStore(SQLTaskStore):
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
-            f" t.artifact_count, {self._artifact_columns('t')} FROM {self._tasks} t"
+            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id FROM {self._tasks} t"
             f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
 
@@ -541,7 +545,10 @@ class PostgresTaskStore(SQLTaskStore):
                 (
                     _exact(row[0], row[1]),
                     row[3],
-                    messages.get(row[4], []),
+                    [
+                        own_message(m, row_suffix(row[4], column_value(row[8])))
+                        for m in messages.get(row[4], [])
+                    ],
                     self._exact_artifacts(row[5], row[6], row[7]),
                 )
                 for row in rows
@@ -618,6 +625,8 @@ class PostgresTaskStore(SQLTaskStore):
                     )
                     artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
             context = column_value(context_id)
+            suffix = row_suffix(task_id, context)
+            messages = {pos: own_message(m, suffix) for pos, m in messages.items()}
             return [
                 (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
             ]

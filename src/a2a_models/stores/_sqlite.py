@@ -25,6 +25,7 @@ from ._common import (
     ArtifactWrite,
     FetchedTask,
     ListSQL,
+    MessageRow,
     PageRow,
     SQLTaskStore,
     artifact_rows,
@@ -35,6 +36,8 @@ from ._common import (
     encode_config,
     encode_event,
     new_messages,
+    own_message,
+    row_suffix,
     task_columns,
 )
 from ._eventlog import compact_event, expand_event, inline_artifact, references
@@ -197,13 +200,13 @@ class SQLiteTaskStore(SQLTaskStore):
         def get(db: sqlite3.Connection) -> FetchedTask | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
-                    "SELECT task, version, last_seq, history_count, artifact_count FROM a2a_tasks"
-                    " WHERE id = ? AND scope = ?",
+                    "SELECT task, version, last_seq, history_count, artifact_count, context_id"
+                    " FROM a2a_tasks WHERE id = ? AND scope = ?",
                     (task_id, scope),
                 ).fetchone()
                 if row is None:
                     return None
-                head, version, last_seq, count, artifact_count = row
+                head, version, last_seq, count, artifact_count, context_id = row
                 artifacts = None if artifact_count is None else self._artifacts(db, task_id)
                 first = since if history_length is None else max(0, (count or 0) - history_length)
                 if not count or first >= count:
@@ -213,7 +216,9 @@ class SQLiteTaskStore(SQLTaskStore):
                     " AND pos < ? ORDER BY pos",
                     (task_id, first, count),
                 ).fetchall()
-            return head, version, last_seq, count, [m[0] for m in messages], artifacts
+            suffix = row_suffix(task_id, column_value(context_id))
+            history = [own_message(m[0], suffix) for m in messages]
+            return head, version, last_seq, count, history, artifacts
 
         return await self._run(get)
 
@@ -228,11 +233,11 @@ class SQLiteTaskStore(SQLTaskStore):
 
     @staticmethod
     def _append_messages(
-        db: sqlite3.Connection, task_id: str, messages: Sequence[tuple[str, bytes]], at: int
+        db: sqlite3.Connection, task_id: str, messages: Sequence[MessageRow], at: int
     ) -> None:
         db.executemany(
             "INSERT INTO a2a_task_messages (task_id, pos, message_id, message) VALUES (?, ?, ?, ?)",
-            [(task_id, at + i, key, data.decode()) for i, (key, data) in enumerate(messages)],
+            [(task_id, at + i, key, row.decode()) for i, (key, _, row) in enumerate(messages)],
         )
 
     @staticmethod
@@ -260,7 +265,7 @@ class SQLiteTaskStore(SQLTaskStore):
         scope: str,
         snapshot: bytes,
         event: bytes | None,
-        messages: Sequence[tuple[str, bytes]],
+        messages: Sequence[MessageRow],
         artifacts: Mapping[int, bytes],
     ) -> None:
         data = snapshot.decode()
@@ -392,9 +397,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 if row[0] != expected_version:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
-                messages = new_messages(
-                    task.history, history_offset, stored, self._known(db, task.id)
-                )
+                messages = new_messages(task, history_offset, stored, self._known(db, task.id))
                 self._append_messages(db, task.id, messages, stored)
                 full = changed is None or row[3] is None  # NULL: artifacts move to rows now
                 rows = artifact_rows(task, None if full else changed)
@@ -404,7 +407,7 @@ class SQLiteTaskStore(SQLTaskStore):
                     logged, artifact_ref = compact_event(
                         event,
                         task,
-                        {message: stored + i for i, (_, message) in enumerate(messages)},
+                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
                         rows,
                     )
                 if rows or full:
@@ -442,13 +445,13 @@ class SQLiteTaskStore(SQLTaskStore):
                 count, count_params = query.count("a2a_tasks", "a2a_task_counts")
                 (total,) = db.execute(count, count_params).fetchone()
                 rows = db.execute(
-                    "SELECT task, history_count, id, artifact_count FROM a2a_tasks"
+                    "SELECT task, history_count, id, artifact_count, context_id FROM a2a_tasks"
                     f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
                     [*query.page_params, query.limit],
                 ).fetchall()
                 wanted = [
                     (task_id, query.first_message(count))
-                    for _, count, task_id, _ in rows[: query.page_size]
+                    for _, count, task_id, _, _ in rows[: query.page_size]
                     if count and query.history_length != 0
                 ]
                 artifacts: dict[str, builtins.list[str]] = {}
@@ -474,10 +477,13 @@ class SQLiteTaskStore(SQLTaskStore):
                 (
                     head,
                     count,
-                    messages.get(task_id, []),
+                    [
+                        own_message(m, row_suffix(task_id, column_value(context_id)))
+                        for m in messages.get(task_id, [])
+                    ],
                     None if artifact_count is None else artifacts.get(task_id, []),
                 )
-                for head, count, task_id, artifact_count in rows
+                for head, count, task_id, artifact_count, context_id in rows
             ]
 
         return await self._run(select)
@@ -553,6 +559,8 @@ class SQLiteTaskStore(SQLTaskStore):
                         ).fetchall()
                     )
             context = column_value(context_id)
+            suffix = row_suffix(task_id, context)
+            messages = {pos: str(own_message(m, suffix)) for pos, m in messages.items()}
             return [
                 (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
             ]

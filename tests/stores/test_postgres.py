@@ -179,7 +179,8 @@ async def test_jsonb_is_queryable_and_exact_copies_only_when_needed(
     assert rows == [("odd", "TASK_STATE_WORKING", False), ("plain", "TASK_STATE_WORKING", True)]
     events = await _query(
         pg_dsn,
-        f'SELECT task_id, event_raw IS NULL FROM "{pg_schema}".a2a_task_events ORDER BY 1',
+        f'SELECT t.id, e.event_raw IS NULL FROM "{pg_schema}".a2a_task_events e'
+        f' JOIN "{pg_schema}".a2a_tasks t ON t.key = e.task_key ORDER BY 1',
     )
     assert events == [("odd", False), ("plain", True)]
 

@@ -222,9 +222,9 @@ class PostgresTaskStore(SQLTaskStore):
         """The artifact rows of the task row ``task`` as two arrays (JSON text, exact bytes)."""
         return (
             f"CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact::text"
-            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_id = {task}.id) END,"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END,"
             f" CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact_raw"
-            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_id = {task}.id) END"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
         )
 
     @staticmethod
@@ -241,8 +241,8 @@ class PostgresTaskStore(SQLTaskStore):
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
             "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
-            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id FROM {self._tasks} t"
-            " WHERE t.id = %s AND t.scope = %s"
+            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
+            f" FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
@@ -257,8 +257,8 @@ class PostgresTaskStore(SQLTaskStore):
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
                 f"SELECT message::text, message_raw FROM {self._messages}"
-                " WHERE task_id = %s AND pos >= %s AND pos < %s ORDER BY pos",
-                (task_id, first, count),
+                " WHERE task_key = %s AND pos >= %s AND pos < %s ORDER BY pos",
+                (row[9], first, count),
             )
             return (*row, await cursor.fetchall())
 
@@ -266,7 +266,7 @@ class PostgresTaskStore(SQLTaskStore):
         if row is None:
             return None
         suffix = row_suffix(task_id, column_value(row[8]))
-        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[9]]
+        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
         artifacts = self._exact_artifacts(row[5], row[6], row[7])
         return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
 
@@ -278,7 +278,7 @@ class PostgresTaskStore(SQLTaskStore):
     async def _append_messages(
         self,
         conn: psycopg.AsyncConnection[Any],
-        task_id: str,
+        task_key: int,
         messages: Sequence[MessageRow],
         at: int,
     ) -> None:
@@ -287,20 +287,20 @@ class PostgresTaskStore(SQLTaskStore):
         rows = []
         for i, (key, _, data) in enumerate(messages):
             text, raw = _jsonb(data)
-            rows.append((task_id, at + i, key, text, raw))
+            rows.append((task_key, at + i, key, text, raw))
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_id, pos, message_id, message, message_raw)"
+                f"INSERT INTO {self._messages} (task_key, pos, message_id, message, message_raw)"
                 " VALUES (%s, %s, %s, %s::jsonb, %s)",
                 rows,
             )
 
     async def _known(
-        self, conn: psycopg.AsyncConnection[Any], task_id: str, ids: builtins.list[str]
+        self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
         cursor = await conn.execute(
-            f"SELECT message_id FROM {self._messages} WHERE task_id = %s AND message_id = ANY(%s)",
-            (task_id, ids),
+            f"SELECT message_id FROM {self._messages} WHERE task_key = %s AND message_id = ANY(%s)",
+            (task_key, ids),
         )
         return {row[0] for row in await cursor.fetchall()}
 
@@ -320,7 +320,7 @@ class PostgresTaskStore(SQLTaskStore):
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, task_raw, history_count, artifact_count)"
             " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s,"
-            " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
+            " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -337,8 +337,8 @@ class PostgresTaskStore(SQLTaskStore):
         )
         if logged is not None:
             insert = (
-                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-                " SELECT id, 1, %s::jsonb, %s::bytea FROM t RETURNING seq"
+                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event, event_raw)"
+                " SELECT key, 1, %s::jsonb, %s::bytea FROM t RETURNING task_key"
             )
             params = (*params, *logged)
         limit = self.max_active_tasks_per_owner if not terminal else None
@@ -359,32 +359,32 @@ class PostgresTaskStore(SQLTaskStore):
                     if row is not None and row[0] >= limit:
                         raise ActiveTaskLimitError.of(limit)
                 cursor = await conn.execute(insert, params)
-                if await cursor.fetchone() is None:
+                inserted = await cursor.fetchone()
+                if inserted is None:
                     version = await self._version(conn, task.id)
                     raise ConcurrentModificationError(task.id, 0, version or 0)
-                await self._append_messages(conn, task.id, messages, 0)
-                await self._write_artifacts(
-                    conn, task.id, [(pos, data, None) for pos, data in artifacts.items()]
-                )
+                await self._append_messages(conn, inserted[0], messages, 0)
+                writes = [(pos, data, None) for pos, data in artifacts.items()]
+                await self._write_artifacts(conn, inserted[0], writes)
 
         await self._run(create)
 
     async def _write_artifacts(
-        self, conn: psycopg.AsyncConnection[Any], task_id: str, writes: Sequence[ArtifactWrite]
+        self, conn: psycopg.AsyncConnection[Any], task_key: int, writes: Sequence[ArtifactWrite]
     ) -> None:
         if not writes:
             return
         rows = []
         for pos, data, ref in writes:
             text, raw = _jsonb(data)
-            rows.append((task_id, pos, text, raw, ref))
+            rows.append((task_key, pos, text, raw, ref))
         # An unchanged row is not written again (compared as text: jsonb equality
         # says 1 = 1.0).
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._artifacts} AS a (task_id, pos, artifact, artifact_raw,"
+                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, artifact_raw,"
                 " ref_seq) VALUES (%s, %s, %s::jsonb, %s, %s)"
-                " ON CONFLICT (task_id, pos) DO UPDATE SET"
+                " ON CONFLICT (task_key, pos) DO UPDATE SET"
                 " artifact = excluded.artifact, artifact_raw = excluded.artifact_raw,"
                 " ref_seq = excluded.ref_seq WHERE a.artifact::text <> excluded.artifact::text"
                 " OR a.artifact_raw IS DISTINCT FROM excluded.artifact_raw"
@@ -396,6 +396,7 @@ class PostgresTaskStore(SQLTaskStore):
         self,
         conn: psycopg.AsyncConnection[Any],
         task: Task,
+        task_key: int,
         rows: Mapping[int, bytes],
         full: bool,
         artifact_ref: int | None,
@@ -406,8 +407,8 @@ class PostgresTaskStore(SQLTaskStore):
         where = "" if full else " AND pos = ANY(%s)"
         cursor = await conn.execute(
             f"SELECT pos, artifact::text, artifact_raw, ref_seq FROM {self._artifacts}"
-            f" WHERE task_id = %s AND ref_seq IS NOT NULL{where}",
-            (task.id,) if full else (task.id, builtins.list(rows)),
+            f" WHERE task_key = %s AND ref_seq IS NOT NULL{where}",
+            (task_key,) if full else (task_key, builtins.list(rows)),
         )
         referenced = {
             pos: (_exact(text, raw), ref) for pos, text, raw, ref in await cursor.fetchall()
@@ -415,23 +416,24 @@ class PostgresTaskStore(SQLTaskStore):
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
         for ref_seq, old in inline:
             cursor = await conn.execute(
-                f"SELECT event::text, event_raw FROM {self._events} WHERE task_id = %s AND seq = %s",
-                (task.id, ref_seq),
+                f"SELECT event::text, event_raw FROM {self._events}"
+                " WHERE task_key = %s AND seq = %s",
+                (task_key, ref_seq),
             )
             logged = await cursor.fetchone()
             if logged is not None:
                 text, raw = _jsonb(inline_artifact(_exact(logged[0], logged[1]), old))
                 await conn.execute(
                     f"UPDATE {self._events} SET event = %s::jsonb, event_raw = %s"
-                    " WHERE task_id = %s AND seq = %s",
-                    (text, raw, task.id, ref_seq),
+                    " WHERE task_key = %s AND seq = %s",
+                    (text, raw, task_key, ref_seq),
                 )
         if full:
             await conn.execute(
-                f"DELETE FROM {self._artifacts} WHERE task_id = %s AND pos >= %s",
-                (task.id, len(task.artifacts)),
+                f"DELETE FROM {self._artifacts} WHERE task_key = %s AND pos >= %s",
+                (task_key, len(task.artifacts)),
             )
-        await self._write_artifacts(conn, task.id, writes)
+        await self._write_artifacts(conn, task_key, writes)
 
     async def _update_task(
         self,
@@ -449,17 +451,17 @@ class PostgresTaskStore(SQLTaskStore):
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
             " updated_at = now(), history_count = %s, artifact_count = %s"
-            " WHERE id = %s AND version = %s RETURNING id, last_seq"
+            " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
         logged_update = (
-            f"WITH u AS ({update}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-            " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event, event_raw)"
+            " SELECT key, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
         )
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    "SELECT version, history_count, last_seq, artifact_count"
+                    "SELECT version, history_count, last_seq, artifact_count, key"
                     f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
                     (task.id,),
                 )
@@ -471,9 +473,10 @@ class PostgresTaskStore(SQLTaskStore):
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
                 fresh = task.history[max(0, stored - history_offset) :]
                 ids = [str(column_text(m.message_id)) for m in fresh]
-                taken = await self._known(conn, task.id, ids) if ids and stored else set()
+                task_key = row[4]
+                taken = await self._known(conn, task_key, ids) if ids and stored else set()
                 messages = new_messages(task, history_offset, stored, lambda _: taken)
-                await self._append_messages(conn, task.id, messages, stored)
+                await self._append_messages(conn, task_key, messages, stored)
                 full = changed is None or row[3] is None  # NULL: artifacts move to rows now
                 rows = artifact_rows(task, None if full else changed)
                 logged, artifact_ref = None, None
@@ -485,7 +488,9 @@ class PostgresTaskStore(SQLTaskStore):
                         rows,
                     )
                 if rows or full:
-                    await self._sync_artifacts(conn, task, rows, full, artifact_ref, row[2] + 1)
+                    await self._sync_artifacts(
+                        conn, task, task_key, rows, full, artifact_ref, row[2] + 1
+                    )
                 params: tuple[Any, ...] = (
                     data,
                     data_raw,
@@ -512,8 +517,8 @@ class PostgresTaskStore(SQLTaskStore):
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
-            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id FROM {self._tasks} t"
-            f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
+            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
+            f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
@@ -524,30 +529,30 @@ class PostgresTaskStore(SQLTaskStore):
                 row = await cursor.fetchone()
                 return (0 if row is None else int(row[0])), []
             wanted = [
-                (row[4], query.first_message(row[3]), row[3])
+                (row[9], query.first_message(row[3]), row[3])
                 for row in rows[: query.page_size]
                 if row[3] and query.history_length != 0
             ]
-            messages: dict[str, builtins.list[bytes | str]] = {}
+            messages: dict[int, builtins.list[bytes | str]] = {}
             if wanted:
                 # Rows below history_count never change: they match the page read.
                 cursor = await conn.execute(
-                    "SELECT m.task_id, m.message::text, m.message_raw"
-                    " FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS q(id, first, count)"
+                    "SELECT m.task_key, m.message::text, m.message_raw"
+                    " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS q(key, first, count)"
                     f" JOIN {self._messages} m"
-                    " ON m.task_id = q.id AND m.pos >= q.first AND m.pos < q.count"
-                    " ORDER BY m.task_id, m.pos",
+                    " ON m.task_key = q.key AND m.pos >= q.first AND m.pos < q.count"
+                    " ORDER BY m.task_key, m.pos",
                     ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
                 )
-                for task_id, text, raw in await cursor.fetchall():
-                    messages.setdefault(task_id, []).append(_exact(text, raw))
+                for task_key, text, raw in await cursor.fetchall():
+                    messages.setdefault(task_key, []).append(_exact(text, raw))
             page = [
                 (
                     _exact(row[0], row[1]),
                     row[3],
                     [
                         own_message(m, row_suffix(row[4], column_value(row[8])))
-                        for m in messages.get(row[4], [])
+                        for m in messages.get(row[9], [])
                     ],
                     self._exact_artifacts(row[5], row[6], row[7]),
                 )
@@ -565,9 +570,9 @@ class PostgresTaskStore(SQLTaskStore):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
-            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING id, last_seq)"
-            f" INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-            " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key, last_seq)"
+            f" INSERT INTO {self._events} (task_key, seq, event, event_raw)"
+            " SELECT key, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
         )
 
         async def append(conn: psycopg.AsyncConnection[Any]) -> int:
@@ -589,9 +594,16 @@ class PostgresTaskStore(SQLTaskStore):
             async with conn.transaction():
                 await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 cursor = await conn.execute(
+                    f"SELECT key, context_id FROM {self._tasks} WHERE id = %s", (task_id,)
+                )
+                found = await cursor.fetchone()
+                if found is None:
+                    return []
+                task_key, context_id = found
+                cursor = await conn.execute(
                     f"SELECT seq, event::text, event_raw FROM {self._events}"
-                    " WHERE task_id = %s AND seq > %s ORDER BY seq",
-                    (task_id, max(seq, 0)),
+                    " WHERE task_key = %s AND seq > %s ORDER BY seq",
+                    (task_key, max(seq, 0)),
                 )
                 rows = [(int(n), _exact(text, raw)) for n, text, raw in await cursor.fetchall()]
                 positions: builtins.set[int] = set()
@@ -605,23 +617,17 @@ class PostgresTaskStore(SQLTaskStore):
                         keys.update(refs[1])
                 messages: dict[int, bytes | str] = {}
                 artifacts: dict[int, bytes | str] = {}
-                context_id = None
                 if compact:
                     cursor = await conn.execute(
-                        f"SELECT context_id FROM {self._tasks} WHERE id = %s", (task_id,)
-                    )
-                    found = await cursor.fetchone()
-                    context_id = None if found is None else found[0]
-                    cursor = await conn.execute(
                         f"SELECT pos, message::text, message_raw FROM {self._messages}"
-                        " WHERE task_id = %s AND pos = ANY(%s)",
-                        (task_id, sorted(positions)),
+                        " WHERE task_key = %s AND pos = ANY(%s)",
+                        (task_key, sorted(positions)),
                     )
                     messages = {pos: _exact(t, r) for pos, t, r in await cursor.fetchall()}
                     cursor = await conn.execute(
                         f"SELECT pos, artifact::text, artifact_raw FROM {self._artifacts}"
-                        " WHERE task_id = %s AND pos = ANY(%s)",
-                        (task_id, sorted(keys)),
+                        " WHERE task_key = %s AND pos = ANY(%s)",
+                        (task_key, sorted(keys)),
                     )
                     artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
             context = column_value(context_id)

@@ -296,10 +296,11 @@ async def _bulk_sqlite(store: SQLiteTaskStore, tasks: list[Task]) -> None:
 
     scope = scope_key(None, None)
     rows, messages = [], []
-    for t in tasks:
+    for number, t in enumerate(tasks, start=1):
         ctx, state, key, terminal = task_columns(t)
         rows.append(
             (
+                number,
                 t.id,
                 scope,
                 ctx,
@@ -315,15 +316,15 @@ async def _bulk_sqlite(store: SQLiteTaskStore, tasks: list[Task]) -> None:
             )
         )
         messages += [
-            (t.id, i, m.message_id, encode_message(m).decode()) for i, m in enumerate(t.history)
+            (number, i, m.message_id, encode_message(m).decode()) for i, m in enumerate(t.history)
         ]
 
     def insert(db: Any) -> None:
         db.execute("BEGIN")
         db.executemany(
-            "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, created_at, updated_at, task, history_count)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO a2a_tasks (key, id, scope, context_id, state, status_key, version,"
+            " last_seq, terminal_at, created_at, updated_at, task, history_count, artifact_count)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
             rows,
         )
         db.executemany("INSERT INTO a2a_task_messages VALUES (?, ?, ?, ?)", messages)
@@ -347,12 +348,12 @@ async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
             async with conn.cursor() as cur:
                 async with cur.copy(
                     f"COPY {store._tasks} (id, scope, context_id, state, status_key, version,"
-                    " last_seq, task, history_count) FROM STDIN"
+                    " last_seq, task, history_count, artifact_count) FROM STDIN"
                 ) as copy:
                     for t in tasks:
                         ctx, state, key, _ = task_columns(t)
                         await copy.write_row(
-                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t).decode(), 0)
+                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t).decode(), 0, 0)
                         )
             await conn.execute(recount)
         await conn.execute(f"ANALYZE {store._tasks}")

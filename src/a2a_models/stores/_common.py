@@ -335,14 +335,18 @@ class ListSQL:
 
     #: A side of a timestamp filter with at most this many tasks is counted row by row.
     COUNT_BOUND = 2000
+    #: Both sides are first tried with this smaller bound, so a filter with few tasks
+    #: on one side costs the same whatever the number on the other.
+    COUNT_PROBE = 64
 
     def count(self, tasks: str, counts: str) -> tuple[str, list[Any]]:
         """SQL (one scalar) and parameters giving the exact number of matches.
 
         Without a timestamp filter: the counter row. With one, the smaller
-        side is counted: the matches if at most :attr:`COUNT_BOUND`, else the
-        tasks *before* the timestamp (subtracted from the counter) if at most
-        that many; only when both sides are larger are all matches counted.
+        side is counted: the matches, or the tasks *before* the timestamp
+        (subtracted from the counter), each tried up to :attr:`COUNT_PROBE`
+        and then up to :attr:`COUNT_BOUND` rows; only when both sides are
+        larger are all matches counted.
         """
         p = self.placeholder
         counter_sql = (
@@ -352,25 +356,30 @@ class ListSQL:
             assert self.counter is not None
             return f"SELECT {counter_sql}", list(self.counter)
         before_where, before_params, counter = self._bounded
-        k = self.COUNT_BOUND
-        after = f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where} LIMIT {k + 1}) a)"
-        before = (
-            f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where} LIMIT {k + 1}) b)"
-        )
-        full = f"(SELECT count(*) FROM {tasks} WHERE {self.where})"
-        sql = (
-            f"SELECT CASE WHEN {after} <= {k} THEN {after}"
-            f" WHEN {before} <= {k} THEN {counter_sql} - {before} ELSE {full} END"
-        )
-        params = [
-            *self.params,
-            *self.params,
-            *before_params,
-            *counter,
-            *before_params,
-            *self.params,
-        ]
-        return sql, params
+        sql = "SELECT CASE"
+        params: list[Any] = []
+        for bound in (self.COUNT_PROBE, self.COUNT_BOUND):
+            after = (
+                f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where}"
+                f" LIMIT {bound + 1}) a)"
+            )
+            before = (
+                f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where}"
+                f" LIMIT {bound + 1}) b)"
+            )
+            sql += (
+                f" WHEN {after} <= {bound} THEN {after}"
+                f" WHEN {before} <= {bound} THEN {counter_sql} - {before}"
+            )
+            params += [
+                *self.params,
+                *self.params,
+                *before_params,
+                *counter,
+                *before_params,
+            ]
+        sql += f" ELSE (SELECT count(*) FROM {tasks} WHERE {self.where}) END"
+        return sql, [*params, *self.params]
 
     def first_message(self, count: int) -> int:
         """Position of the first history row to read of a task with ``count`` messages."""

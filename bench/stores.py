@@ -15,6 +15,8 @@ figures measured in the same run:
 * list: first page (50) of ListTasks at 1k and 100k tasks, no filter and each
   filter (context, status, timestamp). Target: 100k <= 2x 1k, every store.
   PostgreSQL query plans are checked for sequential scans.
+* artifacts: one artifact-update event (replace an artifact) on a task holding
+  1 and 200 artifacts. Target: <= 1.5x.
 * disk: bytes per typical task (a user message, a working update with a
   message, an artifact, completed) through the engine, vs the SDK store
   holding the same final tasks. Target: <= 1.5x the SDK.
@@ -232,6 +234,77 @@ async def sdk_ops(store: Any, ctx: Any, n: int) -> tuple[Callable[[], Awaitable[
         del task.history[:-10]  # what its handler does with historyLength=10
 
     return append, get10
+
+
+def _artifact(task_id: str, i: int, text: str = ARTIFACT_TEXT) -> Artifact:
+    return Artifact(parts=[TextPart(text=text)], artifact_id=f"{task_id}-a{i}", name=f"part {i}")
+
+
+async def our_artifact_op(store: TaskStore, n: int) -> Callable[[], Awaitable[None]]:
+    """Replace artifact 0 (an artifact-update event) of a task holding n artifacts."""
+    task_id = f"art-{n}-{uuid.uuid4().hex[:6]}"
+    task = attrs.evolve(_task(task_id, 1), artifacts=tuple(_artifact(task_id, i) for i in range(n)))
+    await store.create(task, None)
+    flip = [0]
+
+    async def replace() -> None:
+        flip[0] ^= 1
+        event = TaskArtifactUpdateEvent(
+            task_id=task_id,
+            context_id="ctx",
+            artifact=_artifact(task_id, 0, ARTIFACT_TEXT[flip[0] :]),
+        )
+        stored = await store.get(task_id, None, history_length=0)
+        assert stored is not None
+        await store.update(
+            apply_event(stored.task, event),
+            stored.version,
+            event=event,
+            history_offset=stored.history_offset,
+        )
+
+    return replace
+
+
+async def sdk_artifact_op(store: Any, ctx: Any, n: int) -> Callable[[], Awaitable[None]]:
+    from a2a.types import a2a_pb2 as pb
+
+    task_id = f"art-{n}-{uuid.uuid4().hex[:6]}"
+    task = attrs.evolve(_task(task_id, 1), artifacts=tuple(_artifact(task_id, i) for i in range(n)))
+    await store.save(_to_pb(task), ctx)
+    flip = [0]
+
+    async def replace() -> None:
+        flip[0] ^= 1
+        stored = await store.get(task_id, ctx)
+        stored.artifacts[0].parts[0].text = ARTIFACT_TEXT[flip[0] :]
+        await store.save(stored, ctx)
+        assert isinstance(stored, pb.Task)
+
+    return replace
+
+
+async def section_artifacts(args: argparse.Namespace, tmp: str) -> None:
+    big = args.artifacts
+    print(f"\n== one artifact-update event on a task with 1 vs {big:,} artifacts")
+    for name, make in await _our_stores(tmp, not args.no_postgres):
+        store = await make()
+        try:
+            one = await our_artifact_op(store, 1)
+            many = await our_artifact_op(store, big)
+            t1, tb = await _medians([one, many], args.repeats)
+        finally:
+            await _drop(store)
+        _row("artifacts", f"ours {name}: artifact event", t1, tb, 1.5)
+    for kind in ("sqlite", *(() if args.no_postgres else ("postgres",))):
+        store, ctx, close = await sdk_store(kind, tmp)
+        try:
+            one = await sdk_artifact_op(store, ctx, 1)
+            many = await sdk_artifact_op(store, ctx, big)
+            s1, sb = await _medians([one, many], max(5, args.repeats // 6))
+        finally:
+            await close()
+        print(f"  SDK {kind}: artifact event {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
 
 
 # =========================================================================== sections
@@ -577,6 +650,8 @@ async def run(args: argparse.Namespace) -> bool:
     with tempfile.TemporaryDirectory(prefix="a2a-bench-stores-") as tmp:
         if "conversation" in args.sections:
             await section_conversation(args, tmp)
+        if "artifacts" in args.sections:
+            await section_artifacts(args, tmp)
         if "list" in args.sections:
             await section_listing(args, tmp)
         if "disk" in args.sections:
@@ -592,18 +667,19 @@ async def run(args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=5000)
+    parser.add_argument("--artifacts", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument(
         "--sdk-tasks", type=int, default=100_000, help="tasks for the SDK's listing (bulk inserted)"
     )
-    parser.add_argument("--disk-tasks", type=int, default=200)
+    parser.add_argument("--disk-tasks", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument(
         "--sections",
         nargs="+",
-        default=["conversation", "list", "disk"],
-        choices=["conversation", "list", "disk"],
+        default=["conversation", "artifacts", "list", "disk"],
+        choices=["conversation", "artifacts", "list", "disk"],
     )
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1

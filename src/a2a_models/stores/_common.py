@@ -550,7 +550,12 @@ class SQLTaskStore(TaskStore):
 
     @abc.abstractmethod
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
     ) -> FetchedTask | None:
         """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
 
@@ -559,7 +564,9 @@ class SQLTaskStore(TaskStore):
         on, oldest first, never beyond ``history_count``. ``history_count`` is
         ``None`` for a row of an older schema whose snapshot holds the history.
         ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
-        a row whose snapshot holds its artifacts (written before migration 5).
+        a row whose snapshot holds its artifacts (written before migration 5);
+        a store may skip reading them (``[]``) when the row is at version
+        ``artifacts_at`` (this store holds the artifacts it had then).
         """
 
     @abc.abstractmethod
@@ -625,14 +632,20 @@ class SQLTaskStore(TaskStore):
         scope = scope_key(owner, tenant)
         cached = self._histories.get(task_id) if history_length is None else None
         since = 0 if cached is None else cached[0]
-        row = await self._fetch_task(task_id, scope, history_length, since)
+        # Artifact rows unchanged since this store's last read (or write) are not read again.
+        known = self._artifact_reads.get(task_id)
+        at = None if known is None else known[0]
+        row = await self._fetch_task(task_id, scope, history_length, since, at)
         if row is not None and cached is not None and (row[3] or 0) < since:
             # Not the task the cache knew (history never shrinks): read it all.
             self._histories.pop(task_id, None)
-            cached, row = None, await self._fetch_task(task_id, scope, None, 0)
+            cached, row = None, await self._fetch_task(task_id, scope, None, 0, at)
         if row is None:
             return None
         data, version, last_seq, count, messages, artifacts = row
+        same = artifacts is not None and known is not None and version == known[0]
+        if same:
+            artifacts = []
         offset = 0
         if count is None:  # an older row: the whole history is in the snapshot
             task = decode_task(data)
@@ -645,7 +658,10 @@ class SQLTaskStore(TaskStore):
             if cached is not None:
                 task = attrs.evolve(task, history=cached[1] + task.history)
             self._histories.remember(task_id, count, task.history)
-        if artifacts is not None:
+        if same:
+            assert known is not None
+            task = attrs.evolve(task, artifacts=known[1]) if known[1] else task
+        elif artifacts is not None:
             self._artifact_reads.remember(task_id, version, task.artifacts)
         return StoredTask(
             task=task,

@@ -218,12 +218,16 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
-    def _artifact_columns(self, task: str) -> str:
-        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact bytes)."""
+    def _artifact_columns(self, task: str, *, skip: bool = False) -> str:
+        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact
+        bytes); ``skip``: none if the row is at the version given (twice) as parameters."""
+        when = f"{task}.artifact_count > 0"
+        if skip:
+            when += f" AND {task}.version IS DISTINCT FROM %s::bigint"
         return (
-            f"CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact::text"
+            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact::text"
             f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END,"
-            f" CASE WHEN {task}.artifact_count > 0 THEN (SELECT array_agg(a.artifact_raw"
+            f" CASE WHEN {when} THEN (SELECT array_agg(a.artifact_raw"
             f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
         )
 
@@ -236,17 +240,22 @@ class PostgresTaskStore(SQLTaskStore):
         return [_exact(text, raw) for text, raw in zip(texts or (), raws or (), strict=True)]
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
     ) -> FetchedTask | None:
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
             "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
-            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
-            f" FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
+            f" t.artifact_count, {self._artifact_columns('t', skip=True)}, t.context_id,"
+            f" t.key FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(select, (task_id, scope))
+            cursor = await conn.execute(select, (artifacts_at, artifacts_at, task_id, scope))
             row = await cursor.fetchone()
             if row is None:
                 return None

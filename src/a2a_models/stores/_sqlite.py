@@ -195,7 +195,12 @@ class SQLiteTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
     ) -> FetchedTask | None:
         def get(db: sqlite3.Connection) -> FetchedTask | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
@@ -207,7 +212,9 @@ class SQLiteTaskStore(SQLTaskStore):
                 if row is None:
                     return None
                 head, version, last_seq, count, artifact_count, context_id, task_key = row
-                artifacts = None if artifact_count is None else self._artifacts(db, task_key)
+                artifacts: builtins.list[str] | None = None if artifact_count is None else []
+                if artifact_count and version != artifacts_at:
+                    artifacts = self._artifacts(db, task_key)
                 first = since if history_length is None else max(0, (count or 0) - history_length)
                 if not count or first >= count:
                     return head, version, last_seq, count, [], artifacts

@@ -434,6 +434,7 @@ async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
 
 
 async def _seq_scans(store: PostgresTaskStore, filters: dict[str, Any]) -> bool:
+    """Whether the plan of the store's own page statement (page and total in one) scans a table."""
     from a2a_models.stores._common import ListSQL
 
     query = ListSQL(
@@ -446,19 +447,15 @@ async def _seq_scans(store: PostgresTaskStore, filters: dict[str, Any]) -> bool:
         page_size=50,
         page_token=None,
     )
-    plans = [f"SELECT task FROM {store._tasks} WHERE {query.page_where} {ListSQL.ORDER} LIMIT 51"]
-    params = [[*query.page_params]]
-    if query.counter is None:
-        plans.append(f"SELECT count(*) FROM {store._tasks} WHERE {query.where}")
-        params.append(list(query.params))
+    sql, params = store._page_statement(query)
     async with store._pool.connection() as conn:
-        for sql, p in zip(plans, params, strict=True):
-            cursor = await conn.execute("EXPLAIN " + sql, p)
-            # (a2a_task_counts holds a few rows per caller: scanning it is the fast plan)
-            lines = [row[0] for row in await cursor.fetchall()]
-            if any("Seq Scan" in line and "a2a_task_counts" not in line for line in lines):
-                return True
-    return False
+        cursor = await conn.execute("EXPLAIN " + sql, params)
+        lines = [row[0] for row in await cursor.fetchall()]
+    # (a2a_task_counts holds a few rows per caller: scanning it is the fast plan)
+    scans = [line for line in lines if "Seq Scan" in line and "a2a_task_counts" not in line]
+    if scans:
+        print(f"    seq scan with {sorted(filters)}: {scans[0].strip()}")
+    return bool(scans)
 
 
 async def section_listing(args: argparse.Namespace, tmp: str) -> None:

@@ -521,7 +521,8 @@ class PostgresTaskStore(SQLTaskStore):
 
         await self._run(update_)
 
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
+    def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
+        """The statement (and parameters) reading a page and its total."""
         count, count_params = query.count(self._tasks, self._counts)
         # One statement, so the count and the page come from one snapshot.
         select = (
@@ -529,9 +530,14 @@ class PostgresTaskStore(SQLTaskStore):
             f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
             f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
+        return select, [*count_params, *query.page_params, query.limit]
+
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
+        count, count_params = query.count(self._tasks, self._counts)
+        select, params = self._page_statement(query)
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
-            cursor = await conn.execute(select, [*count_params, *query.page_params, query.limit])
+            cursor = await conn.execute(select, params)
             rows = await cursor.fetchall()
             if not rows:
                 cursor = await conn.execute(count, count_params)

@@ -20,12 +20,16 @@ Tables (both databases):
   listing order), ``version``, ``last_seq``, ``terminal_at`` (when the task
   first reached a terminal state), ``created_at``, ``updated_at`` and the
   snapshot ``task`` (the A2A 1.0 JSON of the Task).
-* ``a2a_task_events``: the event log, primary key ``(task_id, seq)``, each
-  ``event`` the 1.0 JSON of a StreamResponse.
+* ``a2a_task_events``: the event log, primary key ``(task_key, seq)``
+  (``task_id`` before migration 5), each ``event`` the 1.0 JSON of a
+  StreamResponse, since migration 5 in the stored form of ``_eventlog``.
+* ``a2a_task_messages`` / ``a2a_task_artifacts``: history messages and
+  artifacts, one row each (migrations 3 and 5).
 * ``a2a_push_configs``: push-notification configs, primary key
   ``(task_id, config_id)``, ``position`` keeping creation order.
 
-Events and push configs are deleted with their task (``ON DELETE CASCADE``).
+Events, history, artifacts and push configs are deleted with their task
+(``ON DELETE CASCADE``).
 In PostgreSQL the JSON columns are ``jsonb``; the few values ``jsonb``
 cannot keep exactly (``\\u0000``, lone surrogates, floats written with a
 positive exponent, ``-0.0``) are kept in a ``*_raw bytea`` column beside it,

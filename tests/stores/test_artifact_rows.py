@@ -384,3 +384,24 @@ async def test_two_handles_never_see_a_stale_artifact(
     finally:
         await a.aclose()  # type: ignore[attr-defined]
         await b.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_write_that_changes_the_context_keeps_what_was_stored_exact(
+    store: TaskStore,
+) -> None:
+    """The engine never moves a task to another context; a store's caller may."""
+    events = [_status("t6", TaskState.WORKING, "before the move", 1), _chunk("t6", "a", "x")]
+    before = await _run(store, "t6", events)
+    stored = await store.get("t6", None)
+    assert stored is not None
+    moved = attrs.evolve(
+        before,
+        context_id="elsewhere",
+        history=(*before.history, _message("after", "t6", "late")),
+    )
+    await store.update(moved, stored.version)
+    got = await store.get("t6", None)
+    assert got is not None and got.task == moved
+    assert got.task.history[0].context_id == "ctx"
+    logged = [(1, _first("t6")), *((i + 2, e) for i, e in enumerate(events))]
+    assert await store.events_after("t6", 0) == logged

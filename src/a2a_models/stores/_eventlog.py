@@ -34,7 +34,7 @@ from ..models import (
 )
 from ._common import decode_event, encode_artifact, encode_event, encode_message
 
-__all__ = ["compact_event", "expand_event", "inline_artifact", "references"]
+__all__ = ["compact_event", "expand_event", "inline_artifact", "references", "with_context"]
 
 _MARK = "$"
 
@@ -147,4 +147,20 @@ def inline_artifact(data: bytes | str, artifact: bytes | str) -> bytes:
         del wire[_MARK]
     inner = next(value for key, value in wire.items() if key != _MARK)
     inner["artifact"] = codec.loads(artifact)
+    return codec.dumps(wire)
+
+
+def with_context(data: bytes | str, context_id: str | None) -> bytes | None:
+    """A stored event that leaves out its ``contextId`` (the task's), holding
+    ``context_id`` instead; ``None`` if it holds its own. For a write that
+    changes the task's context (the engine never does; a store's caller may)."""
+    if not _marked(data):
+        return None
+    wire: dict[str, Any] = codec.loads(data)
+    refs = wire.get(_MARK)
+    if not isinstance(refs, dict) or "c" not in refs:
+        return None
+    del refs["c"]
+    inner = next(value for key, value in wire.items() if key != _MARK)
+    inner["contextId"] = context_id
     return codec.dumps(wire)

@@ -39,7 +39,7 @@ from ._common import (
     row_suffix,
     task_columns,
 )
-from ._eventlog import compact_event, expand_event, inline_artifact, references
+from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
 from ._pg_broker import RESYNC, PostgresEventBroker
 from ._pg_pool import ConnectionPool
 from ._pg_pool import Pool as _Pool
@@ -378,6 +378,41 @@ class PostgresTaskStore(SQLTaskStore):
 
         await self._run(create)
 
+    async def _context_moved(
+        self, conn: psycopg.AsyncConnection[Any], task_id: str, task_key: int, old: str | None
+    ) -> None:
+        """Rows that leave out the task's context id get the ``old`` one back (a rare
+        write that changes the context; the engine never does)."""
+        cursor = await conn.execute(
+            f"SELECT seq, event::text, event_raw FROM {self._events} WHERE task_key = %s",
+            (task_key,),
+        )
+        for seq, text, raw in await cursor.fetchall():
+            whole = with_context(_exact(text, raw), old)
+            if whole is not None:
+                await conn.execute(
+                    f"UPDATE {self._events} SET event = %s::jsonb, event_raw = %s"
+                    " WHERE task_key = %s AND seq = %s",
+                    (*_jsonb(whole), task_key, seq),
+                )
+        suffix = row_suffix(task_id, old)
+        cursor = await conn.execute(
+            f"SELECT pos, message::text, message_raw FROM {self._messages} WHERE task_key = %s",
+            (task_key,),
+        )
+        for pos, text, raw in await cursor.fetchall():
+            data = _exact(text, raw)
+            whole_message = own_message(data, suffix)
+            if whole_message is not data:
+                as_bytes = (
+                    whole_message.encode() if isinstance(whole_message, str) else whole_message
+                )
+                await conn.execute(
+                    f"UPDATE {self._messages} SET message = %s::jsonb, message_raw = %s"
+                    " WHERE task_key = %s AND pos = %s",
+                    (*_jsonb(as_bytes), task_key, pos),
+                )
+
     async def _write_artifacts(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, writes: Sequence[ArtifactWrite]
     ) -> None:
@@ -470,7 +505,7 @@ class PostgresTaskStore(SQLTaskStore):
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key"
+                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
                     f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
                     (task.id,),
                 )
@@ -483,6 +518,8 @@ class PostgresTaskStore(SQLTaskStore):
                 fresh = task.history[max(0, stored - history_offset) :]
                 ids = [str(column_text(m.message_id)) for m in fresh]
                 task_key = row[4]
+                if row[5] != context_id:
+                    await self._context_moved(conn, task.id, task_key, column_value(row[5]))
                 taken = await self._known(conn, task_key, ids) if ids and stored else set()
                 messages = new_messages(task, history_offset, stored, lambda _: taken)
                 await self._append_messages(conn, task_key, messages, stored)

@@ -40,7 +40,7 @@ from ._common import (
     row_suffix,
     task_columns,
 )
-from ._eventlog import compact_event, expand_event, inline_artifact, references
+from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
 
 if TYPE_CHECKING:
     import sqlite3
@@ -331,6 +331,32 @@ class SQLiteTaskStore(SQLTaskStore):
         await self._run(create)
 
     @staticmethod
+    def _context_moved(
+        db: sqlite3.Connection, task_id: str, task_key: int, old: str | None
+    ) -> None:
+        """Rows that leave out the task's context id get the ``old`` one back (a rare
+        write that changes the context; the engine never does)."""
+        for seq, data in db.execute(
+            "SELECT seq, event FROM a2a_task_events WHERE task_key = ?", (task_key,)
+        ).fetchall():
+            whole = with_context(data, old)
+            if whole is not None:
+                db.execute(
+                    "UPDATE a2a_task_events SET event = ? WHERE task_key = ? AND seq = ?",
+                    (whole.decode(), task_key, seq),
+                )
+        suffix = row_suffix(task_id, old)
+        for pos, data in db.execute(
+            "SELECT pos, message FROM a2a_task_messages WHERE task_key = ?", (task_key,)
+        ).fetchall():
+            whole_message = own_message(data, suffix)
+            if whole_message is not data:
+                db.execute(
+                    "UPDATE a2a_task_messages SET message = ? WHERE task_key = ? AND pos = ?",
+                    (whole_message, task_key, pos),
+                )
+
+    @staticmethod
     def _write_artifacts(
         db: sqlite3.Connection, task_key: int, writes: Sequence[ArtifactWrite]
     ) -> None:
@@ -397,8 +423,8 @@ class SQLiteTaskStore(SQLTaskStore):
             now = time.time()
             with _transaction(db):
                 row = db.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key FROM a2a_tasks"
-                    " WHERE id = ?",
+                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
+                    " FROM a2a_tasks WHERE id = ?",
                     (task.id,),
                 ).fetchone()
                 if row is None:
@@ -407,6 +433,8 @@ class SQLiteTaskStore(SQLTaskStore):
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
                 task_key = row[4]
+                if row[5] != context_id:
+                    self._context_moved(db, task.id, task_key, column_value(row[5]))
                 messages = new_messages(task, history_offset, stored, self._known(db, task_key))
                 self._append_messages(db, task_key, messages, stored)
                 full = changed is None or row[3] is None  # NULL: artifacts move to rows now

@@ -323,7 +323,7 @@ class PostgresTaskStore(SQLTaskStore):
         artifacts: Mapping[int, bytes],
     ) -> None:
         data, data_raw = _jsonb(snapshot)
-        logged = None if event is None else _jsonb(event)
+        logged = event
         context_id, state, key, terminal = task_columns(task)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
@@ -346,10 +346,10 @@ class PostgresTaskStore(SQLTaskStore):
         )
         if logged is not None:
             insert = (
-                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event, event_raw)"
-                " SELECT key, 1, %s::jsonb, %s::bytea FROM t RETURNING task_key"
+                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event)"
+                " SELECT key, 1, %s::bytea FROM t RETURNING task_key"
             )
-            params = (*params, *logged)
+            params = (*params, logged)
         limit = self.max_active_tasks_per_owner if not terminal else None
 
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -384,16 +384,14 @@ class PostgresTaskStore(SQLTaskStore):
         """Rows that leave out the task's context id get the ``old`` one back (a rare
         write that changes the context; the engine never does)."""
         cursor = await conn.execute(
-            f"SELECT seq, event::text, event_raw FROM {self._events} WHERE task_key = %s",
-            (task_key,),
+            f"SELECT seq, event FROM {self._events} WHERE task_key = %s", (task_key,)
         )
-        for seq, text, raw in await cursor.fetchall():
-            whole = with_context(_exact(text, raw), old)
+        for seq, data in await cursor.fetchall():
+            whole = with_context(bytes(data), old)
             if whole is not None:
                 await conn.execute(
-                    f"UPDATE {self._events} SET event = %s::jsonb, event_raw = %s"
-                    " WHERE task_key = %s AND seq = %s",
-                    (*_jsonb(whole), task_key, seq),
+                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+                    (whole, task_key, seq),
                 )
         suffix = row_suffix(task_id, old)
         cursor = await conn.execute(
@@ -460,17 +458,14 @@ class PostgresTaskStore(SQLTaskStore):
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
         for ref_seq, old in inline:
             cursor = await conn.execute(
-                f"SELECT event::text, event_raw FROM {self._events}"
-                " WHERE task_key = %s AND seq = %s",
+                f"SELECT event FROM {self._events} WHERE task_key = %s AND seq = %s",
                 (task_key, ref_seq),
             )
             logged = await cursor.fetchone()
             if logged is not None:
-                text, raw = _jsonb(inline_artifact(_exact(logged[0], logged[1]), old))
                 await conn.execute(
-                    f"UPDATE {self._events} SET event = %s::jsonb, event_raw = %s"
-                    " WHERE task_key = %s AND seq = %s",
-                    (text, raw, task_key, ref_seq),
+                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+                    (inline_artifact(bytes(logged[0]), old), task_key, ref_seq),
                 )
         if full:
             await conn.execute(
@@ -498,8 +493,8 @@ class PostgresTaskStore(SQLTaskStore):
             " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
         logged_update = (
-            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event, event_raw)"
-            " SELECT key, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event)"
+            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
         )
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -551,7 +546,7 @@ class PostgresTaskStore(SQLTaskStore):
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, *_jsonb(logged))
+                    params = (*params, logged)
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
@@ -617,18 +612,18 @@ class PostgresTaskStore(SQLTaskStore):
     # -- event log -----------------------------------------------------------------------
 
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
-        logged = _jsonb(encode_event(event))
+        logged = encode_event(event)
         if not self._ok(task_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
             " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key, last_seq)"
-            f" INSERT INTO {self._events} (task_key, seq, event, event_raw)"
-            " SELECT key, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+            f" INSERT INTO {self._events} (task_key, seq, event)"
+            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
         )
 
         async def append(conn: psycopg.AsyncConnection[Any]) -> int:
-            cursor = await conn.execute(statement, (task_id, *logged))
+            cursor = await conn.execute(statement, (task_id, logged))
             row = await cursor.fetchone()
             if row is None:
                 raise TaskNotFoundError(f"task {task_id!r} not found")
@@ -653,11 +648,11 @@ class PostgresTaskStore(SQLTaskStore):
                     return []
                 task_key, context_id = found
                 cursor = await conn.execute(
-                    f"SELECT seq, event::text, event_raw FROM {self._events}"
+                    f"SELECT seq, event FROM {self._events}"
                     " WHERE task_key = %s AND seq > %s ORDER BY seq",
                     (task_key, max(seq, 0)),
                 )
-                rows = [(int(n), _exact(text, raw)) for n, text, raw in await cursor.fetchall()]
+                rows = [(int(n), bytes(data)) for n, data in await cursor.fetchall()]
                 positions: builtins.set[int] = set()
                 keys: builtins.set[int] = set()
                 compact = False

@@ -216,3 +216,41 @@ async def test_in_memory_eviction_leaves_the_index(tmp_path: Path) -> None:
     assert ([t.id for t in page.tasks], page.total_size) == (["t3"], 1)
     with pytest.raises(InvalidParamsError):
         await store.list(None, page_token="bogus")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_timestamp_totals_are_exact_whichever_side_is_counted(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small bounds so every branch (probe, bound, full count; after or before) is taken."""
+    from a2a_models.stores._common import ListSQL
+
+    monkeypatch.setattr(ListSQL, "COUNT_PROBE", 2)
+    monkeypatch.setattr(ListSQL, "COUNT_BOUND", 5)
+    if kind == "sqlite":
+        store: SQLiteTaskStore | PostgresTaskStore = SQLiteTaskStore(tmp_path / "ts.db")
+    else:
+        store = PostgresTaskStore(
+            request.getfixturevalue("pg_dsn"), schema=request.getfixturevalue("pg_schema")
+        )
+    async with store:
+        tasks = [_task(f"t{i:02d}", "c1", STATES[i % 4], i) for i in range(20)]
+        tasks.append(_task("none", "c1", TaskState.WORKING, None))
+        for task in tasks:
+            await store.create(task, None)
+        for minute in range(-1, 22):
+            after = T0 + timedelta(minutes=minute)
+            page = await store.list(None, status_timestamp_after=after, page_size=1)
+            expected = sum(1 for t in tasks if t.status.timestamp and t.status.timestamp >= after)
+            assert page.total_size == expected, minute
+            page = await store.list(
+                None, status_timestamp_after=after, status=TaskState.WORKING, page_size=1
+            )
+            expected = sum(
+                1
+                for t in tasks
+                if t.status.timestamp
+                and t.status.timestamp >= after
+                and t.status.state is TaskState.WORKING
+            )
+            assert page.total_size == expected, minute

@@ -52,6 +52,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_push_configs",
         "a2a_task_counts",
         "a2a_task_messages",
+        "a2a_task_artifacts",
     }
     indexes = {
         row[0]
@@ -76,12 +77,13 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
     assert types == {
         "a2a_tasks.task": "jsonb",
         "a2a_tasks.task_raw": "bytea",
-        "a2a_task_events.event": "jsonb",
-        "a2a_task_events.event_raw": "bytea",
+        "a2a_task_events.event": "bytea",
         "a2a_push_configs.config": "jsonb",
         "a2a_push_configs.config_raw": "bytea",
         "a2a_task_messages.message": "jsonb",
         "a2a_task_messages.message_raw": "bytea",
+        "a2a_task_artifacts.artifact": "jsonb",
+        "a2a_task_artifacts.artifact_raw": "bytea",
     }
     applied = await _query(
         pg_dsn, f'SELECT version, name FROM "{pg_schema}".a2a_schema_migrations ORDER BY version'
@@ -174,11 +176,14 @@ async def test_jsonb_is_queryable_and_exact_copies_only_when_needed(
         f' FROM "{pg_schema}".a2a_tasks ORDER BY id',
     )
     assert rows == [("odd", "TASK_STATE_WORKING", False), ("plain", "TASK_STATE_WORKING", True)]
+    # The event log is not queried: it holds the exact bytes.
     events = await _query(
         pg_dsn,
-        f'SELECT task_id, event_raw IS NULL FROM "{pg_schema}".a2a_task_events ORDER BY 1',
+        f'SELECT t.id, e.event FROM "{pg_schema}".a2a_task_events e'
+        f' JOIN "{pg_schema}".a2a_tasks t ON t.key = e.task_key ORDER BY 1',
     )
-    assert events == [("odd", False), ("plain", True)]
+    assert [row[0] for row in events] == ["odd", "plain"]
+    assert b"x\\u0000y" in bytes(events[0][1])
 
 
 async def test_ids_postgres_cannot_hold(pg_dsn: str, pg_schema: str) -> None:

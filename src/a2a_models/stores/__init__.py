@@ -25,7 +25,9 @@ from typing import Any
 
 from ..server import EventBroker, InMemoryEventBroker, InMemoryTaskStore, TaskStore
 from ._migrations import MIGRATIONS, Migration, SchemaVersionError
-from ._postgres import RESYNC, ConnectionPool, PostgresEventBroker, PostgresTaskStore
+from ._pg_broker import RESYNC, PostgresEventBroker
+from ._pg_pool import ConnectionPool
+from ._postgres import PostgresTaskStore
 from ._retention import DEFAULT_RETAIN_TERMINAL, Retention, parse_age
 from ._sqlite import SQLiteTaskStore
 

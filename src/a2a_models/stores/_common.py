@@ -7,35 +7,53 @@ import abc
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
 import attrs
+import orjson
 
 from .. import codec
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
-from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
+from ..models import (
+    Artifact,
+    Message,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+)
 from ..server import ACTIVE_STATES, StoredTask, TaskPage, TaskStore
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
     "ACTIVE_KEYS",
+    "ArtifactWrite",
+    "FetchedTask",
+    "artifact_writes",
+    "same_json",
     "PageRow",
     "decode_with_history",
     "encode_head",
     "encode_message",
     "new_messages",
     "all_messages",
+    "MessageRow",
+    "message_row",
+    "own_message",
+    "row_suffix",
     "PRUNE_BATCH",
     "ListSQL",
     "SQLTaskStore",
     "as_seconds",
     "check_identifier",
+    "artifact_rows",
     "column_text",
+    "column_value",
+    "encode_artifact",
     "decode_config",
     "decode_event",
     "decode_task",
@@ -63,8 +81,10 @@ def decode_task(data: bytes | str) -> Task:
 
 
 def encode_head(task: Task) -> bytes:
-    """The task row's snapshot: the task without its history (kept as rows)."""
-    return encode_task(attrs.evolve(task, history=()) if task.history else task)
+    """The task row's snapshot: the task without its history and artifacts (kept as rows)."""
+    if task.history or task.artifacts:
+        task = attrs.evolve(task, history=(), artifacts=())
+    return encode_task(task)
 
 
 def encode_message(message: Message) -> bytes:
@@ -75,38 +95,108 @@ def _text(data: bytes | str) -> str:
     return data.decode() if isinstance(data, bytes) else data
 
 
-def decode_with_history(head: bytes | str, messages: Sequence[bytes | str]) -> Task:
-    """The task of a head snapshot and its history rows, decoded in one pass."""
-    if not messages:
+def decode_with_history(
+    head: bytes | str,
+    messages: Sequence[bytes | str],
+    artifacts: Sequence[bytes | str] = (),
+) -> Task:
+    """The task of a head snapshot and its history and artifact rows, decoded in one pass."""
+    if not messages and not artifacts:
         return decode_task(head)
-    text = _text(head).rstrip()
-    joined = ",".join(_text(m) for m in messages)
-    return decode_task(f'{text[:-1]},"history":[{joined}]}}')
+    text = _text(head).rstrip()[:-1]
+    if messages:
+        text += ',"history":[' + ",".join(_text(m) for m in messages) + "]"
+    if artifacts:
+        text += ',"artifacts":[' + ",".join(_text(a) for a in artifacts) + "]"
+    return decode_task(text + "}")
 
 
-def all_messages(history: Sequence[Message]) -> list[tuple[str, bytes]]:
-    """``(message_id column, JSON)`` of every message of a new task's history, as given."""
-    return [(str(column_text(m.message_id)), encode_message(m)) for m in history]
+def encode_artifact(artifact: Artifact) -> bytes:
+    return codec.encode(artifact, _DIALECT)
+
+
+def artifact_rows(task: Task, only: Sequence[int] | None = None) -> dict[int, bytes]:
+    """The JSON of the task's artifacts by position (``only``: at those positions)."""
+    positions = range(len(task.artifacts)) if only is None else only
+    return {i: encode_artifact(task.artifacts[i]) for i in positions}
+
+
+#: A history message to store: ``(message_id column, JSON, the row's JSON)``.
+MessageRow = tuple[str, bytes, bytes]
+
+# A history row of a message carrying its task's ids holds it without them:
+# ``{"$":1,`` and the rest of the JSON (see :func:`message_row`).
+_OWN = b'{"$":1,'
+
+
+def _ids(task_id: str, context_id: str) -> bytes:
+    return b',"contextId":' + orjson.dumps(context_id) + b',"taskId":' + orjson.dumps(task_id)
+
+
+def message_row(message: Message, data: bytes, task: Task) -> bytes:
+    """What a history row holds of ``message`` (JSON ``data``) of ``task``."""
+    if task.context_id is None or message.task_id != task.id:
+        return data
+    if message.context_id != task.context_id:
+        return data
+    try:
+        ids = _ids(task.id, task.context_id)
+    except orjson.JSONEncodeError:  # lone surrogates
+        return data
+    # The message's own ids are the only top-level occurrence when there is one.
+    if data.count(ids) != 1:
+        return data
+    return _OWN + data[1:].replace(ids, b"", 1)
+
+
+def row_suffix(task_id: str, context_id: str | None) -> str | None:
+    """What :func:`own_message` puts back into the rows of a task (``None``: nothing)."""
+    if context_id is None:
+        return None
+    try:
+        return _ids(task_id, context_id).decode()
+    except orjson.JSONEncodeError:
+        return None
+
+
+def own_message(row: bytes | str, suffix: str | None) -> bytes | str:
+    """The JSON of a message from its history row (see :func:`message_row`)."""
+    text = row.decode() if isinstance(row, bytes) else row
+    if suffix is None or not text.startswith('{"$"'):
+        return row
+    # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the message.
+    rest = text[text.index(",") + 1 :].rstrip()
+    return "{" + rest[:-1] + suffix + "}"
+
+
+def all_messages(task: Task) -> list[MessageRow]:
+    """The rows of every message of a new task's history, as given."""
+    out = []
+    for m in task.history:
+        data = encode_message(m)
+        out.append((str(column_text(m.message_id)), data, message_row(m, data, task)))
+    return out
 
 
 def new_messages(
-    history: Sequence[Message], offset: int, stored: int, known: Callable[[list[str]], set[str]]
-) -> list[tuple[str, bytes]]:
-    """``(message_id column, JSON)`` of the messages of ``history`` to append.
+    task: Task, offset: int, stored: int, known: Callable[[list[str]], set[str]]
+) -> list[MessageRow]:
+    """The rows of the messages of ``task.history`` to append.
 
-    ``history`` starts at message number ``offset``; ``stored`` are already
-    rows. ``known`` returns which of some id columns the task already has.
+    ``task.history`` starts at message number ``offset``; ``stored`` are
+    already rows. ``known`` returns which of some id columns the task already has.
     """
-    fresh = history[max(0, stored - offset) :]
+    fresh = task.history[max(0, stored - offset) :]
     if not fresh:
         return []
     ids = [str(column_text(m.message_id)) for m in fresh]
     taken = known(ids)
-    out: list[tuple[str, bytes]] = []
+    out: list[MessageRow] = []
     for key, message in zip(ids, fresh, strict=True):
         if key not in taken:
             taken.add(key)
-            out.append((key, encode_message(message)))
+            data = encode_message(message)
+            out.append((key, data, message_row(message, data, task)))
     return out
 
 
@@ -150,6 +240,14 @@ def column_text(text: str | None) -> str | None:
     if text is None or (storable(text, nul=False) and not text.startswith(_ESCAPED)):
         return text
     return _ESCAPED + json.dumps(text, ensure_ascii=True)
+
+
+def column_value(column: str | None) -> str | None:
+    """The text a :func:`column_text` column holds."""
+    if column is None or not column.startswith(_ESCAPED):
+        return column
+    value: str = json.loads(column[1:])
+    return value
 
 
 def task_columns(task: Task) -> tuple[str | None, str, int, bool]:
@@ -236,14 +334,18 @@ class ListSQL:
 
     #: A side of a timestamp filter with at most this many tasks is counted row by row.
     COUNT_BOUND = 2000
+    #: Both sides are first tried with this smaller bound, so a filter with few tasks
+    #: on one side costs the same whatever the number on the other.
+    COUNT_PROBE = 64
 
     def count(self, tasks: str, counts: str) -> tuple[str, list[Any]]:
         """SQL (one scalar) and parameters giving the exact number of matches.
 
         Without a timestamp filter: the counter row. With one, the smaller
-        side is counted: the matches if at most :attr:`COUNT_BOUND`, else the
-        tasks *before* the timestamp (subtracted from the counter) if at most
-        that many; only when both sides are larger are all matches counted.
+        side is counted: the matches, or the tasks *before* the timestamp
+        (subtracted from the counter), each tried up to :attr:`COUNT_PROBE`
+        and then up to :attr:`COUNT_BOUND` rows; only when both sides are
+        larger are all matches counted.
         """
         p = self.placeholder
         counter_sql = (
@@ -253,25 +355,30 @@ class ListSQL:
             assert self.counter is not None
             return f"SELECT {counter_sql}", list(self.counter)
         before_where, before_params, counter = self._bounded
-        k = self.COUNT_BOUND
-        after = f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where} LIMIT {k + 1}) a)"
-        before = (
-            f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where} LIMIT {k + 1}) b)"
-        )
-        full = f"(SELECT count(*) FROM {tasks} WHERE {self.where})"
-        sql = (
-            f"SELECT CASE WHEN {after} <= {k} THEN {after}"
-            f" WHEN {before} <= {k} THEN {counter_sql} - {before} ELSE {full} END"
-        )
-        params = [
-            *self.params,
-            *self.params,
-            *before_params,
-            *counter,
-            *before_params,
-            *self.params,
-        ]
-        return sql, params
+        sql = "SELECT CASE"
+        params: list[Any] = []
+        for bound in (self.COUNT_PROBE, self.COUNT_BOUND):
+            after = (
+                f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {self.where}"
+                f" LIMIT {bound + 1}) a)"
+            )
+            before = (
+                f"(SELECT count(*) FROM (SELECT 1 FROM {tasks} WHERE {before_where}"
+                f" LIMIT {bound + 1}) b)"
+            )
+            sql += (
+                f" WHEN {after} <= {bound} THEN {after}"
+                f" WHEN {before} <= {bound} THEN {counter_sql} - {before}"
+            )
+            params += [
+                *self.params,
+                *self.params,
+                *before_params,
+                *counter,
+                *before_params,
+            ]
+        sql += f" ELSE (SELECT count(*) FROM {tasks} WHERE {self.where}) END"
+        return sql, [*params, *self.params]
 
     def first_message(self, count: int) -> int:
         """Position of the first history row to read of a task with ``count`` messages."""
@@ -319,13 +426,89 @@ class HistoryCache:
             self._messages -= len(dropped)
 
 
-#: A listed task as read: ``(snapshot JSON, history_count, history JSON)``.
-PageRow = tuple[bytes | str, int | None, Sequence[bytes | str]]
+class ArtifactReads:
+    """The artifacts of the tasks read most recently, by task id, with the version read.
+
+    A write computed from such a read keeps the artifacts it did not change
+    as the very objects read, so the store writes only the rows of the
+    others (see :meth:`SQLTaskStore._changed_artifacts`).
+    """
+
+    def __init__(self, max_tasks: int = 256) -> None:
+        self.max_tasks = max_tasks
+        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...]]] = OrderedDict()
+
+    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...]] | None:
+        return self._entries.get(task_id)
+
+    def remember(self, task_id: str, version: int, artifacts: tuple[Artifact, ...]) -> None:
+        self._entries[task_id] = (version, artifacts)
+        self._entries.move_to_end(task_id)
+        while len(self._entries) > self.max_tasks:
+            self._entries.popitem(last=False)
+
+
+#: A task as read: ``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
+FetchedTask = tuple[
+    bytes | str, int, int, int | None, Sequence[bytes | str], Sequence[bytes | str] | None
+]
+
+#: A listed task as read: ``(snapshot JSON, history_count, history JSON, artifact JSON)``;
+#: artifacts ``None``: the snapshot holds them (a row of an older schema).
+PageRow = tuple[bytes | str, int | None, Sequence[bytes | str], Sequence[bytes | str] | None]
 
 
 def _decode_row(row: PageRow) -> Task:
-    head, count, messages = row
-    return decode_task(head) if count is None else decode_with_history(head, messages)
+    head, count, messages, artifacts = row
+    if count is None:
+        return decode_task(head)
+    return decode_with_history(head, messages, artifacts or ())
+
+
+def same_json(a: bytes | str, b: bytes | str) -> bool:
+    """Whether two JSON texts hold the same values (as read back, not only as written)."""
+    if (a.encode() if isinstance(a, str) else a) == (b.encode() if isinstance(b, str) else b):
+        return True
+    try:
+        return orjson.dumps(codec.loads(a), option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+            codec.loads(b), option=orjson.OPT_SORT_KEYS
+        )
+    except (TypeError, ValueError):  # beyond orjson (a big integer): say changed
+        return False
+
+
+#: An artifact row to write: ``(position, JSON, ref_seq)``.
+ArtifactWrite = tuple[int, bytes, int | None]
+
+
+def artifact_writes(
+    rows: Mapping[int, bytes],
+    referenced: Mapping[int, tuple[bytes | str, int]],
+    artifact_ref: int | None,
+    seq: int,
+) -> tuple[list[ArtifactWrite], list[tuple[int, bytes | str]]]:
+    """The artifact rows to write, and the logged events to give their artifact back.
+
+    ``rows`` are the rows a write stores (JSON by position), ``referenced``
+    the stored rows among them (or deleted) that a logged event refers to
+    (``position: (JSON, ref_seq)``), ``artifact_ref`` the row the new event
+    (number ``seq``) refers to. An event keeps its reference only while the
+    row keeps the content it referred to and no newer event takes it over;
+    otherwise it gets ``(ref_seq, old JSON)`` back to inline.
+    """
+    inline: list[tuple[int, bytes | str]] = []
+    kept: dict[int, int] = {}
+    for position, (old, ref_seq) in referenced.items():
+        new = rows.get(position)
+        if position == artifact_ref or new is None or not same_json(old, new):
+            inline.append((ref_seq, old))
+        else:
+            kept[position] = ref_seq
+    writes = [
+        (position, data, seq if position == artifact_ref else kept.get(position))
+        for position, data in rows.items()
+    ]
+    return writes, inline
 
 
 class SQLTaskStore(TaskStore):
@@ -357,24 +540,46 @@ class SQLTaskStore(TaskStore):
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
         return all(storable(text, nul=self.NUL) for text in texts)
 
+    @property
+    def _artifact_reads(self) -> ArtifactReads:
+        reads: ArtifactReads | None = self.__dict__.get("_artifact_read_cache")
+        if reads is None:
+            reads = self.__dict__["_artifact_read_cache"] = ArtifactReads()
+        return reads
+
     @abc.abstractmethod
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[bytes | str, int, int, int | None, Sequence[bytes | str]] | None:
-        """``(snapshot JSON, version, last_seq, history_count, messages)`` of the task.
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
+    ) -> FetchedTask | None:
+        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
 
         ``messages``: the JSON of the newest ``history_length`` history rows,
         or (``history_length`` ``None``) of the rows from position ``since``
         on, oldest first, never beyond ``history_count``. ``history_count`` is
         ``None`` for a row of an older schema whose snapshot holds the history.
+        ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
+        a row whose snapshot holds its artifacts (written before migration 5);
+        a store may skip reading them (``[]``) when the row is at version
+        ``artifacts_at`` (this store holds the artifacts it had then).
         """
 
     @abc.abstractmethod
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[MessageRow],
+        artifacts: Mapping[int, bytes],
     ) -> None:
-        """Insert ``task`` at version 1 (``event``, if any, as its log entry 1), its
-        history as rows.
+        """Insert ``task`` at version 1 (``event``, stored form, as log entry 1) with
+        ``messages`` as its history rows and ``artifacts`` as its artifact rows.
 
         Raises ``ConcurrentModificationError`` if the id is taken.
         """
@@ -385,11 +590,17 @@ class SQLTaskStore(TaskStore):
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         """Write ``task``'s row over its ``expected_version``, append its new history
-        messages (see :func:`new_messages`) and log ``event`` (if any), atomically.
+        messages (see :func:`new_messages`), write its artifact rows and log
+        ``event`` (if any, in its stored form: see ``_eventlog``), atomically.
+
+        ``changed``: the positions of the only artifacts that may differ from
+        the stored rows (``None``: any may; rows of artifacts the task no
+        longer has are deleted).
 
         Raises ``TaskNotFoundError`` or ``ConcurrentModificationError``.
         """
@@ -400,9 +611,9 @@ class SQLTaskStore(TaskStore):
 
         The page is ``query.page_where`` in ``ListSQL.ORDER``; both come from
         one snapshot of the database. Each row is ``(snapshot JSON,
-        history_count, history JSON)``: the history rows from
-        ``query.first_message(history_count)`` on (for the first
-        ``query.page_size`` rows only).
+        history_count, history JSON, artifact JSON)``: the history rows from
+        ``query.first_message(history_count)`` on and the artifact rows (for
+        the first ``query.page_size`` rows only).
         """
 
     async def get(
@@ -420,26 +631,37 @@ class SQLTaskStore(TaskStore):
         scope = scope_key(owner, tenant)
         cached = self._histories.get(task_id) if history_length is None else None
         since = 0 if cached is None else cached[0]
-        row = await self._fetch_task(task_id, scope, history_length, since)
+        # Artifact rows unchanged since this store's last read (or write) are not read again.
+        known = self._artifact_reads.get(task_id)
+        at = None if known is None else known[0]
+        row = await self._fetch_task(task_id, scope, history_length, since, at)
         if row is not None and cached is not None and (row[3] or 0) < since:
             # Not the task the cache knew (history never shrinks): read it all.
             self._histories.pop(task_id, None)
-            cached, row = None, await self._fetch_task(task_id, scope, None, 0)
+            cached, row = None, await self._fetch_task(task_id, scope, None, 0, at)
         if row is None:
             return None
-        data, version, last_seq, count, messages = row
+        data, version, last_seq, count, messages, artifacts = row
+        same = artifacts is not None and known is not None and version == known[0]
+        if same:
+            artifacts = []
         offset = 0
         if count is None:  # an older row: the whole history is in the snapshot
             task = decode_task(data)
         elif history_length is not None:
-            task = decode_with_history(data, messages)
+            task = decode_with_history(data, messages, artifacts or ())
             offset = count - len(messages)
         else:
             # The whole history: what this store read before, plus the rows since.
-            task = decode_with_history(data, messages)
+            task = decode_with_history(data, messages, artifacts or ())
             if cached is not None:
                 task = attrs.evolve(task, history=cached[1] + task.history)
             self._histories.remember(task_id, count, task.history)
+        if same:
+            assert known is not None
+            task = attrs.evolve(task, artifacts=known[1]) if known[1] else task
+        elif artifacts is not None:
+            self._artifact_reads.remember(task_id, version, task.artifacts)
         return StoredTask(
             task=task,
             version=version,
@@ -457,13 +679,36 @@ class SQLTaskStore(TaskStore):
         *,
         event: StreamResponse | None = None,
     ) -> StoredTask:
+        from ._eventlog import compact_event
+
         snapshot = encode_head(task)
-        logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise InvalidParamsError(self.BAD_TASK_ID)
-        await self._insert_task(task, scope_key(owner, tenant), snapshot, logged)
+        messages = all_messages(task)
+        artifacts = artifact_rows(task)
+        logged = None
+        if event is not None:
+            positions = {data: i for i, (_, data, _) in enumerate(messages)}
+            logged, _ = compact_event(event, task, positions, {})
+        await self._insert_task(
+            task, scope_key(owner, tenant), snapshot, logged, messages, artifacts
+        )
+        self._artifact_reads.remember(task.id, 1, task.artifacts)
         last_seq = 0 if event is None else 1
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
+
+    def _changed_artifacts(self, task: Task, expected_version: int) -> list[int] | None:
+        """Positions of the artifacts of ``task`` that are not the very ones read at
+        ``expected_version`` (``None``: unknown, or some were removed or moved)."""
+        read = self._artifact_reads.get(task.id)
+        if read is None or read[0] != expected_version:
+            return None
+        before, after = read[1], task.artifacts
+        if len(after) < len(before) or any(
+            a.artifact_id != b.artifact_id for a, b in zip(before, after, strict=False)
+        ):
+            return None
+        return [i for i, a in enumerate(after) if i >= len(before) or a is not before[i]]
 
     async def update(
         self,
@@ -474,10 +719,11 @@ class SQLTaskStore(TaskStore):
         history_offset: int = 0,
     ) -> int:
         snapshot = encode_head(task)
-        logged = None if event is None else encode_event(event)
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
-        await self._update_task(task, expected_version, snapshot, logged, history_offset)
+        changed = self._changed_artifacts(task, expected_version)
+        await self._update_task(task, expected_version, snapshot, event, history_offset, changed)
+        self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
         return expected_version + 1
 
     async def list(

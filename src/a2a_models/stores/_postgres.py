@@ -1,209 +1,67 @@
-"""PostgreSQL: a :class:`~a2a_models.server.TaskStore` and a LISTEN/NOTIFY
-:class:`~a2a_models.server.EventBroker` (psycopg 3, imported lazily)."""
+"""PostgreSQL: a :class:`~a2a_models.server.TaskStore` shareable by server replicas
+(psycopg 3, imported lazily)."""
 
 from __future__ import annotations
 
 import asyncio
 import builtins
-import collections
 import hashlib
 import logging
-import re
-import select
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..errors import TaskNotFoundError
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
     ActiveTaskLimitError,
-    BrokerSubscription,
     ConcurrentModificationError,
-    EventBroker,
     LoggedEvent,
     check_active_limit,
     push_config_id,
-)
-from ..server import (
-    BrokerItem as Notification,
 )
 from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
     PRUNE_BATCH,
+    ArtifactWrite,
+    FetchedTask,
     ListSQL,
+    MessageRow,
     PageRow,
     SQLTaskStore,
-    all_messages,
+    artifact_rows,
+    artifact_writes,
     as_seconds,
     check_identifier,
     column_text,
+    column_value,
     decode_config,
-    decode_event,
     encode_config,
     encode_event,
     new_messages,
+    own_message,
+    row_suffix,
     task_columns,
 )
+from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
+from ._pg_broker import RESYNC, PostgresEventBroker
+from ._pg_pool import ConnectionPool
+from ._pg_pool import Pool as _Pool
+from ._pg_pool import atomic as _atomic
+from ._pg_pool import exact as _exact
+from ._pg_pool import jsonb as _jsonb
+from ._pg_pool import quote as _quote
 
 if TYPE_CHECKING:
     import psycopg
 
+# The broker and the pool protocol moved to their own modules; still importable from here.
 __all__ = ["ConnectionPool", "PostgresEventBroker", "PostgresTaskStore", "RESYNC"]
 
 log = logging.getLogger("a2a_models.stores")
 
 T = TypeVar("T")
-
-
-class ConnectionPool(Protocol):
-    """What :class:`PostgresTaskStore` needs of a pool, e.g. ``psycopg_pool.AsyncConnectionPool``."""
-
-    def connection(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]: ...
-
-
-# --- jsonb --------------------------------------------------------------------------------
-
-# What jsonb cannot keep exactly: the escapes of NUL and of (lone) surrogates
-# (rejected), numbers with a positive exponent (1e+16 comes back as the
-# integer 10000000000000000) and -0.0 (comes back as 0.0). A match inside a
-# string is a harmless false positive: the exact bytes are simply kept too.
-_JSONB_LOSSY = re.compile(
-    rb"\\u0000|\\u[dD][89a-fA-F]|[:\[,]-?[0-9]+(?:\.[0-9]+)?[eE]\+|[:\[,]-0\.0[,\]}]"
-)
-_JSONB_REJECTED = re.compile(rb"\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _jsonb(data: bytes) -> tuple[str, bytes | None]:
-    """``(jsonb text, exact bytes or None)``: the exact bytes only when jsonb would alter them."""
-    if _JSONB_LOSSY.search(data) is None:
-        return data.decode(), None
-    # The jsonb copy stays queryable; the store reads the exact bytes.
-    return _JSONB_REJECTED.sub(rb"\\ufffd", data).decode(), data
-
-
-def _exact(text: str, raw: bytes | None) -> bytes | str:
-    return text if raw is None else bytes(raw)
-
-
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-# --- a small pool -------------------------------------------------------------------------
-
-
-def _hung_up(conn: psycopg.AsyncConnection[Any]) -> bool:
-    """Whether the server has (probably) closed this idle connection.
-
-    An idle store connection has nothing to read unless the server spoke on
-    its own, almost always a FATAL message before hanging up (a restart, an
-    admin kill, ``idle_session_timeout``). Checking costs no round trip, so a
-    write is not sent down a dead connection (whether a failed write
-    committed could not be known). A rare false alarm (an asynchronous
-    notice) only costs a new connection.
-    """
-    try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
-
-
-class _Pool:
-    """At most ``max_size`` autocommit connections, reused; broken ones are dropped.
-
-    A connection idle for more than ``check_after`` seconds is pinged before
-    reuse, so a restarted server costs no failed operation.
-    """
-
-    def __init__(
-        self, conninfo: str, max_size: int, check_after: float, kwargs: Mapping[str, Any]
-    ) -> None:
-        self._conninfo = conninfo
-        self._kwargs = dict(kwargs)
-        self._check_after = check_after
-        self._slots = asyncio.Semaphore(max_size)
-        self._idle: collections.deque[tuple[psycopg.AsyncConnection[Any], float]] = (
-            collections.deque()
-        )
-        self._closed = False
-
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        if self._closed:
-            raise RuntimeError("the store is closed")
-        async with self._slots:
-            conn = await self._take()
-            healthy = False
-            try:
-                yield conn
-                healthy = True
-            finally:
-                await self._give_back(conn, healthy)
-
-    async def _take(self) -> psycopg.AsyncConnection[Any]:
-        import psycopg
-
-        loop = asyncio.get_running_loop()
-        while self._idle:
-            conn, since = self._idle.pop()
-            if conn.closed or conn.broken or _hung_up(conn):
-                await conn.close()
-                continue
-            if loop.time() - since > self._check_after:
-                try:
-                    await conn.execute("SELECT 1")
-                except psycopg.Error:
-                    await conn.close()
-                    continue
-            return conn
-        return await psycopg.AsyncConnection.connect(
-            self._conninfo, autocommit=True, **self._kwargs
-        )
-
-    async def _give_back(self, conn: psycopg.AsyncConnection[Any], healthy: bool) -> None:
-        from psycopg import pq
-
-        if conn.broken:
-            # The server probably went away: the idle ones are likely dead too.
-            await self._drop_idle()
-        reusable = (
-            not self._closed
-            and not conn.closed
-            and not conn.broken
-            and conn.info.transaction_status == pq.TransactionStatus.IDLE
-        )
-        if reusable:
-            self._idle.append((conn, asyncio.get_running_loop().time()))
-        else:
-            await conn.close()
-
-    async def _drop_idle(self) -> None:
-        while self._idle:
-            conn, _ = self._idle.pop()
-            await conn.close()
-
-    async def close(self) -> None:
-        self._closed = True
-        await self._drop_idle()
-
-
-@asynccontextmanager
-async def _atomic(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]:
-    """One statement is atomic in autocommit mode; otherwise commit it explicitly."""
-    if conn.autocommit:
-        yield
-    else:
-        async with conn.transaction():
-            yield
-
-
-# --- the store ------------------------------------------------------------------------------
 
 
 class PostgresTaskStore(SQLTaskStore):
@@ -268,6 +126,7 @@ class PostgresTaskStore(SQLTaskStore):
         self._push = f"{q}.a2a_push_configs"
         self._counts = f"{q}.a2a_task_counts"
         self._messages = f"{q}.a2a_task_messages"
+        self._artifacts = f"{q}.a2a_task_artifacts"
         self._migrations_table = f"{q}.a2a_schema_migrations"
 
     def __repr__(self) -> str:
@@ -364,15 +223,44 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
+    def _artifact_columns(self, task: str, *, skip: bool = False) -> str:
+        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact
+        bytes); ``skip``: none if the row is at the version given (twice) as parameters."""
+        when = f"{task}.artifact_count > 0"
+        if skip:
+            when += f" AND {task}.version IS DISTINCT FROM %s::bigint"
+        return (
+            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact::text"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END,"
+            f" CASE WHEN {when} THEN (SELECT array_agg(a.artifact_raw"
+            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
+        )
+
+    @staticmethod
+    def _exact_artifacts(
+        count: int | None, texts: Any, raws: Any
+    ) -> builtins.list[bytes | str] | None:
+        if count is None:
+            return None
+        return [_exact(text, raw) for text, raw in zip(texts or (), raws or (), strict=True)]
+
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[bytes | str, int, int, int | None, builtins.list[bytes | str]] | None:
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
+    ) -> FetchedTask | None:
+        # One statement: the row and its artifact rows come from one snapshot.
+        select = (
+            "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
+            f" t.artifact_count, {self._artifact_columns('t', skip=True)}, t.context_id,"
+            f" t.key FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
+        )
+
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(
-                f"SELECT task::text, task_raw, version, last_seq, history_count FROM {self._tasks}"
-                " WHERE id = %s AND scope = %s",
-                (task_id, scope),
-            )
+            cursor = await conn.execute(select, (artifacts_at, artifacts_at, task_id, scope))
             row = await cursor.fetchone()
             if row is None:
                 return None
@@ -383,16 +271,18 @@ class PostgresTaskStore(SQLTaskStore):
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
                 f"SELECT message::text, message_raw FROM {self._messages}"
-                " WHERE task_id = %s AND pos >= %s AND pos < %s ORDER BY pos",
-                (task_id, first, count),
+                " WHERE task_key = %s AND pos >= %s AND pos < %s ORDER BY pos",
+                (row[9], first, count),
             )
             return (*row, await cursor.fetchall())
 
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        messages = [_exact(m[0], m[1]) for m in row[5]]
-        return _exact(row[0], row[1]), row[2], row[3], row[4], messages
+        suffix = row_suffix(task_id, column_value(row[8]))
+        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
+        artifacts = self._exact_artifacts(row[5], row[6], row[7])
+        return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -402,44 +292,49 @@ class PostgresTaskStore(SQLTaskStore):
     async def _append_messages(
         self,
         conn: psycopg.AsyncConnection[Any],
-        task_id: str,
-        messages: builtins.list[tuple[str, bytes]],
+        task_key: int,
+        messages: Sequence[MessageRow],
         at: int,
     ) -> None:
         if not messages:
             return
         rows = []
-        for i, (key, data) in enumerate(messages):
+        for i, (key, _, data) in enumerate(messages):
             text, raw = _jsonb(data)
-            rows.append((task_id, at + i, key, text, raw))
+            rows.append((task_key, at + i, key, text, raw))
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_id, pos, message_id, message, message_raw)"
+                f"INSERT INTO {self._messages} (task_key, pos, message_id, message, message_raw)"
                 " VALUES (%s, %s, %s, %s::jsonb, %s)",
                 rows,
             )
 
     async def _known(
-        self, conn: psycopg.AsyncConnection[Any], task_id: str, ids: builtins.list[str]
+        self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
         cursor = await conn.execute(
-            f"SELECT message_id FROM {self._messages} WHERE task_id = %s AND message_id = ANY(%s)",
-            (task_id, ids),
+            f"SELECT message_id FROM {self._messages} WHERE task_key = %s AND message_id = ANY(%s)",
+            (task_key, ids),
         )
         return {row[0] for row in await cursor.fetchall()}
 
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[MessageRow],
+        artifacts: Mapping[int, bytes],
     ) -> None:
         data, data_raw = _jsonb(snapshot)
-        logged = None if event is None else _jsonb(event)
+        logged = event
         context_id, state, key, terminal = task_columns(task)
-        messages = all_messages(task.history)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, task_raw, history_count)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s, %s)"
-            " ON CONFLICT (id) DO NOTHING RETURNING id"
+            " last_seq, terminal_at, task, task_raw, history_count, artifact_count)"
+            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s,"
+            " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -452,13 +347,14 @@ class PostgresTaskStore(SQLTaskStore):
             data,
             data_raw,
             len(messages),
+            len(artifacts),
         )
         if logged is not None:
             insert = (
-                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-                " SELECT id, 1, %s::jsonb, %s::bytea FROM t RETURNING seq"
+                f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event)"
+                " SELECT key, 1, %s::bytea FROM t RETURNING task_key"
             )
-            params = (*params, *logged)
+            params = (*params, logged)
         limit = self.max_active_tasks_per_owner if not terminal else None
 
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -477,41 +373,140 @@ class PostgresTaskStore(SQLTaskStore):
                     if row is not None and row[0] >= limit:
                         raise ActiveTaskLimitError.of(limit)
                 cursor = await conn.execute(insert, params)
-                if await cursor.fetchone() is None:
+                inserted = await cursor.fetchone()
+                if inserted is None:
                     version = await self._version(conn, task.id)
                     raise ConcurrentModificationError(task.id, 0, version or 0)
-                await self._append_messages(conn, task.id, messages, 0)
+                await self._append_messages(conn, inserted[0], messages, 0)
+                writes = [(pos, data, None) for pos, data in artifacts.items()]
+                await self._write_artifacts(conn, inserted[0], writes)
 
         await self._run(create)
+
+    async def _context_moved(
+        self, conn: psycopg.AsyncConnection[Any], task_id: str, task_key: int, old: str | None
+    ) -> None:
+        """Rows that leave out the task's context id get the ``old`` one back (a rare
+        write that changes the context; the engine never does)."""
+        cursor = await conn.execute(
+            f"SELECT seq, event FROM {self._events} WHERE task_key = %s", (task_key,)
+        )
+        for seq, data in await cursor.fetchall():
+            whole = with_context(bytes(data), old)
+            if whole is not None:
+                await conn.execute(
+                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+                    (whole, task_key, seq),
+                )
+        suffix = row_suffix(task_id, old)
+        cursor = await conn.execute(
+            f"SELECT pos, message::text, message_raw FROM {self._messages} WHERE task_key = %s",
+            (task_key,),
+        )
+        for pos, text, raw in await cursor.fetchall():
+            data = _exact(text, raw)
+            whole_message = own_message(data, suffix)
+            if whole_message is not data:
+                as_bytes = (
+                    whole_message.encode() if isinstance(whole_message, str) else whole_message
+                )
+                await conn.execute(
+                    f"UPDATE {self._messages} SET message = %s::jsonb, message_raw = %s"
+                    " WHERE task_key = %s AND pos = %s",
+                    (*_jsonb(as_bytes), task_key, pos),
+                )
+
+    async def _write_artifacts(
+        self, conn: psycopg.AsyncConnection[Any], task_key: int, writes: Sequence[ArtifactWrite]
+    ) -> None:
+        if not writes:
+            return
+        rows = []
+        for pos, data, ref in writes:
+            text, raw = _jsonb(data)
+            rows.append((task_key, pos, text, raw, ref))
+        # An unchanged row is not written again (compared as text: jsonb equality
+        # says 1 = 1.0).
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, artifact_raw,"
+                " ref_seq) VALUES (%s, %s, %s::jsonb, %s, %s)"
+                " ON CONFLICT (task_key, pos) DO UPDATE SET"
+                " artifact = excluded.artifact, artifact_raw = excluded.artifact_raw,"
+                " ref_seq = excluded.ref_seq WHERE a.artifact::text <> excluded.artifact::text"
+                " OR a.artifact_raw IS DISTINCT FROM excluded.artifact_raw"
+                " OR a.ref_seq IS DISTINCT FROM excluded.ref_seq",
+                rows,
+            )
+
+    async def _sync_artifacts(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task: Task,
+        task_key: int,
+        rows: Mapping[int, bytes],
+        full: bool,
+        artifact_ref: int | None,
+        seq: int,
+    ) -> None:
+        """Write the artifact rows (``full``: and delete those of removed artifacts),
+        inlining the artifact into the events that referred to a row's old content."""
+        where = "" if full else " AND pos = ANY(%s)"
+        cursor = await conn.execute(
+            f"SELECT pos, artifact::text, artifact_raw, ref_seq FROM {self._artifacts}"
+            f" WHERE task_key = %s AND ref_seq IS NOT NULL{where}",
+            (task_key,) if full else (task_key, builtins.list(rows)),
+        )
+        referenced = {
+            pos: (_exact(text, raw), ref) for pos, text, raw, ref in await cursor.fetchall()
+        }
+        writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
+        for ref_seq, old in inline:
+            cursor = await conn.execute(
+                f"SELECT event FROM {self._events} WHERE task_key = %s AND seq = %s",
+                (task_key, ref_seq),
+            )
+            logged = await cursor.fetchone()
+            if logged is not None:
+                await conn.execute(
+                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+                    (inline_artifact(bytes(logged[0]), old), task_key, ref_seq),
+                )
+        if full:
+            await conn.execute(
+                f"DELETE FROM {self._artifacts} WHERE task_key = %s AND pos >= %s",
+                (task_key, len(task.artifacts)),
+            )
+        await self._write_artifacts(conn, task_key, writes)
 
     async def _update_task(
         self,
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         data, data_raw = _jsonb(snapshot)
-        logged = None if event is None else _jsonb(event)
         context_id, state, key, terminal = task_columns(task)
         update = (
             f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
-            " updated_at = now(), history_count = %s WHERE id = %s AND version = %s"
-            " RETURNING id, last_seq"
+            " updated_at = now(), history_count = %s, artifact_count = %s"
+            " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
-        if logged is not None:
-            update = (
-                f"WITH u AS ({update}) INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-                " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
-            )
+        logged_update = (
+            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event)"
+            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
+        )
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    f"SELECT version, history_count FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
+                    f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
                     (task.id,),
                 )
                 row = await cursor.fetchone()
@@ -522,9 +517,26 @@ class PostgresTaskStore(SQLTaskStore):
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
                 fresh = task.history[max(0, stored - history_offset) :]
                 ids = [str(column_text(m.message_id)) for m in fresh]
-                taken = await self._known(conn, task.id, ids) if ids and stored else set()
-                messages = new_messages(task.history, history_offset, stored, lambda _: taken)
-                await self._append_messages(conn, task.id, messages, stored)
+                task_key = row[4]
+                if row[5] != context_id:
+                    await self._context_moved(conn, task.id, task_key, column_value(row[5]))
+                taken = await self._known(conn, task_key, ids) if ids and stored else set()
+                messages = new_messages(task, history_offset, stored, lambda _: taken)
+                await self._append_messages(conn, task_key, messages, stored)
+                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
+                rows = artifact_rows(task, None if full else changed)
+                logged, artifact_ref = None, None
+                if event is not None:
+                    logged, artifact_ref = compact_event(
+                        event,
+                        task,
+                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
+                        rows,
+                    )
+                if rows or full:
+                    await self._sync_artifacts(
+                        conn, task, task_key, rows, full, artifact_ref, row[2] + 1
+                    )
                 params: tuple[Any, ...] = (
                     data,
                     data_raw,
@@ -534,51 +546,70 @@ class PostgresTaskStore(SQLTaskStore):
                     0 if logged is None else 1,
                     terminal,
                     stored + len(messages),
+                    len(task.artifacts),
                     task.id,
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, *logged)
-                cursor = await conn.execute(update, params)
+                    params = (*params, logged)
+                cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
 
         await self._run(update_)
 
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
+    def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
+        """The statement (and parameters) reading a page and its total."""
         count, count_params = query.count(self._tasks, self._counts)
         # One statement, so the count and the page come from one snapshot.
         select = (
-            f"SELECT task::text, task_raw, ({count}), history_count, id FROM {self._tasks}"
-            f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
+            f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
+            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
+            f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
+        return select, [*count_params, *query.page_params, query.limit]
+
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
+        count, count_params = query.count(self._tasks, self._counts)
+        select, params = self._page_statement(query)
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
-            cursor = await conn.execute(select, [*count_params, *query.page_params, query.limit])
+            cursor = await conn.execute(select, params)
             rows = await cursor.fetchall()
             if not rows:
                 cursor = await conn.execute(count, count_params)
                 row = await cursor.fetchone()
                 return (0 if row is None else int(row[0])), []
             wanted = [
-                (row[4], query.first_message(row[3]), row[3])
+                (row[9], query.first_message(row[3]), row[3])
                 for row in rows[: query.page_size]
                 if row[3] and query.history_length != 0
             ]
-            messages: dict[str, builtins.list[bytes | str]] = {}
+            messages: dict[int, builtins.list[bytes | str]] = {}
             if wanted:
                 # Rows below history_count never change: they match the page read.
                 cursor = await conn.execute(
-                    "SELECT m.task_id, m.message::text, m.message_raw"
-                    " FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS q(id, first, count)"
+                    "SELECT m.task_key, m.message::text, m.message_raw"
+                    " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS q(key, first, count)"
                     f" JOIN {self._messages} m"
-                    " ON m.task_id = q.id AND m.pos >= q.first AND m.pos < q.count"
-                    " ORDER BY m.task_id, m.pos",
+                    " ON m.task_key = q.key AND m.pos >= q.first AND m.pos < q.count"
+                    " ORDER BY m.task_key, m.pos",
                     ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
                 )
-                for task_id, text, raw in await cursor.fetchall():
-                    messages.setdefault(task_id, []).append(_exact(text, raw))
-            page = [(_exact(row[0], row[1]), row[3], messages.get(row[4], [])) for row in rows]
+                for task_key, text, raw in await cursor.fetchall():
+                    messages.setdefault(task_key, []).append(_exact(text, raw))
+            page = [
+                (
+                    _exact(row[0], row[1]),
+                    row[3],
+                    [
+                        own_message(m, row_suffix(row[4], column_value(row[8])))
+                        for m in messages.get(row[9], [])
+                    ],
+                    self._exact_artifacts(row[5], row[6], row[7]),
+                )
+                for row in rows
+            ]
             return int(rows[0][2]), page
 
         return await self._run(select_, idempotent=True)
@@ -586,18 +617,18 @@ class PostgresTaskStore(SQLTaskStore):
     # -- event log -----------------------------------------------------------------------
 
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
-        logged = _jsonb(encode_event(event))
+        logged = encode_event(event)
         if not self._ok(task_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
-            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING id, last_seq)"
-            f" INSERT INTO {self._events} (task_id, seq, event, event_raw)"
-            " SELECT id, last_seq, %s::jsonb, %s::bytea FROM u RETURNING seq"
+            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key, last_seq)"
+            f" INSERT INTO {self._events} (task_key, seq, event)"
+            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
         )
 
         async def append(conn: psycopg.AsyncConnection[Any]) -> int:
-            cursor = await conn.execute(statement, (task_id, *logged))
+            cursor = await conn.execute(statement, (task_id, logged))
             row = await cursor.fetchone()
             if row is None:
                 raise TaskNotFoundError(f"task {task_id!r} not found")
@@ -609,16 +640,56 @@ class PostgresTaskStore(SQLTaskStore):
         if not self._ok(task_id):
             return []
 
-        async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
-            cursor = await conn.execute(
-                f"SELECT seq, event::text, event_raw FROM {self._events}"
-                " WHERE task_id = %s AND seq > %s ORDER BY seq",
-                (task_id, max(seq, 0)),
-            )
-            return await cursor.fetchall()
+        async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[LoggedEvent]:
+            # One snapshot: a write changing an artifact row first inlines it
+            # into the events that referred to it.
+            async with conn.transaction():
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                cursor = await conn.execute(
+                    f"SELECT key, context_id FROM {self._tasks} WHERE id = %s", (task_id,)
+                )
+                found = await cursor.fetchone()
+                if found is None:
+                    return []
+                task_key, context_id = found
+                cursor = await conn.execute(
+                    f"SELECT seq, event FROM {self._events}"
+                    " WHERE task_key = %s AND seq > %s ORDER BY seq",
+                    (task_key, max(seq, 0)),
+                )
+                rows = [(int(n), bytes(data)) for n, data in await cursor.fetchall()]
+                positions: builtins.set[int] = set()
+                keys: builtins.set[int] = set()
+                compact = False
+                for _, data in rows:
+                    refs = references(data)
+                    if refs is not None:
+                        compact = True
+                        positions.update(refs[0])
+                        keys.update(refs[1])
+                messages: dict[int, bytes | str] = {}
+                artifacts: dict[int, bytes | str] = {}
+                if compact:
+                    cursor = await conn.execute(
+                        f"SELECT pos, message::text, message_raw FROM {self._messages}"
+                        " WHERE task_key = %s AND pos = ANY(%s)",
+                        (task_key, sorted(positions)),
+                    )
+                    messages = {pos: _exact(t, r) for pos, t, r in await cursor.fetchall()}
+                    cursor = await conn.execute(
+                        f"SELECT pos, artifact::text, artifact_raw FROM {self._artifacts}"
+                        " WHERE task_key = %s AND pos = ANY(%s)",
+                        (task_key, sorted(keys)),
+                    )
+                    artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
+            context = column_value(context_id)
+            suffix = row_suffix(task_id, context)
+            messages = {pos: own_message(m, suffix) for pos, m in messages.items()}
+            return [
+                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
+            ]
 
-        rows = await self._run(select, idempotent=True)
-        return [(int(row[0]), decode_event(_exact(row[1], row[2]))) for row in rows]
+        return await self._run(select, idempotent=True)
 
     # -- push configs --------------------------------------------------------------------
 
@@ -793,324 +864,3 @@ class PostgresTaskStore(SQLTaskStore):
             total += deleted
             if deleted < batch_size:
                 return total
-
-
-# --- the broker ---------------------------------------------------------------------------
-
-#: The notification a subscription returns when notifications may have been
-#: lost (after a reconnect, or after ``resync_interval`` without any): its seq
-#: is beyond every real one and it has no event, so the stream re-reads the
-#: store's log after what it has delivered.
-RESYNC: Notification = (sys.maxsize, None)
-
-#: NOTIFY payloads must stay below 8000 bytes.
-_MAX_PAYLOAD = 7999
-
-
-class _Subscription(BrokerSubscription):
-    def __init__(
-        self,
-        broker: PostgresEventBroker,
-        task_id: str,
-        buffer: int,
-        resync_interval: float | None,
-    ) -> None:
-        self._broker = broker
-        self._task_id = task_id
-        self._resync_interval = resync_interval
-        # Overflow drops the oldest: the stream sees the gap and reads the log.
-        self._items: collections.deque[Notification] = collections.deque(maxlen=buffer)
-        self._ready = asyncio.Event()
-        self.closed = False
-
-    def push(self, item: Notification) -> None:
-        self._items.append(item)
-        self._ready.set()
-
-    async def next(self) -> Notification:
-        while not self._items:
-            if self.closed:
-                raise RuntimeError("subscription is closed")
-            self._ready.clear()
-            if self._resync_interval is None:
-                await self._ready.wait()
-                continue
-            try:
-                await asyncio.wait_for(self._ready.wait(), self._resync_interval)
-            except TimeoutError:
-                return RESYNC  # quiet for long: check the log, in case a notification was lost
-        return self._items.popleft()
-
-    async def aclose(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._broker._remove(self._task_id, self)
-            self._ready.set()
-
-
-class PostgresEventBroker(EventBroker):
-    """An :class:`~a2a_models.server.EventBroker` over PostgreSQL ``LISTEN/NOTIFY``.
-
-    Give every server replica its own broker on the database of the shared
-    :class:`PostgresTaskStore`: a stream opened on one replica then receives
-    the events produced on any other, in order.
-
-    * ``publish`` hands ``(seq, event)`` to this process's subscribers at once
-      and queues ``NOTIFY <channel>, '<task_id>:<seq>'``; a background task
-      sends the queue (in batches) on one connection, retrying after a
-      connection loss. It never waits for the database or for subscribers.
-    * ``subscribe`` registers a local subscriber; one listening connection
-      per broker (``LISTEN <channel>``, started on the first subscribe)
-      fans notifications out to the subscribers of their task as
-      ``(seq, None)``, and the stream reads the events from the store's log.
-    * When the listening connection is lost, the broker reconnects (with
-      backoff from ``reconnect_delay`` to ``max_reconnect_delay`` seconds)
-      and then tells every subscriber to re-read the log (:data:`RESYNC`),
-      since notifications sent meanwhile are gone. The connection is checked
-      every ``health_interval`` seconds without traffic.
-    * ``resync_interval``: a subscriber that hears nothing for this long
-      re-reads the log anyway, bounding how long a lost notification can
-      delay a stream (``None``: never).
-
-    Use a direct (or session-pooled) connection: LISTEN does not work through
-    a transaction-pooling proxy. Close the broker with :meth:`aclose`.
-    """
-
-    def __init__(
-        self,
-        conninfo: str,
-        *,
-        channel: str = "a2a_events",
-        buffer: int = 1024,
-        resync_interval: float | None = 30.0,
-        reconnect_delay: float = 0.1,
-        max_reconnect_delay: float = 5.0,
-        health_interval: float = 15.0,
-        max_pending: int = 100_000,
-        connect_kwargs: Mapping[str, Any] | None = None,
-    ) -> None:
-        if buffer < 1:
-            raise ValueError("buffer must be at least 1")
-        if resync_interval is not None and resync_interval <= 0:
-            raise ValueError("resync_interval must be positive (or None)")
-        self.channel = check_identifier(channel, "channel")
-        self._conninfo = conninfo
-        self._kwargs = dict(connect_kwargs or {})
-        self._buffer = buffer
-        self._resync_interval = resync_interval
-        self._reconnect_delay = reconnect_delay
-        self._max_reconnect_delay = max_reconnect_delay
-        self._health_interval = health_interval
-        self._subscribers: dict[str, set[_Subscription]] = {}
-        self._pending: collections.deque[str] = collections.deque(maxlen=max_pending)
-        self._wakeup = asyncio.Event()
-        self._drained = asyncio.Event()
-        self._drained.set()
-        self._sender: asyncio.Task[None] | None = None
-        self._listener: asyncio.Task[None] | None = None
-        self._listen_conn: psycopg.AsyncConnection[Any] | None = None
-        self._publish_conn: psycopg.AsyncConnection[Any] | None = None
-        self._start_lock: asyncio.Lock | None = None
-        self._closed = False
-
-    def __repr__(self) -> str:
-        return f"PostgresEventBroker(channel={self.channel!r})"
-
-    # -- inspection ----------------------------------------------------------------------
-
-    def subscriber_count(self, task_id: str) -> int:
-        """How many local subscriptions ``task_id`` currently has."""
-        return len(self._subscribers.get(task_id, ()))
-
-    @property
-    def listener_pid(self) -> int | None:
-        """Backend pid of the listening connection (while connected)."""
-        conn = self._listen_conn
-        return None if conn is None or conn.closed else conn.info.backend_pid
-
-    # -- publishing ----------------------------------------------------------------------
-
-    async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
-        if self._closed:
-            raise RuntimeError("the broker is closed")
-        for subscription in tuple(self._subscribers.get(task_id, ())):
-            subscription.push((seq, event))
-        payload = f"{task_id}:{seq}"
-        if len(payload.encode("utf-8", "surrogatepass")) > _MAX_PAYLOAD:
-            log.warning("task id too long for a NOTIFY payload; other replicas will resync")
-            return
-        if len(self._pending) == self._pending.maxlen:
-            log.warning("NOTIFY queue full: dropping the oldest notification")
-        self._pending.append(payload)
-        self._drained.clear()
-        self._wakeup.set()
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.create_task(self._send_loop(), name="a2a-notify-sender")
-
-    async def flush(self, timeout: float | None = None) -> None:
-        """Wait until every published notification has been sent to PostgreSQL."""
-        await asyncio.wait_for(self._drained.wait(), timeout)
-
-    async def _send_loop(self) -> None:
-        delay = self._reconnect_delay
-        while True:
-            if not self._pending:
-                self._drained.set()
-                self._wakeup.clear()
-                await self._wakeup.wait()
-                continue
-            batch = [self._pending[i] for i in range(min(len(self._pending), 500))]
-            try:
-                conn = self._publish_conn
-                if conn is None or conn.closed or conn.broken:
-                    conn = self._publish_conn = await self._connect("notify")
-                # Sent in order, as one transaction: one round trip per batch.
-                await conn.execute(
-                    "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
-                    (self.channel, batch),
-                )
-            except Exception as exc:
-                log.warning("sending NOTIFY failed (%s); retrying in %.1fs", exc, delay)
-                await self._close_quietly(self._publish_conn)
-                self._publish_conn = None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self._max_reconnect_delay)
-                continue
-            delay = self._reconnect_delay
-            for _ in batch:
-                if self._pending:
-                    self._pending.popleft()
-
-    # -- subscribing ---------------------------------------------------------------------
-
-    async def subscribe(self, task_id: str) -> BrokerSubscription:
-        if self._closed:
-            raise RuntimeError("the broker is closed")
-        await self._ensure_listening()
-        subscription = _Subscription(self, task_id, self._buffer, self._resync_interval)
-        self._subscribers.setdefault(task_id, set()).add(subscription)
-        return subscription
-
-    def _remove(self, task_id: str, subscription: _Subscription) -> None:
-        subscribers = self._subscribers.get(task_id)
-        if subscribers is not None:
-            subscribers.discard(subscription)
-            if not subscribers:
-                del self._subscribers[task_id]
-
-    async def _ensure_listening(self) -> None:
-        if self._listener is not None:
-            return  # listening, or reconnecting (subscribers get RESYNC then)
-        if self._start_lock is None:
-            self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if self._listener is None:
-                # The first connection is made here, so a bad DSN raises to the caller.
-                conn = await self._listen()
-                self._listener = asyncio.create_task(
-                    self._listen_loop(conn), name="a2a-notify-listener"
-                )
-
-    async def _listen(self) -> psycopg.AsyncConnection[Any]:
-        from psycopg import sql
-
-        conn = await self._connect("listen")
-        try:
-            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
-        except BaseException:
-            await conn.close()
-            raise
-        self._listen_conn = conn
-        return conn
-
-    async def _listen_loop(self, conn: psycopg.AsyncConnection[Any] | None) -> None:
-        delay = self._reconnect_delay
-        while True:
-            try:
-                if conn is None:
-                    conn = await self._listen()
-                    log.info("listening for a2a events again")
-                    delay = self._reconnect_delay
-                    # Whatever was notified while we were away is lost: re-read the logs.
-                    for subscribers in tuple(self._subscribers.values()):
-                        for subscription in tuple(subscribers):
-                            subscription.push(RESYNC)
-                while True:
-                    async for notify in conn.notifies(timeout=self._health_interval):
-                        self._dispatch(notify.payload, notify.pid)
-                    await conn.execute("SELECT 1")  # quiet: is the connection still alive?
-            except Exception as exc:
-                log.warning("lost the LISTEN connection (%s); reconnecting in %.1fs", exc, delay)
-                await self._close_quietly(conn)
-                conn = self._listen_conn = None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self._max_reconnect_delay)
-
-    def _dispatch(self, payload: str, pid: int) -> None:
-        publisher = self._publish_conn
-        if publisher is not None and not publisher.closed and pid == publisher.info.backend_pid:
-            return  # our own: local subscribers got it, with its event, from publish
-        task_id, _, seq_text = payload.rpartition(":")
-        subscribers = self._subscribers.get(task_id)
-        if not subscribers:
-            return
-        try:
-            seq = int(seq_text)
-        except ValueError:
-            log.warning("ignoring a malformed a2a notification %r", payload)
-            return
-        for subscription in tuple(subscribers):
-            subscription.push((seq, None))
-
-    # -- connections ---------------------------------------------------------------------
-
-    async def _connect(self, purpose: str) -> psycopg.AsyncConnection[Any]:
-        import psycopg
-
-        kwargs = {"application_name": f"a2a-models {purpose}", **self._kwargs}
-        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True, **kwargs)
-
-    @staticmethod
-    async def _close_quietly(conn: psycopg.AsyncConnection[Any] | None) -> None:
-        if conn is not None:
-            try:
-                await conn.close()
-            except Exception:  # closing a broken connection may fail; it is gone anyway
-                pass
-
-    async def aclose(self, timeout: float = 5.0) -> None:
-        """Send what is queued (waiting up to ``timeout``), then stop and disconnect.
-
-        Open subscriptions are closed: their ``next`` raises ``RuntimeError``.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        if self._sender is not None and not self._sender.done():
-            try:
-                await self.flush(timeout)
-            except TimeoutError:
-                log.warning("closing the broker with %d unsent notifications", len(self._pending))
-        for task in (self._sender, self._listener):
-            if task is not None:
-                task.cancel()
-        await asyncio.gather(
-            *(t for t in (self._sender, self._listener) if t is not None), return_exceptions=True
-        )
-        await self._close_quietly(self._listen_conn)
-        await self._close_quietly(self._publish_conn)
-        self._listen_conn = self._publish_conn = None
-        for subscribers in tuple(self._subscribers.values()):
-            for subscription in tuple(subscribers):
-                await subscription.aclose()
-
-    async def __aenter__(self) -> PostgresEventBroker:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

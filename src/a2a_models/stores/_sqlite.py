@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -26,18 +27,25 @@ from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
     PRUNE_BATCH,
+    ArtifactWrite,
+    FetchedTask,
     ListSQL,
+    MessageRow,
     PageRow,
     SQLTaskStore,
-    all_messages,
+    artifact_rows,
+    artifact_writes,
     as_seconds,
+    column_value,
     decode_config,
-    decode_event,
     encode_config,
     encode_event,
     new_messages,
+    own_message,
+    row_suffix,
     task_columns,
 )
+from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
 
 if TYPE_CHECKING:
     import sqlite3
@@ -192,43 +200,62 @@ class SQLiteTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _fetch_task(
-        self, task_id: str, scope: str, history_length: int | None, since: int
-    ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
-        def get(
-            db: sqlite3.Connection,
-        ) -> tuple[str, int, int, int | None, builtins.list[str]] | None:
+        self,
+        task_id: str,
+        scope: str,
+        history_length: int | None,
+        since: int,
+        artifacts_at: int | None = None,
+    ) -> FetchedTask | None:
+        def get(db: sqlite3.Connection) -> FetchedTask | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
-                    "SELECT task, version, last_seq, history_count FROM a2a_tasks"
-                    " WHERE id = ? AND scope = ?",
+                    "SELECT task, version, last_seq, history_count, artifact_count, context_id,"
+                    " key FROM a2a_tasks WHERE id = ? AND scope = ?",
                     (task_id, scope),
                 ).fetchone()
                 if row is None:
                     return None
-                head, version, last_seq, count = row
+                head, version, last_seq, count, artifact_count, context_id, task_key = row
+                artifacts: builtins.list[str] | None = None if artifact_count is None else []
+                if artifact_count and version != artifacts_at:
+                    artifacts = self._artifacts(db, task_key)
                 first = since if history_length is None else max(0, (count or 0) - history_length)
                 if not count or first >= count:
-                    return head, version, last_seq, count, []
+                    return head, version, last_seq, count, [], artifacts
                 messages = db.execute(
-                    "SELECT message FROM a2a_task_messages WHERE task_id = ? AND pos >= ?"
+                    "SELECT message FROM a2a_task_messages WHERE task_key = ? AND pos >= ?"
                     " AND pos < ? ORDER BY pos",
-                    (task_id, first, count),
+                    (task_key, first, count),
                 ).fetchall()
-            return head, version, last_seq, count, [m[0] for m in messages]
+            suffix = row_suffix(task_id, column_value(context_id))
+            history = [own_message(m[0], suffix) for m in messages]
+            return head, version, last_seq, count, history, artifacts
 
         return await self._run(get)
 
     @staticmethod
+    def _artifacts(db: sqlite3.Connection, task_key: int) -> builtins.list[str]:
+        return [
+            row[0]
+            for row in db.execute(
+                "SELECT artifact FROM a2a_task_artifacts WHERE task_key = ? ORDER BY pos",
+                (task_key,),
+            )
+        ]
+
+    @staticmethod
     def _append_messages(
-        db: sqlite3.Connection, task_id: str, messages: builtins.list[tuple[str, bytes]], at: int
+        db: sqlite3.Connection, task_key: int, messages: Sequence[MessageRow], at: int
     ) -> None:
         db.executemany(
-            "INSERT INTO a2a_task_messages (task_id, pos, message_id, message) VALUES (?, ?, ?, ?)",
-            [(task_id, at + i, key, data.decode()) for i, (key, data) in enumerate(messages)],
+            "INSERT INTO a2a_task_messages (task_key, pos, message_id, message)"
+            " VALUES (?, ?, ?, ?)",
+            [(task_key, at + i, key, row.decode()) for i, (key, _, row) in enumerate(messages)],
         )
 
     @staticmethod
-    def _known(db: sqlite3.Connection, task_id: str) -> Callable[[builtins.list[str]], set[str]]:
+    def _known(db: sqlite3.Connection, task_key: int) -> Callable[[builtins.list[str]], set[str]]:
         def known(ids: builtins.list[str]) -> set[str]:
             found: set[str] = set()
             for start in range(0, len(ids), 500):
@@ -238,8 +265,8 @@ class SQLiteTaskStore(SQLTaskStore):
                     row[0]
                     for row in db.execute(
                         "SELECT message_id FROM a2a_task_messages"
-                        f" WHERE task_id = ? AND message_id IN ({marks})",
-                        (task_id, *chunk),
+                        f" WHERE task_key = ? AND message_id IN ({marks})",
+                        (task_key, *chunk),
                     )
                 )
             return found
@@ -247,14 +274,19 @@ class SQLiteTaskStore(SQLTaskStore):
         return known
 
     async def _insert_task(
-        self, task: Task, scope: str, snapshot: bytes, event: bytes | None
+        self,
+        task: Task,
+        scope: str,
+        snapshot: bytes,
+        event: bytes | None,
+        messages: Sequence[MessageRow],
+        artifacts: Mapping[int, bytes],
     ) -> None:
         data = snapshot.decode()
         logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
-        messages = all_messages(task.history)
 
         def create(db: sqlite3.Connection) -> None:
             now = time.time()
@@ -272,10 +304,11 @@ class SQLiteTaskStore(SQLTaskStore):
                     ).fetchone()
                     if active >= limit:
                         raise ActiveTaskLimitError.of(limit)
-                db.execute(
+                (task_key,) = db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
-                    " last_seq, terminal_at, created_at, updated_at, task, history_count)"
-                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
+                    " last_seq, terminal_at, created_at, updated_at, task, history_count,"
+                    " artifact_count, key) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?,"
+                    " (SELECT coalesce(max(key), 0) + 1 FROM a2a_tasks)) RETURNING key",
                     (
                         task.id,
                         scope,
@@ -288,50 +321,145 @@ class SQLiteTaskStore(SQLTaskStore):
                         now,
                         data,
                         len(messages),
+                        len(artifacts),
                     ),
-                )
-                self._append_messages(db, task.id, messages, 0)
+                ).fetchone()
+                self._append_messages(db, task_key, messages, 0)
+                writes = [(pos, data, None) for pos, data in artifacts.items()]
+                self._write_artifacts(db, task_key, writes)
                 if logged is not None:
                     db.execute(
-                        "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
-                        " VALUES (?, 1, ?, ?)",
-                        (task.id, logged, now),
+                        "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, 1, ?)",
+                        (task_key, logged),
                     )
 
         await self._run(create)
+
+    @staticmethod
+    def _context_moved(
+        db: sqlite3.Connection, task_id: str, task_key: int, old: str | None
+    ) -> None:
+        """Rows that leave out the task's context id get the ``old`` one back (a rare
+        write that changes the context; the engine never does)."""
+        for seq, data in db.execute(
+            "SELECT seq, event FROM a2a_task_events WHERE task_key = ?", (task_key,)
+        ).fetchall():
+            whole = with_context(data, old)
+            if whole is not None:
+                db.execute(
+                    "UPDATE a2a_task_events SET event = ? WHERE task_key = ? AND seq = ?",
+                    (whole.decode(), task_key, seq),
+                )
+        suffix = row_suffix(task_id, old)
+        for pos, data in db.execute(
+            "SELECT pos, message FROM a2a_task_messages WHERE task_key = ?", (task_key,)
+        ).fetchall():
+            whole_message = own_message(data, suffix)
+            if whole_message is not data:
+                db.execute(
+                    "UPDATE a2a_task_messages SET message = ? WHERE task_key = ? AND pos = ?",
+                    (whole_message, task_key, pos),
+                )
+
+    @staticmethod
+    def _write_artifacts(
+        db: sqlite3.Connection, task_key: int, writes: Sequence[ArtifactWrite]
+    ) -> None:
+        db.executemany(
+            "INSERT INTO a2a_task_artifacts (task_key, pos, artifact, ref_seq)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (task_key, pos) DO UPDATE SET"
+            " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
+            " WHERE artifact IS NOT excluded.artifact OR ref_seq IS NOT excluded.ref_seq",
+            [(task_key, pos, data.decode(), ref) for pos, data, ref in writes],
+        )
+
+    @staticmethod
+    def _sync_artifacts(
+        db: sqlite3.Connection,
+        task: Task,
+        task_key: int,
+        rows: Mapping[int, bytes],
+        full: bool,
+        artifact_ref: int | None,
+        seq: int,
+    ) -> None:
+        """Write the artifact rows (``full``: and delete those of removed artifacts),
+        inlining the artifact into the events that referred to a row's old content."""
+        where = "" if full else " AND pos IN (SELECT value FROM json_each(?))"
+        referenced = {
+            pos: (data, ref)
+            for pos, data, ref in db.execute(
+                "SELECT pos, artifact, ref_seq FROM a2a_task_artifacts"
+                f" WHERE task_key = ? AND ref_seq IS NOT NULL{where}",
+                (task_key,) if full else (task_key, json.dumps(builtins.list(rows))),
+            )
+        }
+        writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
+        for ref_seq, old in inline:
+            logged = db.execute(
+                "SELECT event FROM a2a_task_events WHERE task_key = ? AND seq = ?",
+                (task_key, ref_seq),
+            ).fetchone()
+            if logged is not None:
+                db.execute(
+                    "UPDATE a2a_task_events SET event = ? WHERE task_key = ? AND seq = ?",
+                    (inline_artifact(logged[0], old).decode(), task_key, ref_seq),
+                )
+        if full:
+            db.execute(
+                "DELETE FROM a2a_task_artifacts WHERE task_key = ? AND pos >= ?",
+                (task_key, len(task.artifacts)),
+            )
+        SQLiteTaskStore._write_artifacts(db, task_key, writes)
 
     async def _update_task(
         self,
         task: Task,
         expected_version: int,
         snapshot: bytes,
-        event: bytes | None,
+        event: StreamResponse | None,
         history_offset: int,
+        changed: Sequence[int] | None,
     ) -> None:
         data = snapshot.decode()
-        logged = None if event is None else event.decode()
         context_id, state, key, terminal = task_columns(task)
 
         def update(db: sqlite3.Connection) -> None:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
-                    "SELECT version, history_count FROM a2a_tasks WHERE id = ?", (task.id,)
+                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
+                    " FROM a2a_tasks WHERE id = ?",
+                    (task.id,),
                 ).fetchone()
                 if row is None:
                     raise TaskNotFoundError(f"task {task.id!r} not found")
                 if row[0] != expected_version:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
-                messages = new_messages(
-                    task.history, history_offset, stored, self._known(db, task.id)
-                )
-                self._append_messages(db, task.id, messages, stored)
+                task_key = row[4]
+                if row[5] != context_id:
+                    self._context_moved(db, task.id, task_key, column_value(row[5]))
+                messages = new_messages(task, history_offset, stored, self._known(db, task_key))
+                self._append_messages(db, task_key, messages, stored)
+                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
+                rows = artifact_rows(task, None if full else changed)
+                seq = row[2] + 1
+                logged, artifact_ref = None, None
+                if event is not None:
+                    logged, artifact_ref = compact_event(
+                        event,
+                        task,
+                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
+                        rows,
+                    )
+                if rows or full:
+                    self._sync_artifacts(db, task, task_key, rows, full, artifact_ref, seq)
                 db.execute(
                     "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
                     " version = version + 1, last_seq = last_seq + ?,"
-                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?"
-                    " WHERE id = ?",
+                    " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?,"
+                    " artifact_count = ? WHERE id = ?",
                     (
                         data,
                         context_id,
@@ -341,17 +469,14 @@ class SQLiteTaskStore(SQLTaskStore):
                         now if terminal else None,
                         now,
                         stored + len(messages),
+                        len(task.artifacts),
                         task.id,
                     ),
                 )
                 if logged is not None:
-                    (seq,) = db.execute(
-                        "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task.id,)
-                    ).fetchone()
                     db.execute(
-                        "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
-                        " VALUES (?, ?, ?, ?)",
-                        (task.id, seq, logged, now),
+                        "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
+                        (task_key, seq, logged.decode()),
                     )
 
         await self._run(update)
@@ -362,26 +487,45 @@ class SQLiteTaskStore(SQLTaskStore):
                 count, count_params = query.count("a2a_tasks", "a2a_task_counts")
                 (total,) = db.execute(count, count_params).fetchone()
                 rows = db.execute(
-                    f"SELECT task, history_count, id FROM a2a_tasks WHERE {query.page_where}"
-                    f" {ListSQL.ORDER} LIMIT ?",
+                    "SELECT task, history_count, id, artifact_count, context_id, key FROM a2a_tasks"
+                    f" WHERE {query.page_where} {ListSQL.ORDER} LIMIT ?",
                     [*query.page_params, query.limit],
                 ).fetchall()
                 wanted = [
-                    (task_id, query.first_message(count))
-                    for _, count, task_id in rows[: query.page_size]
+                    (task_key, query.first_message(count))
+                    for _, count, _, _, _, task_key in rows[: query.page_size]
                     if count and query.history_length != 0
                 ]
-                messages: dict[str, builtins.list[str]] = {}
+                artifacts: dict[int, builtins.list[str]] = {}
+                with_artifacts = [row[5] for row in rows[: query.page_size] if row[3]]
+                if with_artifacts:
+                    marks = ", ".join("?" * len(with_artifacts))
+                    for task_key, artifact in db.execute(
+                        "SELECT task_key, artifact FROM a2a_task_artifacts"
+                        f" WHERE task_key IN ({marks}) ORDER BY task_key, pos",
+                        with_artifacts,
+                    ):
+                        artifacts.setdefault(task_key, []).append(artifact)
+                messages: dict[int, builtins.list[str]] = {}
                 if wanted:
-                    where = " OR ".join(["(task_id = ? AND pos >= ?)"] * len(wanted))
-                    for task_id, message in db.execute(
-                        f"SELECT task_id, message FROM a2a_task_messages WHERE {where}"
-                        " ORDER BY task_id, pos",
+                    where = " OR ".join(["(task_key = ? AND pos >= ?)"] * len(wanted))
+                    for task_key, message in db.execute(
+                        f"SELECT task_key, message FROM a2a_task_messages WHERE {where}"
+                        " ORDER BY task_key, pos",
                         [value for pair in wanted for value in pair],
                     ):
-                        messages.setdefault(task_id, []).append(message)
+                        messages.setdefault(task_key, []).append(message)
             return total, [
-                (head, count, messages.get(task_id, [])) for head, count, task_id in rows
+                (
+                    head,
+                    count,
+                    [
+                        own_message(m, row_suffix(task_id, column_value(context_id)))
+                        for m in messages.get(task_key, [])
+                    ],
+                    None if artifact_count is None else artifacts.get(task_key, []),
+                )
+                for head, count, task_id, artifact_count, context_id, task_key in rows
             ]
 
         return await self._run(select)
@@ -394,22 +538,18 @@ class SQLiteTaskStore(SQLTaskStore):
             raise TaskNotFoundError(f"task {task_id!r} not found")
 
         def append(db: sqlite3.Connection) -> int:
-            now = time.time()
             with _transaction(db):
-                cursor = db.execute(
+                row = db.execute(
                     "UPDATE a2a_tasks SET version = version + 1, last_seq = last_seq + 1,"
-                    " updated_at = ? WHERE id = ?",
-                    (now, task_id),
-                )
-                if cursor.rowcount == 0:
-                    raise TaskNotFoundError(f"task {task_id!r} not found")
-                (seq,) = db.execute(
-                    "SELECT last_seq FROM a2a_tasks WHERE id = ?", (task_id,)
+                    " updated_at = ? WHERE id = ? RETURNING key, last_seq",
+                    (time.time(), task_id),
                 ).fetchone()
+                if row is None:
+                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                task_key, seq = row
                 db.execute(
-                    "INSERT INTO a2a_task_events (task_id, seq, event, created_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    (task_id, seq, logged, now),
+                    "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
+                    (task_key, seq, logged),
                 )
             return int(seq)
 
@@ -419,14 +559,53 @@ class SQLiteTaskStore(SQLTaskStore):
         if not self._ok(task_id):
             return []
 
-        def select(db: sqlite3.Connection) -> builtins.list[tuple[int, str]]:
-            rows: builtins.list[tuple[int, str]] = db.execute(
-                "SELECT seq, event FROM a2a_task_events WHERE task_id = ? AND seq > ? ORDER BY seq",
-                (task_id, max(seq, 0)),
-            ).fetchall()
-            return rows
+        def select(db: sqlite3.Connection) -> builtins.list[LoggedEvent]:
+            with _transaction(db, write=False):  # the events and the rows they refer to
+                task = db.execute(
+                    "SELECT key, context_id FROM a2a_tasks WHERE id = ?", (task_id,)
+                ).fetchone()
+                if task is None:
+                    return []
+                task_key, context_id = task
+                rows = db.execute(
+                    "SELECT seq, event FROM a2a_task_events WHERE task_key = ? AND seq > ?"
+                    " ORDER BY seq",
+                    (task_key, max(seq, 0)),
+                ).fetchall()
+                positions: builtins.set[int] = set()
+                keys: builtins.set[int] = set()
+                compact = False
+                for _, data in rows:
+                    refs = references(data)
+                    if refs is not None:
+                        compact = True
+                        positions.update(refs[0])
+                        keys.update(refs[1])
+                messages: dict[int, str] = {}
+                artifacts: dict[int, str] = {}
+                if compact:
+                    messages = dict(
+                        db.execute(
+                            "SELECT pos, message FROM a2a_task_messages WHERE task_key = ?"
+                            " AND pos IN (SELECT value FROM json_each(?))",
+                            (task_key, json.dumps(sorted(positions))),
+                        ).fetchall()
+                    )
+                    artifacts = dict(
+                        db.execute(
+                            "SELECT pos, artifact FROM a2a_task_artifacts"
+                            " WHERE task_key = ? AND pos IN (SELECT value FROM json_each(?))",
+                            (task_key, json.dumps(sorted(keys))),
+                        ).fetchall()
+                    )
+            context = column_value(context_id)
+            suffix = row_suffix(task_id, context)
+            messages = {pos: str(own_message(m, suffix)) for pos, m in messages.items()}
+            return [
+                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
+            ]
 
-        return [(n, decode_event(data)) for n, data in await self._run(select)]
+        return await self._run(select)
 
     # -- push configs --------------------------------------------------------------------
 

@@ -1,0 +1,166 @@
+"""The event log as stored: each event without what the task's rows already hold.
+
+An event that repeats a history message or an artifact written as a row by
+the same write refers to that row instead of holding a copy, and the task's
+own ids are left out. The stored form is the event's JSON with those members
+removed and a ``"$"`` member saying what to put back:
+
+* ``"t": 1`` / ``"c": 1``: the ``taskId`` (a Task's ``id``) / ``contextId``
+  are the task's.
+* ``"m": pos``: a status update's message, or a Message event itself, is
+  history row ``pos`` (history rows never change).
+* ``"h": n``: a Task event's history is history rows ``0 .. n-1``.
+* ``"a": pos``: an artifact update's artifact is the current content of the
+  task's artifact row ``pos``. That row's ``ref_seq`` names the event, and a
+  write that changes the row first puts the artifact back into the event
+  (:func:`inline_artifact`).
+
+An event without ``"$"`` is stored whole: rows written before this form, and
+events that repeat nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import codec
+from ..models import (
+    Message,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
+from ._common import decode_event, encode_artifact, encode_event, encode_message
+
+__all__ = ["compact_event", "expand_event", "inline_artifact", "references", "with_context"]
+
+_MARK = "$"
+
+
+def compact_event(
+    event: StreamResponse,
+    task: Task,
+    messages: Mapping[bytes, int],
+    artifacts: Mapping[int, bytes],
+) -> tuple[bytes, int | None]:
+    """The stored form of ``event`` (applied to make ``task``) and the artifact row
+    (position) it refers to, if any.
+
+    ``messages``: the JSON of history rows this write stores, to their
+    positions; ``artifacts``: the JSON of artifact rows it stores, by position.
+    """
+    task_id, context_id = task.id, task.context_id
+    if isinstance(event, Message):
+        position = messages.get(encode_message(event))
+        if position is not None:
+            return codec.dumps({_MARK: {"m": position}}), None
+    data = encode_event(event)
+    wire: dict[str, Any] = codec.loads(data)
+    ((key, inner),) = wire.items()
+    refs: dict[str, Any] = {}
+    if inner.get("id" if key == "task" else "taskId") == task_id:
+        del inner["id" if key == "task" else "taskId"]
+        refs["t"] = 1
+    if context_id is not None and inner.get("contextId") == context_id:
+        del inner["contextId"]
+        refs["c"] = 1
+    artifact_ref = None
+    if isinstance(event, TaskStatusUpdateEvent) and event.status.message is not None:
+        position = messages.get(encode_message(event.status.message))
+        if position is not None:
+            del inner["status"]["message"]
+            refs["m"] = position
+    elif isinstance(event, Task) and event.history:
+        positions = [messages.get(encode_message(m)) for m in event.history]
+        if positions == list(range(len(positions))):
+            del inner["history"]
+            refs["h"] = len(positions)
+    elif isinstance(event, TaskArtifactUpdateEvent) and not event.append:
+        # apply_event put it in place of the first artifact with its id.
+        wanted = event.artifact.artifact_id
+        position = next((i for i, a in enumerate(task.artifacts) if a.artifact_id == wanted), -1)
+        if artifacts.get(position) == encode_artifact(event.artifact):
+            del inner["artifact"]
+            refs["a"] = artifact_ref = position
+    if not refs:
+        return data, None
+    return codec.dumps({_MARK: refs, key: inner}), artifact_ref
+
+
+def _marked(data: bytes | str) -> bool:
+    return (b'"$"' in data) if isinstance(data, bytes) else ('"$"' in data)
+
+
+def references(data: bytes | str) -> tuple[list[int], list[int]] | None:
+    """The history and artifact row positions a stored event refers to;
+    ``None`` if it is stored whole (it needs nothing of the task)."""
+    if not _marked(data):
+        return None
+    refs = codec.loads(data).get(_MARK)
+    if not isinstance(refs, dict):
+        return None
+    positions = list(range(refs["h"])) if "h" in refs else []
+    if "m" in refs:
+        positions.append(refs["m"])
+    return positions, ([refs["a"]] if "a" in refs else [])
+
+
+def expand_event(
+    data: bytes | str,
+    task_id: str,
+    context_id: str | None,
+    messages: Mapping[int, bytes | str],
+    artifacts: Mapping[int, bytes | str],
+) -> StreamResponse:
+    """The event a stored form holds, given the rows it refers to (see :func:`references`)."""
+    if not _marked(data):
+        return decode_event(data)
+    wire: dict[str, Any] = codec.loads(data)
+    refs = wire.pop(_MARK, None)
+    if not isinstance(refs, dict):
+        return decode_event(data)
+    if not wire:
+        wire["message"] = codec.loads(messages[refs["m"]])
+    else:
+        ((key, inner),) = wire.items()
+        if "t" in refs:
+            inner["id" if key == "task" else "taskId"] = task_id
+        if "c" in refs:
+            inner["contextId"] = context_id
+        if "m" in refs:
+            inner["status"]["message"] = codec.loads(messages[refs["m"]])
+        if "h" in refs:
+            inner["history"] = [codec.loads(messages[i]) for i in range(refs["h"])]
+        if "a" in refs:
+            inner["artifact"] = codec.loads(artifacts[refs["a"]])
+    return decode_event(codec.dumps(wire))
+
+
+def inline_artifact(data: bytes | str, artifact: bytes | str) -> bytes:
+    """A stored event referring to an artifact row, holding that row's ``artifact`` instead."""
+    wire: dict[str, Any] = codec.loads(data)
+    refs = wire[_MARK]
+    del refs["a"]
+    if not refs:
+        del wire[_MARK]
+    inner = next(value for key, value in wire.items() if key != _MARK)
+    inner["artifact"] = codec.loads(artifact)
+    return codec.dumps(wire)
+
+
+def with_context(data: bytes | str, context_id: str | None) -> bytes | None:
+    """A stored event that leaves out its ``contextId`` (the task's), holding
+    ``context_id`` instead; ``None`` if it holds its own. For a write that
+    changes the task's context (the engine never does; a store's caller may)."""
+    if not _marked(data):
+        return None
+    wire: dict[str, Any] = codec.loads(data)
+    refs = wire.get(_MARK)
+    if not isinstance(refs, dict) or "c" not in refs:
+        return None
+    del refs["c"]
+    inner = next(value for key, value in wire.items() if key != _MARK)
+    inner["contextId"] = context_id
+    return codec.dumps(wire)

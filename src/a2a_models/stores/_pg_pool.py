@@ -1,0 +1,163 @@
+"""PostgreSQL connections for the stores: a small pool, autocommit-aware
+transactions, and jsonb that keeps JSON exactly (psycopg 3, imported lazily)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+import select
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["ConnectionPool", "Pool", "atomic", "exact", "jsonb", "quote"]
+
+
+class ConnectionPool(Protocol):
+    """What :class:`PostgresTaskStore` needs of a pool, e.g. ``psycopg_pool.AsyncConnectionPool``."""
+
+    def connection(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]: ...
+
+
+# --- jsonb --------------------------------------------------------------------------------
+
+# What jsonb cannot keep exactly: the escapes of NUL and of (lone) surrogates
+# (rejected), numbers with a positive exponent (1e+16 comes back as the
+# integer 10000000000000000) and -0.0 (comes back as 0.0). A match inside a
+# string is a harmless false positive: the exact bytes are simply kept too.
+_JSONB_LOSSY = re.compile(
+    rb"\\u0000|\\u[dD][89a-fA-F]|[:\[,]-?[0-9]+(?:\.[0-9]+)?[eE]\+|[:\[,]-0\.0[,\]}]"
+)
+_JSONB_REJECTED = re.compile(rb"\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def jsonb(data: bytes) -> tuple[str, bytes | None]:
+    """``(jsonb text, exact bytes or None)``: the exact bytes only when jsonb would alter them."""
+    if _JSONB_LOSSY.search(data) is None:
+        return data.decode(), None
+    # The jsonb copy stays queryable; the store reads the exact bytes.
+    return _JSONB_REJECTED.sub(rb"\\ufffd", data).decode(), data
+
+
+def exact(text: str, raw: bytes | None) -> bytes | str:
+    return text if raw is None else bytes(raw)
+
+
+def quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+# --- a small pool -------------------------------------------------------------------------
+
+
+def _hung_up(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Whether the server has (probably) closed this idle connection.
+
+    An idle store connection has nothing to read unless the server spoke on
+    its own, almost always a FATAL message before hanging up (a restart, an
+    admin kill, ``idle_session_timeout``). Checking costs no round trip, so a
+    write is not sent down a dead connection (whether a failed write
+    committed could not be known). A rare false alarm (an asynchronous
+    notice) only costs a new connection.
+    """
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+class Pool:
+    """At most ``max_size`` autocommit connections, reused; broken ones are dropped.
+
+    A connection idle for more than ``check_after`` seconds is pinged before
+    reuse, so a restarted server costs no failed operation.
+    """
+
+    def __init__(
+        self, conninfo: str, max_size: int, check_after: float, kwargs: Mapping[str, Any]
+    ) -> None:
+        self._conninfo = conninfo
+        self._kwargs = dict(kwargs)
+        self._check_after = check_after
+        self._slots = asyncio.Semaphore(max_size)
+        self._idle: collections.deque[tuple[psycopg.AsyncConnection[Any], float]] = (
+            collections.deque()
+        )
+        self._closed = False
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        async with self._slots:
+            conn = await self._take()
+            healthy = False
+            try:
+                yield conn
+                healthy = True
+            finally:
+                await self._give_back(conn, healthy)
+
+    async def _take(self) -> psycopg.AsyncConnection[Any]:
+        import psycopg
+
+        loop = asyncio.get_running_loop()
+        while self._idle:
+            conn, since = self._idle.pop()
+            if conn.closed or conn.broken or _hung_up(conn):
+                await conn.close()
+                continue
+            if loop.time() - since > self._check_after:
+                try:
+                    await conn.execute("SELECT 1")
+                except psycopg.Error:
+                    await conn.close()
+                    continue
+            return conn
+        return await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, **self._kwargs
+        )
+
+    async def _give_back(self, conn: psycopg.AsyncConnection[Any], healthy: bool) -> None:
+        from psycopg import pq
+
+        if conn.broken:
+            # The server probably went away: the idle ones are likely dead too.
+            await self._drop_idle()
+        reusable = (
+            not self._closed
+            and not conn.closed
+            and not conn.broken
+            and conn.info.transaction_status == pq.TransactionStatus.IDLE
+        )
+        if reusable:
+            self._idle.append((conn, asyncio.get_running_loop().time()))
+        else:
+            await conn.close()
+
+    async def _drop_idle(self) -> None:
+        while self._idle:
+            conn, _ = self._idle.pop()
+            await conn.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        await self._drop_idle()
+
+
+@asynccontextmanager
+async def atomic(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]:
+    """One statement is atomic in autocommit mode; otherwise commit it explicitly."""
+    if conn.autocommit:
+        yield
+    else:
+        async with conn.transaction():
+            yield
+
+
+# --- the store ------------------------------------------------------------------------------

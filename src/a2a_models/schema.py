@@ -59,7 +59,7 @@ import jsonschema.exceptions  # type: ignore[import-untyped, unused-ignore]
 from . import models as m
 from ._state import TaskState
 from .codec import facts
-from .codec.facts import ClassSpec, Field
+from .codec.facts import ClassSpec, Field, unwrap_optional
 from .errors import DecodeError
 from .models import rules
 
@@ -178,18 +178,9 @@ def _def_name(cls: type[Any]) -> str:
     return cls.__name__
 
 
-def _unwrap_optional(tp: Any) -> Any:
-    args = typing.get_args(tp)
-    if args and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return rest[0]
-    return tp
-
-
 def _type_schema(tp: Any, *, nonempty: bool = False, non_negative: bool = False) -> Any:
     """JSON Schema of a value annotated ``tp`` in a model."""
-    tp = _unwrap_optional(tp)
+    tp = unwrap_optional(tp)
     if tp is str:
         return _string(nonempty=nonempty)
     if tp is bool:

@@ -179,7 +179,8 @@ def _leaf_kinds(python: bool) -> dict[Any, Kind]:
     }
 
 
-def _unwrap_optional(tp: Any) -> Any:
+def unwrap_optional(tp: Any) -> Any:
+    """``X`` for an annotation ``X | None``; any other annotation unchanged."""
     args = typing.get_args(tp)
     if args and type(None) in args:
         rest = [a for a in args if a is not type(None)]
@@ -190,7 +191,7 @@ def _unwrap_optional(tp: Any) -> Any:
 
 def kind_for(tp: Any, leaves: dict[Any, Kind], name_of: Callable[[type[Any]], str]) -> Kind:
     """The codec kind of an attribute type annotation."""
-    tp = _unwrap_optional(tp)
+    tp = unwrap_optional(tp)
     if tp in leaves:
         return leaves[tp]
     origin = typing.get_origin(tp)

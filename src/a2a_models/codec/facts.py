@@ -36,6 +36,7 @@ from ._v10 import (
     REQUIRED_WITH_DEFAULT,
     TABLE_CLASSES,
     build_specs,
+    unwrap_optional,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "render_path",
     "specs",
     "unexpressible",
+    "unwrap_optional",
 ]
 
 #: The dialects (the values of :class:`a2a_models.codec.Dialect`).

@@ -35,7 +35,7 @@ import attrs
 from ... import models as m
 from ..._state import TaskState
 from ...codec import facts
-from ...codec.facts import Fail, Loss, builder, render_path
+from ...codec.facts import Fail, Loss, builder, render_path, unwrap_optional
 from ...errors import DecodeError, EncodeError
 from ._pb import a2a_pb2 as pb
 
@@ -296,19 +296,10 @@ _FD = Any  # google.protobuf FieldDescriptor
 _JSON_OBJECT_ATTRS = ("metadata", "params", "header")
 
 
-def _unwrap(tp: Any) -> Any:
-    args = typing.get_args(tp)
-    if args and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return rest[0]
-    return tp
-
-
 def _field_sources(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD, spec: Any) -> str:
     """The decode expression of field ``attr`` (reading the message ``p``)."""
     name = attr.name
-    inner = _unwrap(tp)
+    inner = unwrap_optional(tp)
     optional = inner is not tp
     presence = (cls, name) in facts.PRESENCE_TRACKED
     has = f"p.HasField({name!r})"
@@ -381,7 +372,7 @@ def _fill_lines(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD) ->
     constructor, and skipping defaults costs nothing at all.
     """
     name = attr.name
-    inner = _unwrap(tp)
+    inner = unwrap_optional(tp)
     optional = inner is not tp
     presence = (cls, name) in facts.PRESENCE_TRACKED
     origin = typing.get_origin(inner)

@@ -59,7 +59,7 @@ import jsonschema.exceptions  # type: ignore[import-untyped, unused-ignore]
 from . import models as m
 from ._state import TaskState
 from .codec import facts
-from .codec.facts import ClassSpec, Field, unwrap_optional
+from .codec.facts import ClassSpec, Field, render_path, unwrap_optional
 from .errors import DecodeError
 from .models import rules
 
@@ -653,18 +653,6 @@ def _validator(dialect: str, root: str, strict: bool) -> jsonschema.Draft202012V
     return jsonschema.Draft202012Validator(schema)
 
 
-def _render_path(path: Iterable[str | int]) -> str:
-    out = ["$"]
-    for seg in path:
-        if isinstance(seg, int):
-            out.append(f"[{seg}]")
-        elif seg.isidentifier():
-            out.append(f".{seg}")
-        else:
-            out.append(f"[{seg!r}]")
-    return "".join(out)
-
-
 _MAX_MESSAGE: Final = 300
 
 
@@ -685,7 +673,7 @@ def validate_wire(value: Any, tp: Any, dialect: str = "1.0", *, strict: bool = F
         message = error.message
         if len(message) > _MAX_MESSAGE:
             message = message[: _MAX_MESSAGE - 3] + "..."
-        raise DecodeError(_render_path(error.absolute_path), message)
+        raise DecodeError(render_path(list(error.absolute_path)), message)
 
 
 # --------------------------------------------------------------------------- command line

@@ -26,6 +26,7 @@ from typing import Any
 from ..server import EventBroker, InMemoryEventBroker, InMemoryTaskStore, TaskStore
 from ._migrations import MIGRATIONS, Migration, SchemaVersionError
 from ._postgres import RESYNC, ConnectionPool, PostgresEventBroker, PostgresTaskStore
+from ._queue import PostgresTurnQueue
 from ._retention import DEFAULT_RETAIN_TERMINAL, Retention, parse_age
 from ._sqlite import SQLiteTaskStore
 
@@ -38,6 +39,7 @@ __all__ = [
     "Migration",
     "PostgresEventBroker",
     "PostgresTaskStore",
+    "PostgresTurnQueue",
     "SQLiteTaskStore",
     "SchemaVersionError",
     "broker_from_url",

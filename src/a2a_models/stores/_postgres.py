@@ -47,6 +47,7 @@ from ._common import (
     new_messages,
     task_columns,
 )
+from ._queue import enqueue_pending
 
 if TYPE_CHECKING:
     import psycopg
@@ -479,6 +480,7 @@ class PostgresTaskStore(SQLTaskStore):
                     version = await self._version(conn, task.id)
                     raise ConcurrentModificationError(task.id, 0, version or 0)
                 await self._append_messages(conn, task.id, messages, 0)
+                await enqueue_pending(conn, self._q, self.schema, task.id)
 
         await self._run(create)
 
@@ -540,6 +542,7 @@ class PostgresTaskStore(SQLTaskStore):
                 cursor = await conn.execute(update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
+                await enqueue_pending(conn, self._q, self.schema, task.id)
 
         await self._run(update_)
 

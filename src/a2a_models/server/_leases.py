@@ -105,9 +105,12 @@ class LeasingExecutor(InProcessExecutor):
     async def check(self) -> int:
         """One round: renew this worker's leases, stop runs that lost theirs, take over
         lapsed ones. Returns how many tasks were taken over."""
+        # Only leases taken before the renewal: one taken while it ran is not in ``held``.
+        leased = {task_id: self._runs.get(task_id) for task_id in self._leased}
         held = await self._store.renew_leases(self.worker_id, self.ttl)
         for task_id, run in list(self._runs.items()):
-            if task_id in self._leased and task_id not in held and run.runner is not None:
+            lost = leased.get(task_id) is run and task_id in self._leased and task_id not in held
+            if lost and run.runner is not None:
                 log.warning(
                     "lost the lease on task %s to another worker; stopping its run", task_id
                 )

@@ -4,10 +4,11 @@ A front end (:class:`~a2a_models.server.FrontEndHandler`) writes a turn in
 the transaction that creates or continues its task (the store calls
 :func:`enqueue_pending` there); workers take turns with ``SELECT ... FOR
 UPDATE SKIP LOCKED``, so each turn goes to exactly one worker and workers
-never wait on each other. Taking a turn deletes its row and takes the task's
-lease in one statement: from then on the task is the worker's, and if the
-worker dies the lease lapses and the task is taken over (see
-:class:`~a2a_models.server.LeasingExecutor`).
+never wait on each other. While queued, the task's lease belongs to the
+queue (it never lapses: a long queue is not a dead worker). Taking a turn
+deletes its row and takes the task's lease in one statement: from then on the
+task is the worker's, and if the worker dies the lease lapses and the task is
+taken over (see :class:`~a2a_models.server.LeasingExecutor`).
 
 Why PostgreSQL and not a second system (Redis Streams, say): the store is
 already PostgreSQL, the turn and the task commit together (no task without
@@ -44,9 +45,17 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+#: The lease owner of a task whose turn waits in the queue.
+QUEUED = "queue"
+
+
 def _insert_sql(q: str) -> str:
+    # The task's lease is the queue's until a worker takes the turn: a task that
+    # waits longer than the lease time is queued, not orphaned (never taken over).
     return (
-        f"WITH i AS (INSERT INTO {q}.a2a_turns (task_id, turn) VALUES (%s, %s) RETURNING id)"
+        f"WITH i AS (INSERT INTO {q}.a2a_turns (task_id, turn) VALUES (%s, %s)"
+        f" RETURNING task_id), l AS (UPDATE {q}.a2a_tasks AS k SET lease_owner = '{QUEUED}',"
+        " lease_expires = 'infinity' FROM i WHERE k.id = i.task_id RETURNING k.id)"
         " SELECT pg_notify(%s, '') FROM i"
     )
 
@@ -86,10 +95,10 @@ class PostgresTurnQueue:
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING task_id, turn),"
                 f" l AS (UPDATE {self._tasks} AS k SET lease_owner = %s,"
                 " lease_expires = now() + make_interval(secs => %s) FROM t"
-                " WHERE k.id = t.task_id AND (k.lease_expires IS NULL OR k.lease_owner = %s"
-                " OR k.lease_expires < now()) RETURNING k.id)"
+                " WHERE k.id = t.task_id AND (k.lease_owner IN (%s, %s) OR k.lease_expires"
+                " IS NULL OR k.lease_expires < now()) RETURNING k.id)"
                 " SELECT t.task_id, t.turn, l.id IS NOT NULL FROM t LEFT JOIN l ON l.id = t.task_id",
-                (worker, ttl, worker),
+                (worker, ttl, worker, QUEUED),
             )
             return await cursor.fetchone()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import os
 import queue
 import re
@@ -137,8 +138,19 @@ class Cluster:
         self.front_ends = [
             Proc(
                 f"front end {i}",
-                ["serve", "--front-end", "--host", "127.0.0.1", "--port", str(port)]
-                + ["--store", store, *agent, "--log-level", "warning"],
+                [
+                    "serve",
+                    "--front-end",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--store",
+                    store,
+                    *agent,
+                    "--log-level",
+                    "warning",
+                ],
                 r"a2a-models: serving ",
                 env,
             )
@@ -147,8 +159,18 @@ class Cluster:
         self.workers = [
             Proc(
                 f"worker {i}",
-                ["worker", "--store", store, *agent, "--lease-ttl", str(TTL)]
-                + ["--concurrency", str(CONCURRENCY), "--log-level", "warning"],
+                [
+                    "worker",
+                    "--store",
+                    store,
+                    *agent,
+                    "--lease-ttl",
+                    str(TTL),
+                    "--concurrency",
+                    str(CONCURRENCY),
+                    "--log-level",
+                    "warning",
+                ],
                 r"a2a-models: worker .* running",
                 env,
             )
@@ -248,7 +270,7 @@ def _no_overlap(turns: list[tuple[str, str, int, float]], killed: dict[int, floa
         spans[task_id].append((start, killed[pid], pid))
     for task_id, runs in spans.items():
         runs.sort()
-        for (_, end, pid), (start, _, other) in zip(runs, runs[1:], strict=False):
+        for (_, end, pid), (start, _, other) in itertools.pairwise(runs):
             assert start >= end, f"task {task_id} ran in {pid} and {other} at once"
 
 

@@ -167,9 +167,7 @@ class LeasingExecutor(InProcessExecutor):
         super().start(run)
 
     async def _execute(self, run: AgentRun) -> None:
-        if run.created and not await self._store.acquire_lease(
-            run.task_id, self.worker_id, self.ttl
-        ):
+        if run.created and not await self._acquire(run):
             # Another live worker runs this task's turn: never run it twice at once.
             log.warning("task %s is running on another worker; not starting it here", run.task_id)
             run.started.set()
@@ -187,6 +185,10 @@ class LeasingExecutor(InProcessExecutor):
                 self._leased.discard(run.task_id)
                 with contextlib.suppress(Exception):
                     await self._store.release_lease(run.task_id, self.worker_id)
+
+    async def _acquire(self, run: AgentRun) -> bool:
+        """Take the lease of a run's task (False: another live worker holds it)."""
+        return bool(await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl))
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
         task = await super()._create(run, snapshot)

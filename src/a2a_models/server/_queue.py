@@ -54,7 +54,7 @@ from ._leases import LeasingExecutor
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun
 from ._store import TaskStore
-from ._streams import EventBroker, task_event_stream
+from ._streams import BrokerSubscription, EventBroker, task_event_stream
 from ._writer import TaskWriter
 
 __all__ = [
@@ -293,22 +293,39 @@ class WorkerExecutor(LeasingExecutor):
         super().__init__(agent, writer, **kwargs)
         #: Runs that started a new task and have recorded nothing yet.
         self._fresh: set[str] = set()
+        #: Pulled turns: the pull took their task's lease already.
+        self._pulled: set[str] = set()
+        self._watchers: dict[str, asyncio.Task[None]] = {}
 
-    def start_turn(self, run: AgentRun, *, new: bool) -> None:
-        """Run a pulled turn (``new``: it starts its task)."""
+    def start_turn(self, run: AgentRun, subscription: BrokerSubscription, *, new: bool) -> None:
+        """Run a pulled turn whose task's lease the pull took (``new``: it starts its task).
+
+        ``subscription`` (to the task's events, opened before the task was read)
+        tells the run of a cancel.
+        """
         if new:
             self._fresh.add(run.task_id)
+        self._pulled.add(run.task_id)
+        watcher = self._watch_cancel(run, subscription)
+        self._watchers[run.task_id] = asyncio.create_task(watcher, name=f"a2a-cancel-{run.task_id}")
         self.start(run)
 
+    async def _acquire(self, run: AgentRun) -> bool:
+        if run.task_id in self._pulled:
+            self._pulled.discard(run.task_id)
+            return True
+        return await super()._acquire(run)
+
     async def _execute(self, run: AgentRun) -> None:
-        watcher = asyncio.create_task(self._watch_cancel(run), name=f"a2a-cancel-{run.task_id}")
         try:
             await super()._execute(run)
         finally:
             self._fresh.discard(run.task_id)
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
+            watcher = self._watchers.pop(run.task_id, None)
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await watcher
 
     async def _on_event(self, run: AgentRun, event: AgentEvent) -> bool:
         if run.task_id in self._fresh:
@@ -325,17 +342,13 @@ class WorkerExecutor(LeasingExecutor):
                 )
         return await super()._on_event(run, event)
 
-    async def _watch_cancel(self, run: AgentRun) -> None:
+    async def _watch_cancel(self, run: AgentRun, subscription: BrokerSubscription) -> None:
         """Stop the run when its task is canceled (by a front end, through the store)."""
-        broker = self.writer.broker
-        subscription = await broker.subscribe(run.task_id)
         try:
             while True:
-                if await self._canceled(run):
-                    break
                 _, event = await subscription.next()
-                while event is not None and not _is_cancel(event):
-                    _, event = await subscription.next()
+                if _is_cancel(event) or (event is None and await self._canceled(run)):
+                    break
         finally:
             await subscription.aclose()
         log.info("task %s was canceled; stopping its agent", run.task_id)
@@ -424,9 +437,19 @@ class Worker:
 
     async def _start(self, turn: Turn) -> None:
         owner, tenant = turn.call.owner, turn.tenant
-        stored = await self.writer.store.get(turn.task_id, owner, tenant)
+        # Subscribed before reading: a cancel after the read is heard of.
+        subscription = await self.writer.broker.subscribe(turn.task_id)
+        try:
+            # A new task's agent gets no task (as in one process): no history to read.
+            stored = await self.writer.store.get(
+                turn.task_id, owner, tenant, history_length=0 if turn.is_new else None
+            )
+        except BaseException:
+            await subscription.aclose()
+            raise
         if stored is None or stored.task.status.state not in _RUNNING:
             # Canceled (or deleted) before any worker got to it.
+            await subscription.aclose()
             await self.executor._store.release_lease(turn.task_id, self.worker_id)
             return
         task = stored.task
@@ -444,7 +467,7 @@ class Worker:
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
         self.started += 1
         self._turns[task.id] = turn
-        self.executor.start_turn(run, new=turn.is_new)
+        self.executor.start_turn(run, subscription, new=turn.is_new)
         asyncio.get_running_loop().create_task(self._finished(run))
 
     async def _finished(self, run: AgentRun) -> None:

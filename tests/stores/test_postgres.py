@@ -52,6 +52,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_push_configs",
         "a2a_task_counts",
         "a2a_task_messages",
+        "a2a_turns",
     }
     indexes = {
         row[0]
@@ -82,6 +83,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_push_configs.config_raw": "bytea",
         "a2a_task_messages.message": "jsonb",
         "a2a_task_messages.message_raw": "bytea",
+        "a2a_turns.turn": "bytea",
     }
     applied = await _query(
         pg_dsn, f'SELECT version, name FROM "{pg_schema}".a2a_schema_migrations ORDER BY version'

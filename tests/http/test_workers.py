@@ -320,7 +320,7 @@ async def test_500_tasks_spread_over_both_workers_streams_see_every_event(
         # Sent on one front end, followed live on the other.
         async with gate:
             task = await clients[i % 2].send_message(
-                Message.user("work 3 0.2"), configuration=NON_BLOCKING
+                Message.user("work 3 0.1"), configuration=NON_BLOCKING
             )
             assert isinstance(task, Task)
             items = await _collect(clients[(i + 1) % 2].subscribe(task.id))
@@ -433,3 +433,23 @@ async def test_kill_9_of_a_worker_fails_its_tasks_and_the_other_keeps_going(
         assert sorted(starts) == sorted(long)
         _no_overlap(cluster.turns(), {victim.pid: killed_at})
         assert survivor.proc.poll() is None, survivor.log()
+
+
+async def test_sigterm_lets_a_worker_finish_its_turn(cluster: Cluster) -> None:
+    # Runs after the kill -9 test: one worker is left.
+    (worker,) = [w for w in cluster.workers if w.proc.poll() is None]
+    async with asyncio.timeout(40), cluster.client(0) as a:
+        task = await a.send_message(Message.user("work 4 0.5"), configuration=NON_BLOCKING)
+        assert isinstance(task, Task)
+        while not any(k == "start" and t == task.id for k, t, _, _ in cluster.turns()):
+            await asyncio.sleep(0.05)
+        worker.proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(worker.proc.wait, 30)
+        assert code == 0, worker.log()
+        done = await a.get_task(task.id)
+        assert done.status.state is TaskState.COMPLETED, done.status
+        assert _pid_of(done) == worker.pid
+        # A turn queued after it stopped waits in the queue (no worker left).
+        waiting = await a.send_message(Message.user("work 1 0"), configuration=NON_BLOCKING)
+        await asyncio.sleep(TTL * 2)
+        assert (await a.get_task(waiting.id)).status.state is TaskState.SUBMITTED

@@ -430,7 +430,11 @@ class Worker:
                 if turn is None:
                     await _first(stopping, self.queue.wait(self.poll))
                     continue
-                await self._start(turn)
+                try:
+                    await self._start(turn)
+                except Exception:
+                    # Its lease lapses and the task is taken over like a dead worker's.
+                    log.exception("starting the turn of task %s failed", turn.task_id)
         finally:
             stopping.cancel()
             await self.drain(grace)

@@ -41,6 +41,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import threading
 import time
 import uuid
 
@@ -84,8 +85,17 @@ def _start(args: list[str], ready: str) -> subprocess.Popen[str]:
     assert proc.stdout is not None
     for line in proc.stdout:
         if re.search(ready, line):
+            # Keep reading: a full pipe would block the process.
+            threading.Thread(target=_drain, args=(args[0], proc), daemon=True).start()
             return proc
     raise RuntimeError(f"{args[0]} exited ({proc.wait()}) while starting")
+
+
+def _drain(name: str, proc: subprocess.Popen[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "Traceback" in line or "ERROR" in line or "WARNING" in line:
+            print(f"  [{name} {proc.pid}] {line.rstrip()}", file=sys.stderr)
 
 
 def _setup(
@@ -93,7 +103,7 @@ def _setup(
 ) -> tuple[list[str], list[subprocess.Popen[str]]]:
     """Start the processes; the front ends' URLs and every process."""
     store = _store_url(schema)
-    common = ["--store", store, "--agent", AGENT, "--log-level", "error"]
+    common = ["--store", store, "--agent", AGENT, "--log-level", "warning"]
     procs: list[subprocess.Popen[str]] = []
     urls = []
     for _ in range(front_ends):

@@ -296,6 +296,7 @@ class WorkerExecutor(LeasingExecutor):
         #: Pulled turns: the pull took their task's lease already.
         self._pulled: set[str] = set()
         self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._runners: set[asyncio.Task[None]] = set()
 
     def start_turn(self, run: AgentRun, subscription: BrokerSubscription, *, new: bool) -> None:
         """Run a pulled turn whose task's lease the pull took (``new``: it starts its task).
@@ -309,6 +310,22 @@ class WorkerExecutor(LeasingExecutor):
         watcher = self._watch_cancel(run, subscription)
         self._watchers[run.task_id] = asyncio.create_task(watcher, name=f"a2a-cancel-{run.task_id}")
         self.start(run)
+
+    def start(self, run: AgentRun) -> None:
+        super().start(run)
+        runner = run.runner
+        if runner is not None and not runner.done():
+            # Tracked to the end: a run leaves ``_runs`` before its lease is released.
+            self._runners.add(runner)
+            runner.add_done_callback(self._runners.discard)
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        await asyncio.gather(*self._runners, return_exceptions=True)
+        watchers = list(self._watchers.values())
+        for watcher in watchers:
+            watcher.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
 
     async def _acquire(self, run: AgentRun) -> bool:
         if run.task_id in self._pulled:
@@ -346,7 +363,10 @@ class WorkerExecutor(LeasingExecutor):
         """Stop the run when its task is canceled (by a front end, through the store)."""
         try:
             while True:
-                _, event = await subscription.next()
+                try:
+                    _, event = await subscription.next()
+                except RuntimeError:
+                    return  # the broker is closing
                 if _is_cancel(event) or (event is None and await self._canceled(run)):
                     break
         finally:

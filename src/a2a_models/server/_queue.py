@@ -424,6 +424,7 @@ class Worker:
         #: Turns this worker started (pulled ones; taken-over ones are in ``executor.recovered``).
         self.started = 0
         self._turns: dict[str, Turn] = {}
+        self._waiters: set[asyncio.Task[None]] = set()
         self._slot = asyncio.Event()
 
     @property
@@ -492,7 +493,9 @@ class Worker:
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)
-        asyncio.get_running_loop().create_task(self._finished(run))
+        waiter = asyncio.create_task(self._finished(run))
+        self._waiters.add(waiter)
+        waiter.add_done_callback(self._waiters.discard)
 
     async def _finished(self, run: AgentRun) -> None:
         await run.done.wait()

@@ -297,6 +297,7 @@ class WorkerExecutor(LeasingExecutor):
         self._pulled: set[str] = set()
         self._watchers: dict[str, asyncio.Task[None]] = {}
         self._runners: set[asyncio.Task[None]] = set()
+        self._subscriptions: dict[str, BrokerSubscription] = {}
 
     def start_turn(self, run: AgentRun, subscription: BrokerSubscription, *, new: bool) -> None:
         """Run a pulled turn whose task's lease the pull took (``new``: it starts its task).
@@ -309,6 +310,7 @@ class WorkerExecutor(LeasingExecutor):
         self._pulled.add(run.task_id)
         watcher = self._watch_cancel(run, subscription)
         self._watchers[run.task_id] = asyncio.create_task(watcher, name=f"a2a-cancel-{run.task_id}")
+        self._subscriptions[run.task_id] = subscription
         self.start(run)
 
     def start(self, run: AgentRun) -> None:
@@ -322,10 +324,8 @@ class WorkerExecutor(LeasingExecutor):
     async def aclose(self) -> None:
         await super().aclose()
         await asyncio.gather(*self._runners, return_exceptions=True)
-        watchers = list(self._watchers.values())
-        for watcher in watchers:
-            watcher.cancel()
-        await asyncio.gather(*watchers, return_exceptions=True)
+        for task_id in list(self._watchers):
+            await self._stop_watching(task_id)
 
     async def _acquire(self, run: AgentRun) -> bool:
         if run.task_id in self._pulled:
@@ -338,11 +338,19 @@ class WorkerExecutor(LeasingExecutor):
             await super()._execute(run)
         finally:
             self._fresh.discard(run.task_id)
-            watcher = self._watchers.pop(run.task_id, None)
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await watcher
+            await self._stop_watching(run.task_id)
+
+    async def _stop_watching(self, task_id: str) -> None:
+        watcher = self._watchers.pop(task_id, None)
+        subscription = self._subscriptions.pop(task_id, None)
+        if subscription is not None:
+            # Closing ends a wait in ``next()``; a cancel alone may be lost there
+            # (asyncio.wait_for of Python 3.11 can swallow it).
+            await subscription.aclose()
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watcher
 
     async def _on_event(self, run: AgentRun, event: AgentEvent) -> bool:
         if run.task_id in self._fresh:

@@ -118,3 +118,74 @@ def test_without_opentelemetry_everything_works_and_instrument_says_what_to_inst
         "a2a_models.observability needs OpenTelemetry: pip install 'a2a-models[otel]'",
         "[]",
     ]
+
+
+def test_worker_otel_continues_the_callers_trace_in_its_turn_span(tmp_path: object) -> None:
+    """``serve --front-end --otel`` + ``worker --otel``: the queued turn joins the caller's trace."""
+    import uuid
+
+    import psycopg
+
+    dsn = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+    schema = f"a2a_otel_worker_{uuid.uuid4().hex[:10]}"
+    store = f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}&channel={schema}"
+    env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    env["A2A_OTEL_DETAIL"] = "turns"
+    port = _free_port()
+    base = [sys.executable, "-m", "a2a_models"]
+    front = subprocess.Popen(
+        [*base, "serve", "--front-end", "--otel", "--store", store, "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert front.poll() is None, front.stderr.read() if front.stderr else ""
+            assert time.monotonic() < deadline, "serve --front-end did not start"
+            time.sleep(0.2)
+        worker = subprocess.Popen(
+            [*base, "worker", "--otel", "--store", store, "--log-level", "warning"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+            },
+        }
+        trace_id = uuid.uuid4().hex
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/",
+            json=body,
+            headers={"A2A-Version": "1.0", "traceparent": f"00-{trace_id}-b7ad6b7169203331-01"},
+            timeout=60,
+        )
+        result = reply.json()["result"]
+        assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED", result
+    finally:
+        outputs = []
+        for proc in filter(None, [worker, front]):
+            proc.send_signal(signal.SIGTERM)
+            outputs.append(proc.communicate(timeout=60))
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    (worker_out, worker_err), (front_out, _) = outputs
+    assert worker is not None and worker.returncode == 0, worker_err
+    # The worker's turn span is in the caller's trace, and so is the front end's server span.
+    assert '"name": "a2a.agent.turn"' in worker_out, worker_out[-2000:]
+    assert f'"trace_id": "0x{trace_id}"' in worker_out
+    assert f'"trace_id": "0x{trace_id}"' in front_out

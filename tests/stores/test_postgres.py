@@ -53,6 +53,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_task_counts",
         "a2a_task_messages",
         "a2a_task_artifacts",
+        "a2a_turns",
     }
     indexes = {
         row[0]
@@ -84,6 +85,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         "a2a_task_messages.message_raw": "bytea",
         "a2a_task_artifacts.artifact": "jsonb",
         "a2a_task_artifacts.artifact_raw": "bytea",
+        "a2a_turns.turn": "bytea",
     }
     applied = await _query(
         pg_dsn, f'SELECT version, name FROM "{pg_schema}".a2a_schema_migrations ORDER BY version'

@@ -296,6 +296,58 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     _add_output_options(card)
 
 
+def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = commands.add_parser(
+        "worker",
+        help="run an agent on the turns queued by 'serve --front-end' (PostgreSQL)",
+        description="Pull turns from the queue in the PostgreSQL store and run the agent on "
+        "them, until interrupted (SIGTERM: stop pulling, finish or hand back the turns).",
+    )
+    worker.add_argument(
+        "--store",
+        default="",
+        metavar="URL",
+        help="the front ends' postgresql://... store (default: $A2A_STORE)",
+    )
+    worker.add_argument(
+        "--agent",
+        default="demo",
+        metavar="AGENT",
+        help="demo (default), conformance, or module:object naming an Agent (as for serve)",
+    )
+    worker.add_argument(
+        "--concurrency",
+        type=_at_least(1),
+        default=16,
+        metavar="N",
+        help="most turns this worker runs at once (default: 16)",
+    )
+    worker.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="a running turn's lease lasts this long unless renewed; the tasks of a worker "
+        "that died are failed (or re-run) within about that (default: 15)",
+    )
+    worker.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, let running turns finish this long before handing them back "
+        "(default: 30)",
+    )
+    worker.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+    )
+    worker.add_argument(
+        "--otel",
+        action="store_true",
+        help="trace and measure turns with the OpenTelemetry SDK, as serve --otel does",
+    )
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``a2a-models`` argument parser.
 
@@ -390,11 +442,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "of a process that died are failed (or re-run) within about that (default: 15)",
     )
     serve.add_argument(
+        "--front-end",
+        action="store_true",
+        help="PostgreSQL store only: run no agent here; queue each turn for "
+        "'a2a-models worker' processes (--agent still names the agent, for its card)",
+    )
+    serve.add_argument(
         "--otel",
         action="store_true",
         help="trace and measure requests with the OpenTelemetry SDK, configured from the "
         "OTEL_* variables (e.g. OTEL_TRACES_EXPORTER=console); needs opentelemetry-sdk",
     )
+    _add_worker(commands)
     store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
     store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     prune = store_commands.add_parser(
@@ -493,7 +552,22 @@ def _run(argv: list[str]) -> int:
                 retain_terminal=args.retain_terminal,
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 lease_ttl=args.lease_ttl,
+                front_end=args.front_end,
                 grpc_port=args.grpc_port,
+                otel=args.otel,
+            )
+        )
+    if args.command == "worker":
+        from ._worker import WorkerOptions, run_worker
+
+        return run_worker(
+            WorkerOptions(
+                store=args.store,
+                agent=args.agent,
+                concurrency=args.concurrency,
+                lease_ttl=args.lease_ttl,
+                grace=args.grace,
+                log_level=args.log_level,
                 otel=args.otel,
             )
         )

@@ -151,9 +151,15 @@ def _build(
                 rate_per_task=security.push_rate,
             )
         )
-    from ..server import LeasingExecutor, RequestHandler, supports_leases
+    from ..server import FrontEndHandler, LeasingExecutor, RequestHandler, supports_leases
 
-    if supports_leases(store):
+    if getattr(options, "front_end", False):
+        if broker is None:
+            raise ValueError("--front-end needs a postgresql:// store (workers share it)")
+        # Turns go to `a2a-models worker` processes; the agent was loaded for its card only.
+        front = FrontEndHandler(card, store=store, broker=broker, push_sender=push_sender)
+        server = AgentServer(None, card, handler=front)
+    elif supports_leases(store):
         # A shared database: running turns hold leases, crashed ones are taken over.
         ttl = options.lease_ttl
         handler = RequestHandler(

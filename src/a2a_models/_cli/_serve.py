@@ -50,6 +50,8 @@ class ServeOptions:
       have (``None``: no limit).
     * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
       stores): a task of a process that died is taken over within about that.
+    * ``front_end``: run no agent here: queue each turn in the (PostgreSQL) store
+      for ``a2a-models worker`` processes (see docs/replicas.md).
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
     * ``otel``: configure the OpenTelemetry SDK from the ``OTEL_*`` environment
       variables and trace/measure every request (see docs/observability.md).
@@ -66,6 +68,7 @@ class ServeOptions:
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     lease_ttl: float = 15.0
+    front_end: bool = False
     grpc_port: int | None = None
     #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
     security: SecurityOptions = attrs.field(factory=SecurityOptions)
@@ -128,13 +131,19 @@ def run(options: ServeOptions) -> int:
             file=sys.stderr,
         )
         return 2
-    if options.otel:
-        from ..observability import configure_sdk_from_env, log_json_lines
-
-        try:
-            configure_sdk_from_env()
-        except ImportError as exc:
-            print(f"a2a-models serve: --otel: {exc}", file=sys.stderr)
-            return 2
-        log_json_lines(getattr(logging, options.log_level.upper(), logging.INFO))
+    if options.otel and not start_otel("serve", options.log_level):
+        return 2
     return asyncio.run(run_server(options))
+
+
+def start_otel(command: str, log_level: str) -> bool:
+    """``--otel``: the OpenTelemetry SDK from ``OTEL_*``, JSON log lines; False (said) if missing."""
+    from ..observability import configure_sdk_from_env, log_json_lines
+
+    try:
+        configure_sdk_from_env()
+    except (ImportError, ValueError) as exc:
+        print(f"a2a-models {command}: --otel: {exc}", file=sys.stderr)
+        return False
+    log_json_lines(getattr(logging, log_level.upper(), logging.INFO))
+    return True

@@ -12,7 +12,8 @@ The pieces are separate so each can be replaced on its own:
 * :class:`TaskStore` — tasks, event logs, push configs (:class:`InMemoryTaskStore`)
 * :class:`EventBroker` — live per-task fan-out (:class:`InMemoryEventBroker`)
 * :class:`PushNotificationSender` — webhook delivery
-* :class:`TaskExecutor` — how the agent runs (:class:`InProcessExecutor`)
+* :class:`TaskExecutor` — how the agent runs (:class:`InProcessExecutor`; in
+  worker processes: :class:`FrontEndHandler`, :class:`Worker`)
 * :class:`Operations` — the eleven operations every binding dispatches to
   (:func:`dispatch`, :func:`error_for`, :func:`stream_items`)
 * :mod:`.paging` — the page-token scheme and listing order, for store authors;
@@ -46,6 +47,16 @@ from ._operations import (
     stream_items,
 )
 from ._push import PushNotificationSender
+from ._queue import (
+    FrontEndHandler,
+    QueuedAgent,
+    QueueExecutor,
+    Turn,
+    TurnQueue,
+    Worker,
+    WorkerExecutor,
+    pending_turn,
+)
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
     ACTIVE_STATES,
@@ -126,4 +137,12 @@ __all__ = [
     "set_dispatch_interceptor",
     "set_engine_observer",
     "supports_leases",
+    "FrontEndHandler",
+    "QueueExecutor",
+    "QueuedAgent",
+    "Turn",
+    "TurnQueue",
+    "Worker",
+    "WorkerExecutor",
+    "pending_turn",
 ]

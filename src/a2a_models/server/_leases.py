@@ -105,9 +105,12 @@ class LeasingExecutor(InProcessExecutor):
     async def check(self) -> int:
         """One round: renew this worker's leases, stop runs that lost theirs, take over
         lapsed ones. Returns how many tasks were taken over."""
+        # Only leases taken before the renewal: one taken while it ran is not in ``held``.
+        leased = {task_id: self._runs.get(task_id) for task_id in self._leased}
         held = await self._store.renew_leases(self.worker_id, self.ttl)
         for task_id, run in list(self._runs.items()):
-            if task_id in self._leased and task_id not in held and run.runner is not None:
+            lost = leased.get(task_id) is run and task_id in self._leased and task_id not in held
+            if lost and run.runner is not None:
                 log.warning(
                     "lost the lease on task %s to another worker; stopping its run", task_id
                 )
@@ -164,9 +167,7 @@ class LeasingExecutor(InProcessExecutor):
         super().start(run)
 
     async def _execute(self, run: AgentRun) -> None:
-        if run.created and not await self._store.acquire_lease(
-            run.task_id, self.worker_id, self.ttl
-        ):
+        if run.created and not await self._acquire(run):
             # Another live worker runs this task's turn: never run it twice at once.
             log.warning("task %s is running on another worker; not starting it here", run.task_id)
             run.started.set()
@@ -184,6 +185,10 @@ class LeasingExecutor(InProcessExecutor):
                 self._leased.discard(run.task_id)
                 with contextlib.suppress(Exception):
                     await self._store.release_lease(run.task_id, self.worker_id)
+
+    async def _acquire(self, run: AgentRun) -> bool:
+        """Take the lease of a run's task (False: another live worker holds it)."""
+        return bool(await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl))
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
         task = await super()._create(run, snapshot)

@@ -6,6 +6,8 @@
   (psycopg 3, the ``postgres`` extra) for several replicas acting as one
   agent: they share the store, and each has a broker that relays events
   between replicas with ``LISTEN/NOTIFY``.
+* :class:`PostgresTurnQueue` - the queue of turns between ``serve --front-end``
+  and ``a2a-models worker`` processes (see :class:`~a2a_models.server.Worker`).
 * :func:`store_from_url` / :func:`broker_from_url` build either from a URL::
 
       store = store_from_url("sqlite:///a2a.db")          # relative path
@@ -28,6 +30,7 @@ from ._migrations import MIGRATIONS, Migration, SchemaVersionError
 from ._pg_broker import RESYNC, PostgresEventBroker
 from ._pg_pool import ConnectionPool
 from ._postgres import PostgresTaskStore
+from ._queue import PostgresTurnQueue
 from ._retention import DEFAULT_RETAIN_TERMINAL, Retention, parse_age
 from ._sqlite import SQLiteTaskStore
 
@@ -40,6 +43,7 @@ __all__ = [
     "Migration",
     "PostgresEventBroker",
     "PostgresTaskStore",
+    "PostgresTurnQueue",
     "SQLiteTaskStore",
     "SchemaVersionError",
     "broker_from_url",

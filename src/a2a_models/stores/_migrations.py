@@ -472,6 +472,27 @@ _POSTGRES_V5 = (
     """,
 )
 
+# --- v6: the queue of turns for worker processes (PostgreSQL only) --------------------------
+#
+# One row per turn waiting for a worker (``a2a-models worker``), written in the
+# transaction of the task write that makes it, deleted by the worker that takes
+# it (``FOR UPDATE SKIP LOCKED``, oldest ``id`` first). ``turn`` is the JSON of
+# the request and its caller (see ``server.Turn``). SQLite has no workers: the
+# version is recorded there with nothing to do.
+
+_POSTGRES_V6 = (
+    """
+    CREATE TABLE {schema}.a2a_turns (
+        id        bigserial PRIMARY KEY,
+        task_id   text COLLATE "C" NOT NULL
+                  REFERENCES {schema}.a2a_tasks (id) ON DELETE CASCADE,
+        turn      bytea NOT NULL,
+        queued_at timestamptz NOT NULL DEFAULT now()
+    )
+    """,
+    "CREATE INDEX a2a_turns_task ON {schema}.a2a_turns (task_id)",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -479,6 +500,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "history messages as rows", _SQLITE_V3, _POSTGRES_V3),
     Migration(4, "leases on running turns", _SQLITE_V4, _POSTGRES_V4),
     Migration(5, "artifacts as rows, a log without copies", _SQLITE_V5, _POSTGRES_V5),
+    Migration(6, "queue of turns for workers", (), _POSTGRES_V6),
 )
 
 

@@ -52,6 +52,7 @@ from ._pg_pool import atomic as _atomic
 from ._pg_pool import exact as _exact
 from ._pg_pool import jsonb as _jsonb
 from ._pg_pool import quote as _quote
+from ._queue import enqueue_pending
 
 if TYPE_CHECKING:
     import psycopg
@@ -380,6 +381,7 @@ class PostgresTaskStore(SQLTaskStore):
                 await self._append_messages(conn, inserted[0], messages, 0)
                 writes = [(pos, data, None) for pos, data in artifacts.items()]
                 await self._write_artifacts(conn, inserted[0], writes)
+                await enqueue_pending(conn, self._q, self.schema, task.id)
 
         await self._run(create)
 
@@ -555,6 +557,7 @@ class PostgresTaskStore(SQLTaskStore):
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
+                await enqueue_pending(conn, self._q, self.schema, task.id)
 
         await self._run(update_)
 

@@ -1,0 +1,103 @@
+"""``a2a-models worker``: run an agent on the turns ``serve --front-end`` queues.
+
+Loads the agent as ``serve`` does, connects to the PostgreSQL store and its
+broker, and pulls turns (see :class:`~a2a_models.server.Worker`) until
+SIGINT or SIGTERM; then it stops pulling, lets running turns finish for
+``--grace`` seconds and hands back the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+import attrs
+
+__all__ = ["WorkerOptions", "run_worker"]
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class WorkerOptions:
+    """What ``a2a-models worker`` was asked for (see ``a2a-models worker --help``)."""
+
+    store: str = ""
+    agent: str = "demo"
+    concurrency: int = 16
+    lease_ttl: float = 15.0
+    grace: float = 30.0
+    log_level: str = "info"
+    otel: bool = False
+
+
+def run_worker(options: WorkerOptions) -> int:
+    """Run a worker until SIGINT/SIGTERM; the exit status."""
+    store = options.store or os.environ.get("A2A_STORE", "")
+    if not store.startswith(("postgresql:", "postgres:")):
+        print(
+            "a2a-models worker: --store must be the front ends' postgresql://... store "
+            f"(got {store!r})",
+            file=sys.stderr,
+        )
+        return 2
+    if options.otel:
+        from ._serve import start_otel
+
+        if not start_otel("worker", options.log_level):
+            return 2
+    else:
+        logging.basicConfig(
+            level=getattr(logging, options.log_level.upper(), logging.INFO),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    return asyncio.run(_serve(attrs.evolve(options, store=store)))
+
+
+async def _serve(options: WorkerOptions) -> int:
+    from ..server import Worker
+    from ..stores import PostgresTaskStore, PostgresTurnQueue, broker_from_url, store_from_url
+    from ._run import _agent_and_card
+
+    try:
+        agent, card = _agent_and_card(options.agent, "http://worker.invalid")
+    except ValueError as exc:
+        print(f"a2a-models worker: {exc}", file=sys.stderr)
+        return 2
+    store = store_from_url(options.store)
+    assert isinstance(store, PostgresTaskStore)
+    broker = broker_from_url(options.store)
+    queue = PostgresTurnQueue(store, options.store)
+    push_sender = None
+    if card.capabilities.push_notifications:
+        from ..adapters.http import WebhookPushSender
+
+        push_sender = WebhookPushSender()
+    worker = Worker(
+        agent,
+        store,
+        broker,
+        queue,
+        concurrency=options.concurrency,
+        ttl=options.lease_ttl,
+        push_sender=push_sender,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await store.open()
+        print(f"a2a-models: worker {worker.worker_id} running {card.name}", flush=True)
+        await worker.run(stop, grace=options.grace)
+    finally:
+        await queue.aclose()
+        closer = getattr(broker, "aclose", None)
+        if closer is not None:
+            await closer()
+        await store.aclose()
+    print(f"a2a-models: worker stopped after {worker.started} turns", flush=True)
+    return 0

@@ -1,0 +1,161 @@
+"""The queue of turns for ``a2a-models worker`` processes, in PostgreSQL.
+
+A front end (:class:`~a2a_models.server.FrontEndHandler`) writes a turn in
+the transaction that creates or continues its task (the store calls
+:func:`enqueue_pending` there); workers take turns with ``SELECT ... FOR
+UPDATE SKIP LOCKED``, so each turn goes to exactly one worker and workers
+never wait on each other. While queued, the task's lease belongs to the
+queue (it never lapses: a long queue is not a dead worker). Taking a turn
+deletes its row and takes the task's lease in one statement: from then on the
+task is the worker's, and if the worker dies the lease lapses and the task is
+taken over (see :class:`~a2a_models.server.LeasingExecutor`).
+
+Why PostgreSQL and not a second system (Redis Streams, say): the store is
+already PostgreSQL, the turn and the task commit together (no task without
+its turn, no turn without its task), and there is nothing else to run,
+back up or monitor. Enqueueing also sends a ``NOTIFY`` so idle workers wake
+up at once; they poll as a fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..server import Turn, pending_turn
+from ._common import split_url
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from ._postgres import PostgresTaskStore
+
+__all__ = ["PostgresTurnQueue", "enqueue_pending"]
+
+log = logging.getLogger("a2a_models.stores")
+
+
+def _channel(schema: str) -> str:
+    # A NOTIFY channel name is at most 63 bytes (NAMEDATALEN - 1).
+    return f"a2a_turns_{schema}"[:63]
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+#: The lease owner of a task whose turn waits in the queue.
+QUEUED = "queue"
+
+
+def _insert_sql(q: str) -> str:
+    # The task's lease is the queue's until a worker takes the turn: a task that
+    # waits longer than the lease time is queued, not orphaned (never taken over).
+    return (
+        f"WITH i AS (INSERT INTO {q}.a2a_turns (task_id, turn) VALUES (%s, %s)"
+        f" RETURNING task_id), l AS (UPDATE {q}.a2a_tasks AS k SET lease_owner = '{QUEUED}',"
+        " lease_expires = 'infinity' FROM i WHERE k.id = i.task_id RETURNING k.id)"
+        " SELECT pg_notify(%s, '') FROM i"
+    )
+
+
+async def enqueue_pending(
+    conn: psycopg.AsyncConnection[Any], q: str, schema: str, task_id: str
+) -> None:
+    """Inside a task write's transaction: queue the turn pending for ``task_id``, if any."""
+    turn = pending_turn(task_id)
+    if turn is not None:
+        await conn.execute(_insert_sql(q), (task_id, turn.to_json(), _channel(schema)))
+
+
+class PostgresTurnQueue:
+    """The :class:`~a2a_models.server.TurnQueue` of a :class:`PostgresTaskStore`'s database.
+
+    ``url`` is the store's URL (or a libpq connection string), for the
+    connection that listens for new turns (the store's pool serves everything else).
+    """
+
+    def __init__(self, store: PostgresTaskStore, url: str) -> None:
+        self.store = store
+        self._conninfo, _ = split_url(url, ("schema", "channel"))
+        q = store._q
+        self._turns = f"{q}.a2a_turns"
+        self._tasks = f"{q}.a2a_tasks"
+        self._insert = _insert_sql(q)
+        self._channel = _channel(store.schema)
+        self._listener: psycopg.AsyncConnection[Any] | None = None
+
+    async def pull(self, worker: str, ttl: float) -> Turn | None:
+        """Take the oldest turn no other worker is taking, with its task's lease."""
+
+        async def take(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
+            cursor = await conn.execute(
+                f"WITH t AS (DELETE FROM {self._turns} WHERE id = (SELECT id FROM {self._turns}"
+                " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING task_id, turn),"
+                f" l AS (UPDATE {self._tasks} AS k SET lease_owner = %s,"
+                " lease_expires = now() + make_interval(secs => %s) FROM t"
+                " WHERE k.id = t.task_id AND (k.lease_owner IN (%s, %s) OR k.lease_expires"
+                " IS NULL OR k.lease_expires < now()) RETURNING k.id)"
+                " SELECT t.task_id, t.turn, l.id IS NOT NULL FROM t LEFT JOIN l ON l.id = t.task_id",
+                (worker, ttl, worker, QUEUED),
+            )
+            return await cursor.fetchone()
+
+        while True:
+            row = await self.store._run(take)
+            if row is None:
+                return None
+            task_id, data, leased = row
+            if leased:
+                return Turn.from_json(task_id, bytes(data))
+            # Deleted meanwhile, or its turn runs on a live worker: nothing to run here.
+            log.warning("dropped a queued turn of task %s: its task is gone or busy", task_id)
+
+    async def push(self, turn: Turn) -> None:
+        """Queue ``turn`` (again), at the end of the queue."""
+
+        async def insert(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(self._insert, (turn.task_id, turn.to_json(), self._channel))
+
+        await self.store._run(insert)
+
+    async def length(self) -> int:
+        """How many turns wait in the queue."""
+
+        async def count(conn: psycopg.AsyncConnection[Any]) -> int:
+            cursor = await conn.execute(f"SELECT count(*) FROM {self._turns}")
+            row = await cursor.fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self.store._run(count, idempotent=True)
+
+    async def wait(self, timeout: float) -> None:
+        """Return on the next ``NOTIFY`` of a queued turn, or after ``timeout`` seconds."""
+        import psycopg
+
+        try:
+            if self._listener is None:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._conninfo, autocommit=True, application_name="a2a-models worker"
+                )
+                await conn.execute(f"LISTEN {_quote(self._channel)}")
+                self._listener = conn
+            async for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                pass
+        except psycopg.OperationalError as exc:
+            log.warning("listening for turns failed (%s); polling", exc)
+            await self._drop_listener()
+            await asyncio.sleep(timeout)
+
+    async def _drop_listener(self) -> None:
+        conn, self._listener = self._listener, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:
+                log.debug("closing the turn listener failed", exc_info=True)
+
+    async def aclose(self) -> None:
+        """Close the listening connection (the store is closed by its owner)."""
+        await self._drop_listener()

@@ -1,0 +1,455 @@
+"""Agents in worker processes: 2 ``serve --front-end`` + 2 ``a2a-models worker`` on one
+PostgreSQL schema, as real subprocesses.
+
+Front ends queue turns, workers pull them (``FOR UPDATE SKIP LOCKED``) and
+publish events through the broker. Checked: 500 tasks spread over both
+workers, streams on either front end carry every event in order, a cancel
+made on a front end stops the agent in the worker, and after ``kill -9`` of a
+worker its tasks are failed with the clear message within the lease time
+while the other worker keeps going. The agent (:mod:`worker_agent`) logs when
+each turn starts and ends, in which process: no task ever runs in two
+processes at once, and none runs twice.
+
+PostgreSQL: ``A2A_TEST_POSTGRES_DSN`` (default: the local ``test`` database);
+required (these tests fail, rather than skip, without it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2a_models import (
+    Message,
+    SendMessageConfiguration,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+from a2a_models.adapters.http import HTTPClient, Reconnect
+from a2a_models.server import STOPPED_MESSAGE
+
+HERE = Path(__file__).resolve().parent
+PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+TTL = 2.0
+#: Lease time + one check interval, with room for a loaded machine.
+RECOVERY_TIMEOUT = TTL + TTL / 3 + 15
+CONCURRENCY = 4
+NON_BLOCKING = SendMessageConfiguration(return_immediately=True)
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).with_name("a2a-models")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Proc:
+    """One ``a2a-models`` subprocess; its output is collected by a thread."""
+
+    def __init__(self, name: str, args: list[str], ready: str, env: dict[str, str]) -> None:
+        self.name = name
+        self.ready = re.compile(ready)
+        self.proc = subprocess.Popen(
+            [*_command(), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        self.output: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True, name=f"{name}-output").start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output.append(line.rstrip("\n"))
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def log(self) -> str:
+        return f"--- output of {self.name} (pid {self.pid}) ---\n" + "\n".join(self.output[-60:])
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                pytest.fail(f"{self.name} exited ({self.proc.wait()}) while starting\n{self.log()}")
+            if self.ready.search(line):
+                return
+        pytest.fail(f"{self.name} did not start within {timeout} s\n{self.log()}")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            return None
+
+
+class Cluster:
+    def __init__(self, schema: str, agent_log: Path) -> None:
+        sep = "&" if "?" in PG_DSN else "?"
+        store = f"{PG_DSN}{sep}schema={schema}&channel={schema}"
+        self.agent_log = agent_log
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+            "PYTHONUNBUFFERED": "1",
+            "WORKER_AGENT_LOG": str(agent_log),
+        }
+        agent = ["--agent", "worker_agent:WorkerAgent"]
+        self.ports = [_free_port(), _free_port()]
+        self.front_ends = [
+            Proc(
+                f"front end {i}",
+                [
+                    "serve",
+                    "--front-end",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--store",
+                    store,
+                    *agent,
+                    "--log-level",
+                    "warning",
+                ],
+                r"a2a-models: serving ",
+                env,
+            )
+            for i, port in enumerate(self.ports)
+        ]
+        self.workers = [
+            Proc(
+                f"worker {i}",
+                [
+                    "worker",
+                    "--store",
+                    store,
+                    *agent,
+                    "--lease-ttl",
+                    str(TTL),
+                    "--concurrency",
+                    str(CONCURRENCY),
+                    "--log-level",
+                    "warning",
+                ],
+                r"a2a-models: worker .* running",
+                env,
+            )
+            for i in range(2)
+        ]
+        self.urls = [f"http://127.0.0.1:{port}" for port in self.ports]
+
+    def all(self) -> list[Proc]:
+        return [*self.front_ends, *self.workers]
+
+    def logs(self) -> str:
+        return "\n".join(proc.log() for proc in self.all())
+
+    def client(self, i: int) -> HTTPClient:
+        return HTTPClient(self.urls[i % 2], timeout=30.0, reconnect=Reconnect(attempts=0))
+
+    def turns(self) -> list[tuple[str, str, int, float]]:
+        """``(kind, task_id, pid, time)`` of every turn start and end the agent logged."""
+        if not self.agent_log.exists():
+            return []
+        rows = []
+        for line in self.agent_log.read_text().splitlines():
+            kind, task_id, pid, at = line.split()
+            rows.append((kind, task_id, int(pid), float(at)))
+        return rows
+
+
+def _drop_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:  # no skip: CI has PostgreSQL
+        pytest.fail(f"PostgreSQL at {PG_DSN} is needed by the worker tests: {exc}")
+    schema = f"a2a_workers_{uuid.uuid4().hex[:12]}"
+    made = Cluster(schema, tmp_path_factory.mktemp("workers") / "turns.log")
+    try:
+        for proc in made.all():
+            proc.wait_ready()
+        yield made
+    finally:
+        for proc in made.all():
+            proc.stop()
+        _drop_schema(schema)
+
+
+def _pid_of(task: Task) -> int:
+    (artifact,) = task.artifacts
+    match = re.fullmatch(r"ran by (\d+)", artifact.parts[0].text or "")
+    assert match, task
+    return int(match.group(1))
+
+
+def _check_stream(items: list[tuple[int, Any]], steps: int) -> None:
+    """Every event of a ``work`` task once, in order: the task, the steps, artifact, done."""
+    ids = [seq for seq, _ in items]
+    assert ids == list(range(1, len(ids) + 1)), f"gap or repeat: {ids}"
+    body = [item for _, item in items]
+    assert isinstance(body[0], Task)
+    assert all(isinstance(b, TaskStatusUpdateEvent) for b in body[1:-2])
+    assert [b.metadata["step"] for b in body[1:-2]] == list(range(1, steps + 1))
+    assert isinstance(body[-2], TaskArtifactUpdateEvent)
+    last = body[-1]
+    assert isinstance(last, TaskStatusUpdateEvent) and last.status.state is TaskState.COMPLETED
+
+
+async def _collect(stream: Any) -> list[tuple[int, Any]]:
+    got: list[tuple[int, Any]] = []
+    async with stream:
+        async for item in stream:
+            assert stream.last_event_id is not None
+            got.append((int(stream.last_event_id), item))
+    return got
+
+
+def _no_overlap(turns: list[tuple[str, str, int, float]], killed: dict[int, float]) -> None:
+    """No task ran in two processes at once (a killed process's turns end at its kill)."""
+    spans: dict[str, list[tuple[float, float, int]]] = collections.defaultdict(list)
+    open_: dict[tuple[str, int], float] = {}
+    for kind, task_id, pid, at in turns:
+        if kind == "start":
+            assert (task_id, pid) not in open_, f"task {task_id} started twice in {pid}"
+            open_[(task_id, pid)] = at
+        else:
+            spans[task_id].append((open_.pop((task_id, pid)), at, pid))
+    for (task_id, pid), start in open_.items():
+        assert pid in killed, f"turn of task {task_id} in {pid} never ended"
+        spans[task_id].append((start, killed[pid], pid))
+    for task_id, runs in spans.items():
+        runs.sort()
+        for (_, end, pid), (start, _, other) in itertools.pairwise(runs):
+            assert start >= end, f"task {task_id} ran in {pid} and {other} at once"
+
+
+async def test_cancel_on_a_front_end_stops_the_agent_in_its_worker(cluster: Cluster) -> None:
+    async with asyncio.timeout(30), cluster.client(0) as a, cluster.client(1) as b:
+        task = await a.send_message(Message.user("work 200 0.05"), configuration=NON_BLOCKING)
+        assert isinstance(task, Task)
+        stream = b.subscribe(task.id)
+        async with stream:
+            async for item in stream:
+                if isinstance(item, TaskStatusUpdateEvent) and item.metadata:
+                    break  # the agent is working in a worker
+        canceled = await b.cancel_task(task.id)
+        assert canceled.status.state is TaskState.CANCELED
+        # The worker stops the agent (its `finally` logs the end) long before its 10 s.
+        deadline = time.monotonic() + 5
+        while not any(k == "end" and t == task.id for k, t, _, _ in cluster.turns()):
+            assert time.monotonic() < deadline, "the agent was not stopped\n" + cluster.logs()
+            await asyncio.sleep(0.05)
+        assert (await a.get_task(task.id)).status.state is TaskState.CANCELED
+
+
+async def test_500_tasks_spread_over_both_workers_streams_see_every_event(
+    cluster: Cluster,
+) -> None:
+    workers = {w.pid for w in cluster.workers}
+    clients = [cluster.client(0), cluster.client(1)]
+    gate = asyncio.Semaphore(24)
+    done: dict[str, Task] = {}
+    direct: list[Message] = []
+
+    async def blocking(i: int) -> None:
+        async with gate:
+            reply = await clients[i % 2].send_message(Message.user("work 2 0.005"))
+            assert isinstance(reply, Task), reply
+            assert reply.status.state is TaskState.COMPLETED, (reply.status, cluster.logs())
+            done[reply.id] = reply
+
+    async def streamed(i: int) -> None:
+        async with gate:
+            stream = clients[i % 2].send_streaming_message(Message.user("work 3 0.01"))
+            items = await _collect(stream)
+        _check_stream(items, 3)
+        done[items[0][1].id] = items[0][1]
+
+    async def watched_elsewhere(i: int) -> None:
+        # Sent on one front end, followed live on the other.
+        async with gate:
+            task = await clients[i % 2].send_message(
+                Message.user("work 3 0.1"), configuration=NON_BLOCKING
+            )
+            assert isinstance(task, Task)
+            items = await _collect(clients[(i + 1) % 2].subscribe(task.id))
+        assert items[-1][1].status.state is TaskState.COMPLETED
+        seqs = [seq for seq, _ in items]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+        done[task.id] = task
+
+    async def echo(i: int) -> None:
+        # A direct reply in a worker: the front end made the task, it completes with it.
+        async with gate:
+            reply = await clients[i % 2].send_message(Message.user(f"hello {i}"))
+        assert isinstance(reply, Task) and reply.status.state is TaskState.COMPLETED
+        assert reply.status.message is not None
+        assert reply.status.message.text == f"hello {i}".replace("hello", "echo: hello")
+        direct.append(reply.status.message)
+
+    jobs = [blocking(i) for i in range(430)]
+    jobs += [streamed(i) for i in range(40)]
+    jobs += [watched_elsewhere(i) for i in range(20)]
+    jobs += [echo(i) for i in range(10)]
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(180):
+            await asyncio.gather(*jobs)
+    finally:
+        for client in clients:
+            await client.aclose()
+    elapsed = time.monotonic() - started
+    assert len(done) == 490 and len(direct) == 10
+    # Which worker ran each task: the agent's log (every task started once, in one worker).
+    starts = collections.Counter()
+    by_task: dict[str, set[int]] = collections.defaultdict(set)
+    for kind, task_id, pid, _ in cluster.turns():
+        if kind == "start" and task_id in done:
+            by_task[task_id].add(pid)
+            starts[pid] += 1
+    assert set(by_task) == set(done)
+    assert all(len(pids) == 1 for pids in by_task.values())
+    assert set(starts) == workers, starts
+    assert min(starts.values()) >= 25, f"one worker ran almost nothing: {starts}"
+    blocking_pids = {_pid_of(t) for t in done.values() if t.artifacts}
+    assert blocking_pids <= workers
+    _no_overlap(cluster.turns(), {})
+    print(f"500 tasks in {elapsed:.1f} s; turns per worker: {dict(starts)}")
+
+
+async def test_kill_9_of_a_worker_fails_its_tasks_and_the_other_keeps_going(
+    cluster: Cluster,
+) -> None:
+    async with asyncio.timeout(60), cluster.client(0) as a, cluster.client(1) as b:
+        long = []
+        for i in range(6):
+            client = a if i % 2 else b
+            task = await client.send_message(Message.user("work 1 6"), configuration=NON_BLOCKING)
+            assert isinstance(task, Task)
+            long.append(task.id)
+        deadline = time.monotonic() + 15
+        while True:
+            running = {t: pid for k, t, pid, _ in cluster.turns() if k == "start" and t in long}
+            if len(running) == len(long):
+                break
+            assert time.monotonic() < deadline, f"not all started: {running}\n" + cluster.logs()
+            await asyncio.sleep(0.05)
+        counts = collections.Counter(running.values())
+        victim = next(w for w in cluster.workers if w.pid == counts.most_common(1)[0][0])
+        survivor = next(w for w in cluster.workers if w is not victim)
+        theirs = [t for t, pid in running.items() if pid == victim.pid]
+        ours = [t for t, pid in running.items() if pid == survivor.pid]
+        # A subscriber (on a front end) of a task of the victim gets its final event.
+        watch = asyncio.ensure_future(_collect(a.subscribe(theirs[0])))
+        await asyncio.sleep(0.2)
+        victim.proc.send_signal(signal.SIGKILL)
+        killed_at = time.time()
+        victim.proc.wait(5)
+
+        # The other worker keeps going: new turns run there at once.
+        quick = await asyncio.gather(
+            *(
+                (a if i % 2 else b).send_message(Message.user("work 2 0.01"))
+                for i in range(CONCURRENCY)
+            )
+        )
+        assert all(isinstance(t, Task) and t.status.state is TaskState.COMPLETED for t in quick)
+        assert {_pid_of(t) for t in quick if isinstance(t, Task)} == {survivor.pid}
+
+        # The victim's tasks are failed with the clear message within the lease time.
+        async def final(task_id: str) -> Task:
+            while True:
+                task = await b.get_task(task_id)
+                if task.status.state.is_terminal:
+                    return task
+                await asyncio.sleep(0.1)
+
+        async with asyncio.timeout(RECOVERY_TIMEOUT):
+            failed = await asyncio.gather(*(final(t) for t in theirs))
+            recovered_at = time.time()
+            items = await watch
+        for task in failed:
+            assert task.status.state is TaskState.FAILED, task
+            assert task.status.message is not None
+            assert task.status.message.text == STOPPED_MESSAGE
+        last = items[-1][1]
+        assert isinstance(last, TaskStatusUpdateEvent) and last.status.state is TaskState.FAILED
+        assert recovered_at - killed_at <= TTL + TTL / 3 + 10
+        finished = await asyncio.gather(*(final(t) for t in ours))
+        assert all(t.status.state is TaskState.COMPLETED for t in finished)
+        # Nothing ran twice: each long task started once, in one process.
+        starts = [t for k, t, _, _ in cluster.turns() if k == "start" and t in long]
+        assert sorted(starts) == sorted(long)
+        _no_overlap(cluster.turns(), {victim.pid: killed_at})
+        assert survivor.proc.poll() is None, survivor.log()
+
+
+async def test_sigterm_lets_a_worker_finish_its_turn(cluster: Cluster) -> None:
+    # Runs after the kill -9 test: one worker is left.
+    (worker,) = [w for w in cluster.workers if w.proc.poll() is None]
+    async with asyncio.timeout(40), cluster.client(0) as a:
+        task = await a.send_message(Message.user("work 4 0.5"), configuration=NON_BLOCKING)
+        assert isinstance(task, Task)
+        while not any(k == "start" and t == task.id for k, t, _, _ in cluster.turns()):
+            await asyncio.sleep(0.05)
+        worker.proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(worker.proc.wait, 30)
+        assert code == 0, worker.log()
+        done = await a.get_task(task.id)
+        assert done.status.state is TaskState.COMPLETED, done.status
+        assert _pid_of(done) == worker.pid
+        # A turn queued after it stopped waits in the queue (no worker left).
+        waiting = await a.send_message(Message.user("work 1 0"), configuration=NON_BLOCKING)
+        await asyncio.sleep(TTL * 2)
+        assert (await a.get_task(waiting.id)).status.state is TaskState.SUBMITTED

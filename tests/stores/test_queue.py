@@ -1,0 +1,268 @@
+"""The turn queue in PostgreSQL, in one process: a :class:`FrontEndHandler` queues turns
+with their task, :class:`PostgresTurnQueue` hands each to one puller with the task's
+lease, a :class:`Worker` runs them, and a database of the previous schema migrates
+forward (see tests/http/test_workers.py for the same with real processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from a2a_models import Message, SendMessageConfiguration, SendMessageRequest, Task, TaskState
+from a2a_models.server import (
+    ActiveTaskLimitError,
+    Agent,
+    AgentEvent,
+    FrontEndHandler,
+    RequestContext,
+    Worker,
+)
+from a2a_models.stores import PostgresEventBroker, PostgresTaskStore, PostgresTurnQueue, _migrations
+
+from ._support import make_card
+
+NOW = SendMessageConfiguration(return_immediately=True)
+
+
+def _url(dsn: str, schema: str) -> str:
+    return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
+
+
+async def _rows(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        cursor = await conn.execute(sql, params or None)
+        return await cursor.fetchall() if cursor.description else []
+
+
+@pytest.fixture
+def channel() -> Iterator[str]:
+    yield f"a2a_queue_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+async def front(
+    pg_dsn: str, pg_schema: str, channel: str
+) -> AsyncIterator[tuple[FrontEndHandler, PostgresTurnQueue]]:
+    store = PostgresTaskStore(pg_dsn, schema=pg_schema, max_active_tasks_per_owner=60)
+    broker = PostgresEventBroker(pg_dsn, channel=channel)
+    handler = FrontEndHandler(make_card(), store=store, broker=broker)
+    queue = PostgresTurnQueue(store, _url(pg_dsn, pg_schema))
+    try:
+        yield handler, queue
+    finally:
+        await handler.aclose()
+        await queue.aclose()
+        await broker.aclose()
+        await store.aclose()
+
+
+async def _queue(handler: FrontEndHandler, text: str, owner: Any = None) -> Task:
+    from a2a_models.server import CallContext
+
+    task = await handler.on_send_message(
+        SendMessageRequest(message=Message.user(text), configuration=NOW), CallContext(owner=owner)
+    )
+    assert isinstance(task, Task) and task.status.state is TaskState.SUBMITTED
+    return task
+
+
+async def test_a_turn_is_queued_with_its_task_and_taken_once_with_the_lease(
+    front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str
+) -> None:
+    handler, queue = front
+    tasks = [await _queue(handler, f"job {i}") for i in range(50)]
+    assert await queue.length() == 50
+
+    async def puller(name: str) -> list[str]:
+        got = []
+        while (turn := await queue.pull(name, 30.0)) is not None:
+            assert turn.request.message.text.startswith("job ")
+            got.append(turn.task_id)
+        return got
+
+    names = [f"w{i}" for i in range(5)]
+    taken = await asyncio.gather(*(puller(name) for name in names))
+    flat = [task_id for got in taken for task_id in got]
+    assert sorted(flat) == sorted(t.id for t in tasks)  # each turn exactly once
+    owners = dict(await _rows(pg_dsn, f'SELECT id, lease_owner FROM "{pg_schema}".a2a_tasks'))
+    for name, got in zip(names, taken, strict=True):
+        assert all(owners[task_id] == name for task_id in got)
+    assert await queue.length() == 0
+
+
+async def test_no_turn_without_its_task_and_a_queued_task_is_not_orphaned(
+    front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str
+) -> None:
+    handler, queue = front
+    for i in range(60):
+        await _queue(handler, f"job {i}", owner="alice")
+    with pytest.raises(ActiveTaskLimitError):
+        await _queue(handler, "one too many", owner="alice")
+    # The refused task's turn was rolled back with it.
+    assert await queue.length() == 60
+    # Waiting longer than any lease time is not a dead worker: nothing is taken over.
+    await _rows(
+        pg_dsn, f"UPDATE \"{pg_schema}\".a2a_tasks SET updated_at = now() - interval '1 hour'"
+    )
+    assert await handler.store.claim_expired_leases("w", 1.0) == []  # type: ignore[attr-defined]
+
+
+class Steps(Agent):
+    """``N DELAY``: N working updates DELAY apart, then completed; ``ask``: input-required."""
+
+    restartable = False
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        self.ran.append(context.task_id)
+        if context.message.text == "ask":
+            yield context.ask("more?")
+            return
+        steps, delay = context.message.text.split()
+        for i in range(int(steps)):
+            yield context.working(f"step {i}")
+            await asyncio.sleep(float(delay))
+        yield context.complete("done")
+
+
+class RestartableSteps(Steps):
+    restartable = True
+
+
+async def _worker(
+    agent: Agent, pg_dsn: str, pg_schema: str, channel: str
+) -> tuple[Worker, list[Any]]:
+    store = PostgresTaskStore(pg_dsn, schema=pg_schema)
+    broker = PostgresEventBroker(pg_dsn, channel=channel)
+    queue = PostgresTurnQueue(store, _url(pg_dsn, pg_schema))
+    return Worker(agent, store, broker, queue, concurrency=4, ttl=5.0, poll=0.2), [
+        queue,
+        broker,
+        store,
+    ]
+
+
+async def test_a_worker_runs_turns_and_follow_ups_and_blocking_sends_wait_for_it(
+    front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str, channel: str
+) -> None:
+    handler, _ = front
+    agent = Steps()
+    worker, closers = await _worker(agent, pg_dsn, pg_schema, channel)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, grace=5))
+    try:
+        async with asyncio.timeout(30):
+            done = await handler.on_send_message(SendMessageRequest(message=Message.user("2 0")))
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+            asked = await handler.on_send_message(SendMessageRequest(message=Message.user("ask")))
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            follow = Message.user("1 0", task_id=asked.id, context_id=asked.context_id)
+            again = await handler.on_send_message(SendMessageRequest(message=follow))
+            assert isinstance(again, Task) and again.status.state is TaskState.COMPLETED
+            assert [m.text for m in again.history][-3:] == ["1 0", "step 0", "done"]
+        assert agent.ran == [done.id, asked.id, asked.id]
+    finally:
+        stop.set()
+        await running
+        for closer in closers:
+            await closer.aclose()
+
+
+async def test_stopping_a_worker_hands_a_restartable_turn_to_another(
+    front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str, channel: str
+) -> None:
+    handler, queue = front
+    first_agent, second_agent = RestartableSteps(), RestartableSteps()
+    first, closers = await _worker(first_agent, pg_dsn, pg_schema, channel)
+    stop_first = asyncio.Event()
+    running = asyncio.create_task(first.run(stop_first, grace=0.2))
+    task = await _queue(handler, "50 0.1")
+    async with asyncio.timeout(20):
+        while not first_agent.ran:
+            await asyncio.sleep(0.02)
+        stop_first.set()
+        await running  # grace over: the turn goes back to the queue, the lease is released
+    assert await queue.length() == 1
+    lease = await _rows(
+        pg_dsn,
+        f'SELECT lease_owner FROM "{pg_schema}".a2a_tasks WHERE id = %s',
+        task.id,
+    )
+    assert lease == [("queue",)]
+    second, more = await _worker(second_agent, pg_dsn, pg_schema, channel)
+    stop_second = asyncio.Event()
+    running = asyncio.create_task(second.run(stop_second, grace=5))
+    try:
+        async with asyncio.timeout(30):
+            while not second_agent.ran:
+                await asyncio.sleep(0.02)
+        assert second_agent.ran == [task.id]
+    finally:
+        stop_second.set()
+        await running
+        for closer in [*closers, *more]:
+            await closer.aclose()
+
+
+async def test_a_database_of_the_previous_schema_migrates_forward(
+    pg_dsn: str, pg_schema: str, channel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Written by the version before the queue (latest migration 5): a task waits for input.
+    before = tuple(m for m in _migrations.MIGRATIONS if m.version <= 5)
+    with monkeypatch.context() as patch:
+        patch.setattr(_migrations, "MIGRATIONS", before)
+        async with PostgresTaskStore(pg_dsn, schema=pg_schema) as old:
+            task = Task.submitted(Message.user("hello"))
+            await old.create(task, None, None, event=task)
+            stored = await old.get(task.id, None, None)
+            assert stored is not None
+            from a2a_models.server import apply_event
+
+            asked = apply_event(stored.task, _ask(task))
+            await old.update(asked, stored.version, event=_ask(task))
+    versions = await _rows(pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations')
+    assert sorted(v for (v,) in versions) == [1, 2, 3, 4, 5]
+
+    async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
+        await store.open()
+        versions = await _rows(pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations')
+        assert sorted(v for (v,) in versions) == [m.version for m in _migrations.MIGRATIONS]
+        broker = PostgresEventBroker(pg_dsn, channel=channel)
+        handler = FrontEndHandler(make_card(), store=store, broker=broker)
+        queue = PostgresTurnQueue(store, _url(pg_dsn, pg_schema))
+        try:
+            follow = Message.user("more", task_id=task.id, context_id=task.context_id)
+            accepted = await handler.on_send_message(
+                SendMessageRequest(message=follow, configuration=NOW)
+            )
+            assert isinstance(accepted, Task) and accepted.status.state is TaskState.WORKING
+            turn = await queue.pull("w", 30.0)
+            assert turn is not None and turn.task_id == task.id
+            assert turn.request.message.text == "more" and not turn.is_new
+            assert [m.text for m in accepted.history] == ["hello", "more?", "more"]
+        finally:
+            await handler.aclose()
+            await queue.aclose()
+            await broker.aclose()
+
+
+def _ask(task: Task) -> Any:
+    from a2a_models import TaskStatus, TaskStatusUpdateEvent, utc_now
+
+    return TaskStatusUpdateEvent(
+        task_id=task.id,
+        context_id=task.context_id,
+        status=TaskStatus(
+            state=TaskState.INPUT_REQUIRED,
+            message=Message.agent("more?", task_id=task.id, context_id=task.context_id),
+            timestamp=utc_now(),
+        ),
+    )

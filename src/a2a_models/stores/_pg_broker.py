@@ -64,7 +64,10 @@ class _Subscription(BrokerSubscription):
                 await self._ready.wait()
                 continue
             try:
-                await asyncio.wait_for(self._ready.wait(), self._resync_interval)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancel that arrives as the event is set, and the caller never stops.
+                async with asyncio.timeout(self._resync_interval):
+                    await self._ready.wait()
             except TimeoutError:
                 return RESYNC  # quiet for long: check the log, in case a notification was lost
         return self._items.popleft()

@@ -379,6 +379,8 @@ _POSTGRES_V4 = (
 # a number, instead of its text id: a text id was repeated in every row and
 # index entry. The history and event tables are rebuilt that way (rows
 # copied as they are); the events lose ``created_at``, which nothing read.
+# In PostgreSQL a history row no longer repeats its message's id in a column
+# of its own: the index on ``(task_key, message->>'messageId')`` finds it.
 # In PostgreSQL the event log is ``bytea`` (the exact JSON bytes): nothing
 # queries it, and ``jsonb`` took half again as much room for small events.
 
@@ -433,19 +435,19 @@ _POSTGRES_V5 = (
     CREATE TABLE {schema}.a2a_task_messages_v5 (
         task_key    bigint NOT NULL REFERENCES {schema}.a2a_tasks (key) ON DELETE CASCADE,
         pos         bigint NOT NULL,
-        message_id  text COLLATE "C" NOT NULL,
         message     jsonb NOT NULL,
         message_raw bytea
     )
     """,
-    "INSERT INTO {schema}.a2a_task_messages_v5 (task_key, pos, message_id, message, message_raw)"
-    " SELECT t.key, m.pos, m.message_id, m.message, m.message_raw"
+    "INSERT INTO {schema}.a2a_task_messages_v5 (task_key, pos, message, message_raw)"
+    " SELECT t.key, m.pos, m.message, m.message_raw"
     " FROM {schema}.a2a_task_messages m JOIN {schema}.a2a_tasks t ON t.id = m.task_id",
     "DROP TABLE {schema}.a2a_task_messages",
     "ALTER TABLE {schema}.a2a_task_messages_v5 RENAME TO a2a_task_messages",
     "ALTER TABLE {schema}.a2a_task_messages ADD CONSTRAINT a2a_task_messages_pkey"
     " PRIMARY KEY (task_key, pos)",
-    "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_key, message_id)",
+    "CREATE INDEX a2a_task_messages_id"
+    " ON {schema}.a2a_task_messages (task_key, (message->>'messageId'))",
     """
     CREATE TABLE {schema}.a2a_task_events_v5 (
         task_key  bigint NOT NULL REFERENCES {schema}.a2a_tasks (key) ON DELETE CASCADE,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
@@ -51,6 +52,7 @@ from ._pg_pool import Pool as _Pool
 from ._pg_pool import atomic as _atomic
 from ._pg_pool import exact as _exact
 from ._pg_pool import jsonb as _jsonb
+from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
 
 if TYPE_CHECKING:
@@ -299,24 +301,33 @@ class PostgresTaskStore(SQLTaskStore):
         if not messages:
             return
         rows = []
-        for i, (key, _, data) in enumerate(messages):
+        for i, (_, _, data) in enumerate(messages):
             text, raw = _jsonb(data)
-            rows.append((task_key, at + i, key, text, raw))
+            rows.append((task_key, at + i, text, raw))
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_key, pos, message_id, message, message_raw)"
-                " VALUES (%s, %s, %s, %s::jsonb, %s)",
+                f"INSERT INTO {self._messages} (task_key, pos, message, message_raw)"
+                " VALUES (%s, %s, %s::jsonb, %s)",
                 rows,
             )
 
     async def _known(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
+        # The index holds the id as jsonb has it, which differs from the id only
+        # where jsonb cannot hold it (see ``_jsonb``): look those up as jsonb has
+        # them and take the id from the exact bytes.
+        wanted = [_jsonb_text(column_value(i) or "") for i in ids]
         cursor = await conn.execute(
-            f"SELECT message_id FROM {self._messages} WHERE task_key = %s AND message_id = ANY(%s)",
-            (task_key, ids),
+            f"SELECT message->>'messageId', message_raw FROM {self._messages}"
+            " WHERE task_key = %s AND message->>'messageId' = ANY(%s)",
+            (task_key, wanted),
         )
-        return {row[0] for row in await cursor.fetchall()}
+        found = {
+            column_text(text if raw is None else json.loads(bytes(raw))["messageId"])
+            for text, raw in await cursor.fetchall()
+        }
+        return {i for i in ids if i in found}
 
     async def _insert_task(
         self,

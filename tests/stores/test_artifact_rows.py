@@ -289,6 +289,34 @@ async def _check_v4(store: TaskStore, task: Task, events: list[StreamResponse]) 
     for after in (0, 3, len(events)):
         assert await store.events_after(task.id, after) == logged[after:]
     assert (await store.list(None)).tasks == [task]
+    await _check_counts(store, task)
+
+
+async def _check_counts(store: TaskStore, task: Task) -> None:
+    """Totals counted under schema 4 (with a row per context) stay exact."""
+    state = task.status.state
+    other = next(s for s in (TaskState.COMPLETED, TaskState.FAILED) if s != state)
+    more = await store.create(
+        attrs.evolve(_first("more"), context_id=task.context_id, status=TaskStatus(state=other)),
+        None,
+    )
+    await store.create(attrs.evolve(_first("elsewhere"), context_id="another"), None)
+    totals = [
+        (await store.list(None, **filters)).total_size  # type: ignore[arg-type]
+        for filters in (
+            {"context_id": task.context_id},
+            {"context_id": task.context_id, "status": state},
+            {"context_id": task.context_id, "status": other},
+            {"context_id": "another"},
+            {},
+        )
+    ]
+    assert totals == [2, 1, 1, 1, 3]
+    # Moved to another context: counted there, no longer here.
+    await store.update(attrs.evolve(more.task, context_id="another"), more.version)
+    assert (await store.list(None, context_id=task.context_id)).total_size == 1
+    assert (await store.list(None, context_id="another", status=other)).total_size == 1
+    assert (await store.list(None, context_id="another")).total_size == 2
 
 
 async def test_sqlite_database_of_schema_4_moves_forward(tmp_path: Path) -> None:
@@ -320,6 +348,8 @@ async def test_sqlite_database_of_schema_4_moves_forward(tmp_path: Path) -> None
         await _check_v4(store, task, events)
     db = sqlite3.connect(path)
     assert max(r[0] for r in db.execute("SELECT version FROM a2a_schema_migrations")) >= 5
+    dims = {r[0] for r in db.execute("SELECT dim FROM a2a_task_counts")}
+    assert dims == {"all", "state", "context_state"}
     db.close()
 
 
@@ -359,6 +389,9 @@ async def test_postgres_database_of_schema_4_moves_forward(pg_dsn: str, pg_schem
             )
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _check_v4(store, task, events)
+    with psycopg.connect(pg_dsn) as conn:
+        dims = {r[0] for r in conn.execute(f"SELECT dim FROM {q}.a2a_task_counts")}
+    assert dims == {"all", "state", "context_state"}
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -294,20 +294,24 @@ class ListSQL:
         self.where = " AND ".join(clauses)
         self.params = params
         self.placeholder = p
-        # The counter row for the context/status filters (the timestamp filter has none).
+        # The counter rows for the context/status filters (the timestamp filter has none).
         scope = params[0]
+        keys: list[str]
         if context_id is None and status is None:
-            counter = (scope, "all", "")
-        elif status is None:
-            counter = (scope, "context", str(column_text(context_id)))
-        elif context_id is None:
-            counter = (scope, "state", status.value)
+            dim, keys = "all", [""]
+        elif context_id is None and status is not None:
+            dim, keys = "state", [status.value]
         else:
-            counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
-        #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
-        #: total, or ``None``: a timestamp filter (see :meth:`count`).
-        self.counter: tuple[str, str, str] | None = None
-        self._bounded: tuple[str, list[Any], tuple[str, str, str]] | None = None
+            # A context's total is the sum of its rows per state: a row per
+            # context as well took as much room again (a context usually has
+            # one task or a few).
+            states = list(TaskState) if status is None else [status]
+            dim, keys = "context_state", [f"{s.value} {column_text(context_id)}" for s in states]
+        counter = [scope, dim, *keys]
+        #: The parameters ``scope, dim, key...`` of the ``a2a_task_counts`` rows
+        #: whose sum is the total, or ``None``: a timestamp filter (see :meth:`count`).
+        self.counter: list[str] | None = None
+        self._bounded: tuple[str, list[Any], list[str]] | None = None
         if status_timestamp_after is None:
             self.counter = counter
         else:
@@ -348,13 +352,16 @@ class ListSQL:
         larger are all matches counted.
         """
         p = self.placeholder
+        counter = self.counter if self._bounded is None else self._bounded[2]
+        assert counter is not None
+        keys = ", ".join([p] * (len(counter) - 2))
         counter_sql = (
-            f"coalesce((SELECT n FROM {counts} WHERE scope = {p} AND dim = {p} AND key = {p}), 0)"
+            f"CAST(coalesce((SELECT sum(n) FROM {counts} WHERE scope = {p} AND dim = {p}"
+            f" AND key IN ({keys})), 0) AS BIGINT)"
         )
         if self._bounded is None:
-            assert self.counter is not None
-            return f"SELECT {counter_sql}", list(self.counter)
-        before_where, before_params, counter = self._bounded
+            return f"SELECT {counter_sql}", list(counter)
+        before_where, before_params, _ = self._bounded
         sql = "SELECT CASE"
         params: list[Any] = []
         for bound in (self.COUNT_PROBE, self.COUNT_BOUND):

@@ -164,13 +164,40 @@ _SQLITE_COUNT_ROWS = """
 """
 
 
-def _sqlite_bump(row: str, delta: str) -> str:
-    rows = _SQLITE_COUNT_ROWS.format(r=row, d=delta)
+# Since v5: without the ``context`` rows (see v5).
+_SQLITE_COUNT_ROWS_V5 = """
+    SELECT {r}.scope, 'all', '', {d} WHERE true
+    UNION ALL SELECT {r}.scope, 'state', {r}.state, {d} WHERE true
+    UNION ALL SELECT {r}.scope, 'context_state', {r}.state || ' ' || {r}.context_id, {d}
+        WHERE {r}.context_id IS NOT NULL
+"""
+
+
+def _sqlite_bump(row: str, delta: str, template: str = _SQLITE_COUNT_ROWS) -> str:
+    rows = template.format(r=row, d=delta)
     return (
         f"INSERT INTO a2a_task_counts (scope, dim, key, n) SELECT * FROM ({rows}) WHERE true"
         " ON CONFLICT (scope, dim, key) DO UPDATE SET n = n + excluded.n;"
         " DELETE FROM a2a_task_counts WHERE n = 0 AND scope = "
         f"{row}.scope;"
+    )
+
+
+def _sqlite_count_triggers(template: str) -> tuple[str, ...]:
+    return (
+        "CREATE TRIGGER a2a_tasks_count_insert AFTER INSERT ON a2a_tasks BEGIN "
+        + _sqlite_bump("NEW", "1", template)
+        + " END",
+        "CREATE TRIGGER a2a_tasks_count_delete AFTER DELETE ON a2a_tasks BEGIN "
+        + _sqlite_bump("OLD", "-1", template)
+        + " END",
+        "CREATE TRIGGER a2a_tasks_count_update AFTER UPDATE OF scope, context_id, state"
+        " ON a2a_tasks WHEN OLD.scope IS NOT NEW.scope OR OLD.context_id IS NOT NEW.context_id"
+        " OR OLD.state IS NOT NEW.state BEGIN "
+        + _sqlite_bump("OLD", "-1", template)
+        + " "
+        + _sqlite_bump("NEW", "1", template)
+        + " END",
     )
 
 
@@ -184,19 +211,7 @@ _SQLITE_V2 = (
         PRIMARY KEY (scope, dim, key)
     ) WITHOUT ROWID
     """,
-    "CREATE TRIGGER a2a_tasks_count_insert AFTER INSERT ON a2a_tasks BEGIN "
-    + _sqlite_bump("NEW", "1")
-    + " END",
-    "CREATE TRIGGER a2a_tasks_count_delete AFTER DELETE ON a2a_tasks BEGIN "
-    + _sqlite_bump("OLD", "-1")
-    + " END",
-    "CREATE TRIGGER a2a_tasks_count_update AFTER UPDATE OF scope, context_id, state ON a2a_tasks"
-    " WHEN OLD.scope IS NOT NEW.scope OR OLD.context_id IS NOT NEW.context_id"
-    " OR OLD.state IS NOT NEW.state BEGIN "
-    + _sqlite_bump("OLD", "-1")
-    + " "
-    + _sqlite_bump("NEW", "1")
-    + " END",
+    *_sqlite_count_triggers(_SQLITE_COUNT_ROWS),
     """
     INSERT INTO a2a_task_counts (scope, dim, key, n)
     SELECT scope, dim, key, count(*) FROM (
@@ -379,6 +394,10 @@ _POSTGRES_V4 = (
 # a number, instead of its text id: a text id was repeated in every row and
 # index entry. The history and event tables are rebuilt that way (rows
 # copied as they are); the events lose ``created_at``, which nothing read.
+# The task counts lose the ``context`` rows: a context's count is the sum of
+# its ``context_state`` rows (one per state it has tasks in), and the two
+# rows per context took as much room as a small task.
+#
 # In PostgreSQL a history row no longer repeats its message's id in a column
 # of its own: the index on ``(task_key, message->>'messageId')`` finds it.
 # In PostgreSQL the event log is ``bytea`` (the exact JSON bytes): nothing
@@ -425,6 +444,11 @@ _SQLITE_V5 = (
         PRIMARY KEY (task_key, pos)
     ) WITHOUT ROWID
     """,
+    "DROP TRIGGER a2a_tasks_count_insert",
+    "DROP TRIGGER a2a_tasks_count_delete",
+    "DROP TRIGGER a2a_tasks_count_update",
+    *_sqlite_count_triggers(_SQLITE_COUNT_ROWS_V5),
+    "DELETE FROM a2a_task_counts WHERE dim = 'context'",
 )
 
 _POSTGRES_V5 = (
@@ -472,6 +496,26 @@ _POSTGRES_V5 = (
         PRIMARY KEY (task_key, pos)
     )
     """,
+    """
+    CREATE OR REPLACE FUNCTION {schema}.a2a_tasks_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        os text; ns text; oc text; nc text; ost text; nst text;
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            os := OLD.scope; oc := OLD.context_id; ost := OLD.state;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            ns := NEW.scope; nc := NEW.context_id; nst := NEW.state;
+        END IF;
+        PERFORM {schema}.a2a_count_move(os, CASE WHEN os IS NOT NULL THEN '' END,
+                                        ns, CASE WHEN ns IS NOT NULL THEN '' END, 'all');
+        PERFORM {schema}.a2a_count_move(os, ost, ns, nst, 'state');
+        PERFORM {schema}.a2a_count_move(os, ost || ' ' || oc, ns, nst || ' ' || nc,
+                                        'context_state');
+        RETURN NULL;
+    END $$
+    """,
+    "DELETE FROM {schema}.a2a_task_counts WHERE dim = 'context'",
 )
 
 #: Every migration, in version order (append-only).

@@ -314,14 +314,16 @@ class PostgresTaskStore(SQLTaskStore):
     async def _known(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
-        # The index holds the id as jsonb has it, which differs from the id only
-        # where jsonb cannot hold it (see ``_jsonb``): look those up as jsonb has
-        # them and take the id from the exact bytes.
+        # The index holds a hash of the id as jsonb has it, which differs from
+        # the id only where jsonb cannot hold it (see ``_jsonb``): look those up
+        # as jsonb has them and take the id from the exact bytes.
         wanted = [_jsonb_text(column_value(i) or "") for i in ids]
         cursor = await conn.execute(
             f"SELECT message->>'messageId', message_raw FROM {self._messages}"
-            " WHERE task_key = %s AND message->>'messageId' = ANY(%s)",
-            (task_key, wanted),
+            " WHERE task_key = %s AND hashtextextended(message->>'messageId', 0)"
+            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))"
+            " AND message->>'messageId' = ANY(%s)",
+            (task_key, wanted, wanted),
         )
         found = {
             column_text(text if raw is None else json.loads(bytes(raw))["messageId"])

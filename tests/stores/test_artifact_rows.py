@@ -8,6 +8,7 @@ databases of the previous schema read as before and move forward on write.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -191,8 +192,10 @@ async def test_sqlite_stores_each_message_and_artifact_once(tmp_path: Path) -> N
     db = sqlite3.connect(path)
     events = [row[0] for row in db.execute("SELECT event FROM a2a_task_events")]
     rows = [row[0] for row in db.execute("SELECT message FROM a2a_task_messages")]
+    (head,) = db.execute("SELECT task FROM a2a_tasks").fetchone()
     db.close()
-    assert not any('"t3"' in text for text in events + rows)
+    assert not any('"t3"' in text for text in [*events, *rows, head])
+    assert '"ctx"' not in head
 
 
 async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> None:
@@ -226,6 +229,11 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
             await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
             await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
             after = conn.execute(query).fetchall()
+            head = conn.execute(f'SELECT task::text FROM "{pg_schema}".a2a_tasks').fetchone()
+        # The snapshot leaves out the ids its row's columns hold.
+        assert head is not None and set(json.loads(head[0])) == {"$", "status"}
+        got = await store.get("t4", None)
+        assert got is not None and (got.task.id, got.task.context_id) == ("t4", "ctx")
         assert [b == a for b, a in zip(before, after, strict=True)] == [
             True,
             True,

@@ -43,6 +43,7 @@ __all__ = [
     "all_messages",
     "MessageRow",
     "message_row",
+    "own_head",
     "own_message",
     "row_suffix",
     "PRUNE_BATCH",
@@ -81,10 +82,33 @@ def decode_task(data: bytes | str) -> Task:
 
 
 def encode_head(task: Task) -> bytes:
-    """The task row's snapshot: the task without its history and artifacts (kept as rows)."""
+    """The task row's snapshot: the task without its history and artifacts (kept as
+    rows), nor (marked ``{"$":1,``) its ids, which the row's columns hold (see
+    :func:`own_head`)."""
     if task.history or task.artifacts:
         task = attrs.evolve(task, history=(), artifacts=())
-    return encode_task(task)
+    data = encode_task(task)
+    if task.context_id is None:
+        return data
+    try:
+        first = b'{"id":' + orjson.dumps(task.id) + b","
+        last = b',"contextId":' + orjson.dumps(task.context_id) + b"}"
+    except orjson.JSONEncodeError:  # lone surrogates
+        return data
+    if not (data.startswith(first) and data.endswith(last)):
+        return data
+    return _OWN + data[len(first) : -len(last)] + b"}"
+
+
+def own_head(row: bytes | str, task_id: str, context_id: str | None) -> bytes | str:
+    """The task row's snapshot with its ids put back (see :func:`encode_head`)."""
+    text = _text(row)
+    if not text.startswith('{"$"') or context_id is None:
+        return row
+    # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the task.
+    rest = text[text.index(",") + 1 : text.rindex("}")]
+    ids = orjson.dumps(task_id).decode(), orjson.dumps(context_id).decode()
+    return f'{{"id":{ids[0]},{rest},"contextId":{ids[1]}}}'
 
 
 def encode_message(message: Message) -> bytes:

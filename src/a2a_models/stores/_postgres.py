@@ -41,6 +41,7 @@ from ._common import (
     encode_config,
     encode_event,
     new_messages,
+    own_head,
     own_message,
     row_suffix,
     task_columns,
@@ -281,10 +282,12 @@ class PostgresTaskStore(SQLTaskStore):
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        suffix = row_suffix(task_id, column_value(row[8]))
+        context = column_value(row[8])
+        suffix = row_suffix(task_id, context)
         messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
         artifacts = self._exact_artifacts(row[5], row[6], row[7])
-        return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
+        head = own_head(_exact(row[0], row[1]), task_id, context)
+        return head, row[2], row[3], row[4], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -613,7 +616,7 @@ class PostgresTaskStore(SQLTaskStore):
                     messages.setdefault(task_key, []).append(_exact(text, raw))
             page = [
                 (
-                    _exact(row[0], row[1]),
+                    own_head(_exact(row[0], row[1]), row[4], column_value(row[8])),
                     row[3],
                     [
                         own_message(m, row_suffix(row[4], column_value(row[8])))

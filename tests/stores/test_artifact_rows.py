@@ -357,7 +357,7 @@ async def test_sqlite_database_of_schema_4_moves_forward(tmp_path: Path) -> None
     db = sqlite3.connect(path)
     assert max(r[0] for r in db.execute("SELECT version FROM a2a_schema_migrations")) >= 5
     dims = {r[0] for r in db.execute("SELECT dim FROM a2a_task_counts")}
-    assert dims == {"all", "state", "context_state"}
+    assert dims == {"all", "state", "cs"}
     db.close()
 
 
@@ -399,7 +399,7 @@ async def test_postgres_database_of_schema_4_moves_forward(pg_dsn: str, pg_schem
         await _check_v4(store, task, events)
     with psycopg.connect(pg_dsn) as conn:
         dims = {r[0] for r in conn.execute(f"SELECT dim FROM {q}.a2a_task_counts")}
-    assert dims == {"all", "state", "context_state"}
+    assert dims == {"all", "state", "cs"}
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

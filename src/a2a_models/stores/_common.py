@@ -283,6 +283,10 @@ def task_columns(task: Task) -> tuple[str | None, str, int, bool]:
 # --- listing ------------------------------------------------------------------------------
 
 
+# Left out of the task counts' per context and state keys (see _migrations v5).
+_STATE_PREFIX = "TASK_STATE_"
+
+
 class ListSQL:
     """The WHERE clauses of a listing: the filters, and the filters plus the cursor."""
 
@@ -330,7 +334,8 @@ class ListSQL:
             # context as well took as much room again (a context usually has
             # one task or a few).
             states = list(TaskState) if status is None else [status]
-            dim, keys = "context_state", [f"{s.value} {column_text(context_id)}" for s in states]
+            context = column_text(context_id)
+            dim, keys = "cs", [f"{s.value.removeprefix(_STATE_PREFIX)} {context}" for s in states]
         counter = [scope, dim, *keys]
         #: The parameters ``scope, dim, key...`` of the ``a2a_task_counts`` rows
         #: whose sum is the total, or ``None``: a timestamp filter (see :meth:`count`).

@@ -168,7 +168,7 @@ _SQLITE_COUNT_ROWS = """
 _SQLITE_COUNT_ROWS_V5 = """
     SELECT {r}.scope, 'all', '', {d} WHERE true
     UNION ALL SELECT {r}.scope, 'state', {r}.state, {d} WHERE true
-    UNION ALL SELECT {r}.scope, 'context_state', {r}.state || ' ' || {r}.context_id, {d}
+    UNION ALL SELECT {r}.scope, 'cs', substr({r}.state, 12) || ' ' || {r}.context_id, {d}
         WHERE {r}.context_id IS NOT NULL
 """
 
@@ -395,8 +395,9 @@ _POSTGRES_V4 = (
 # index entry. The history and event tables are rebuilt that way (rows
 # copied as they are); the events lose ``created_at``, which nothing read.
 # The task counts lose the ``context`` rows: a context's count is the sum of
-# its ``context_state`` rows (one per state it has tasks in), and the two
-# rows per context took as much room as a small task.
+# its rows per state, and the two rows per context took as much room as a
+# small task. Those rows get a shorter name too: dim ``cs``, key the state
+# without its ``TASK_STATE_`` prefix, a space, the context_id.
 #
 # Positions and sequence numbers within a task are ``integer``: with the
 # ``bigint`` task key first they pack without padding (8 B a row less).
@@ -453,6 +454,7 @@ _SQLITE_V5 = (
     "DROP TRIGGER a2a_tasks_count_update",
     *_sqlite_count_triggers(_SQLITE_COUNT_ROWS_V5),
     "DELETE FROM a2a_task_counts WHERE dim = 'context'",
+    "UPDATE a2a_task_counts SET dim = 'cs', key = substr(key, 12) WHERE dim = 'context_state'",
 )
 
 _POSTGRES_V5 = (
@@ -514,12 +516,14 @@ _POSTGRES_V5 = (
         PERFORM {schema}.a2a_count_move(os, CASE WHEN os IS NOT NULL THEN '' END,
                                         ns, CASE WHEN ns IS NOT NULL THEN '' END, 'all');
         PERFORM {schema}.a2a_count_move(os, ost, ns, nst, 'state');
-        PERFORM {schema}.a2a_count_move(os, ost || ' ' || oc, ns, nst || ' ' || nc,
-                                        'context_state');
+        PERFORM {schema}.a2a_count_move(os, substr(ost, 12) || ' ' || oc,
+                                        ns, substr(nst, 12) || ' ' || nc, 'cs');
         RETURN NULL;
     END $$
     """,
     "DELETE FROM {schema}.a2a_task_counts WHERE dim = 'context'",
+    "UPDATE {schema}.a2a_task_counts SET dim = 'cs', key = substr(key, 12)"
+    " WHERE dim = 'context_state'",
 )
 
 #: Every migration, in version order (append-only).

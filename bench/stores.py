@@ -117,7 +117,7 @@ def _row(
     ok = ratio <= target
     results.append((section, name, small, big, ratio, ok))
     print(
-        f"  {name:<34} {small:>10,.0f} us {big:>10,.0f} us  {ratio:>6.2f}x  "
+        f"  {name:<34} {small:>10,.0f} {unit} {big:>10,.0f} {unit}  {ratio:>6.2f}x  "
         f"(target <= {target:g}x) {'ok' if ok else 'MISSED'}",
         flush=True,
     )

@@ -8,6 +8,7 @@ databases of the previous schema read as before and move forward on write.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -191,8 +192,10 @@ async def test_sqlite_stores_each_message_and_artifact_once(tmp_path: Path) -> N
     db = sqlite3.connect(path)
     events = [row[0] for row in db.execute("SELECT event FROM a2a_task_events")]
     rows = [row[0] for row in db.execute("SELECT message FROM a2a_task_messages")]
+    (head,) = db.execute("SELECT task FROM a2a_tasks").fetchone()
     db.close()
-    assert not any('"t3"' in text for text in events + rows)
+    assert not any('"t3"' in text for text in [*events, *rows, head])
+    assert '"ctx"' not in head
 
 
 async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> None:
@@ -226,6 +229,11 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
             await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
             await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
             after = conn.execute(query).fetchall()
+            head = conn.execute(f'SELECT task::text FROM "{pg_schema}".a2a_tasks').fetchone()
+        # The snapshot leaves out the ids its row's columns hold.
+        assert head is not None and set(json.loads(head[0])) == {"$", "status"}
+        got = await store.get("t4", None)
+        assert got is not None and (got.task.id, got.task.context_id) == ("t4", "ctx")
         assert [b == a for b, a in zip(before, after, strict=True)] == [
             True,
             True,
@@ -289,6 +297,34 @@ async def _check_v4(store: TaskStore, task: Task, events: list[StreamResponse]) 
     for after in (0, 3, len(events)):
         assert await store.events_after(task.id, after) == logged[after:]
     assert (await store.list(None)).tasks == [task]
+    await _check_counts(store, task)
+
+
+async def _check_counts(store: TaskStore, task: Task) -> None:
+    """Totals counted under schema 4 (with a row per context) stay exact."""
+    state = task.status.state
+    other = next(s for s in (TaskState.COMPLETED, TaskState.FAILED) if s != state)
+    more = await store.create(
+        attrs.evolve(_first("more"), context_id=task.context_id, status=TaskStatus(state=other)),
+        None,
+    )
+    await store.create(attrs.evolve(_first("elsewhere"), context_id="another"), None)
+    totals = [
+        (await store.list(None, **filters)).total_size  # type: ignore[arg-type]
+        for filters in (
+            {"context_id": task.context_id},
+            {"context_id": task.context_id, "status": state},
+            {"context_id": task.context_id, "status": other},
+            {"context_id": "another"},
+            {},
+        )
+    ]
+    assert totals == [2, 1, 1, 1, 3]
+    # Moved to another context: counted there, no longer here.
+    await store.update(attrs.evolve(more.task, context_id="another"), more.version)
+    assert (await store.list(None, context_id=task.context_id)).total_size == 1
+    assert (await store.list(None, context_id="another", status=other)).total_size == 1
+    assert (await store.list(None, context_id="another")).total_size == 2
 
 
 async def test_sqlite_database_of_schema_4_moves_forward(tmp_path: Path) -> None:
@@ -320,6 +356,8 @@ async def test_sqlite_database_of_schema_4_moves_forward(tmp_path: Path) -> None
         await _check_v4(store, task, events)
     db = sqlite3.connect(path)
     assert max(r[0] for r in db.execute("SELECT version FROM a2a_schema_migrations")) >= 5
+    dims = {r[0] for r in db.execute("SELECT dim FROM a2a_task_counts")}
+    assert dims == {"all", "state", "cs"}
     db.close()
 
 
@@ -359,6 +397,9 @@ async def test_postgres_database_of_schema_4_moves_forward(pg_dsn: str, pg_schem
             )
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _check_v4(store, task, events)
+    with psycopg.connect(pg_dsn) as conn:
+        dims = {r[0] for r in conn.execute(f"SELECT dim FROM {q}.a2a_task_counts")}
+    assert dims == {"all", "state", "cs"}
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -437,6 +437,24 @@ async def test_odd_context_ids_filter_exactly(store: TaskStore) -> None:
     assert (await store.list(None, context_id="a\x00")).tasks == []
 
 
+async def test_message_ids_that_look_alike_in_the_database_stay_apart(store: TaskStore) -> None:
+    # PostgreSQL's jsonb holds NUL and a lone surrogate both as U+FFFD.
+    def message(message_id: str, text: str) -> Message:
+        return attrs.evolve(Message.user(text), message_id=message_id)
+
+    first = message("a\x00", "one")
+    stored = await store.create(attrs.evolve(_task("t1"), history=[first]), None)
+    again = message("a\x00", "repeated id")
+    task = attrs.evolve(stored.task, history=[first, message("a\ud800", "two"), again])
+    await store.update(task, stored.version)
+    got = await store.get("t1", None)
+    assert got is not None
+    assert [(m.message_id, m.parts) for m in got.task.history] == [
+        ("a\x00", first.parts),
+        ("a\ud800", (TextPart(text="two"),)),
+    ]
+
+
 async def test_list_cursor_survives_changes_between_pages(store: TaskStore) -> None:
     for i in range(4):
         await store.create(_task(f"t{i}", minute=i), None)

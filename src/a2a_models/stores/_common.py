@@ -43,6 +43,7 @@ __all__ = [
     "all_messages",
     "MessageRow",
     "message_row",
+    "own_head",
     "own_message",
     "row_suffix",
     "PRUNE_BATCH",
@@ -81,10 +82,33 @@ def decode_task(data: bytes | str) -> Task:
 
 
 def encode_head(task: Task) -> bytes:
-    """The task row's snapshot: the task without its history and artifacts (kept as rows)."""
+    """The task row's snapshot: the task without its history and artifacts (kept as
+    rows), nor (marked ``{"$":1,``) its ids, which the row's columns hold (see
+    :func:`own_head`)."""
     if task.history or task.artifacts:
         task = attrs.evolve(task, history=(), artifacts=())
-    return encode_task(task)
+    data = encode_task(task)
+    if task.context_id is None:
+        return data
+    try:
+        first = b'{"id":' + orjson.dumps(task.id) + b","
+        last = b',"contextId":' + orjson.dumps(task.context_id) + b"}"
+    except orjson.JSONEncodeError:  # lone surrogates
+        return data
+    if not (data.startswith(first) and data.endswith(last)):
+        return data
+    return _OWN + data[len(first) : -len(last)] + b"}"
+
+
+def own_head(row: bytes | str, task_id: str, context_id: str | None) -> bytes | str:
+    """The task row's snapshot with its ids put back (see :func:`encode_head`)."""
+    text = _text(row)
+    if not text.startswith('{"$"') or context_id is None:
+        return row
+    # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the task.
+    rest = text[text.index(",") + 1 : text.rindex("}")]
+    ids = orjson.dumps(task_id).decode(), orjson.dumps(context_id).decode()
+    return f'{{"id":{ids[0]},{rest},"contextId":{ids[1]}}}'
 
 
 def encode_message(message: Message) -> bytes:
@@ -259,6 +283,10 @@ def task_columns(task: Task) -> tuple[str | None, str, int, bool]:
 # --- listing ------------------------------------------------------------------------------
 
 
+# Left out of the task counts' per context and state keys (see _migrations v5).
+_STATE_PREFIX = "TASK_STATE_"
+
+
 class ListSQL:
     """The WHERE clauses of a listing: the filters, and the filters plus the cursor."""
 
@@ -294,20 +322,25 @@ class ListSQL:
         self.where = " AND ".join(clauses)
         self.params = params
         self.placeholder = p
-        # The counter row for the context/status filters (the timestamp filter has none).
+        # The counter rows for the context/status filters (the timestamp filter has none).
         scope = params[0]
+        keys: list[str]
         if context_id is None and status is None:
-            counter = (scope, "all", "")
-        elif status is None:
-            counter = (scope, "context", str(column_text(context_id)))
-        elif context_id is None:
-            counter = (scope, "state", status.value)
+            dim, keys = "all", [""]
+        elif context_id is None and status is not None:
+            dim, keys = "state", [status.value]
         else:
-            counter = (scope, "context_state", f"{status.value} {column_text(context_id)}")
-        #: ``(scope, dim, key)`` of the ``a2a_task_counts`` row holding the
-        #: total, or ``None``: a timestamp filter (see :meth:`count`).
-        self.counter: tuple[str, str, str] | None = None
-        self._bounded: tuple[str, list[Any], tuple[str, str, str]] | None = None
+            # A context's total is the sum of its rows per state: a row per
+            # context as well took as much room again (a context usually has
+            # one task or a few).
+            states = list(TaskState) if status is None else [status]
+            context = column_text(context_id)
+            dim, keys = "cs", [f"{s.value.removeprefix(_STATE_PREFIX)} {context}" for s in states]
+        counter = [scope, dim, *keys]
+        #: The parameters ``scope, dim, key...`` of the ``a2a_task_counts`` rows
+        #: whose sum is the total, or ``None``: a timestamp filter (see :meth:`count`).
+        self.counter: list[str] | None = None
+        self._bounded: tuple[str, list[Any], list[str]] | None = None
         if status_timestamp_after is None:
             self.counter = counter
         else:
@@ -348,13 +381,16 @@ class ListSQL:
         larger are all matches counted.
         """
         p = self.placeholder
+        counter = self.counter if self._bounded is None else self._bounded[2]
+        assert counter is not None
+        keys = ", ".join([p] * (len(counter) - 2))
         counter_sql = (
-            f"coalesce((SELECT n FROM {counts} WHERE scope = {p} AND dim = {p} AND key = {p}), 0)"
+            f"CAST(coalesce((SELECT sum(n) FROM {counts} WHERE scope = {p} AND dim = {p}"
+            f" AND key IN ({keys})), 0) AS BIGINT)"
         )
         if self._bounded is None:
-            assert self.counter is not None
-            return f"SELECT {counter_sql}", list(self.counter)
-        before_where, before_params, counter = self._bounded
+            return f"SELECT {counter_sql}", list(counter)
+        before_where, before_params, _ = self._bounded
         sql = "SELECT CASE"
         params: list[Any] = []
         for bound in (self.COUNT_PROBE, self.COUNT_BOUND):

@@ -32,6 +32,8 @@ class ConnectionPool(Protocol):
 _JSONB_LOSSY = re.compile(
     rb"\\u0000|\\u[dD][89a-fA-F]|[:\[,]-?[0-9]+(?:\.[0-9]+)?[eE]\+|[:\[,]-0\.0[,\]}]"
 )
+# A str holds a surrogate only unpaired (a pair is one code point).
+_UNHOLDABLE = re.compile("[\x00\ud800-\udfff]")
 _JSONB_REJECTED = re.compile(rb"\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -41,6 +43,12 @@ def jsonb(data: bytes) -> tuple[str, bytes | None]:
         return data.decode(), None
     # The jsonb copy stays queryable; the store reads the exact bytes.
     return _JSONB_REJECTED.sub(rb"\\ufffd", data).decode(), data
+
+
+def jsonb_text(value: str) -> str:
+    """``value`` as a jsonb string holds it (``->>``): the same text unless jsonb
+    cannot hold it (NUL, lone surrogates), which become U+FFFD."""
+    return _UNHOLDABLE.sub("\ufffd", value)
 
 
 def exact(text: str, raw: bytes | None) -> bytes | str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
@@ -40,6 +41,7 @@ from ._common import (
     encode_config,
     encode_event,
     new_messages,
+    own_head,
     own_message,
     row_suffix,
     task_columns,
@@ -51,6 +53,7 @@ from ._pg_pool import Pool as _Pool
 from ._pg_pool import atomic as _atomic
 from ._pg_pool import exact as _exact
 from ._pg_pool import jsonb as _jsonb
+from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
 from ._queue import enqueue_pending
 
@@ -280,10 +283,12 @@ class PostgresTaskStore(SQLTaskStore):
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        suffix = row_suffix(task_id, column_value(row[8]))
+        context = column_value(row[8])
+        suffix = row_suffix(task_id, context)
         messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
         artifacts = self._exact_artifacts(row[5], row[6], row[7])
-        return _exact(row[0], row[1]), row[2], row[3], row[4], messages, artifacts
+        head = own_head(_exact(row[0], row[1]), task_id, context)
+        return head, row[2], row[3], row[4], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -300,24 +305,35 @@ class PostgresTaskStore(SQLTaskStore):
         if not messages:
             return
         rows = []
-        for i, (key, _, data) in enumerate(messages):
+        for i, (_, _, data) in enumerate(messages):
             text, raw = _jsonb(data)
-            rows.append((task_key, at + i, key, text, raw))
+            rows.append((task_key, at + i, text, raw))
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_key, pos, message_id, message, message_raw)"
-                " VALUES (%s, %s, %s, %s::jsonb, %s)",
+                f"INSERT INTO {self._messages} (task_key, pos, message, message_raw)"
+                " VALUES (%s, %s, %s::jsonb, %s)",
                 rows,
             )
 
     async def _known(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
+        # The index holds a hash of the id as jsonb has it, which differs from
+        # the id only where jsonb cannot hold it (see ``_jsonb``): look those up
+        # as jsonb has them and take the id from the exact bytes.
+        wanted = [_jsonb_text(column_value(i) or "") for i in ids]
         cursor = await conn.execute(
-            f"SELECT message_id FROM {self._messages} WHERE task_key = %s AND message_id = ANY(%s)",
-            (task_key, ids),
+            f"SELECT message->>'messageId', message_raw FROM {self._messages}"
+            " WHERE task_key = %s AND hashtextextended(message->>'messageId', 0)"
+            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))"
+            " AND message->>'messageId' = ANY(%s)",
+            (task_key, wanted, wanted),
         )
-        return {row[0] for row in await cursor.fetchall()}
+        found = {
+            column_text(text if raw is None else json.loads(bytes(raw))["messageId"])
+            for text, raw in await cursor.fetchall()
+        }
+        return {i for i in ids if i in found}
 
     async def _insert_task(
         self,
@@ -603,7 +619,7 @@ class PostgresTaskStore(SQLTaskStore):
                     messages.setdefault(task_key, []).append(_exact(text, raw))
             page = [
                 (
-                    _exact(row[0], row[1]),
+                    own_head(_exact(row[0], row[1]), row[4], column_value(row[8])),
                     row[3],
                     [
                         own_message(m, row_suffix(row[4], column_value(row[8])))

@@ -41,6 +41,7 @@ from ._common import (
     encode_config,
     encode_event,
     new_messages,
+    own_head,
     own_message,
     row_suffix,
     task_columns,
@@ -221,6 +222,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 if artifact_count and version != artifacts_at:
                     artifacts = self._artifacts(db, task_key)
                 first = since if history_length is None else max(0, (count or 0) - history_length)
+                head = own_head(head, task_id, column_value(context_id))
                 if not count or first >= count:
                     return head, version, last_seq, count, [], artifacts
                 messages = db.execute(
@@ -517,7 +519,7 @@ class SQLiteTaskStore(SQLTaskStore):
                         messages.setdefault(task_key, []).append(message)
             return total, [
                 (
-                    head,
+                    own_head(head, task_id, column_value(context_id)),
                     count,
                     [
                         own_message(m, row_suffix(task_id, column_value(context_id)))

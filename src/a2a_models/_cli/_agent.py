@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -429,6 +427,7 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..adapters.llm import AgentRuntime
     from ..server import AgentServer
     from ..stores import store_from_url
+    from ._serve import handling_stop_signals
 
     port = args.port or _free_port(args.host)
     url = (args.public_url or f"http://{args.host}:{port}").rstrip("/")
@@ -448,21 +447,17 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
         runtime.mcp_server().mount(app, "/mcp", guard=guard)
     http = HTTPServer(app, host=args.host, port=port, log_level=args.log_level)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await http.start()
-        extra = f" (MCP at {url}/mcp)" if args.mcp else ""
-        print(
-            f"a2a-models agent: serving {runtime.card.name} at {url}{extra}", file=out, flush=True
-        )
-        await stop.wait()
+        with handling_stop_signals(stop.set):
+            await http.start()
+            extra = f" (MCP at {url}/mcp)" if args.mcp else ""
+            print(
+                f"a2a-models agent: serving {runtime.card.name} at {url}{extra}",
+                file=out,
+                flush=True,
+            )
+            await stop.wait()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
         await http.stop()
         await server.aclose()
         closer = getattr(store, "aclose", None)

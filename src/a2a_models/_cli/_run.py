@@ -10,8 +10,6 @@ closed, running agents are cancelled, the store is released).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -26,6 +24,7 @@ from ..adapters.http import (
 from ..models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, SecurityRequirement
 from ..server import AgentServer
 from ._secure import JWKSApp, limits_of
+from ._serve import handling_stop_signals
 
 if TYPE_CHECKING:
     from ..signing import CardSigner
@@ -240,7 +239,6 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         tls=tls,
     )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     signals = 0
 
     def on_signal() -> None:
@@ -252,10 +250,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             print("a2a-models: second signal, stopping now", file=sys.stderr, flush=True)
             http.graceful_timeout = 0.0
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, on_signal)
-    try:
+    with handling_stop_signals(on_signal):
         try:
             await http.start()
         except OSError as exc:
@@ -300,9 +295,5 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             closer = getattr(resource, "aclose", None)
             if closer is not None:
                 await closer()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
     print("a2a-models: stopped", flush=True)
     return 0

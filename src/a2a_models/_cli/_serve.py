@@ -10,11 +10,13 @@ a plain function or a coroutine function; its return value is the exit code
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -147,3 +149,18 @@ def start_otel(command: str, log_level: str) -> bool:
         return False
     log_json_lines(getattr(logging, log_level.upper(), logging.INFO))
     return True
+
+
+@contextlib.contextmanager
+def handling_stop_signals(callback: Callable[[], object]) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM call ``callback`` (where the event loop can say so)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, callback)
+    try:
+        yield
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

@@ -9,10 +9,8 @@ SIGINT or SIGTERM; then it stops pulling, lets running turns finish for
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import sys
 
 import attrs
@@ -60,6 +58,7 @@ async def _serve(options: WorkerOptions) -> int:
     from ..server import Worker
     from ..stores import PostgresTaskStore, PostgresTurnQueue, broker_from_url, store_from_url
     from ._run import _agent_and_card
+    from ._serve import handling_stop_signals
 
     try:
         agent, card = _agent_and_card(options.agent, "http://worker.invalid")
@@ -85,14 +84,11 @@ async def _serve(options: WorkerOptions) -> int:
         push_sender=push_sender,
     )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await store.open()
-        print(f"a2a-models: worker {worker.worker_id} running {card.name}", flush=True)
-        await worker.run(stop, grace=options.grace)
+        with handling_stop_signals(stop.set):
+            await store.open()
+            print(f"a2a-models: worker {worker.worker_id} running {card.name}", flush=True)
+            await worker.run(stop, grace=options.grace)
     finally:
         await queue.aclose()
         closer = getattr(broker, "aclose", None)

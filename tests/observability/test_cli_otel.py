@@ -18,6 +18,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_healthy(proc: subprocess.Popen[str], port: int) -> None:
+    """Until ``/healthz`` answers 200 (the server is up), for at most a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, f"{proc.args} did not start"
+        time.sleep(0.2)
+
+
 def test_serve_otel_exports_spans_with_the_console_exporter() -> None:
     port = _free_port()
     env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
@@ -32,16 +46,7 @@ def test_serve_otel_exports_spans_with_the_console_exporter() -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
+        _wait_healthy(proc, port)
         body = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -142,16 +147,7 @@ def test_worker_otel_continues_the_callers_trace_in_its_turn_span(tmp_path: obje
     )
     worker = None
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert front.poll() is None, front.stderr.read() if front.stderr else ""
-            assert time.monotonic() < deadline, "serve --front-end did not start"
-            time.sleep(0.2)
+        _wait_healthy(front, port)
         worker = subprocess.Popen(
             [*base, "worker", "--otel", "--store", store, "--log-level", "warning"],
             env=env,

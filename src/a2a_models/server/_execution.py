@@ -72,13 +72,35 @@ class TaskExecutor(Protocol):
 ExecutorFactory: TypeAlias = Callable[[Agent, TaskWriter], TaskExecutor]
 
 
-class InProcessExecutor:
-    """Runs each turn in an eager asyncio task of this process (the default executor)."""
+class RunTable:
+    """What every executor keeps: its agent, its writer and its runs in progress by task id."""
 
     def __init__(self, agent: Agent, writer: TaskWriter) -> None:
         self.agent = agent
         self.writer = writer
         self._runs: dict[str, AgentRun] = {}
+
+    def active_runs(self) -> int:
+        return len(self._runs)
+
+    async def idle(self) -> None:
+        while self._runs:
+            await asyncio.gather(
+                *(r.done.wait() for r in list(self._runs.values())), return_exceptions=True
+            )
+
+    async def _cancel_runners(self) -> list[AgentRun]:
+        """Cancel every run's asyncio task and wait for them; the runs there were."""
+        runs = list(self._runs.values())
+        runners = [r.runner for r in runs if r.runner is not None]
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
+        return runs
+
+
+class InProcessExecutor(RunTable):
+    """Runs each turn in an eager asyncio task of this process (the default executor)."""
 
     def start(self, run: AgentRun) -> None:
         self._runs[run.task_id] = run
@@ -95,22 +117,8 @@ class InProcessExecutor:
             # wakes up, discards what it holds and closes the agent itself.
             run.runner.cancel()
 
-    def active_runs(self) -> int:
-        return len(self._runs)
-
-    async def idle(self) -> None:
-        while self._runs:
-            await asyncio.gather(
-                *(r.done.wait() for r in list(self._runs.values())), return_exceptions=True
-            )
-
     async def aclose(self) -> None:
-        runs = list(self._runs.values())
-        runners = [r.runner for r in runs if r.runner is not None]
-        for runner in runners:
-            runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
-        for run in runs:
+        for run in await self._cancel_runners():
             if not run.created or run.canceled:
                 continue
             stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)

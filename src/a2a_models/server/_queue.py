@@ -48,6 +48,7 @@ from ..models import (
     utc_now,
 )
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
+from ._execution import RunTable
 from ._handler import RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
@@ -171,7 +172,7 @@ class QueuedAgent(Agent):
         return None
 
 
-class QueueExecutor:
+class QueueExecutor(RunTable):
     """The front end's :class:`~a2a_models.server.TaskExecutor`: queues turns, runs nothing.
 
     A new turn's task is created ``submitted`` with its turn queued in the same
@@ -179,11 +180,6 @@ class QueueExecutor:
     broker, filled from the store's log) until the turn settles, so a blocking
     ``SendMessage`` answers when the worker is done.
     """
-
-    def __init__(self, agent: Agent, writer: TaskWriter) -> None:
-        self.agent = agent
-        self.writer = writer
-        self._runs: dict[str, AgentRun] = {}
 
     def start(self, run: AgentRun) -> None:
         self._runs[run.task_id] = run
@@ -197,21 +193,9 @@ class QueueExecutor:
     def stop(self, run: AgentRun) -> None:
         return None
 
-    def active_runs(self) -> int:
-        return len(self._runs)
-
-    async def idle(self) -> None:
-        while self._runs:
-            await asyncio.gather(
-                *(r.done.wait() for r in list(self._runs.values())), return_exceptions=True
-            )
-
     async def aclose(self) -> None:
         # The turns go on in the workers; only the waiting stops.
-        runners = [r.runner for r in self._runs.values() if r.runner is not None]
-        for runner in runners:
-            runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
+        await self._cancel_runners()
 
     async def _follow(self, run: AgentRun) -> None:
         try:

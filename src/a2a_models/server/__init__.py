@@ -73,6 +73,7 @@ from ._store import (
 from ._streams import (
     BrokerItem,
     BrokerSubscription,
+    BufferedSubscription,
     EventBroker,
     EventStream,
     InMemoryEventBroker,
@@ -108,6 +109,7 @@ __all__ = [
     "stream_items",
     "BrokerItem",
     "BrokerSubscription",
+    "BufferedSubscription",
     "CallContext",
     "ConcurrentModificationError",
     "Event",

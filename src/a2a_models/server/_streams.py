@@ -25,6 +25,7 @@ from ._store import TaskStore
 
 __all__ = [
     "BrokerSubscription",
+    "BufferedSubscription",
     "EventBroker",
     "EventStream",
     "InMemoryEventBroker",
@@ -64,17 +65,37 @@ class EventBroker(abc.ABC):
         """Start receiving the notifications published from now on."""
 
 
-class _MemorySubscription(BrokerSubscription):
-    def __init__(self, broker: InMemoryEventBroker, task_id: str, buffer: int) -> None:
-        self._broker = broker
+class BufferedSubscription(BrokerSubscription):
+    """A subscription that holds the newest ``buffer`` notifications a broker pushes to it.
+
+    It enters ``subscribers[task_id]`` (the broker's table) when made and leaves
+    it when closed. With ``quiet_after`` seconds, :meth:`next` returns
+    ``quiet_item`` when nothing arrived for that long (a broker that can lose
+    notifications uses it to make the stream re-read the store).
+    """
+
+    def __init__(
+        self,
+        subscribers: dict[str, set[BufferedSubscription]],
+        task_id: str,
+        buffer: int,
+        *,
+        quiet_after: float | None = None,
+        quiet_item: BrokerItem = (0, None),
+    ) -> None:
+        self._subscribers = subscribers
         self._task_id = task_id
+        self._quiet_after = quiet_after
+        self._quiet_item = quiet_item
         # Overflow drops the oldest entries: the stream notices the gap and
         # reads them from the store, while the newest (maybe final) one stays.
         self._items: collections.deque[BrokerItem] = collections.deque(maxlen=buffer)
         self._ready = asyncio.Event()
         self.closed = False
+        subscribers.setdefault(task_id, set()).add(self)
 
     def push(self, item: BrokerItem) -> None:
+        """Hand ``item`` to the subscriber (never waits)."""
         self._items.append(item)
         self._ready.set()
 
@@ -83,13 +104,26 @@ class _MemorySubscription(BrokerSubscription):
             if self.closed:
                 raise RuntimeError("subscription is closed")
             self._ready.clear()
-            await self._ready.wait()
+            if self._quiet_after is None:
+                await self._ready.wait()
+                continue
+            try:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancel that arrives as the event is set, and the caller never stops.
+                async with asyncio.timeout(self._quiet_after):
+                    await self._ready.wait()
+            except TimeoutError:
+                return self._quiet_item
         return self._items.popleft()
 
     async def aclose(self) -> None:
         if not self.closed:
             self.closed = True
-            self._broker._remove(self._task_id, self)
+            subscribers = self._subscribers.get(self._task_id)
+            if subscribers is not None:
+                subscribers.discard(self)
+                if not subscribers:
+                    del self._subscribers[self._task_id]
             self._ready.set()
 
 
@@ -105,7 +139,7 @@ class InMemoryEventBroker(EventBroker):
         if buffer < 1:
             raise ValueError("buffer must be at least 1")
         self._buffer = buffer
-        self._subscribers: dict[str, set[_MemorySubscription]] = {}
+        self._subscribers: dict[str, set[BufferedSubscription]] = {}
 
     def subscriber_count(self, task_id: str) -> int:
         """How many subscriptions ``task_id`` currently has."""
@@ -116,16 +150,7 @@ class InMemoryEventBroker(EventBroker):
             subscription.push((seq, event))
 
     async def subscribe(self, task_id: str) -> BrokerSubscription:
-        subscription = _MemorySubscription(self, task_id, self._buffer)
-        self._subscribers.setdefault(task_id, set()).add(subscription)
-        return subscription
-
-    def _remove(self, task_id: str, subscription: _MemorySubscription) -> None:
-        subscribers = self._subscribers.get(task_id)
-        if subscribers is not None:
-            subscribers.discard(subscription)
-            if not subscribers:
-                del self._subscribers[task_id]
+        return BufferedSubscription(self._subscribers, task_id, self._buffer)
 
 
 async def task_event_stream(

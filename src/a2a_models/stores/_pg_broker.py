@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import StreamResponse
 from ..server import BrokerItem as Notification
-from ..server import BrokerSubscription, EventBroker
+from ..server import BrokerSubscription, BufferedSubscription, EventBroker
 from ._common import check_identifier
 
 if TYPE_CHECKING:
@@ -33,50 +33,6 @@ RESYNC: Notification = (sys.maxsize, None)
 
 #: NOTIFY payloads must stay below 8000 bytes.
 _MAX_PAYLOAD = 7999
-
-
-class _Subscription(BrokerSubscription):
-    def __init__(
-        self,
-        broker: PostgresEventBroker,
-        task_id: str,
-        buffer: int,
-        resync_interval: float | None,
-    ) -> None:
-        self._broker = broker
-        self._task_id = task_id
-        self._resync_interval = resync_interval
-        # Overflow drops the oldest: the stream sees the gap and reads the log.
-        self._items: collections.deque[Notification] = collections.deque(maxlen=buffer)
-        self._ready = asyncio.Event()
-        self.closed = False
-
-    def push(self, item: Notification) -> None:
-        self._items.append(item)
-        self._ready.set()
-
-    async def next(self) -> Notification:
-        while not self._items:
-            if self.closed:
-                raise RuntimeError("subscription is closed")
-            self._ready.clear()
-            if self._resync_interval is None:
-                await self._ready.wait()
-                continue
-            try:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
-                # cancel that arrives as the event is set, and the caller never stops.
-                async with asyncio.timeout(self._resync_interval):
-                    await self._ready.wait()
-            except TimeoutError:
-                return RESYNC  # quiet for long: check the log, in case a notification was lost
-        return self._items.popleft()
-
-    async def aclose(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._broker._remove(self._task_id, self)
-            self._ready.set()
 
 
 class PostgresEventBroker(EventBroker):
@@ -132,7 +88,7 @@ class PostgresEventBroker(EventBroker):
         self._reconnect_delay = reconnect_delay
         self._max_reconnect_delay = max_reconnect_delay
         self._health_interval = health_interval
-        self._subscribers: dict[str, set[_Subscription]] = {}
+        self._subscribers: dict[str, set[BufferedSubscription]] = {}
         self._pending: collections.deque[str] = collections.deque(maxlen=max_pending)
         self._wakeup = asyncio.Event()
         self._drained = asyncio.Event()
@@ -218,16 +174,15 @@ class PostgresEventBroker(EventBroker):
         if self._closed:
             raise RuntimeError("the broker is closed")
         await self._ensure_listening()
-        subscription = _Subscription(self, task_id, self._buffer, self._resync_interval)
-        self._subscribers.setdefault(task_id, set()).add(subscription)
-        return subscription
-
-    def _remove(self, task_id: str, subscription: _Subscription) -> None:
-        subscribers = self._subscribers.get(task_id)
-        if subscribers is not None:
-            subscribers.discard(subscription)
-            if not subscribers:
-                del self._subscribers[task_id]
+        # Quiet for long: RESYNC makes the stream check the log, in case a
+        # notification was lost.
+        return BufferedSubscription(
+            self._subscribers,
+            task_id,
+            self._buffer,
+            quiet_after=self._resync_interval,
+            quiet_item=RESYNC,
+        )
 
     async def _ensure_listening(self) -> None:
         if self._listener is not None:

@@ -502,9 +502,10 @@ class Worker:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.executor.idle(), grace)
         if getattr(self.agent, "restartable", False):
-            for task_id, run in list(self.executor._runs.items()):
+            for task_id in list(self._turns):
                 turn = self._turns.get(task_id)
-                if turn is None or run.runner is None:
+                run = self.executor.running(task_id)
+                if turn is None or run is None or run.runner is None:
                     continue
                 run.runner.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

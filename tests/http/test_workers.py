@@ -6,7 +6,8 @@ publish events through the broker. Checked: 500 tasks spread over both
 workers, streams on either front end carry every event in order, a cancel
 made on a front end stops the agent in the worker, and after ``kill -9`` of a
 worker its tasks are failed with the clear message within the lease time
-while the other worker keeps going. The agent (:mod:`worker_agent`) logs when
+while the other worker keeps going (or, for a restartable agent, run again
+by the other worker, where a cancel stops them as promptly). The agent (:mod:`worker_agent`) logs when
 each turn starts and ends, in which process: no task ever runs in two
 processes at once, and none runs twice.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import itertools
 import os
 import queue
@@ -123,7 +125,9 @@ class Proc:
 
 
 class Cluster:
-    def __init__(self, schema: str, agent_log: Path) -> None:
+    def __init__(
+        self, schema: str, agent_log: Path, agent_name: str = "worker_agent:WorkerAgent"
+    ) -> None:
         sep = "&" if "?" in PG_DSN else "?"
         store = f"{PG_DSN}{sep}schema={schema}&channel={schema}"
         self.agent_log = agent_log
@@ -133,7 +137,7 @@ class Cluster:
             "PYTHONUNBUFFERED": "1",
             "WORKER_AGENT_LOG": str(agent_log),
         }
-        agent = ["--agent", "worker_agent:WorkerAgent"]
+        agent = ["--agent", agent_name]
         self.ports = [_free_port(), _free_port()]
         self.front_ends = [
             Proc(
@@ -205,8 +209,8 @@ def _drop_schema(schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+@contextlib.contextmanager
+def _running_cluster(tmp_path_factory: pytest.TempPathFactory, agent: str) -> Iterator[Cluster]:
     import psycopg
 
     try:
@@ -215,7 +219,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     except psycopg.Error as exc:  # no skip: CI has PostgreSQL
         pytest.fail(f"PostgreSQL at {PG_DSN} is needed by the worker tests: {exc}")
     schema = f"a2a_workers_{uuid.uuid4().hex[:12]}"
-    made = Cluster(schema, tmp_path_factory.mktemp("workers") / "turns.log")
+    made = Cluster(schema, tmp_path_factory.mktemp("workers") / "turns.log", agent)
     try:
         for proc in made.all():
             proc.wait_ready()
@@ -224,6 +228,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for proc in made.all():
             proc.stop()
         _drop_schema(schema)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with _running_cluster(tmp_path_factory, "worker_agent:WorkerAgent") as made:
+        yield made
+
+
+@pytest.fixture
+def restartable_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A cluster of its own: its agent is ``restartable`` (a dead worker's turn runs again)."""
+    with _running_cluster(tmp_path_factory, "worker_agent:RestartableWorkerAgent") as made:
+        yield made
 
 
 def _pid_of(task: Task) -> int:
@@ -453,3 +470,60 @@ async def test_sigterm_lets_a_worker_finish_its_turn(cluster: Cluster) -> None:
         waiting = await a.send_message(Message.user("work 1 0"), configuration=NON_BLOCKING)
         await asyncio.sleep(TTL * 2)
         assert (await a.get_task(waiting.id)).status.state is TaskState.SUBMITTED
+
+
+async def test_a_cancel_on_a_front_end_stops_a_taken_over_turn(
+    restartable_cluster: Cluster,
+) -> None:
+    # A turn re-run by another worker after its own was killed is watched for
+    # cancels like a pulled one: the agent stops at once, not at its next event.
+    cluster = restartable_cluster
+
+    def starts(task_id: str) -> dict[int, float]:
+        return {pid: at for k, t, pid, at in cluster.turns() if k == "start" and t == task_id}
+
+    async def wait_for(what: str, ready: Any, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while not (found := ready()):
+            assert time.monotonic() < deadline, f"{what}\n" + cluster.logs()
+            await asyncio.sleep(0.05)
+        return found
+
+    async with asyncio.timeout(60), cluster.client(0) as a, cluster.client(1) as b:
+        # Three steps 20 s apart: without a watch, a cancel is heard of 20 s later.
+        task = await a.send_message(Message.user("work 3 20"), configuration=NON_BLOCKING)
+        assert isinstance(task, Task)
+        (first,) = await wait_for("the turn did not start", lambda: starts(task.id), 15)
+        victim = next(w for w in cluster.workers if w.pid == first)
+        survivor = next(w for w in cluster.workers if w is not victim)
+        victim.proc.send_signal(signal.SIGKILL)
+        killed_at = time.time()
+        victim.proc.wait(5)
+
+        # The survivor takes the task over and runs its turn again.
+        await wait_for(
+            "the turn was not taken over", lambda: survivor.pid in starts(task.id), RECOVERY_TIMEOUT
+        )
+        rerun = await b.get_task(task.id)
+        assert rerun.status.state is TaskState.WORKING, rerun.status
+
+        canceled = await b.cancel_task(task.id)
+        assert canceled.status.state is TaskState.CANCELED
+        canceled_at = time.time()
+        ended = await wait_for(
+            "the taken-over turn was not stopped by the cancel",
+            lambda: [
+                at
+                for k, t, pid, at in cluster.turns()
+                if k == "end" and t == task.id and pid == survivor.pid
+            ],
+            5,
+        )
+        assert ended[0] - canceled_at < 5
+        # Nothing after the cancel: the task stays canceled with the re-run's first step last.
+        await asyncio.sleep(0.5)
+        final = await a.get_task(task.id)
+        assert final.status.state is TaskState.CANCELED
+        assert final.artifacts == ()
+        _no_overlap(cluster.turns(), {victim.pid: killed_at})
+        assert survivor.proc.poll() is None, survivor.log()

@@ -53,3 +53,9 @@ class WorkerAgent(Agent):
             yield context.complete(f"completed {steps} steps")
         finally:
             _note("end", context.task_id)
+
+
+class RestartableWorkerAgent(WorkerAgent):
+    """:class:`WorkerAgent` whose turns are run again when their worker dies."""
+
+    restartable = True

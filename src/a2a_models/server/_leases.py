@@ -144,7 +144,7 @@ class LeasingExecutor(InProcessExecutor):
                 task=task,
                 call=CallContext(owner=owner, tenant=tenant),
             )
-            self.start(
+            await self._run_again(
                 AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
             )
             return
@@ -159,6 +159,10 @@ class LeasingExecutor(InProcessExecutor):
         with contextlib.suppress(RunFinished, RunAborted):
             await self.writer.commit(task_id, owner, tenant, event)
         await self._store.release_lease(task_id, self.worker_id)
+
+    async def _run_again(self, run: AgentRun) -> None:
+        """Start the run of a taken-over turn (a worker also watches it for cancels)."""
+        self.start(run)
 
     # -- runs ----------------------------------------------------------------------------
 

@@ -292,7 +292,19 @@ class WorkerExecutor(LeasingExecutor):
         if new:
             self._fresh.add(run.task_id)
         self._pulled.add(run.task_id)
-        watcher = self._watch_cancel(run, subscription)
+        self._start_watched(run, subscription, recheck=False)
+
+    async def _run_again(self, run: AgentRun) -> None:
+        # A taken-over turn is watched like a pulled one. Its task was read before
+        # this subscription: the watcher reads its state once more, so a cancel
+        # made in between is not missed.
+        subscription = await self.writer.broker.subscribe(run.task_id)
+        self._start_watched(run, subscription, recheck=True)
+
+    def _start_watched(
+        self, run: AgentRun, subscription: BrokerSubscription, *, recheck: bool
+    ) -> None:
+        watcher = self._watch_cancel(run, subscription, recheck=recheck)
         self._watchers[run.task_id] = asyncio.create_task(watcher, name=f"a2a-cancel-{run.task_id}")
         self._subscriptions[run.task_id] = subscription
         self.start(run)
@@ -351,16 +363,21 @@ class WorkerExecutor(LeasingExecutor):
                 )
         return await super()._on_event(run, event)
 
-    async def _watch_cancel(self, run: AgentRun, subscription: BrokerSubscription) -> None:
-        """Stop the run when its task is canceled (by a front end, through the store)."""
+    async def _watch_cancel(
+        self, run: AgentRun, subscription: BrokerSubscription, *, recheck: bool
+    ) -> None:
+        """Stop the run when its task is canceled (by a front end, through the store).
+
+        ``recheck``: the task was read before ``subscription`` was opened; read
+        its state again first."""
         try:
-            while True:
+            canceled = recheck and await self._canceled(run)
+            while not canceled:
                 try:
                     _, event = await subscription.next()
                 except RuntimeError:
                     return  # the broker is closing
-                if _is_cancel(event) or (event is None and await self._canceled(run)):
-                    break
+                canceled = _is_cancel(event) or (event is None and await self._canceled(run))
         finally:
             await subscription.aclose()
         log.info("task %s was canceled; stopping its agent", run.task_id)

@@ -28,7 +28,7 @@ from ._eager import start_eager_task
 from ._lifecycle import merge_metadata, state_of, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished
-from ._writer import TaskWriter
+from ._writer import TaskWriter, written
 
 __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
 
@@ -211,6 +211,7 @@ class InProcessExecutor(RunTable):
             event,
             logged=not isinstance(event, Message),
             metadata=metadata,
+            run=run,
         )
         state = state_of(event)
         return state is not None and self._settles(run, state)
@@ -274,8 +275,9 @@ class InProcessExecutor(RunTable):
                 own = attrs.evolve(message, task_id=task.id, context_id=run.context_id)
                 task = attrs.evolve(task, history=(own, *task.history))
         try:
-            await self.writer.store.create(task, run.owner, run.tenant, event=task)
+            stored = await self.writer.store.create(task, run.owner, run.tenant, event=task)
             run.created = True
+            run.written = written(stored)
             await self.writer.register_request_push(run)
         except A2AError as exc:
             log.warning("could not create task %s: %s", run.task_id, exc)
@@ -288,7 +290,7 @@ class InProcessExecutor(RunTable):
     async def _stop_failed(self, run: AgentRun) -> None:
         event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")
         try:
-            await self.writer.commit(run.task_id, run.owner, run.tenant, event)
+            await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
         except (RunAborted, RunFinished):
             pass
 
@@ -302,7 +304,7 @@ class InProcessExecutor(RunTable):
             if not run.created:
                 await self._create(run, None)
             event = run.context.status(TaskState.FAILED, text)
-            await self.writer.commit(run.task_id, run.owner, run.tenant, event)
+            await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
             run.settled.set()
         except (RunAborted, RunFinished):
             pass

@@ -34,7 +34,7 @@ from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
 from ._execution import InProcessExecutor
 from ._run import AgentRun, RunAborted, RunFinished
-from ._writer import TaskWriter
+from ._writer import TaskWriter, written
 
 __all__ = ["STOPPED_MESSAGE", "LeasingExecutor", "supports_leases"]
 
@@ -144,9 +144,9 @@ class LeasingExecutor(InProcessExecutor):
                 task=task,
                 call=CallContext(owner=owner, tenant=tenant),
             )
-            await self._run_again(
-                AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
-            )
+            run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
+            run.written = written(stored)
+            await self._run_again(run)
             return
         log.warning("task %s lost its worker; marking it failed", task_id)
         context = RequestContext(

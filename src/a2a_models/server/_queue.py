@@ -56,7 +56,7 @@ from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun
 from ._store import TaskStore
 from ._streams import BrokerSubscription, EventBroker, task_event_stream
-from ._writer import TaskWriter
+from ._writer import TaskWriter, written
 
 __all__ = [
     "FrontEndHandler",
@@ -499,6 +499,7 @@ class Worker:
             call=turn.call,
         )
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
+        run.written = written(stored)
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)

@@ -13,6 +13,7 @@ import asyncio
 from ..errors import A2AError
 from ..models import Message, Task
 from ._agent import RequestContext
+from ._store import StoredTask
 
 __all__ = ["AgentRun", "RunAborted", "RunFinished"]
 
@@ -55,6 +56,10 @@ class AgentRun:
         self.direct: Message | None = None
         self.error: A2AError | None = None
         self.closed_artifacts: frozenset[str] = frozenset()
+        #: The task as this run last wrote (or first read) it, without its history:
+        #: the writer applies the next event to it instead of reading the store
+        #: (see :meth:`~a2a_models.server.TaskWriter.commit`).
+        self.written: StoredTask | None = None
         #: The task exists (or the agent replied directly, or creation failed).
         self.started = asyncio.Event()
         #: A terminal or interrupted state, a direct reply, or the run ended.

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import attrs
 
-from ..errors import TaskNotFoundError
+from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import JSONObject, StreamResponse, Task
 from ._agent import CallContext
 from ._lifecycle import apply_event, merge_metadata, state_of
@@ -21,7 +21,7 @@ from ._run import AgentRun, RunFinished
 from ._store import ConcurrentModificationError, StoredTask, TaskStore
 from ._streams import EventBroker
 
-__all__ = ["TaskWriter"]
+__all__ = ["TaskWriter", "written"]
 
 #: Attempts of one optimistic write before giving up.
 _MAX_ATTEMPTS = 32
@@ -81,28 +81,41 @@ class TaskWriter:
         build: Callable[[Task], Task] | None = None,
         logged: bool = True,
         metadata: JSONObject | None = None,
+        run: AgentRun | None = None,
     ) -> tuple[Task, int]:
         """Apply ``event`` (or ``build``) to the stored task; returns it and the event's seq.
 
         Optimistic: on a concurrent write, re-read and re-apply. Raises
         :class:`~a2a_models.server.RunFinished` if the task is already terminal
         (unless ``build`` decides). ``logged=False`` changes the snapshot only.
+        ``run``: the run whose agent produced ``event``. Its task as the run
+        last wrote it (``run.written``) is the base of the write, and the store
+        is read only when another write came in between (the version moved on).
         """
         error: ConcurrentModificationError | None = None
         # Applying an event needs no history (it only appends to it): read none,
         # so a write costs the size of the event, not of the conversation.
         # ``build`` callers get (and may need) the whole task.
         history_length = None if build is not None else 0
+        known = run.written if run is not None and build is None else None
         for _ in range(_MAX_ATTEMPTS):
-            stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
-            if stored is None:
-                raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
-            if stored.task.status.state.is_terminal and build is None:
-                raise RunFinished(stored.task)
-            task = build(stored.task) if build is not None else apply_event(stored.task, event)
+            stored, known = known, None
+            task: Task | None = None
+            if stored is not None:
+                try:
+                    task = apply_event(stored.task, event)
+                except InvalidAgentResponseError:
+                    pass  # decided on what the store holds, as without ``run``
+            if task is None or stored is None:
+                stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
+                if stored is None:
+                    raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
+                if stored.task.status.state.is_terminal and build is None:
+                    raise RunFinished(stored.task)
+                task = build(stored.task) if build is not None else apply_event(stored.task, event)
             task = merge_metadata(task, metadata)
             try:
-                await self.store.update(
+                version = await self.store.update(
                     task,
                     stored.version,
                     event=event if logged else None,
@@ -111,12 +124,23 @@ class TaskWriter:
             except ConcurrentModificationError as exc:
                 error = exc
                 continue
+            seq = stored.last_seq + 1 if logged else stored.last_seq
+            if run is not None and build is None:
+                run.written = written(
+                    StoredTask(
+                        task=task,
+                        version=version,
+                        owner=owner,
+                        tenant=tenant,
+                        last_seq=seq,
+                        history_offset=stored.history_offset,
+                    )
+                )
             if not logged:
-                return task, stored.last_seq
+                return task, seq
             observer = engine_observer()
             if observer is not None and task.status.state != stored.task.status.state:
                 observer.state_changed(stored.task.status.state, task.status.state)
-            seq = stored.last_seq + 1
             await self.broker.publish(task_id, seq, event)
             self.notify(task_id, event)
             return task, seq
@@ -141,3 +165,15 @@ class TaskWriter:
             run.task_id,
             attrs.evolve(push, id=push.id or self.new_id(), task_id=run.task_id, tenant=run.tenant),
         )
+
+
+def written(stored: StoredTask) -> StoredTask:
+    """``stored`` as a run keeps it between its writes: without its history (an
+    event only appends to it), which then starts after the messages left out."""
+    if not stored.task.history:
+        return stored
+    return attrs.evolve(
+        stored,
+        task=attrs.evolve(stored.task, history=()),
+        history_offset=stored.history_offset + len(stored.task.history),
+    )

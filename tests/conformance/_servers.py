@@ -29,6 +29,14 @@ from a2a_models.server import A2AServer, Reply
 
 AppFactory = Callable[[str], Any]
 
+#: How long a check waits for a stream to close after its terminal event (or a
+#: Message). The servers under test close at once; the wait is measured on the
+#: clock of this process, which also runs the server (a thread), so a stall of
+#: the whole process (a loaded machine, a long garbage collection) right after
+#: the terminal event counts against the server. 0.5 s failed that way under
+#: load; a compliant server costs nothing more with a longer wait.
+STREAM_GRACE = 5.0
+
 
 @contextlib.contextmanager
 def serving(factory: AppFactory) -> Iterator[str]:

@@ -21,7 +21,7 @@ from a2a_models.conformance import (
 )
 from a2a_models.server import AgentServer
 
-from ._servers import serving
+from ._servers import STREAM_GRACE, serving
 
 
 def _adapter() -> object | None:
@@ -51,7 +51,7 @@ def project_report() -> Iterator[SuiteReport]:
         return module.create_app(server)  # type: ignore[attr-defined]
 
     with serving(factory) as url:
-        yield asyncio.run(run_suite(url, stream_grace=0.5))
+        yield asyncio.run(run_suite(url, stream_grace=STREAM_GRACE))
 
 
 def test_project_server_declares_all_four_endpoints(project_report: SuiteReport) -> None:

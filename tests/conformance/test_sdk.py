@@ -15,6 +15,8 @@ import pytest
 
 from a2a_models.conformance import Status, SuiteReport, run_suite
 
+from ._servers import STREAM_GRACE
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "sdk-deviations.md"
 
 #: key → the start of the failure message (see docs/sdk-deviations.md).
@@ -72,7 +74,7 @@ SDK_NOT_APPLICABLE_IDS = {
 
 @pytest.fixture(scope="module")
 def sdk_report(sdk_url: str) -> SuiteReport:
-    return asyncio.run(run_suite(sdk_url, stream_grace=0.5))
+    return asyncio.run(run_suite(sdk_url, stream_grace=STREAM_GRACE))
 
 
 def test_sdk_runs_every_version_and_transport(sdk_report: SuiteReport) -> None:

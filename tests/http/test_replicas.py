@@ -52,6 +52,12 @@ EVENT_TIMEOUT = 5.0
 TEST_TIMEOUT = 30.0
 #: The latest a live event may reach the other replica's stream.
 MAX_DELIVERY_LAG = 3.0
+#: How long a replica may take to exit after SIGTERM. Its own shutdown takes
+#: ~0.3 s; the rest is signal delivery and the interpreter's teardown, which a
+#: loaded machine stretches to seconds (measured: 0.2 s idle, up to 4.4 s loaded).
+STOP_TIMEOUT = 20.0
+#: What uvicorn logs when a response (an SSE stream) outlives its graceful shutdown.
+GRACE_EXCEEDED = "timeout graceful shutdown exceeded"
 
 
 def _command() -> list[str]:
@@ -358,25 +364,27 @@ async def test_replicas_stop_on_sigterm_closing_open_streams(
 ) -> None:
     a, b = replicas
     async with asyncio.timeout(TEST_TIMEOUT), _client(a) as on_a, _client(b) as on_b:
-        task = await on_a.send_message(Message.user("steps 400 0.05"), configuration=NON_BLOCKING)
+        task = await on_a.send_message(Message.user("steps 1200 0.05"), configuration=NON_BLOCKING)
         assert isinstance(task, Task)
         stream = on_b.subscribe(task.id)
         async with stream:
             items = [await anext(stream), await anext(stream)]
             assert isinstance(items[0], Task)
-            stopped = time.monotonic()
-            code = await asyncio.to_thread(b.stop, signal.SIGTERM, 5.0)
+            code = await asyncio.to_thread(b.stop, signal.SIGTERM, STOP_TIMEOUT)
             assert code == 0, b.log()
-            # B's open stream was closed by the shutdown, not left hanging.
+            # B's open stream was ended by B, not dropped with the process.
             with pytest.raises(StreamDisconnectedError):
-                async with asyncio.timeout(5):
+                async with asyncio.timeout(EVENT_TIMEOUT):
                     async for _ in stream:
                         pass
-        assert time.monotonic() - stopped < 5.0
         assert "a2a-models: stopped" in b.output, b.log()
+        # ... by the shutdown, not left hanging: uvicorn did not have to wait out its
+        # graceful timeout and cancel it (a wall-clock bound on the stop, as before,
+        # also counted the interpreter's teardown, seconds on a loaded machine).
+        assert not any(GRACE_EXCEEDED in line for line in b.output), b.log()
         # A is unaffected by B's exit; then it stops too.
         assert (await on_a.get_task(task.id)).status.state is TaskState.WORKING
         await on_a.cancel_task(task.id)
-    code = await asyncio.to_thread(a.stop, signal.SIGTERM, 5.0)
+    code = await asyncio.to_thread(a.stop, signal.SIGTERM, STOP_TIMEOUT)
     assert code == 0, a.log()
     assert "Traceback" not in "\n".join(a.output + b.output), a.log() + "\n" + b.log()

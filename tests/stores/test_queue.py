@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from a2a_models import Message, SendMessageConfiguration, SendMessageRequest, Task, TaskState
+from a2a_models import (
+    CancelTaskRequest,
+    Message,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 from a2a_models.server import (
     ActiveTaskLimitError,
     Agent,
@@ -205,6 +212,13 @@ async def test_stopping_a_worker_hands_a_restartable_turn_to_another(
             while not second_agent.ran:
                 await asyncio.sleep(0.02)
         assert second_agent.ran == [task.id]
+        # The handed-over turn is watched for cancels like any pulled one: a cancel
+        # on the front end stops it at once (its 50 steps would take 5 s).
+        canceled = await handler.on_cancel_task(CancelTaskRequest(id=task.id))
+        assert canceled.status.state is TaskState.CANCELED
+        async with asyncio.timeout(2):
+            while second.executor.active_runs():
+                await asyncio.sleep(0.02)
     finally:
         stop_second.set()
         await running

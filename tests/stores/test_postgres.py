@@ -17,6 +17,7 @@ from a2a_models import (
 )
 from a2a_models.server import ConcurrentModificationError
 from a2a_models.stores import Migration, PostgresTaskStore, SchemaVersionError, _migrations
+from a2a_models.stores._eventlog import unpack
 
 pytestmark = pytest.mark.usefixtures("pg_dsn")
 
@@ -185,7 +186,8 @@ async def test_jsonb_is_queryable_and_exact_copies_only_when_needed(
         f' JOIN "{pg_schema}".a2a_tasks t ON t.key = e.task_key ORDER BY 1',
     )
     assert [row[0] for row in events] == ["odd", "plain"]
-    assert b"x\\u0000y" in bytes(events[0][1])
+    (form,) = unpack(bytes(events[0][1]))
+    assert b"x\\u0000y" in form
 
 
 async def test_ids_postgres_cannot_hold(pg_dsn: str, pg_schema: str) -> None:

@@ -46,7 +46,17 @@ from ._common import (
     row_suffix,
     task_columns,
 )
-from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
+from ._eventlog import (
+    CHUNK_EVENTS,
+    append_to,
+    compact_event,
+    expand_event,
+    inline_artifact,
+    pack,
+    references,
+    unpack,
+    with_context,
+)
 from ._pg_broker import RESYNC, PostgresEventBroker
 from ._pg_pool import ConnectionPool
 from ._pg_pool import Pool as _Pool
@@ -371,7 +381,7 @@ class PostgresTaskStore(SQLTaskStore):
                 f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event)"
                 " SELECT key, 1, %s::bytea FROM t RETURNING task_key"
             )
-            params = (*params, logged)
+            params = (*params, pack([logged]))
         limit = self.max_active_tasks_per_owner if not terminal else None
 
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -410,12 +420,11 @@ class PostgresTaskStore(SQLTaskStore):
             f"SELECT seq, event FROM {self._events} WHERE task_key = %s", (task_key,)
         )
         for seq, data in await cursor.fetchall():
-            whole = with_context(bytes(data), old)
-            if whole is not None:
-                await conn.execute(
-                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
-                    (whole, task_key, seq),
-                )
+            forms = unpack(bytes(data))
+            wholes = [with_context(form, old) for form in forms]
+            if any(whole is not None for whole in wholes):
+                forms = [form if w is None else w for form, w in zip(forms, wholes, strict=True)]
+                await self._write_chunk(conn, task_key, seq, forms)
         suffix = row_suffix(task_id, old)
         cursor = await conn.execute(
             f"SELECT pos, message::text, message_raw FROM {self._messages} WHERE task_key = %s",
@@ -457,6 +466,37 @@ class PostgresTaskStore(SQLTaskStore):
                 rows,
             )
 
+    def _log_chunk(self, source: str) -> str:
+        """The statement end writing a chunk row (parameters: its seq and bytes) for the
+        task row ``source`` returns (``key``), new or replacing the row at that seq."""
+        return (
+            f"INSERT INTO {self._events} (task_key, seq, event) SELECT key, %s, %s::bytea"
+            f" FROM {source} ON CONFLICT (task_key, seq) DO UPDATE SET event = excluded.event"
+            " RETURNING seq"
+        )
+
+    async def _last_chunk(
+        self, conn: psycopg.AsyncConnection[Any], task_key: int
+    ) -> tuple[int, bytes] | None:
+        cursor = await conn.execute(
+            f"SELECT seq, event FROM {self._events} WHERE task_key = %s ORDER BY seq DESC LIMIT 1",
+            (task_key,),
+        )
+        row = await cursor.fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    async def _write_chunk(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task_key: int,
+        seq: int,
+        forms: builtins.list[bytes],
+    ) -> None:
+        await conn.execute(
+            f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+            (pack(forms), task_key, seq),
+        )
+
     async def _sync_artifacts(
         self,
         conn: psycopg.AsyncConnection[Any],
@@ -480,16 +520,20 @@ class PostgresTaskStore(SQLTaskStore):
         }
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
         for ref_seq, old in inline:
+            # The chunk holding event ref_seq: the last row starting at or before it.
             cursor = await conn.execute(
-                f"SELECT event FROM {self._events} WHERE task_key = %s AND seq = %s",
+                f"SELECT seq, event FROM {self._events} WHERE task_key = %s AND seq <= %s"
+                " ORDER BY seq DESC LIMIT 1",
                 (task_key, ref_seq),
             )
             logged = await cursor.fetchone()
-            if logged is not None:
-                await conn.execute(
-                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
-                    (inline_artifact(bytes(logged[0]), old), task_key, ref_seq),
-                )
+            if logged is None:
+                continue
+            forms = unpack(bytes(logged[1]))
+            at = ref_seq - logged[0]
+            if at < len(forms):
+                forms[at] = inline_artifact(forms[at], old)
+                await self._write_chunk(conn, task_key, logged[0], forms)
         if full:
             await conn.execute(
                 f"DELETE FROM {self._artifacts} WHERE task_key = %s AND pos >= %s",
@@ -515,10 +559,7 @@ class PostgresTaskStore(SQLTaskStore):
             " updated_at = now(), history_count = %s, artifact_count = %s"
             " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
-        logged_update = (
-            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event)"
-            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
-        )
+        logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
@@ -569,7 +610,11 @@ class PostgresTaskStore(SQLTaskStore):
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, logged)
+                    # After _sync_artifacts, which may have rewritten the last chunk.
+                    params = (
+                        *params,
+                        *append_to(await self._last_chunk(conn, task_key), row[2] + 1, logged),
+                    )
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
@@ -641,17 +686,23 @@ class PostgresTaskStore(SQLTaskStore):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
-            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key, last_seq)"
-            f" INSERT INTO {self._events} (task_key, seq, event)"
-            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
+            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key)"
+            f" {self._log_chunk('u')}"
         )
 
         async def append(conn: psycopg.AsyncConnection[Any]) -> int:
-            cursor = await conn.execute(statement, (task_id, logged))
-            row = await cursor.fetchone()
-            if row is None:
-                raise TaskNotFoundError(f"task {task_id!r} not found")
-            return int(row[0])
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    f"SELECT key, last_seq FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    (task_id,),
+                )
+                found = await cursor.fetchone()
+                if found is None:
+                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                seq = int(found[1]) + 1
+                chunk = append_to(await self._last_chunk(conn, found[0]), seq, logged)
+                await conn.execute(statement, (task_id, *chunk))
+                return seq
 
         return await self._run(append)
 
@@ -671,12 +722,18 @@ class PostgresTaskStore(SQLTaskStore):
                 if found is None:
                     return []
                 task_key, context_id = found
+                # A chunk starting up to CHUNK_EVENTS - 1 before seq + 1 may hold it.
                 cursor = await conn.execute(
                     f"SELECT seq, event FROM {self._events}"
                     " WHERE task_key = %s AND seq > %s ORDER BY seq",
-                    (task_key, max(seq, 0)),
+                    (task_key, max(seq, 0) - CHUNK_EVENTS),
                 )
-                rows = [(int(n), bytes(data)) for n, data in await cursor.fetchall()]
+                rows = [
+                    (int(first) + i, form)
+                    for first, data in await cursor.fetchall()
+                    for i, form in enumerate(unpack(bytes(data)))
+                    if int(first) + i > seq
+                ]
                 positions: builtins.set[int] = set()
                 keys: builtins.set[int] = set()
                 compact = False

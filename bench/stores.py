@@ -412,10 +412,9 @@ async def _bulk_sqlite(store: SQLiteTaskStore, tasks: list[Task]) -> None:
 
 async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
     from a2a_models.stores._common import encode_head, scope_key, task_columns
-    from a2a_models.stores._migrations import MIGRATIONS
+    from a2a_models.stores._migrations import POSTGRES_RECOUNT
 
     scope = scope_key(None, None)
-    recount = MIGRATIONS[1].postgres[-1].replace("{schema}", store._q)
     async with store._pool.connection() as conn:
         async with conn.transaction():
             # A bulk load: the counting triggers off, the counts computed once after
@@ -432,7 +431,8 @@ async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
                         await copy.write_row(
                             (t.id, scope, ctx, state, key, 1, 0, encode_head(t).decode(), 0, 0)
                         )
-            await conn.execute(recount)
+            for statement in POSTGRES_RECOUNT:
+                await conn.execute(statement.replace("{schema}", store._q))
         await conn.execute(f"ANALYZE {store._tasks}")
         await conn.execute(f"ANALYZE {store._counts}")
 

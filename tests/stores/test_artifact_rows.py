@@ -399,7 +399,8 @@ async def test_postgres_database_of_schema_4_moves_forward(pg_dsn: str, pg_schem
         await _check_v4(store, task, events)
     with psycopg.connect(pg_dsn) as conn:
         dims = {r[0] for r in conn.execute(f"SELECT dim FROM {q}.a2a_task_counts")}
-    assert dims == {"all", "state", "cs"}
+    # Its one context has too few tasks for counter rows of its own (migration 7).
+    assert dims == {"all", "state"}
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -624,7 +624,7 @@ class PostgresTaskStore(SQLTaskStore):
 
     def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
         """The statement (and parameters) reading a page and its total."""
-        count, count_params = query.count(self._tasks, self._counts)
+        count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         # One statement, so the count and the page come from one snapshot.
         select = (
             f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
@@ -634,7 +634,7 @@ class PostgresTaskStore(SQLTaskStore):
         return select, [*count_params, *query.page_params, query.limit]
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
-        count, count_params = query.count(self._tasks, self._counts)
+        count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         select, params = self._page_statement(query)
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:

@@ -643,6 +643,33 @@ _POSTGRES_V7 = (
     END $$
     """,
     *_POSTGRES_CONTEXT_RECOUNT,
+    # The JSON columns nothing queries become the exact bytes (jsonb took more
+    # room, and a copy in *_raw where it could not hold them); counts and
+    # versions of one task fit in 32 bits.
+    "ALTER TABLE {schema}.a2a_tasks"
+    " ALTER COLUMN task TYPE bytea USING coalesce(task_raw, convert_to(task::text, 'UTF8')),"
+    " DROP COLUMN task_raw, ALTER COLUMN version TYPE integer,"
+    " ALTER COLUMN last_seq TYPE integer, ALTER COLUMN history_count TYPE integer,"
+    " ALTER COLUMN artifact_count TYPE integer",
+    "ALTER TABLE {schema}.a2a_task_artifacts ALTER COLUMN artifact TYPE bytea"
+    " USING coalesce(artifact_raw, convert_to(artifact::text, 'UTF8')),"
+    " DROP COLUMN artifact_raw",
+    """
+    CREATE TABLE {schema}.a2a_task_messages_v7 (
+        task_key bigint  NOT NULL REFERENCES {schema}.a2a_tasks (key) ON DELETE CASCADE,
+        id_hash  bigint  NOT NULL,
+        pos      integer NOT NULL,
+        message  bytea   NOT NULL
+    )
+    """,
+    "INSERT INTO {schema}.a2a_task_messages_v7 (task_key, id_hash, pos, message)"
+    " SELECT task_key, hashtextextended(message->>'messageId', 0), pos,"
+    " coalesce(message_raw, convert_to(message::text, 'UTF8')) FROM {schema}.a2a_task_messages",
+    "DROP TABLE {schema}.a2a_task_messages",
+    "ALTER TABLE {schema}.a2a_task_messages_v7 RENAME TO a2a_task_messages",
+    "ALTER TABLE {schema}.a2a_task_messages ADD CONSTRAINT a2a_task_messages_pkey"
+    " PRIMARY KEY (task_key, pos)",
+    "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_key, id_hash)",
 )
 
 #: The statements that recount every ``a2a_task_counts`` row of a PostgreSQL schema

@@ -238,25 +238,19 @@ class PostgresTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     def _artifact_columns(self, task: str, *, skip: bool = False) -> str:
-        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact
-        bytes); ``skip``: none if the row is at the version given (twice) as parameters."""
+        """The artifact rows of the task row ``task`` as an array (JSON bytes);
+        ``skip``: none if the row is at the version given as a parameter."""
         when = f"{task}.artifact_count > 0"
         if skip:
             when += f" AND {task}.version IS DISTINCT FROM %s::bigint"
         return (
-            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact::text"
-            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END,"
-            f" CASE WHEN {when} THEN (SELECT array_agg(a.artifact_raw"
+            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact"
             f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
         )
 
     @staticmethod
-    def _exact_artifacts(
-        count: int | None, texts: Any, raws: Any
-    ) -> builtins.list[bytes | str] | None:
-        if count is None:
-            return None
-        return [_exact(text, raw) for text, raw in zip(texts or (), raws or (), strict=True)]
+    def _artifact_list(count: int | None, blobs: Any) -> builtins.list[bytes | str] | None:
+        return None if count is None else [bytes(blob) for blob in blobs or ()]
 
     async def _fetch_task(
         self,
@@ -268,37 +262,37 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> FetchedTask | None:
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
-            "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
+            "SELECT t.task, t.version, t.last_seq, t.history_count,"
             f" t.artifact_count, {self._artifact_columns('t', skip=True)}, t.context_id,"
             f" t.key FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(select, (artifacts_at, artifacts_at, task_id, scope))
+            cursor = await conn.execute(select, (artifacts_at, task_id, scope))
             row = await cursor.fetchone()
             if row is None:
                 return None
-            count = row[4]
+            count = row[3]
             first = since if history_length is None else max(0, (count or 0) - history_length)
             if not count or first >= count:
                 return (*row, [])
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
-                f"SELECT message::text, message_raw FROM {self._messages}"
+                f"SELECT message FROM {self._messages}"
                 " WHERE task_key = %s AND pos >= %s AND pos < %s ORDER BY pos",
-                (row[9], first, count),
+                (row[7], first, count),
             )
             return (*row, await cursor.fetchall())
 
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        context = column_value(row[8])
+        context = column_value(row[6])
         suffix = row_suffix(task_id, context)
-        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
-        artifacts = self._exact_artifacts(row[5], row[6], row[7])
-        head = own_head(_exact(row[0], row[1]), task_id, context)
-        return head, row[2], row[3], row[4], messages, artifacts
+        messages = [own_message(bytes(m[0]), suffix) for m in row[8]]
+        artifacts = self._artifact_list(row[4], row[5])
+        head = own_head(bytes(row[0]), task_id, context)
+        return head, row[1], row[2], row[3], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -314,34 +308,30 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> None:
         if not messages:
             return
-        rows = []
-        for i, (_, _, data) in enumerate(messages):
-            text, raw = _jsonb(data)
-            rows.append((task_key, at + i, text, raw))
+        rows = [
+            (task_key, _jsonb_text(str(column_value(i))), at + n, data)
+            for n, (i, _, data) in enumerate(messages)
+        ]
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_key, pos, message, message_raw)"
-                " VALUES (%s, %s, %s::jsonb, %s)",
+                f"INSERT INTO {self._messages} (task_key, id_hash, pos, message)"
+                " VALUES (%s, hashtextextended(%s, 0), %s, %s)",
                 rows,
             )
 
     async def _known(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
-        # The index holds a hash of the id as jsonb has it, which differs from
-        # the id only where jsonb cannot hold it (see ``_jsonb``): look those up
-        # as jsonb has them and take the id from the exact bytes.
+        # The index holds a hash of the id as a PostgreSQL text holds it (see
+        # ``_jsonb_text``); the ids of the rows it finds are compared here.
         wanted = [_jsonb_text(column_value(i) or "") for i in ids]
         cursor = await conn.execute(
-            f"SELECT message->>'messageId', message_raw FROM {self._messages}"
-            " WHERE task_key = %s AND hashtextextended(message->>'messageId', 0)"
-            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))"
-            " AND message->>'messageId' = ANY(%s)",
-            (task_key, wanted, wanted),
+            f"SELECT message FROM {self._messages} WHERE task_key = %s AND id_hash"
+            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))",
+            (task_key, wanted),
         )
         found = {
-            column_text(text if raw is None else json.loads(bytes(raw))["messageId"])
-            for text, raw in await cursor.fetchall()
+            column_text(json.loads(bytes(row[0]))["messageId"]) for row in await cursor.fetchall()
         }
         return {i for i in ids if i in found}
 
@@ -354,13 +344,12 @@ class PostgresTaskStore(SQLTaskStore):
         messages: Sequence[MessageRow],
         artifacts: Mapping[int, bytes],
     ) -> None:
-        data, data_raw = _jsonb(snapshot)
         logged = event
         context_id, state, key, terminal = task_columns(task)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, task_raw, history_count, artifact_count)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s,"
+            " last_seq, terminal_at, task, history_count, artifact_count)"
+            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
             " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key"
         )
         params: tuple[Any, ...] = (
@@ -371,8 +360,7 @@ class PostgresTaskStore(SQLTaskStore):
             key,
             0 if logged is None else 1,
             terminal,
-            data,
-            data_raw,
+            snapshot,
             len(messages),
             len(artifacts),
         )
@@ -427,20 +415,18 @@ class PostgresTaskStore(SQLTaskStore):
                 await self._write_chunk(conn, task_key, seq, forms)
         suffix = row_suffix(task_id, old)
         cursor = await conn.execute(
-            f"SELECT pos, message::text, message_raw FROM {self._messages} WHERE task_key = %s",
-            (task_key,),
+            f"SELECT pos, message FROM {self._messages} WHERE task_key = %s", (task_key,)
         )
-        for pos, text, raw in await cursor.fetchall():
-            data = _exact(text, raw)
+        for pos, stored in await cursor.fetchall():
+            data = bytes(stored)
             whole_message = own_message(data, suffix)
             if whole_message is not data:
                 as_bytes = (
                     whole_message.encode() if isinstance(whole_message, str) else whole_message
                 )
                 await conn.execute(
-                    f"UPDATE {self._messages} SET message = %s::jsonb, message_raw = %s"
-                    " WHERE task_key = %s AND pos = %s",
-                    (*_jsonb(as_bytes), task_key, pos),
+                    f"UPDATE {self._messages} SET message = %s WHERE task_key = %s AND pos = %s",
+                    (as_bytes, task_key, pos),
                 )
 
     async def _write_artifacts(
@@ -448,20 +434,14 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> None:
         if not writes:
             return
-        rows = []
-        for pos, data, ref in writes:
-            text, raw = _jsonb(data)
-            rows.append((task_key, pos, text, raw, ref))
-        # An unchanged row is not written again (compared as text: jsonb equality
-        # says 1 = 1.0).
+        rows = [(task_key, pos, data, ref) for pos, data, ref in writes]
+        # An unchanged row is not written again.
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, artifact_raw,"
-                " ref_seq) VALUES (%s, %s, %s::jsonb, %s, %s)"
-                " ON CONFLICT (task_key, pos) DO UPDATE SET"
-                " artifact = excluded.artifact, artifact_raw = excluded.artifact_raw,"
-                " ref_seq = excluded.ref_seq WHERE a.artifact::text <> excluded.artifact::text"
-                " OR a.artifact_raw IS DISTINCT FROM excluded.artifact_raw"
+                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, ref_seq)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (task_key, pos) DO UPDATE SET"
+                " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
+                " WHERE a.artifact <> excluded.artifact"
                 " OR a.ref_seq IS DISTINCT FROM excluded.ref_seq",
                 rows,
             )
@@ -511,12 +491,12 @@ class PostgresTaskStore(SQLTaskStore):
         inlining the artifact into the events that referred to a row's old content."""
         where = "" if full else " AND pos = ANY(%s)"
         cursor = await conn.execute(
-            f"SELECT pos, artifact::text, artifact_raw, ref_seq FROM {self._artifacts}"
+            f"SELECT pos, artifact, ref_seq FROM {self._artifacts}"
             f" WHERE task_key = %s AND ref_seq IS NOT NULL{where}",
             (task_key,) if full else (task_key, builtins.list(rows)),
         )
-        referenced = {
-            pos: (_exact(text, raw), ref) for pos, text, raw, ref in await cursor.fetchall()
+        referenced: dict[int, tuple[bytes | str, int]] = {
+            pos: (bytes(data), ref) for pos, data, ref in await cursor.fetchall()
         }
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
         for ref_seq, old in inline:
@@ -550,10 +530,9 @@ class PostgresTaskStore(SQLTaskStore):
         history_offset: int,
         changed: Sequence[int] | None,
     ) -> None:
-        data, data_raw = _jsonb(snapshot)
         context_id, state, key, terminal = task_columns(task)
         update = (
-            f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
+            f"UPDATE {self._tasks} SET task = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
             " updated_at = now(), history_count = %s, artifact_count = %s"
@@ -597,8 +576,7 @@ class PostgresTaskStore(SQLTaskStore):
                         conn, task, task_key, rows, full, artifact_ref, row[2] + 1
                     )
                 params: tuple[Any, ...] = (
-                    data,
-                    data_raw,
+                    snapshot,
                     context_id,
                     state,
                     key,
@@ -627,7 +605,7 @@ class PostgresTaskStore(SQLTaskStore):
         count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         # One statement, so the count and the page come from one snapshot.
         select = (
-            f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
+            f"SELECT t.task, ({count}), t.history_count, t.id,"
             f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
             f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
@@ -645,36 +623,36 @@ class PostgresTaskStore(SQLTaskStore):
                 row = await cursor.fetchone()
                 return (0 if row is None else int(row[0])), []
             wanted = [
-                (row[9], query.first_message(row[3]), row[3])
+                (row[7], query.first_message(row[2]), row[2])
                 for row in rows[: query.page_size]
-                if row[3] and query.history_length != 0
+                if row[2] and query.history_length != 0
             ]
             messages: dict[int, builtins.list[bytes | str]] = {}
             if wanted:
                 # Rows below history_count never change: they match the page read.
                 cursor = await conn.execute(
-                    "SELECT m.task_key, m.message::text, m.message_raw"
+                    "SELECT m.task_key, m.message"
                     " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS q(key, first, count)"
                     f" JOIN {self._messages} m"
                     " ON m.task_key = q.key AND m.pos >= q.first AND m.pos < q.count"
                     " ORDER BY m.task_key, m.pos",
                     ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
                 )
-                for task_key, text, raw in await cursor.fetchall():
-                    messages.setdefault(task_key, []).append(_exact(text, raw))
+                for task_key, data in await cursor.fetchall():
+                    messages.setdefault(task_key, []).append(bytes(data))
             page = [
                 (
-                    own_head(_exact(row[0], row[1]), row[4], column_value(row[8])),
-                    row[3],
+                    own_head(bytes(row[0]), row[3], column_value(row[6])),
+                    row[2],
                     [
-                        own_message(m, row_suffix(row[4], column_value(row[8])))
-                        for m in messages.get(row[9], [])
+                        own_message(m, row_suffix(row[3], column_value(row[6])))
+                        for m in messages.get(row[7], [])
                     ],
-                    self._exact_artifacts(row[5], row[6], row[7]),
+                    self._artifact_list(row[4], row[5]),
                 )
                 for row in rows
             ]
-            return int(rows[0][2]), page
+            return int(rows[0][1]), page
 
         return await self._run(select_, idempotent=True)
 
@@ -747,17 +725,17 @@ class PostgresTaskStore(SQLTaskStore):
                 artifacts: dict[int, bytes | str] = {}
                 if compact:
                     cursor = await conn.execute(
-                        f"SELECT pos, message::text, message_raw FROM {self._messages}"
+                        f"SELECT pos, message FROM {self._messages}"
                         " WHERE task_key = %s AND pos = ANY(%s)",
                         (task_key, sorted(positions)),
                     )
-                    messages = {pos: _exact(t, r) for pos, t, r in await cursor.fetchall()}
+                    messages = {pos: bytes(m) for pos, m in await cursor.fetchall()}
                     cursor = await conn.execute(
-                        f"SELECT pos, artifact::text, artifact_raw FROM {self._artifacts}"
+                        f"SELECT pos, artifact FROM {self._artifacts}"
                         " WHERE task_key = %s AND pos = ANY(%s)",
                         (task_key, sorted(keys)),
                     )
-                    artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
+                    artifacts = {key: bytes(a) for key, a in await cursor.fetchall()}
             context = column_value(context_id)
             suffix = row_suffix(task_id, context)
             messages = {pos: own_message(m, suffix) for pos, m in messages.items()}

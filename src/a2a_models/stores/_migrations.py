@@ -670,6 +670,15 @@ _POSTGRES_V7 = (
     "ALTER TABLE {schema}.a2a_task_messages ADD CONSTRAINT a2a_task_messages_pkey"
     " PRIMARY KEY (task_key, pos)",
     "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_key, id_hash)",
+    # The listing indexes end at status_key: a page of tasks with the same status
+    # timestamp (rare: the engine stamps every status) is put in id order by an
+    # incremental sort of just those; the id in every entry took a third of them.
+    "DROP INDEX {schema}.a2a_tasks_list",
+    "DROP INDEX {schema}.a2a_tasks_context",
+    "DROP INDEX {schema}.a2a_tasks_state",
+    "CREATE INDEX a2a_tasks_list ON {schema}.a2a_tasks (scope, status_key DESC)",
+    "CREATE INDEX a2a_tasks_context ON {schema}.a2a_tasks (scope, context_id, status_key DESC)",
+    "CREATE INDEX a2a_tasks_state ON {schema}.a2a_tasks (scope, state, status_key DESC)",
 )
 
 #: The statements that recount every ``a2a_task_counts`` row of a PostgreSQL schema

@@ -30,10 +30,13 @@ Tables (both databases):
 
 Events, history, artifacts and push configs are deleted with their task
 (``ON DELETE CASCADE``).
-In PostgreSQL the JSON columns are ``jsonb``; the few values ``jsonb``
+In PostgreSQL the push configs are ``jsonb``; the few values ``jsonb``
 cannot keep exactly (``\\u0000``, lone surrogates, floats written with a
 positive exponent, ``-0.0``) are kept in a ``*_raw bytea`` column beside it,
-which the store reads instead.
+which the store reads instead. Since migration 7 the snapshot, history and
+artifact columns are ``bytea``, the exact JSON bytes (nothing queries inside
+them), and the event log keeps a task's consecutive events in chunk rows
+(``_eventlog``).
 """
 
 from __future__ import annotations

@@ -98,8 +98,9 @@ class PostgresTaskStore(SQLTaskStore):
     the task's row lock. Writes are durable when they return (PostgreSQL's
     own ``synchronous_commit``).
 
-    Snapshots, events and configs are ``jsonb``; values jsonb would alter are
-    kept exactly in a ``*_raw`` column (see :mod:`._migrations`). A task id
+    Snapshots, history, artifacts and events are stored as their exact JSON
+    bytes (events packed, see :mod:`._eventlog`); push configs are ``jsonb``
+    with a ``*_raw`` copy where jsonb would alter them (see :mod:`._migrations`). A task id
     cannot contain NUL characters (a PostgreSQL ``text`` limit): creating
     one raises ``InvalidParamsError``, looking one up finds nothing.
 

@@ -487,9 +487,10 @@ class PostgresTaskStore(SQLTaskStore):
         full: bool,
         artifact_ref: int | None,
         seq: int,
-    ) -> None:
+    ) -> bool:
         """Write the artifact rows (``full``: and delete those of removed artifacts),
-        inlining the artifact into the events that referred to a row's old content."""
+        inlining the artifact into the events that referred to a row's old content
+        (True if it did)."""
         where = "" if full else " AND pos = ANY(%s)"
         cursor = await conn.execute(
             f"SELECT pos, artifact, ref_seq FROM {self._artifacts}"
@@ -521,6 +522,7 @@ class PostgresTaskStore(SQLTaskStore):
                 (task_key, len(task.artifacts)),
             )
         await self._write_artifacts(conn, task_key, writes)
+        return bool(inline)
 
     async def _update_task(
         self,
@@ -544,8 +546,10 @@ class PostgresTaskStore(SQLTaskStore):
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
-                    f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    "SELECT t.version, t.history_count, t.last_seq, t.artifact_count, t.key,"
+                    f" t.context_id, e.seq, e.event FROM {self._tasks} t LEFT JOIN LATERAL"
+                    f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
+                    " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
                     (task.id,),
                 )
                 row = await cursor.fetchone()
@@ -572,10 +576,13 @@ class PostgresTaskStore(SQLTaskStore):
                         {message: stored + i for i, (_, message, _) in enumerate(messages)},
                         rows,
                     )
+                last = None if row[6] is None else (int(row[6]), bytes(row[7]))
                 if rows or full:
-                    await self._sync_artifacts(
+                    inlined = await self._sync_artifacts(
                         conn, task, task_key, rows, full, artifact_ref, row[2] + 1
                     )
+                    if inlined:  # the last chunk may be one it rewrote
+                        last = await self._last_chunk(conn, task_key)
                 params: tuple[Any, ...] = (
                     snapshot,
                     context_id,
@@ -589,11 +596,7 @@ class PostgresTaskStore(SQLTaskStore):
                     expected_version,
                 )
                 if logged is not None:
-                    # After _sync_artifacts, which may have rewritten the last chunk.
-                    params = (
-                        *params,
-                        *append_to(await self._last_chunk(conn, task_key), row[2] + 1, logged),
-                    )
+                    params = (*params, *append_to(last, row[2] + 1, logged))
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])

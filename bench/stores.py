@@ -429,7 +429,7 @@ async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
                     for t in tasks:
                         ctx, state, key, _ = task_columns(t)
                         await copy.write_row(
-                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t).decode(), 0, 0)
+                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t), 0, 0)
                         )
             for statement in POSTGRES_RECOUNT:
                 await conn.execute(statement.replace("{schema}", store._q))

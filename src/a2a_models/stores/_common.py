@@ -399,6 +399,8 @@ class ListSQL:
         counter_params: list[Any] = list(counter)
         if context_counted is not None and self._context is not None:
             context, state = self._context
+            # In the context index's order: a plan made for any context (a generic
+            # one) reads at most that many entries, never the whole table.
             small = f"SELECT 1 FROM {tasks} WHERE scope = {p} AND context_id = {p}"
             small_params: list[Any] = [counter[0], context]
             if state is not None:
@@ -407,7 +409,7 @@ class ListSQL:
             counter_sql = (
                 f"(CASE WHEN EXISTS (SELECT 1 FROM {counts} WHERE scope = {p} AND dim = 'c'"
                 f" AND key = {p}) THEN {counter_sql} ELSE (SELECT count(*) FROM ({small}"
-                f" LIMIT {context_counted + 1}) AS small) END)"
+                f" ORDER BY status_key DESC LIMIT {context_counted + 1}) AS small) END)"
             )
             counter_params = [counter[0], context, *counter, *small_params]
         if self._bounded is None:

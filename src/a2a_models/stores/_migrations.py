@@ -606,7 +606,8 @@ _POSTGRES_V7 = (
             PERFORM {{schema}}.a2a_count_move(s, substr(ost, 12) || ' ' || c,
                                             s, substr(nst, 12) || ' ' || c, 'cs');
         ELSIF ost IS NULL AND (SELECT count(*) FROM (SELECT 1 FROM {{schema}}.a2a_tasks
-                WHERE scope = s AND context_id = c LIMIT {CONTEXT_COUNTED + 1}) AS t)
+                WHERE scope = s AND context_id = c ORDER BY status_key DESC
+                LIMIT {CONTEXT_COUNTED + 1}) AS t)
                 > {CONTEXT_COUNTED} THEN
             INSERT INTO {{schema}}.a2a_task_counts (scope, dim, key, n)
             SELECT s, 'c', c, count(*) FROM {{schema}}.a2a_tasks

@@ -412,10 +412,9 @@ async def _bulk_sqlite(store: SQLiteTaskStore, tasks: list[Task]) -> None:
 
 async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
     from a2a_models.stores._common import encode_head, scope_key, task_columns
-    from a2a_models.stores._migrations import MIGRATIONS
+    from a2a_models.stores._migrations import POSTGRES_RECOUNT
 
     scope = scope_key(None, None)
-    recount = MIGRATIONS[1].postgres[-1].replace("{schema}", store._q)
     async with store._pool.connection() as conn:
         async with conn.transaction():
             # A bulk load: the counting triggers off, the counts computed once after
@@ -430,9 +429,10 @@ async def _bulk_postgres(store: PostgresTaskStore, tasks: list[Task]) -> None:
                     for t in tasks:
                         ctx, state, key, _ = task_columns(t)
                         await copy.write_row(
-                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t).decode(), 0, 0)
+                            (t.id, scope, ctx, state, key, 1, 0, encode_head(t), 0, 0)
                         )
-            await conn.execute(recount)
+            for statement in POSTGRES_RECOUNT:
+                await conn.execute(statement.replace("{schema}", store._q))
         await conn.execute(f"ANALYZE {store._tasks}")
         await conn.execute(f"ANALYZE {store._counts}")
 
@@ -552,14 +552,14 @@ async def sdk_listing(args: argparse.Namespace, tmp: str, small: int, big: int) 
         )
 
 
-def _typical_events(task_id: str, ctx: str) -> list[Any]:
+def _typical_events(task_id: str, ctx: str, at: datetime = T0) -> list[Any]:
     return [
         TaskStatusUpdateEvent(
             task_id=task_id,
             context_id=ctx,
             status=TaskStatus(
                 state=TaskState.WORKING,
-                timestamp=T0,
+                timestamp=at,
                 message=attrs.evolve(
                     Message.agent(AGENT_TEXT, task_id=task_id, context_id=ctx),
                     message_id=f"{task_id}-a1",
@@ -576,7 +576,7 @@ def _typical_events(task_id: str, ctx: str) -> list[Any]:
         TaskStatusUpdateEvent(
             task_id=task_id,
             context_id=ctx,
-            status=TaskStatus(state=TaskState.COMPLETED, timestamp=T0 + timedelta(seconds=1)),
+            status=TaskStatus(state=TaskState.COMPLETED, timestamp=at + timedelta(seconds=1)),
         ),
     ]
 
@@ -601,9 +601,12 @@ async def section_disk(args: argparse.Namespace, tmp: str) -> None:
                     task_id=task_id,
                     context_id=ctx,
                 )
-                first = attrs.evolve(first, status=attrs.evolve(first.status, timestamp=T0))
+                # Each task its own times, as real tasks have (the same time for
+                # every task let both sides' timestamp indexes deduplicate it away).
+                at = T0 + timedelta(seconds=2 * i)
+                first = attrs.evolve(first, status=attrs.evolve(first.status, timestamp=at))
                 await store.create(first, None, event=first)
-                for event in _typical_events(task_id, ctx):
+                for event in _typical_events(task_id, ctx, at):
                     await writer.commit(task_id, None, None, event)
                 if name == "sqlite" and i < n:
                     got = await store.get(task_id, None)

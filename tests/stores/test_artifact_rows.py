@@ -229,9 +229,9 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
             await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
             await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
             after = conn.execute(query).fetchall()
-            head = conn.execute(f'SELECT task::text FROM "{pg_schema}".a2a_tasks').fetchone()
+            head = conn.execute(f'SELECT task FROM "{pg_schema}".a2a_tasks').fetchone()
         # The snapshot leaves out the ids its row's columns hold.
-        assert head is not None and set(json.loads(head[0])) == {"$", "status"}
+        assert head is not None and set(json.loads(bytes(head[0]))) == {"$", "status"}
         got = await store.get("t4", None)
         assert got is not None and (got.task.id, got.task.context_id) == ("t4", "ctx")
         assert [b == a for b, a in zip(before, after, strict=True)] == [
@@ -399,7 +399,8 @@ async def test_postgres_database_of_schema_4_moves_forward(pg_dsn: str, pg_schem
         await _check_v4(store, task, events)
     with psycopg.connect(pg_dsn) as conn:
         dims = {r[0] for r in conn.execute(f"SELECT dim FROM {q}.a2a_task_counts")}
-    assert dims == {"all", "state", "cs"}
+    # Its one context has too few tasks for counter rows of its own (migration 7).
+    assert dims == {"all", "state"}
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

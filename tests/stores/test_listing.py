@@ -3,6 +3,7 @@ against a brute-force listing after random creates, state changes and deletions.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
@@ -254,3 +255,94 @@ async def test_timestamp_totals_are_exact_whichever_side_is_counted(
                 and t.status.state is TaskState.WORKING
             )
             assert page.total_size == expected, minute
+
+
+# --- PostgreSQL: counter rows only for contexts with many tasks (migration 7) ---------------
+
+
+async def _counter_rows(dsn: str, schema: str) -> tuple[dict[tuple[str, str], int], ...]:
+    """The context rows of ``a2a_task_counts``, and what they should hold."""
+    import psycopg
+
+    q = f'"{schema}"'
+    async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        cursor = await conn.execute(
+            f"SELECT dim, key, n FROM {q}.a2a_task_counts WHERE dim IN ('c', 'cs')"
+        )
+        stored = {(dim, key): n for dim, key, n in await cursor.fetchall()}
+        cursor = await conn.execute(
+            f"SELECT context_id, state, count(*) FROM {q}.a2a_tasks GROUP BY 1, 2"
+        )
+        truth: dict[tuple[str, str], int] = {}
+        for context, state, n in await cursor.fetchall():
+            truth[("c", context)] = truth.get(("c", context), 0) + n
+            truth[("cs", f"{state.removeprefix('TASK_STATE_')} {context}")] = n
+    # A marked context (row "c") has exact rows; any other has at most the mark.
+    # (A context keeps its rows when it shrinks below the mark, until emptied.)
+    marked = {k[1] for k in stored if k[0] == "c"}
+    for dim, key in truth:
+        if dim == "c" and key not in marked:
+            assert truth[dim, key] <= _migrations.CONTEXT_COUNTED, key
+    expected = {
+        k: n
+        for k, n in truth.items()
+        if (k[0] == "c" and k[1] in marked) or (k[0] == "cs" and k[1].split(" ", 1)[1] in marked)
+    }
+    return stored, expected
+
+
+async def test_postgres_counts_a_context_in_rows_only_past_the_mark(
+    pg_dsn: str, pg_schema: str
+) -> None:
+    mark = _migrations.CONTEXT_COUNTED
+    model: dict[str, Task] = {}
+    versions: dict[str, int] = {}
+    async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
+
+        async def check() -> None:
+            stored, expected = await _counter_rows(pg_dsn, pg_schema)
+            assert stored == expected
+            for context in ("big", "small"):
+                for state in (None, *STATES):
+                    page = await store.list(None, context_id=context, status=state, page_size=1)
+                    want = [
+                        t
+                        for t in model.values()
+                        if t.context_id == context and state in (None, t.status.state)
+                    ]
+                    assert page.total_size == len(want), (context, state)
+
+        async def create(i: int, context: str) -> None:
+            task = _task(f"{context}{i:03d}", context, STATES[i % 4], i)
+            versions[task.id] = (await store.create(task, None)).version
+            model[task.id] = task
+
+        for i in range(mark - 4):
+            await create(i, "big")
+        for i in range(3):
+            await create(i, "small")
+        await check()
+        # Concurrent writers cross the mark together: the rows made are exact.
+        await asyncio.gather(*(create(i, "big") for i in range(mark - 4, mark + 6)))
+        stored, _ = await _counter_rows(pg_dsn, pg_schema)
+        assert stored[("c", "big")] == mark + 6 and ("c", "small") not in stored
+        await check()
+        # State changes and deletions keep them exact, in both kinds of context.
+        for task_id in sorted(model)[::3]:
+            new = _task(task_id, model[task_id].context_id, TaskState.COMPLETED, 99)
+            versions[task_id] = await store.update(new, versions[task_id])
+            model[task_id] = new
+        await check()
+        deleted = await store.delete_terminal_older_than(0)
+        assert deleted == sum(1 for t in model.values() if t.status.state is TaskState.COMPLETED)
+        model = {k: t for k, t in model.items() if t.status.state is not TaskState.COMPLETED}
+        await check()
+        # Emptied, a context loses its rows.
+        for task_id in [k for k, t in model.items() if t.context_id == "big"]:
+            done = _task(task_id, "big", TaskState.COMPLETED, 100)
+            versions[task_id] = await store.update(done, versions[task_id])
+        await store.delete_terminal_older_than(0)
+        model = {k: t for k, t in model.items() if t.context_id != "big"}
+        stored, _ = await _counter_rows(pg_dsn, pg_schema)
+        assert stored == {}
+        await check()

@@ -17,6 +17,7 @@ from a2a_models import (
 )
 from a2a_models.server import ConcurrentModificationError
 from a2a_models.stores import Migration, PostgresTaskStore, SchemaVersionError, _migrations
+from a2a_models.stores._eventlog import unpack
 
 pytestmark = pytest.mark.usefixtures("pg_dsn")
 
@@ -36,7 +37,7 @@ async def _query(dsn: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
 # --- migrations -------------------------------------------------------------------------------
 
 
-async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_schema: str) -> None:
+async def test_a_fresh_schema_gets_tables_indexes_and_column_types(pg_dsn: str, pg_schema: str) -> None:
     async with PostgresTaskStore(pg_dsn, schema=pg_schema):
         pass
     tables = {
@@ -76,15 +77,12 @@ async def test_a_fresh_schema_gets_tables_indexes_and_jsonb(pg_dsn: str, pg_sche
         )
     )
     assert types == {
-        "a2a_tasks.task": "jsonb",
-        "a2a_tasks.task_raw": "bytea",
+        "a2a_tasks.task": "bytea",
         "a2a_task_events.event": "bytea",
         "a2a_push_configs.config": "jsonb",
         "a2a_push_configs.config_raw": "bytea",
-        "a2a_task_messages.message": "jsonb",
-        "a2a_task_messages.message_raw": "bytea",
-        "a2a_task_artifacts.artifact": "jsonb",
-        "a2a_task_artifacts.artifact_raw": "bytea",
+        "a2a_task_messages.message": "bytea",
+        "a2a_task_artifacts.artifact": "bytea",
         "a2a_turns.turn": "bytea",
     }
     applied = await _query(
@@ -160,10 +158,10 @@ def test_schema_names_are_plain_identifiers() -> None:
         PostgresTaskStore("postgresql://x/y", schema='a"; DROP TABLE x; --')
 
 
-# --- jsonb --------------------------------------------------------------------------------
+# --- stored JSON ----------------------------------------------------------------------------
 
 
-async def test_jsonb_is_queryable_and_exact_copies_only_when_needed(
+async def test_snapshots_and_events_are_stored_as_their_exact_bytes(
     pg_dsn: str, pg_schema: str
 ) -> None:
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
@@ -172,20 +170,18 @@ async def test_jsonb_is_queryable_and_exact_copies_only_when_needed(
         await store.create(odd, None, event=Message.agent("x\x00y"))
         got = await store.get("odd", None)
         assert got is not None and got.task == odd
-    rows = await _query(
-        pg_dsn,
-        f"SELECT id, task->'status'->>'state', task_raw IS NULL"
-        f' FROM "{pg_schema}".a2a_tasks ORDER BY id',
-    )
-    assert rows == [("odd", "TASK_STATE_WORKING", False), ("plain", "TASK_STATE_WORKING", True)]
-    # The event log is not queried: it holds the exact bytes.
+    rows = await _query(pg_dsn, f'SELECT id, task FROM "{pg_schema}".a2a_tasks ORDER BY id')
+    # What jsonb could not hold (NUL, 1e+20 written so) is kept exactly.
+    assert [row[0] for row in rows] == ["odd", "plain"]
+    assert b'"nul":"a\\u0000b"' in bytes(rows[0][1]) and b'"f":1e+20' in bytes(rows[0][1])
     events = await _query(
         pg_dsn,
         f'SELECT t.id, e.event FROM "{pg_schema}".a2a_task_events e'
         f' JOIN "{pg_schema}".a2a_tasks t ON t.key = e.task_key ORDER BY 1',
     )
     assert [row[0] for row in events] == ["odd", "plain"]
-    assert b"x\\u0000y" in bytes(events[0][1])
+    (form,) = unpack(bytes(events[0][1]))
+    assert b"x\\u0000y" in form
 
 
 async def test_ids_postgres_cannot_hold(pg_dsn: str, pg_schema: str) -> None:

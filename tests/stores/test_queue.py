@@ -227,21 +227,19 @@ async def test_stopping_a_worker_hands_a_restartable_turn_to_another(
 
 
 async def test_a_database_of_the_previous_schema_migrates_forward(
-    pg_dsn: str, pg_schema: str, channel: str, monkeypatch: pytest.MonkeyPatch
+    pg_dsn: str, pg_schema: str, channel: str
 ) -> None:
     # Written by the version before the queue (latest migration 5): a task waits for input.
-    before = tuple(m for m in _migrations.MIGRATIONS if m.version <= 5)
-    with monkeypatch.context() as patch:
-        patch.setattr(_migrations, "MIGRATIONS", before)
-        async with PostgresTaskStore(pg_dsn, schema=pg_schema) as old:
-            task = Task.submitted(Message.user("hello"))
-            await old.create(task, None, None, event=task)
-            stored = await old.get(task.id, None, None)
-            assert stored is not None
-            from a2a_models.server import apply_event
+    import psycopg
 
-            asked = apply_event(stored.task, _ask(task))
-            await old.update(asked, stored.version, event=_ask(task))
+    from a2a_models.server import apply_event
+
+    from ._schema6 import create_schema, whole, write_task
+
+    task = Task.submitted(Message.user("hello"))
+    asked = apply_event(task, _ask(task))
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        write_task(conn, create_schema(conn, pg_schema, 5), asked, [whole(task), whole(_ask(task))])
     versions = await _rows(pg_dsn, f'SELECT version FROM "{pg_schema}".a2a_schema_migrations')
     assert sorted(v for (v,) in versions) == [1, 2, 3, 4, 5]
 

@@ -337,6 +337,10 @@ class ListSQL:
             context = column_text(context_id)
             dim, keys = "cs", [f"{s.value.removeprefix(_STATE_PREFIX)} {context}" for s in states]
         counter = [scope, dim, *keys]
+        #: The context filter (and state filter, if any) the counter rows stand for.
+        self._context: tuple[str | None, str | None] | None = None
+        if dim == "cs":
+            self._context = (column_text(context_id), None if status is None else status.value)
         #: The parameters ``scope, dim, key...`` of the ``a2a_task_counts`` rows
         #: whose sum is the total, or ``None``: a timestamp filter (see :meth:`count`).
         self.counter: list[str] | None = None
@@ -371,10 +375,14 @@ class ListSQL:
     #: on one side costs the same whatever the number on the other.
     COUNT_PROBE = 64
 
-    def count(self, tasks: str, counts: str) -> tuple[str, list[Any]]:
+    def count(
+        self, tasks: str, counts: str, context_counted: int | None = None
+    ) -> tuple[str, list[Any]]:
         """SQL (one scalar) and parameters giving the exact number of matches.
 
-        Without a timestamp filter: the counter row. With one, the smaller
+        Without a timestamp filter: the counter row (``context_counted``: a
+        context has counter rows only when marked as holding more tasks than
+        that; otherwise its tasks are counted, see ``_migrations`` v7). With one, the smaller
         side is counted: the matches, or the tasks *before* the timestamp
         (subtracted from the counter), each tried up to :attr:`COUNT_PROBE`
         and then up to :attr:`COUNT_BOUND` rows; only when both sides are
@@ -388,8 +396,24 @@ class ListSQL:
             f"CAST(coalesce((SELECT sum(n) FROM {counts} WHERE scope = {p} AND dim = {p}"
             f" AND key IN ({keys})), 0) AS BIGINT)"
         )
+        counter_params: list[Any] = list(counter)
+        if context_counted is not None and self._context is not None:
+            context, state = self._context
+            # In the context index's order: a plan made for any context (a generic
+            # one) reads at most that many entries, never the whole table.
+            small = f"SELECT 1 FROM {tasks} WHERE scope = {p} AND context_id = {p}"
+            small_params: list[Any] = [counter[0], context]
+            if state is not None:
+                small += f" AND state = {p}"
+                small_params.append(state)
+            counter_sql = (
+                f"(CASE WHEN EXISTS (SELECT 1 FROM {counts} WHERE scope = {p} AND dim = 'c'"
+                f" AND key = {p}) THEN {counter_sql} ELSE (SELECT count(*) FROM ({small}"
+                f" ORDER BY status_key DESC LIMIT {context_counted + 1}) AS small) END)"
+            )
+            counter_params = [counter[0], context, *counter, *small_params]
         if self._bounded is None:
-            return f"SELECT {counter_sql}", list(counter)
+            return f"SELECT {counter_sql}", counter_params
         before_where, before_params, _ = self._bounded
         sql = "SELECT CASE"
         params: list[Any] = []
@@ -410,7 +434,7 @@ class ListSQL:
                 *self.params,
                 *self.params,
                 *before_params,
-                *counter,
+                *counter_params,
                 *before_params,
             ]
         sql += f" ELSE (SELECT count(*) FROM {tasks} WHERE {self.where}) END"

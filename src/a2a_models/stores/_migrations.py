@@ -30,10 +30,13 @@ Tables (both databases):
 
 Events, history, artifacts and push configs are deleted with their task
 (``ON DELETE CASCADE``).
-In PostgreSQL the JSON columns are ``jsonb``; the few values ``jsonb``
+In PostgreSQL the push configs are ``jsonb``; the few values ``jsonb``
 cannot keep exactly (``\\u0000``, lone surrogates, floats written with a
 positive exponent, ``-0.0``) are kept in a ``*_raw bytea`` column beside it,
-which the store reads instead.
+which the store reads instead. Since migration 7 the snapshot, history and
+artifact columns are ``bytea``, the exact JSON bytes (nothing queries inside
+them), and the event log keeps a task's consecutive events in chunk rows
+(``_eventlog``).
 """
 
 from __future__ import annotations
@@ -44,7 +47,14 @@ import attrs
 
 from ..errors import A2AError
 
-__all__ = ["MIGRATIONS", "Migration", "SchemaVersionError", "latest_version"]
+__all__ = [
+    "CONTEXT_COUNTED",
+    "MIGRATIONS",
+    "POSTGRES_RECOUNT",
+    "Migration",
+    "SchemaVersionError",
+    "latest_version",
+]
 
 
 class SchemaVersionError(A2AError, RuntimeError):
@@ -547,6 +557,145 @@ _POSTGRES_V6 = (
     "CREATE INDEX a2a_turns_task ON {schema}.a2a_turns (task_id)",
 )
 
+# --- v7: less room per task in PostgreSQL ---------------------------------------------------
+#
+# A context's task counts are kept only for contexts holding more than
+# ``CONTEXT_COUNTED`` tasks (a context usually has one task or a few, and its
+# counter rows took as much room as a small task): such a context has a row
+# dim ``c``, key the context_id, ``n`` its tasks (the mark that its ``cs`` rows
+# are kept), made by the write that adds its ``CONTEXT_COUNTED + 1``-th task.
+# A context without it has at most ``CONTEXT_COUNTED`` tasks, counted from
+# the ``a2a_tasks_context`` index. Writes changing a context's tasks take a
+# transaction-level advisory lock on it, so the count that makes the mark is
+# exact. (SQLite keeps every context's rows: the version is recorded there
+# with nothing to do.)
+
+#: Contexts with more tasks than this have counter rows (never change: migration 7 has it).
+CONTEXT_COUNTED = 64
+
+_POSTGRES_CONTEXT_RECOUNT = (
+    "DELETE FROM {schema}.a2a_task_counts WHERE dim IN ('c', 'cs')",
+    "INSERT INTO {schema}.a2a_task_counts (scope, dim, key, n)"
+    " SELECT scope, 'c', context_id, count(*) FROM {schema}.a2a_tasks"
+    f" WHERE context_id IS NOT NULL GROUP BY scope, context_id HAVING count(*) > {CONTEXT_COUNTED}",
+    "INSERT INTO {schema}.a2a_task_counts (scope, dim, key, n)"
+    " SELECT t.scope, 'cs', substr(t.state, 12) || ' ' || t.context_id, count(*)"
+    " FROM {schema}.a2a_tasks t JOIN {schema}.a2a_task_counts c"
+    " ON c.scope = t.scope AND c.dim = 'c' AND c.key = t.context_id"
+    " GROUP BY t.scope, t.state, t.context_id",
+)
+
+_POSTGRES_V7 = (
+    f"""
+    CREATE FUNCTION {{schema}}.a2a_context_count(s text, c text, ost text, nst text)
+    RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+        -- A task of context c (scope s) leaves state ost and enters nst (NULL:
+        -- it enters / leaves the context).
+        IF c IS NULL OR ost IS NOT DISTINCT FROM nst THEN
+            RETURN;
+        END IF;
+        PERFORM pg_advisory_xact_lock(hashtextextended(s || ' ' || c, 11));
+        IF EXISTS (SELECT 1 FROM {{schema}}.a2a_task_counts
+                   WHERE scope = s AND dim = 'c' AND key = c) THEN
+            IF ost IS NULL THEN
+                PERFORM {{schema}}.a2a_count_bump(s, 'c', c, 1);
+            ELSIF nst IS NULL THEN
+                PERFORM {{schema}}.a2a_count_bump(s, 'c', c, -1);
+            END IF;
+            PERFORM {{schema}}.a2a_count_move(s, substr(ost, 12) || ' ' || c,
+                                            s, substr(nst, 12) || ' ' || c, 'cs');
+        ELSIF ost IS NULL AND (SELECT count(*) FROM (SELECT 1 FROM {{schema}}.a2a_tasks
+                WHERE scope = s AND context_id = c ORDER BY status_key DESC
+                LIMIT {CONTEXT_COUNTED + 1}) AS t)
+                > {CONTEXT_COUNTED} THEN
+            INSERT INTO {{schema}}.a2a_task_counts (scope, dim, key, n)
+            SELECT s, 'c', c, count(*) FROM {{schema}}.a2a_tasks
+                WHERE scope = s AND context_id = c
+            UNION ALL
+            SELECT s, 'cs', substr(state, 12) || ' ' || c, count(*) FROM {{schema}}.a2a_tasks
+                WHERE scope = s AND context_id = c GROUP BY state;
+        END IF;
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION {schema}.a2a_tasks_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        os text; ns text; oc text; nc text; ost text; nst text;
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            os := OLD.scope; oc := OLD.context_id; ost := OLD.state;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            ns := NEW.scope; nc := NEW.context_id; nst := NEW.state;
+        END IF;
+        PERFORM {schema}.a2a_count_move(os, CASE WHEN os IS NOT NULL THEN '' END,
+                                        ns, CASE WHEN ns IS NOT NULL THEN '' END, 'all');
+        PERFORM {schema}.a2a_count_move(os, ost, ns, nst, 'state');
+        IF os IS NOT DISTINCT FROM ns AND oc IS NOT DISTINCT FROM nc THEN
+            PERFORM {schema}.a2a_context_count(ns, nc, ost, nst);
+        ELSIF os IS NULL OR (ns IS NOT NULL AND nc IS NOT NULL
+                             AND (oc IS NULL OR (ns, nc) < (os, oc))) THEN
+            -- Lock order: (scope, context) ascending, the same in every transaction.
+            PERFORM {schema}.a2a_context_count(ns, nc, NULL, nst);
+            PERFORM {schema}.a2a_context_count(os, oc, ost, NULL);
+        ELSE
+            PERFORM {schema}.a2a_context_count(os, oc, ost, NULL);
+            PERFORM {schema}.a2a_context_count(ns, nc, NULL, nst);
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    *_POSTGRES_CONTEXT_RECOUNT,
+    # The JSON columns nothing queries become the exact bytes (jsonb took more
+    # room, and a copy in *_raw where it could not hold them); counts and
+    # versions of one task fit in 32 bits.
+    "ALTER TABLE {schema}.a2a_tasks"
+    " ALTER COLUMN task TYPE bytea USING coalesce(task_raw, convert_to(task::text, 'UTF8')),"
+    " DROP COLUMN task_raw, ALTER COLUMN version TYPE integer,"
+    " ALTER COLUMN last_seq TYPE integer, ALTER COLUMN history_count TYPE integer,"
+    " ALTER COLUMN artifact_count TYPE integer",
+    "ALTER TABLE {schema}.a2a_task_artifacts ALTER COLUMN artifact TYPE bytea"
+    " USING coalesce(artifact_raw, convert_to(artifact::text, 'UTF8')),"
+    " DROP COLUMN artifact_raw",
+    """
+    CREATE TABLE {schema}.a2a_task_messages_v7 (
+        task_key bigint  NOT NULL REFERENCES {schema}.a2a_tasks (key) ON DELETE CASCADE,
+        id_hash  bigint  NOT NULL,
+        pos      integer NOT NULL,
+        message  bytea   NOT NULL
+    )
+    """,
+    "INSERT INTO {schema}.a2a_task_messages_v7 (task_key, id_hash, pos, message)"
+    " SELECT task_key, hashtextextended(message->>'messageId', 0), pos,"
+    " coalesce(message_raw, convert_to(message::text, 'UTF8')) FROM {schema}.a2a_task_messages",
+    "DROP TABLE {schema}.a2a_task_messages",
+    "ALTER TABLE {schema}.a2a_task_messages_v7 RENAME TO a2a_task_messages",
+    "ALTER TABLE {schema}.a2a_task_messages ADD CONSTRAINT a2a_task_messages_pkey"
+    " PRIMARY KEY (task_key, pos)",
+    "CREATE INDEX a2a_task_messages_id ON {schema}.a2a_task_messages (task_key, id_hash)",
+    # The listing indexes end at status_key: a page of tasks with the same status
+    # timestamp (rare: the engine stamps every status) is put in id order by an
+    # incremental sort of just those; the id in every entry took a third of them.
+    "DROP INDEX {schema}.a2a_tasks_list",
+    "DROP INDEX {schema}.a2a_tasks_context",
+    "DROP INDEX {schema}.a2a_tasks_state",
+    "CREATE INDEX a2a_tasks_list ON {schema}.a2a_tasks (scope, status_key DESC)",
+    "CREATE INDEX a2a_tasks_context ON {schema}.a2a_tasks (scope, context_id, status_key DESC)",
+    "CREATE INDEX a2a_tasks_state ON {schema}.a2a_tasks (scope, state, status_key DESC)",
+)
+
+#: The statements that recount every ``a2a_task_counts`` row of a PostgreSQL schema
+#: at the latest version from its tasks (for a bulk load with the triggers off).
+POSTGRES_RECOUNT = (
+    "DELETE FROM {schema}.a2a_task_counts",
+    "INSERT INTO {schema}.a2a_task_counts (scope, dim, key, n)"
+    " SELECT scope, 'all', '', count(*) FROM {schema}.a2a_tasks GROUP BY scope"
+    " UNION ALL SELECT scope, 'state', state, count(*) FROM {schema}.a2a_tasks"
+    " GROUP BY scope, state",
+    *_POSTGRES_CONTEXT_RECOUNT[1:],
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -555,6 +704,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "leases on running turns", _SQLITE_V4, _POSTGRES_V4),
     Migration(5, "artifacts as rows, a log without copies", _SQLITE_V5, _POSTGRES_V5),
     Migration(6, "queue of turns for workers", (), _POSTGRES_V6),
+    Migration(7, "less room per task", (), _POSTGRES_V7),
 )
 
 

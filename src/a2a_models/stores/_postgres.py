@@ -46,7 +46,17 @@ from ._common import (
     row_suffix,
     task_columns,
 )
-from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
+from ._eventlog import (
+    CHUNK_EVENTS,
+    append_to,
+    compact_event,
+    expand_event,
+    inline_artifact,
+    pack,
+    references,
+    unpack,
+    with_context,
+)
 from ._pg_broker import RESYNC, PostgresEventBroker
 from ._pg_pool import ConnectionPool
 from ._pg_pool import Pool as _Pool
@@ -88,8 +98,9 @@ class PostgresTaskStore(SQLTaskStore):
     the task's row lock. Writes are durable when they return (PostgreSQL's
     own ``synchronous_commit``).
 
-    Snapshots, events and configs are ``jsonb``; values jsonb would alter are
-    kept exactly in a ``*_raw`` column (see :mod:`._migrations`). A task id
+    Snapshots, history, artifacts and events are stored as their exact JSON
+    bytes (events packed, see :mod:`._eventlog`); push configs are ``jsonb``
+    with a ``*_raw`` copy where jsonb would alter them (see :mod:`._migrations`). A task id
     cannot contain NUL characters (a PostgreSQL ``text`` limit): creating
     one raises ``InvalidParamsError``, looking one up finds nothing.
 
@@ -228,25 +239,19 @@ class PostgresTaskStore(SQLTaskStore):
     # -- tasks ---------------------------------------------------------------------------
 
     def _artifact_columns(self, task: str, *, skip: bool = False) -> str:
-        """The artifact rows of the task row ``task`` as two arrays (JSON text, exact
-        bytes); ``skip``: none if the row is at the version given (twice) as parameters."""
+        """The artifact rows of the task row ``task`` as an array (JSON bytes);
+        ``skip``: none if the row is at the version given as a parameter."""
         when = f"{task}.artifact_count > 0"
         if skip:
             when += f" AND {task}.version IS DISTINCT FROM %s::bigint"
         return (
-            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact::text"
-            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END,"
-            f" CASE WHEN {when} THEN (SELECT array_agg(a.artifact_raw"
+            f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact"
             f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
         )
 
     @staticmethod
-    def _exact_artifacts(
-        count: int | None, texts: Any, raws: Any
-    ) -> builtins.list[bytes | str] | None:
-        if count is None:
-            return None
-        return [_exact(text, raw) for text, raw in zip(texts or (), raws or (), strict=True)]
+    def _artifact_list(count: int | None, blobs: Any) -> builtins.list[bytes | str] | None:
+        return None if count is None else [bytes(blob) for blob in blobs or ()]
 
     async def _fetch_task(
         self,
@@ -258,37 +263,37 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> FetchedTask | None:
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
-            "SELECT t.task::text, t.task_raw, t.version, t.last_seq, t.history_count,"
+            "SELECT t.task, t.version, t.last_seq, t.history_count,"
             f" t.artifact_count, {self._artifact_columns('t', skip=True)}, t.context_id,"
             f" t.key FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(select, (artifacts_at, artifacts_at, task_id, scope))
+            cursor = await conn.execute(select, (artifacts_at, task_id, scope))
             row = await cursor.fetchone()
             if row is None:
                 return None
-            count = row[4]
+            count = row[3]
             first = since if history_length is None else max(0, (count or 0) - history_length)
             if not count or first >= count:
                 return (*row, [])
             # Rows below history_count never change: the messages match the row read.
             cursor = await conn.execute(
-                f"SELECT message::text, message_raw FROM {self._messages}"
+                f"SELECT message FROM {self._messages}"
                 " WHERE task_key = %s AND pos >= %s AND pos < %s ORDER BY pos",
-                (row[9], first, count),
+                (row[7], first, count),
             )
             return (*row, await cursor.fetchall())
 
         row = await self._run(get, idempotent=True)
         if row is None:
             return None
-        context = column_value(row[8])
+        context = column_value(row[6])
         suffix = row_suffix(task_id, context)
-        messages = [own_message(_exact(m[0], m[1]), suffix) for m in row[10]]
-        artifacts = self._exact_artifacts(row[5], row[6], row[7])
-        head = own_head(_exact(row[0], row[1]), task_id, context)
-        return head, row[2], row[3], row[4], messages, artifacts
+        messages = [own_message(bytes(m[0]), suffix) for m in row[8]]
+        artifacts = self._artifact_list(row[4], row[5])
+        head = own_head(bytes(row[0]), task_id, context)
+        return head, row[1], row[2], row[3], messages, artifacts
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -304,34 +309,30 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> None:
         if not messages:
             return
-        rows = []
-        for i, (_, _, data) in enumerate(messages):
-            text, raw = _jsonb(data)
-            rows.append((task_key, at + i, text, raw))
+        rows = [
+            (task_key, _jsonb_text(str(column_value(i))), at + n, data)
+            for n, (i, _, data) in enumerate(messages)
+        ]
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._messages} (task_key, pos, message, message_raw)"
-                " VALUES (%s, %s, %s::jsonb, %s)",
+                f"INSERT INTO {self._messages} (task_key, id_hash, pos, message)"
+                " VALUES (%s, hashtextextended(%s, 0), %s, %s)",
                 rows,
             )
 
     async def _known(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, ids: builtins.list[str]
     ) -> set[str]:
-        # The index holds a hash of the id as jsonb has it, which differs from
-        # the id only where jsonb cannot hold it (see ``_jsonb``): look those up
-        # as jsonb has them and take the id from the exact bytes.
+        # The index holds a hash of the id as a PostgreSQL text holds it (see
+        # ``_jsonb_text``); the ids of the rows it finds are compared here.
         wanted = [_jsonb_text(column_value(i) or "") for i in ids]
         cursor = await conn.execute(
-            f"SELECT message->>'messageId', message_raw FROM {self._messages}"
-            " WHERE task_key = %s AND hashtextextended(message->>'messageId', 0)"
-            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))"
-            " AND message->>'messageId' = ANY(%s)",
-            (task_key, wanted, wanted),
+            f"SELECT message FROM {self._messages} WHERE task_key = %s AND id_hash"
+            " = ANY(ARRAY(SELECT hashtextextended(w, 0) FROM unnest(%s::text[]) w))",
+            (task_key, wanted),
         )
         found = {
-            column_text(text if raw is None else json.loads(bytes(raw))["messageId"])
-            for text, raw in await cursor.fetchall()
+            column_text(json.loads(bytes(row[0]))["messageId"]) for row in await cursor.fetchall()
         }
         return {i for i in ids if i in found}
 
@@ -344,13 +345,12 @@ class PostgresTaskStore(SQLTaskStore):
         messages: Sequence[MessageRow],
         artifacts: Mapping[int, bytes],
     ) -> None:
-        data, data_raw = _jsonb(snapshot)
         logged = event
         context_id, state, key, terminal = task_columns(task)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, task_raw, history_count, artifact_count)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s::jsonb, %s,"
+            " last_seq, terminal_at, task, history_count, artifact_count)"
+            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
             " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key"
         )
         params: tuple[Any, ...] = (
@@ -361,8 +361,7 @@ class PostgresTaskStore(SQLTaskStore):
             key,
             0 if logged is None else 1,
             terminal,
-            data,
-            data_raw,
+            snapshot,
             len(messages),
             len(artifacts),
         )
@@ -371,7 +370,7 @@ class PostgresTaskStore(SQLTaskStore):
                 f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event)"
                 " SELECT key, 1, %s::bytea FROM t RETURNING task_key"
             )
-            params = (*params, logged)
+            params = (*params, pack([logged]))
         limit = self.max_active_tasks_per_owner if not terminal else None
 
         async def create(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -410,28 +409,25 @@ class PostgresTaskStore(SQLTaskStore):
             f"SELECT seq, event FROM {self._events} WHERE task_key = %s", (task_key,)
         )
         for seq, data in await cursor.fetchall():
-            whole = with_context(bytes(data), old)
-            if whole is not None:
-                await conn.execute(
-                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
-                    (whole, task_key, seq),
-                )
+            forms = unpack(bytes(data))
+            wholes = [with_context(form, old) for form in forms]
+            if any(whole is not None for whole in wholes):
+                forms = [form if w is None else w for form, w in zip(forms, wholes, strict=True)]
+                await self._write_chunk(conn, task_key, seq, forms)
         suffix = row_suffix(task_id, old)
         cursor = await conn.execute(
-            f"SELECT pos, message::text, message_raw FROM {self._messages} WHERE task_key = %s",
-            (task_key,),
+            f"SELECT pos, message FROM {self._messages} WHERE task_key = %s", (task_key,)
         )
-        for pos, text, raw in await cursor.fetchall():
-            data = _exact(text, raw)
+        for pos, stored in await cursor.fetchall():
+            data = bytes(stored)
             whole_message = own_message(data, suffix)
             if whole_message is not data:
                 as_bytes = (
                     whole_message.encode() if isinstance(whole_message, str) else whole_message
                 )
                 await conn.execute(
-                    f"UPDATE {self._messages} SET message = %s::jsonb, message_raw = %s"
-                    " WHERE task_key = %s AND pos = %s",
-                    (*_jsonb(as_bytes), task_key, pos),
+                    f"UPDATE {self._messages} SET message = %s WHERE task_key = %s AND pos = %s",
+                    (as_bytes, task_key, pos),
                 )
 
     async def _write_artifacts(
@@ -439,23 +435,48 @@ class PostgresTaskStore(SQLTaskStore):
     ) -> None:
         if not writes:
             return
-        rows = []
-        for pos, data, ref in writes:
-            text, raw = _jsonb(data)
-            rows.append((task_key, pos, text, raw, ref))
-        # An unchanged row is not written again (compared as text: jsonb equality
-        # says 1 = 1.0).
+        rows = [(task_key, pos, data, ref) for pos, data, ref in writes]
+        # An unchanged row is not written again.
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, artifact_raw,"
-                " ref_seq) VALUES (%s, %s, %s::jsonb, %s, %s)"
-                " ON CONFLICT (task_key, pos) DO UPDATE SET"
-                " artifact = excluded.artifact, artifact_raw = excluded.artifact_raw,"
-                " ref_seq = excluded.ref_seq WHERE a.artifact::text <> excluded.artifact::text"
-                " OR a.artifact_raw IS DISTINCT FROM excluded.artifact_raw"
+                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, ref_seq)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (task_key, pos) DO UPDATE SET"
+                " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
+                " WHERE a.artifact <> excluded.artifact"
                 " OR a.ref_seq IS DISTINCT FROM excluded.ref_seq",
                 rows,
             )
+
+    def _log_chunk(self, source: str) -> str:
+        """The statement end writing a chunk row (parameters: its seq and bytes) for the
+        task row ``source`` returns (``key``), new or replacing the row at that seq."""
+        return (
+            f"INSERT INTO {self._events} (task_key, seq, event) SELECT key, %s, %s::bytea"
+            f" FROM {source} ON CONFLICT (task_key, seq) DO UPDATE SET event = excluded.event"
+            " RETURNING seq"
+        )
+
+    async def _last_chunk(
+        self, conn: psycopg.AsyncConnection[Any], task_key: int
+    ) -> tuple[int, bytes] | None:
+        cursor = await conn.execute(
+            f"SELECT seq, event FROM {self._events} WHERE task_key = %s ORDER BY seq DESC LIMIT 1",
+            (task_key,),
+        )
+        row = await cursor.fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    async def _write_chunk(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task_key: int,
+        seq: int,
+        forms: builtins.list[bytes],
+    ) -> None:
+        await conn.execute(
+            f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
+            (pack(forms), task_key, seq),
+        )
 
     async def _sync_artifacts(
         self,
@@ -466,36 +487,42 @@ class PostgresTaskStore(SQLTaskStore):
         full: bool,
         artifact_ref: int | None,
         seq: int,
-    ) -> None:
+    ) -> bool:
         """Write the artifact rows (``full``: and delete those of removed artifacts),
-        inlining the artifact into the events that referred to a row's old content."""
+        inlining the artifact into the events that referred to a row's old content
+        (True if it did)."""
         where = "" if full else " AND pos = ANY(%s)"
         cursor = await conn.execute(
-            f"SELECT pos, artifact::text, artifact_raw, ref_seq FROM {self._artifacts}"
+            f"SELECT pos, artifact, ref_seq FROM {self._artifacts}"
             f" WHERE task_key = %s AND ref_seq IS NOT NULL{where}",
             (task_key,) if full else (task_key, builtins.list(rows)),
         )
-        referenced = {
-            pos: (_exact(text, raw), ref) for pos, text, raw, ref in await cursor.fetchall()
+        referenced: dict[int, tuple[bytes | str, int]] = {
+            pos: (bytes(data), ref) for pos, data, ref in await cursor.fetchall()
         }
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
         for ref_seq, old in inline:
+            # The chunk holding event ref_seq: the last row starting at or before it.
             cursor = await conn.execute(
-                f"SELECT event FROM {self._events} WHERE task_key = %s AND seq = %s",
+                f"SELECT seq, event FROM {self._events} WHERE task_key = %s AND seq <= %s"
+                " ORDER BY seq DESC LIMIT 1",
                 (task_key, ref_seq),
             )
             logged = await cursor.fetchone()
-            if logged is not None:
-                await conn.execute(
-                    f"UPDATE {self._events} SET event = %s WHERE task_key = %s AND seq = %s",
-                    (inline_artifact(bytes(logged[0]), old), task_key, ref_seq),
-                )
+            if logged is None:
+                continue
+            forms = unpack(bytes(logged[1]))
+            at = ref_seq - logged[0]
+            if at < len(forms):
+                forms[at] = inline_artifact(forms[at], old)
+                await self._write_chunk(conn, task_key, logged[0], forms)
         if full:
             await conn.execute(
                 f"DELETE FROM {self._artifacts} WHERE task_key = %s AND pos >= %s",
                 (task_key, len(task.artifacts)),
             )
         await self._write_artifacts(conn, task_key, writes)
+        return bool(inline)
 
     async def _update_task(
         self,
@@ -506,25 +533,23 @@ class PostgresTaskStore(SQLTaskStore):
         history_offset: int,
         changed: Sequence[int] | None,
     ) -> None:
-        data, data_raw = _jsonb(snapshot)
         context_id, state, key, terminal = task_columns(task)
         update = (
-            f"UPDATE {self._tasks} SET task = %s::jsonb, task_raw = %s, context_id = %s,"
+            f"UPDATE {self._tasks} SET task = %s, context_id = %s,"
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
             " updated_at = now(), history_count = %s, artifact_count = %s"
             " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
-        logged_update = (
-            f"WITH u AS ({update}) INSERT INTO {self._events} (task_key, seq, event)"
-            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
-        )
+        logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
         async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
-                    f" FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    "SELECT t.version, t.history_count, t.last_seq, t.artifact_count, t.key,"
+                    f" t.context_id, e.seq, e.event FROM {self._tasks} t LEFT JOIN LATERAL"
+                    f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
+                    " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
                     (task.id,),
                 )
                 row = await cursor.fetchone()
@@ -551,13 +576,15 @@ class PostgresTaskStore(SQLTaskStore):
                         {message: stored + i for i, (_, message, _) in enumerate(messages)},
                         rows,
                     )
+                last = None if row[6] is None else (int(row[6]), bytes(row[7]))
                 if rows or full:
-                    await self._sync_artifacts(
+                    inlined = await self._sync_artifacts(
                         conn, task, task_key, rows, full, artifact_ref, row[2] + 1
                     )
+                    if inlined:  # the last chunk may be one it rewrote
+                        last = await self._last_chunk(conn, task_key)
                 params: tuple[Any, ...] = (
-                    data,
-                    data_raw,
+                    snapshot,
                     context_id,
                     state,
                     key,
@@ -569,7 +596,7 @@ class PostgresTaskStore(SQLTaskStore):
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, logged)
+                    params = (*params, *append_to(last, row[2] + 1, logged))
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
@@ -579,17 +606,17 @@ class PostgresTaskStore(SQLTaskStore):
 
     def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
         """The statement (and parameters) reading a page and its total."""
-        count, count_params = query.count(self._tasks, self._counts)
+        count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         # One statement, so the count and the page come from one snapshot.
         select = (
-            f"SELECT t.task::text, t.task_raw, ({count}), t.history_count, t.id,"
+            f"SELECT t.task, ({count}), t.history_count, t.id,"
             f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
             f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
         return select, [*count_params, *query.page_params, query.limit]
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
-        count, count_params = query.count(self._tasks, self._counts)
+        count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         select, params = self._page_statement(query)
 
         async def select_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, builtins.list[Any]]:
@@ -600,36 +627,36 @@ class PostgresTaskStore(SQLTaskStore):
                 row = await cursor.fetchone()
                 return (0 if row is None else int(row[0])), []
             wanted = [
-                (row[9], query.first_message(row[3]), row[3])
+                (row[7], query.first_message(row[2]), row[2])
                 for row in rows[: query.page_size]
-                if row[3] and query.history_length != 0
+                if row[2] and query.history_length != 0
             ]
             messages: dict[int, builtins.list[bytes | str]] = {}
             if wanted:
                 # Rows below history_count never change: they match the page read.
                 cursor = await conn.execute(
-                    "SELECT m.task_key, m.message::text, m.message_raw"
+                    "SELECT m.task_key, m.message"
                     " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS q(key, first, count)"
                     f" JOIN {self._messages} m"
                     " ON m.task_key = q.key AND m.pos >= q.first AND m.pos < q.count"
                     " ORDER BY m.task_key, m.pos",
                     ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
                 )
-                for task_key, text, raw in await cursor.fetchall():
-                    messages.setdefault(task_key, []).append(_exact(text, raw))
+                for task_key, data in await cursor.fetchall():
+                    messages.setdefault(task_key, []).append(bytes(data))
             page = [
                 (
-                    own_head(_exact(row[0], row[1]), row[4], column_value(row[8])),
-                    row[3],
+                    own_head(bytes(row[0]), row[3], column_value(row[6])),
+                    row[2],
                     [
-                        own_message(m, row_suffix(row[4], column_value(row[8])))
-                        for m in messages.get(row[9], [])
+                        own_message(m, row_suffix(row[3], column_value(row[6])))
+                        for m in messages.get(row[7], [])
                     ],
-                    self._exact_artifacts(row[5], row[6], row[7]),
+                    self._artifact_list(row[4], row[5]),
                 )
                 for row in rows
             ]
-            return int(rows[0][2]), page
+            return int(rows[0][1]), page
 
         return await self._run(select_, idempotent=True)
 
@@ -641,17 +668,23 @@ class PostgresTaskStore(SQLTaskStore):
             raise TaskNotFoundError(f"task {task_id!r} not found")
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
-            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key, last_seq)"
-            f" INSERT INTO {self._events} (task_key, seq, event)"
-            " SELECT key, last_seq, %s::bytea FROM u RETURNING seq"
+            " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key)"
+            f" {self._log_chunk('u')}"
         )
 
         async def append(conn: psycopg.AsyncConnection[Any]) -> int:
-            cursor = await conn.execute(statement, (task_id, logged))
-            row = await cursor.fetchone()
-            if row is None:
-                raise TaskNotFoundError(f"task {task_id!r} not found")
-            return int(row[0])
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    f"SELECT key, last_seq FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                    (task_id,),
+                )
+                found = await cursor.fetchone()
+                if found is None:
+                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                seq = int(found[1]) + 1
+                chunk = append_to(await self._last_chunk(conn, found[0]), seq, logged)
+                await conn.execute(statement, (task_id, *chunk))
+                return seq
 
         return await self._run(append)
 
@@ -671,12 +704,18 @@ class PostgresTaskStore(SQLTaskStore):
                 if found is None:
                     return []
                 task_key, context_id = found
+                # A chunk starting up to CHUNK_EVENTS - 1 before seq + 1 may hold it.
                 cursor = await conn.execute(
                     f"SELECT seq, event FROM {self._events}"
                     " WHERE task_key = %s AND seq > %s ORDER BY seq",
-                    (task_key, max(seq, 0)),
+                    (task_key, max(seq, 0) - CHUNK_EVENTS),
                 )
-                rows = [(int(n), bytes(data)) for n, data in await cursor.fetchall()]
+                rows = [
+                    (int(first) + i, form)
+                    for first, data in await cursor.fetchall()
+                    for i, form in enumerate(unpack(bytes(data)))
+                    if int(first) + i > seq
+                ]
                 positions: builtins.set[int] = set()
                 keys: builtins.set[int] = set()
                 compact = False
@@ -690,17 +729,17 @@ class PostgresTaskStore(SQLTaskStore):
                 artifacts: dict[int, bytes | str] = {}
                 if compact:
                     cursor = await conn.execute(
-                        f"SELECT pos, message::text, message_raw FROM {self._messages}"
+                        f"SELECT pos, message FROM {self._messages}"
                         " WHERE task_key = %s AND pos = ANY(%s)",
                         (task_key, sorted(positions)),
                     )
-                    messages = {pos: _exact(t, r) for pos, t, r in await cursor.fetchall()}
+                    messages = {pos: bytes(m) for pos, m in await cursor.fetchall()}
                     cursor = await conn.execute(
-                        f"SELECT pos, artifact::text, artifact_raw FROM {self._artifacts}"
+                        f"SELECT pos, artifact FROM {self._artifacts}"
                         " WHERE task_key = %s AND pos = ANY(%s)",
                         (task_key, sorted(keys)),
                     )
-                    artifacts = {key: _exact(t, r) for key, t, r in await cursor.fetchall()}
+                    artifacts = {key: bytes(a) for key, a in await cursor.fetchall()}
             context = column_value(context_id)
             suffix = row_suffix(task_id, context)
             messages = {pos: own_message(m, suffix) for pos, m in messages.items()}

@@ -262,6 +262,13 @@ class _Planner:
                 code, arg = n.E_LIST, self._plan(kind.items, encode=True)
             elif kind.encode is None:
                 code = n.E_PLAIN
+            elif kind.enum is not None and kind.encode == f"_X_{kind.enum}[{{}}._value_]":
+                # (member, wire name) pairs of what the dialect can write.
+                names = self.ns[f"_X_{kind.enum}"]
+                members = set(self.ns[f"_EN_{kind.enum}"].values())
+                code, arg = n.E_ENUM, tuple(
+                    (mb, dict.get(names, mb.value)) for mb in members if dict.get(names, mb.value)
+                )
             else:
                 code, arg = self._callable(kind.encode, encode=True)
             fields.append((fld.wire, slots[fld.attr], code, presence, arg, None, default))

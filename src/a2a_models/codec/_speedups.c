@@ -28,7 +28,7 @@ enum {
 /* Encode presence tests */
 enum { P_ALWAYS = 0, P_NOT_NONE = 1, P_TRUTHY = 2, P_NE = 3, P_REQUIRED = 4, P_UNSUPPORTED = 5 };
 /* Encode kinds */
-enum { E_PLAIN = 0, E_OBJ = 1, E_LIST = 2, E_CALL = 3, E_PART = 4 };
+enum { E_PLAIN = 0, E_OBJ = 1, E_LIST = 2, E_CALL = 3, E_PART = 4, E_ENUM = 5 };
 
 #define MAX_DEPTH 64
 
@@ -324,6 +324,20 @@ encode_obj(Plan *p, PyObject *o, int depth)
         case E_CALL:
             x = PyObject_CallOneArg(f->arg, v);
             break;
+        case E_ENUM: {
+            /* arg: ((member, wire name), ...); by identity (Enum.__hash__ is Python code) */
+            Py_ssize_t n = PyTuple_GET_SIZE(f->arg);
+            x = NULL;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                PyObject *pair = PyTuple_GET_ITEM(f->arg, j);
+                if (PyTuple_GET_ITEM(pair, 0) == v) {
+                    x = PyTuple_GET_ITEM(pair, 1);
+                    Py_INCREF(x);
+                    break;
+                }
+            }
+            break; /* not found: give up (a member this dialect cannot write) */
+        }
         case E_LIST: {
             if (!PyTuple_CheckExact(v))
                 goto fail;
@@ -390,36 +404,56 @@ decode_part(PartPlan *p, PyObject *d)
     if (!PyDict_CheckExact(d))
         return NULL;
     Py_ssize_t n = PyDict_GET_SIZE(d);
+    PyObject *meta = PyDict_GetItemWithError(d, p->k_meta);
+    if (meta == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        meta = Py_None;
+    }
+    else {
+        n--; /* a metadata member: null, or an object kept as is */
+        if (meta != Py_None && !PyDict_CheckExact(meta))
+            return PyObject_CallOneArg(p->fallback, d);
+    }
+    PyObject *t;
     if (p->tagged) {
         /* {"kind": "text", "text": "..."} or {"kind": "data", "data": {...}} */
         if (n != 2)
             return PyObject_CallOneArg(p->fallback, d);
         PyObject *k = PyDict_GetItemWithError(d, p->k_kind);
-        if (k == NULL || !PyUnicode_CheckExact(k))
+        if (k == NULL || !PyUnicode_CheckExact(k)) {
+            if (PyErr_Occurred())
+                return NULL;
             return PyObject_CallOneArg(p->fallback, d);
+        }
         if (PyUnicode_Compare(k, p->v_text) == 0) {
-            PyObject *t = PyDict_GetItemWithError(d, p->k_text);
+            t = PyDict_GetItemWithError(d, p->k_text);
             if (t != NULL && PyUnicode_CheckExact(t))
-                return new_part(p->text_cls, p->text_off, t, Py_None);
+                return new_part(p->text_cls, p->text_off, t, meta);
         }
         else if (PyUnicode_Compare(k, p->v_data) == 0) {
-            PyObject *t = PyDict_GetItemWithError(d, p->k_data);
+            t = PyDict_GetItemWithError(d, p->k_data);
             if (t != NULL && PyDict_CheckExact(t))
-                return new_part(p->data_cls, p->data_off, t, Py_None);
+                return new_part(p->data_cls, p->data_off, t, meta);
         }
         if (PyErr_Occurred())
             return NULL;
         return PyObject_CallOneArg(p->fallback, d);
     }
+    /* {"text": "..."} or {"data": ...}, each with an optional metadata */
     if (n == 1) {
-        PyObject *t = PyDict_GetItemWithError(d, p->k_text);
+        t = PyDict_GetItemWithError(d, p->k_text);
         if (t != NULL && PyUnicode_CheckExact(t))
-            return new_part(p->text_cls, p->text_off, t, Py_None);
-        t = PyDict_GetItemWithError(d, p->k_data);
-        if (t != NULL)
-            return new_part(p->data_cls, p->data_off, t, Py_None);
-        if (PyErr_Occurred())
-            return NULL;
+            return new_part(p->text_cls, p->text_off, t, meta);
+        if (t == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            t = PyDict_GetItemWithError(d, p->k_data);
+            if (t != NULL)
+                return new_part(p->data_cls, p->data_off, t, meta);
+            if (PyErr_Occurred())
+                return NULL;
+        }
     }
     return PyObject_CallOneArg(p->fallback, d);
 }
@@ -427,7 +461,7 @@ decode_part(PartPlan *p, PyObject *d)
 static PyObject *
 encode_part(PartPlan *p, PyObject *o)
 {
-    /* Only parts without metadata, filename or media type; the rest: the hook. */
+    /* Text and data parts without filename or media type; the rest: the hook. */
     PyTypeObject *tp = Py_TYPE(o);
     Py_ssize_t *off;
     PyObject *key, *val;
@@ -443,8 +477,8 @@ encode_part(PartPlan *p, PyObject *o)
     }
     else
         return PyObject_CallOneArg(p->fallback, o);
-    PyObject *content = *SLOT(o, off[0]);
-    if (content == NULL || *SLOT(o, off[1]) != Py_None || *SLOT(o, off[2]) != Py_None ||
+    PyObject *content = *SLOT(o, off[0]), *meta = *SLOT(o, off[1]);
+    if (content == NULL || meta == NULL || *SLOT(o, off[2]) != Py_None ||
         *SLOT(o, off[3]) != Py_None)
         return PyObject_CallOneArg(p->fallback, o);
     if (p->tagged && tp == p->data_cls && !PyDict_CheckExact(content))
@@ -452,7 +486,8 @@ encode_part(PartPlan *p, PyObject *o)
     PyObject *r = PyDict_New();
     if (r == NULL)
         return NULL;
-    if ((p->tagged && PyDict_SetItem(r, p->k_kind, val) < 0) || PyDict_SetItem(r, key, content) < 0) {
+    if ((p->tagged && PyDict_SetItem(r, p->k_kind, val) < 0) || PyDict_SetItem(r, key, content) < 0 ||
+        (meta != Py_None && PyDict_SetItem(r, p->k_meta, meta) < 0)) {
         Py_DECREF(r);
         return NULL;
     }
@@ -833,7 +868,7 @@ PyInit__speedups(void)
     K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART)
     K(F_REQUIRED) K(F_UNSET) K(F_NONEMPTY) K(F_FACTORY) K(F_EMPTY_IS)
     K(P_ALWAYS) K(P_NOT_NONE) K(P_TRUTHY) K(P_NE) K(P_REQUIRED) K(P_UNSUPPORTED)
-    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART)
+    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM)
 #undef K
     return mod;
 }

@@ -34,7 +34,18 @@ def build(out: Path | None = None, *, quiet: bool = False) -> Path:
     include = sysconfig.get_paths()["include"]
     with tempfile.TemporaryDirectory() as tmp:
         obj = Path(tmp) / "_speedups.o"
-        compile_cmd = [*cc, *ccshared, "-O2", "-Wall", "-Werror", f"-I{include}", "-c", str(SOURCE), "-o", str(obj)]
+        compile_cmd = [
+            *cc,
+            *ccshared,
+            "-O2",
+            "-Wall",
+            "-Werror",
+            f"-I{include}",
+            "-c",
+            str(SOURCE),
+            "-o",
+            str(obj),
+        ]
         link_cmd = [*ldshared, str(obj), "-o", str(out)]
         for cmd in (compile_cmd, link_cmd):
             if not quiet:

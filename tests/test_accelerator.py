@@ -197,7 +197,12 @@ def test_the_environment_variable_turns_it_off(monkeypatch: pytest.MonkeyPatch) 
 
 
 _MSG = {"role": "ROLE_USER", "parts": [{"text": "hi"}], "messageId": "m1"}
-_MSG03 = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": "hi"}], "messageId": "m1"}
+_MSG03 = {
+    "kind": "message",
+    "role": "user",
+    "parts": [{"kind": "text", "text": "hi"}],
+    "messageId": "m1",
+}
 _CARD_CAPS = {"streaming": True, "stateTransitionHistory": 0}
 _EDGES: list[tuple[Any, str, Any]] = [
     (m.Message, "1.0", _MSG),

@@ -18,6 +18,7 @@ pure path is all there is.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -29,8 +30,9 @@ from .. import models as m
 from . import _gen
 from ._gen import ClassSpec, Namespace
 
-try:
-    from . import _speedups as _native  # type: ignore[attr-defined]
+_native: Any
+try:  # (a compiled module mypy cannot see: imported by name)
+    _native = importlib.import_module(f"{__package__}._speedups")
 except ImportError:  # not built: the pure codec
     _native = None
 
@@ -77,7 +79,7 @@ def _planner(ns: Namespace, dialect: str) -> _Planner:
             planner = ns.get("_PLANNER")
             if planner is None:
                 planner = ns["_PLANNER"] = _Planner(ns, dialect)
-    return planner  # type: ignore[no-any-return]
+    return planner
 
 
 def _slots(cls: type[Any]) -> dict[str, Any]:
@@ -163,7 +165,7 @@ class _Planner:
                 self.ns[call.group(1)]
             )
         # Any other expression: the same source, as a function of the namespace.
-        fn = eval(f"lambda v: {template.format('v')}", self.ns)  # noqa: S307 (our own tables)
+        fn = eval(f"lambda v: {template.format('v')}", self.ns)  # (our own tables' source)
         return (_native.E_CALL if encode else _native.K_CALL), fn
 
     def _decode_tables(self, spec: ClassSpec) -> tuple[Any, ...]:
@@ -251,8 +253,9 @@ class _Planner:
             if fld.unsupported is not None:
                 if presence == n.P_NE:
                     raise _Unplannable(f"{spec.name}.{fld.attr}: unsupported, compared")
-                fields.append((fld.wire, slots[fld.attr], n.E_PLAIN, n.P_UNSUPPORTED, None, None,
-                               presence))
+                fields.append(
+                    (fld.wire, slots[fld.attr], n.E_PLAIN, n.P_UNSUPPORTED, None, None, presence)
+                )
                 continue
             if default is attrs.NOTHING or fld.always:
                 presence = n.P_REQUIRED if default is None else n.P_ALWAYS
@@ -266,8 +269,13 @@ class _Planner:
                 # (member, wire name) pairs of what the dialect can write.
                 names = self.ns[f"_X_{kind.enum}"]
                 members = set(self.ns[f"_EN_{kind.enum}"].values())
-                code, arg = n.E_ENUM, tuple(
-                    (mb, dict.get(names, mb.value)) for mb in members if dict.get(names, mb.value)
+                code, arg = (
+                    n.E_ENUM,
+                    tuple(
+                        (mb, dict.get(names, mb.value))
+                        for mb in members
+                        if dict.get(names, mb.value)
+                    ),
                 )
             else:
                 code, arg = self._callable(kind.encode, encode=True)

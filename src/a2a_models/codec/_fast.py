@@ -141,15 +141,27 @@ class _Planner:
     def _part(self, fn: Any, encode: bool) -> Any:
         assert _native is not None
         text, data = _slots(m.TextPart), _slots(m.DataPart)
-        return _native.PartPlan(
+        tagged = self.part_form == "tagged"
+        plan = _native.PartPlan(
             m.TextPart,
             (text["text"], text["metadata"], text["filename"], text["media_type"]),
             m.DataPart,
             (data["data"], data["metadata"], data["filename"], data["media_type"]),
             fn,
-            self.part_form == "tagged",
+            tagged,
             encode,
         )
+        if encode:
+            file = _slots(m.FilePart)
+            plan.set_file(
+                m.FilePart,
+                tuple(file[a] for a in ("raw", "url", "metadata", "filename", "media_type")),
+                _gen.b64encode,
+                ("bytes", "uri", "name", "mimeType", "file")
+                if tagged
+                else ("raw", "url", "filename", "mediaType", None),
+            )
+        return plan
 
     def _callable(self, template: str, encode: bool) -> tuple[int, Any]:
         """(kind, arg) for an expression template of the generated code."""

@@ -67,6 +67,11 @@ typedef struct {
     Py_ssize_t text_off[4];  /* text, metadata, filename, media_type */
     Py_ssize_t data_off[4];  /* data, metadata, filename, media_type */
     PyObject *k_text, *k_data, *k_meta, *k_kind, *v_text, *v_data;
+    /* File parts (encode only), once set_file() is called: */
+    PyTypeObject *file_cls;
+    Py_ssize_t file_off[5];  /* raw, url, metadata, filename, media_type */
+    PyObject *b64e;          /* bytes -> base64 text (the codec's own helper) */
+    PyObject *fk_raw, *fk_url, *fk_name, *fk_media, *fk_file; /* fk_file: 0.3's inner object */
     PyObject *fallback;      /* pure hook (decode or encode) */
     int tagged;              /* 0.3 JSON-RPC: {"kind": "text", ...} */
     int encode;
@@ -81,6 +86,18 @@ static PyObject *decode_part(PartPlan *p, PyObject *d);
 static PyObject *encode_part(PartPlan *p, PyObject *o);
 
 #define SLOT(obj, off) ((PyObject **)((char *)(obj) + (off)))
+
+/* A dict sized for n members (no resize while filling it). */
+static inline PyObject *
+new_dict(Py_ssize_t n)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    return _PyDict_NewPresized(n);
+#else
+    (void)n;
+    return PyDict_New();
+#endif
+}
 
 /* Decode (or encode) one value with a plan or, for anything else, by calling it. */
 static inline PyObject *
@@ -261,7 +278,7 @@ encode_obj(Plan *p, PyObject *o, int depth)
 {
     if (Py_TYPE(o) != p->cls || depth > MAX_DEPTH || p->fields == NULL)
         return NULL;
-    PyObject *r = PyDict_New();
+    PyObject *r = new_dict(p->nfields + (p->constants ? PyTuple_GET_SIZE(p->constants) : 0));
     if (r == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < p->nfields; i++) {
@@ -458,6 +475,61 @@ decode_part(PartPlan *p, PyObject *d)
     return PyObject_CallOneArg(p->fallback, d);
 }
 
+/* A file part: {"raw"|"url", metadata, filename, mediaType} in 1.0,
+ * {"kind": "file", "file": {"bytes"|"uri", mimeType, name}, metadata} in 0.3. */
+static PyObject *
+encode_file(PartPlan *p, PyObject *o)
+{
+    PyObject *raw = *SLOT(o, p->file_off[0]), *url = *SLOT(o, p->file_off[1]);
+    PyObject *meta = *SLOT(o, p->file_off[2]), *name = *SLOT(o, p->file_off[3]);
+    PyObject *media = *SLOT(o, p->file_off[4]);
+    if (!raw || !url || !meta || !name || !media)
+        return PyObject_CallOneArg(p->fallback, o);
+    PyObject *r = new_dict(4), *f = NULL, *content;
+    if (r == NULL)
+        return NULL;
+    if (p->tagged) {
+        f = new_dict(3);
+        if (f == NULL)
+            goto fail;
+    }
+    PyObject *inner = p->tagged ? f : r;
+    if (raw != Py_None) {
+        content = PyObject_CallOneArg(p->b64e, raw);
+        if (content == NULL)
+            goto fail;
+    }
+    else {
+        Py_INCREF(url);
+        content = url;
+    }
+    int rc = PyDict_SetItem(inner, raw != Py_None ? p->fk_raw : p->fk_url, content);
+    Py_DECREF(content);
+    if (rc < 0)
+        goto fail;
+    if (p->tagged) {
+        if ((media != Py_None && PyDict_SetItem(f, p->fk_media, media) < 0) ||
+            (name != Py_None && PyDict_SetItem(f, p->fk_name, name) < 0) ||
+            PyDict_SetItem(r, p->k_kind, p->fk_file) < 0 || PyDict_SetItem(r, p->fk_file, f) < 0 ||
+            (meta != Py_None && PyDict_SetItem(r, p->k_meta, meta) < 0))
+            goto fail;
+        Py_DECREF(f);
+        return r;
+    }
+    /* 1.0: empty strings count as unset (ProtoJSON) */
+    int has_name = PyObject_IsTrue(name), has_media = PyObject_IsTrue(media);
+    if (has_name < 0 || has_media < 0 ||
+        (meta != Py_None && PyDict_SetItem(r, p->k_meta, meta) < 0) ||
+        (has_name && PyDict_SetItem(r, p->fk_name, name) < 0) ||
+        (has_media && PyDict_SetItem(r, p->fk_media, media) < 0))
+        goto fail;
+    return r;
+fail:
+    Py_XDECREF(f);
+    Py_DECREF(r);
+    return NULL;
+}
+
 static PyObject *
 encode_part(PartPlan *p, PyObject *o)
 {
@@ -475,6 +547,8 @@ encode_part(PartPlan *p, PyObject *o)
         key = p->k_data;
         val = p->v_data;
     }
+    else if (tp == p->file_cls && p->file_cls != NULL)
+        return encode_file(p, o);
     else
         return PyObject_CallOneArg(p->fallback, o);
     PyObject *content = *SLOT(o, off[0]), *meta = *SLOT(o, off[1]);
@@ -789,9 +863,54 @@ partplan_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)p;
 }
 
+/* plan.set_file(file_cls, (raw, url, metadata, filename, media_type descriptors),
+ *               b64encode, (raw key, url key, filename key, media key, file key or None)) */
+static PyObject *
+partplan_set_file(PartPlan *p, PyObject *args)
+{
+    PyObject *cls, *slots, *b64e, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyType_Type, &cls, &PyTuple_Type, &slots, &b64e,
+                          &PyTuple_Type, &keys))
+        return NULL;
+    if (PyTuple_GET_SIZE(slots) != 5 || PyTuple_GET_SIZE(keys) != 5) {
+        PyErr_SetString(PyExc_ValueError, "expected 5 slot descriptors and 5 keys");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++)
+        if (slot_offset(PyTuple_GET_ITEM(slots, i), &p->file_off[i]) < 0)
+            return NULL;
+    PyObject **dest[5] = {&p->fk_raw, &p->fk_url, &p->fk_name, &p->fk_media, &p->fk_file};
+    for (int i = 0; i < 5; i++) {
+        PyObject *k = PyTuple_GET_ITEM(keys, i);
+        if (k == Py_None && i < 4) {
+            PyErr_SetString(PyExc_ValueError, "only the file key may be None");
+            return NULL;
+        }
+        Py_XINCREF(k == Py_None ? NULL : k);
+        Py_XSETREF(*dest[i], k == Py_None ? NULL : k);
+    }
+    if (p->tagged && p->fk_file == NULL) {
+        PyErr_SetString(PyExc_ValueError, "a tagged part plan needs the file key");
+        return NULL;
+    }
+    Py_INCREF(b64e);
+    Py_XSETREF(p->b64e, b64e);
+    Py_INCREF(cls);
+    Py_XSETREF(p->file_cls, (PyTypeObject *)cls);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef partplan_methods[] = {
+    {"set_file", (PyCFunction)partplan_set_file, METH_VARARGS,
+     "set_file(cls, slots, b64encode, keys): encode file parts in C too."},
+    {NULL},
+};
+
 static int
 partplan_traverse(PartPlan *p, visitproc visit, void *arg)
 {
+    Py_VISIT(p->file_cls);
+    Py_VISIT(p->b64e);
     Py_VISIT(p->text_cls);
     Py_VISIT(p->data_cls);
     Py_VISIT(p->fallback);
@@ -810,6 +929,13 @@ partplan_clear(PartPlan *p)
     Py_CLEAR(p->k_kind);
     Py_CLEAR(p->v_text);
     Py_CLEAR(p->v_data);
+    Py_CLEAR(p->file_cls);
+    Py_CLEAR(p->b64e);
+    Py_CLEAR(p->fk_raw);
+    Py_CLEAR(p->fk_url);
+    Py_CLEAR(p->fk_name);
+    Py_CLEAR(p->fk_media);
+    Py_CLEAR(p->fk_file);
     return 0;
 }
 
@@ -841,6 +967,7 @@ static PyTypeObject PartPlan_Type = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(PartPlan, vectorcall),
     .tp_members = partplan_members,
+    .tp_methods = partplan_methods,
 };
 
 static struct PyModuleDef speedups_module = {

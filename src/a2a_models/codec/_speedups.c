@@ -1,15 +1,10 @@
-/* Optional compiled accelerator of a2a_models.codec (see docs/accelerator.md).
+/* Optional compiled accelerator of a2a_models.codec (docs/accelerator.md).
  *
- * Table-driven "fast path or give up" decoders and encoders. A plan is built
- * in Python (codec/_fast.py) from the same dialect tables the pure generated
- * functions come from. Calling a plan runs the valid, common path in C:
- * member lookups, exact type checks, enum lookups, and stores straight into
- * the model's slots. Anything else (a wrong type, a missing member, an alias,
- * a loss, any exception) makes the C path give up and the plan calls the pure
- * Python function on the same input instead, so every result and every error
- * is the pure codec's own.
- *
- * Nothing here knows the A2A models: field kinds are generic.
+ * Table-driven decoders and encoders ("plans", built by codec/_fast.py from the
+ * dialect tables the pure functions are generated from). A plan runs the valid,
+ * common path in C; on anything else it gives up and calls the pure function on
+ * the same input, so every result and every error is the pure codec's.
+ * Nothing here knows the A2A models: the field kinds are generic.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,7 +1,8 @@
 """Hatch build hook: compile the optional codec accelerator when asked.
 
-``A2A_BUILD_ACCEL=1`` compiles ``src/a2a_models/codec/_speedups.c`` (with
-``scripts/build_accel.py``, the compiler Python was built with) into the wheel,
+``A2A_BUILD_ACCEL=1`` compiles the C sources (``codec/_speedups.c``,
+``adapters/grpc/_pbwire.c``; with ``scripts/build_accel.py``, the compiler
+Python was built with) into the wheel,
 which then gets a platform tag; ``A2A_BUILD_ACCEL=auto`` tries and falls back
 to the pure-Python wheel when there is no compiler. Editable installs build it
 in place, next to the source. Unset: the pure-Python wheel, as always.
@@ -34,16 +35,18 @@ class AccelBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         self._tmp: str | None = None
         try:
             if version == "editable":
-                build_accel.build(quiet=True)  # in place: the editable install imports src/
+                build_accel.build_all(quiet=True)  # in place: the editable install imports src/
                 return
             self._tmp = tempfile.mkdtemp(prefix="a2a-accel-")
-            built = build_accel.build(Path(self._tmp) / build_accel.target().name, quiet=True)
+            built = build_accel.build_all(Path(self._tmp), quiet=True)
         except Exception as exc:
             if mode != "auto":
                 raise
             self.app.display_warning(f"codec accelerator not built ({exc}): pure-Python wheel")
             return
-        build_data["force_include"][str(built)] = f"a2a_models/codec/{built.name}"
+        for path, source in zip(built, build_accel.SOURCES, strict=True):
+            inside = source.parent.relative_to(build_accel.PACKAGE.parent)
+            build_data["force_include"][str(path)] = f"{inside.as_posix()}/{path.name}"
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
 

@@ -1,9 +1,10 @@
-"""Build the optional compiled codec accelerator (``a2a_models.codec._speedups``) in place.
+"""Build the optional compiled codec accelerator in place.
 
-Run: ``python scripts/build_accel.py`` (needs a C compiler and the Python headers;
-about 5 s). The extension lands next to its source in ``src/a2a_models/codec/``
-(ignored by git); the codec uses it from then on, and ``A2A_CODEC_PURE=1`` turns
-it off. ``--clean`` removes it. The wheel build runs the same code when
+Two extension modules: ``a2a_models.codec._speedups`` (the JSON codec's plans)
+and ``a2a_models.adapters.grpc._pbwire`` (protobuf Struct/Value bytes). Run:
+``python scripts/build_accel.py`` (needs a C compiler and the Python headers;
+a few seconds). Each lands next to its source (ignored by git); the codec and
+the gRPC binding use them from then on, and ``A2A_CODEC_PURE=1`` turns them off. ``--clean`` removes it. The wheel build runs the same code when
 ``A2A_BUILD_ACCEL=1`` (see ``hatch_build.py``).
 """
 
@@ -17,23 +18,29 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "a2a_models" / "codec" / "_speedups.c"
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "a2a_models"
+#: The C sources, each one extension module next to it.
+SOURCES = (PACKAGE / "codec" / "_speedups.c", PACKAGE / "adapters" / "grpc" / "_pbwire.c")
 
 
-def target(directory: Path = SOURCE.parent) -> Path:
-    """Where the built module goes (the interpreter's extension suffix)."""
-    return directory / ("_speedups" + str(sysconfig.get_config_var("EXT_SUFFIX")))
+def target(source: Path, directory: Path | None = None) -> Path:
+    """Where the module built from ``source`` goes (the interpreter's extension suffix)."""
+    return (directory or source.parent) / (source.stem + str(sysconfig.get_config_var("EXT_SUFFIX")))
 
 
-def build(out: Path | None = None, *, quiet: bool = False) -> Path:
-    """Compile ``_speedups.c`` with the compiler and flags Python was built with."""
-    out = out or target()
+def build_all(directory: Path | None = None, *, quiet: bool = False) -> list[Path]:
+    """Build every module, in place or into ``directory``; the built files."""
+    return [build(source, target(source, directory), quiet=quiet) for source in SOURCES]
+
+
+def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
+    """Compile ``source`` with the compiler and flags Python was built with."""
     cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
     ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
     ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC")
     include = sysconfig.get_paths()["include"]
     with tempfile.TemporaryDirectory() as tmp:
-        obj = Path(tmp) / "_speedups.o"
+        obj = Path(tmp) / (source.stem + ".o")
         compile_cmd = [
             *cc,
             *ccshared,
@@ -42,7 +49,7 @@ def build(out: Path | None = None, *, quiet: bool = False) -> Path:
             "-Werror",
             f"-I{include}",
             "-c",
-            str(SOURCE),
+            str(source),
             "-o",
             str(obj),
         ]
@@ -59,9 +66,11 @@ def main() -> None:
     ap.add_argument("--clean", action="store_true", help="remove the built module")
     args = ap.parse_args()
     if args.clean:
-        target().unlink(missing_ok=True)
+        for source in SOURCES:
+            target(source).unlink(missing_ok=True)
         return
-    print(f"built {build()}", file=sys.stderr)
+    for path in build_all():
+        print(f"built {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":

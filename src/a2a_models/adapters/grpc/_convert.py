@@ -24,6 +24,8 @@ The rules are those of the 1.0 JSON codec (both are ProtoJSON's twins):
 from __future__ import annotations
 
 import calendar
+import importlib
+import os
 import typing
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -196,6 +198,46 @@ def _from_struct(s: Any) -> dict[str, Any]:
                 raise
     return out
 
+
+
+# The optional compiled Struct/Value reader and writer (docs/accelerator.md):
+# the message's bytes <-> JSON values in C, ~10x faster than member by member.
+# It gives up (None) on anything unusual; the pure functions above then decide.
+_pbwire: Any = None
+if os.environ.get("A2A_CODEC_PURE", "").strip().lower() not in ("1", "true", "yes"):
+    try:
+        _pbwire = importlib.import_module(f"{__package__}._pbwire")
+    except ImportError:  # not built: the pure functions
+        pass
+    if getattr(_pbwire, "ABI", None) != 1:
+        _pbwire = None
+if _pbwire is not None:
+    _pure_from_struct, _pure_from_value = _from_struct, _from_value
+    _pure_struct_into, _pure_value_into = _struct_into, _value_into
+    _struct_loads, _value_loads = _pbwire.struct_loads, _pbwire.value_loads
+    _struct_dumps, _value_dumps = _pbwire.struct_dumps, _pbwire.value_dumps
+
+    def _from_struct(s: Any) -> dict[str, Any]:
+        out = _struct_loads(s.SerializeToString())
+        return out if out is not None else _pure_from_struct(s)
+
+    def _from_value(v: Any) -> Any:
+        out = _value_loads(v.SerializeToString())
+        return out[0] if out is not None else _pure_from_value(v)
+
+    def _struct_into(s: Any, d: dict[str, Any]) -> None:
+        data = _struct_dumps(d)
+        if data is None:
+            _pure_struct_into(s, d)
+        else:
+            s.MergeFromString(data)
+
+    def _value_into(msg: Any, v: Any) -> None:
+        data = _value_dumps(v)
+        if data is None:
+            _pure_value_into(msg, v)
+        else:
+            msg.MergeFromString(data)
 
 def _from_ts(ts: Any) -> datetime:
     seconds, nanos = ts.seconds, ts.nanos

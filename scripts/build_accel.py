@@ -25,7 +25,9 @@ SOURCES = (PACKAGE / "codec" / "_speedups.c", PACKAGE / "adapters" / "grpc" / "_
 
 def target(source: Path, directory: Path | None = None) -> Path:
     """Where the module built from ``source`` goes (the interpreter's extension suffix)."""
-    return (directory or source.parent) / (source.stem + str(sysconfig.get_config_var("EXT_SUFFIX")))
+    return (directory or source.parent) / (
+        source.stem + str(sysconfig.get_config_var("EXT_SUFFIX"))
+    )
 
 
 def build_all(directory: Path | None = None, *, quiet: bool = False) -> list[Path]:

@@ -199,7 +199,6 @@ def _from_struct(s: Any) -> dict[str, Any]:
     return out
 
 
-
 # The optional compiled Struct/Value reader and writer (docs/accelerator.md):
 # the message's bytes <-> JSON values in C, ~10x faster than member by member.
 # It gives up (None) on anything unusual; the pure functions above then decide.
@@ -211,19 +210,25 @@ if os.environ.get("A2A_CODEC_PURE", "").strip().lower() not in ("1", "true", "ye
         pass
     if getattr(_pbwire, "ABI", None) != 1:
         _pbwire = None
+
+
+def _map_order() -> bool | None:
+    """Whether a map's entries are on the wire in the reverse of its iteration order
+    (the order the pure code returns); None: neither (reading stays pure)."""
+    probe = _StructPB()
+    for i in range(40):
+        probe.fields[f"k{i}"].number_value = i
+    wire = list(_pbwire.struct_loads(probe.SerializeToString(), False) or ())
+    it = list(probe.fields)
+    return False if wire == it else True if wire[::-1] == it else None
+
+
+_REVERSE = _map_order() if _pbwire is not None else None
 if _pbwire is not None:
     _pure_from_struct, _pure_from_value = _from_struct, _from_value
     _pure_struct_into, _pure_value_into = _struct_into, _value_into
     _struct_loads, _value_loads = _pbwire.struct_loads, _pbwire.value_loads
     _struct_dumps, _value_dumps = _pbwire.struct_dumps, _pbwire.value_dumps
-
-    def _from_struct(s: Any) -> dict[str, Any]:
-        out = _struct_loads(s.SerializeToString())
-        return out if out is not None else _pure_from_struct(s)
-
-    def _from_value(v: Any) -> Any:
-        out = _value_loads(v.SerializeToString())
-        return out[0] if out is not None else _pure_from_value(v)
 
     def _struct_into(s: Any, d: dict[str, Any]) -> None:
         data = _struct_dumps(d)
@@ -238,6 +243,17 @@ if _pbwire is not None:
             _pure_value_into(msg, v)
         else:
             msg.MergeFromString(data)
+
+    if _REVERSE is not None:
+
+        def _from_struct(s: Any) -> dict[str, Any]:
+            out = _struct_loads(s.SerializeToString(), _REVERSE)
+            return out if out is not None else _pure_from_struct(s)
+
+        def _from_value(v: Any) -> Any:
+            out = _value_loads(v.SerializeToString(), _REVERSE)
+            return out[0] if out is not None else _pure_from_value(v)
+
 
 def _from_ts(ts: Any) -> datetime:
     seconds, nanos = ts.seconds, ts.nanos

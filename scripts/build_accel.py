@@ -11,6 +11,7 @@ the gRPC binding use them from then on, and ``A2A_CODEC_PURE=1`` turns them off.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import subprocess
 import sys
@@ -37,7 +38,8 @@ def build_all(directory: Path | None = None, *, quiet: bool = False) -> list[Pat
 
 def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
     """Compile ``source`` with the compiler and flags Python was built with."""
-    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    # $CC overrides the compiler (as with setuptools); linking stays what Python used.
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
     ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC")
     include = sysconfig.get_paths()["include"]

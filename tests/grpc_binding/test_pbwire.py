@@ -1,4 +1,6 @@
-"""The compiled Struct/Value reader and writer (``_pbwire``) agree with the pure functions.
+"""The compiled gRPC accelerator (``_pbwire``) agrees with the pure functions.
+
+Struct/Value reader and writer, and whole-message plans (``_pbplans``).
 
 For JSON values from the strategies and for edge cases (numbers a double
 cannot hold, -0.0, NaN, lone surrogates, tuples, deep nesting, non-JSON
@@ -18,8 +20,12 @@ from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_models import models as m
 from a2a_models.adapters.grpc import _convert
+from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
 from a2a_models.codec.facts import Fail, Loss
+from a2a_models.errors import EncodeError
+from a2a_models.testing import assert_identical
 from a2a_models.testing import strategies as a2a_st
 
 if _convert._pbwire is None:
@@ -152,3 +158,82 @@ def test_a_value_without_a_kind_fails_alike() -> None:
     assert result(lambda: _convert._from_value(value)) == result(
         lambda: _convert._pure_from_value(value)
     )
+
+
+# --------------------------------------------------------------------------- whole messages
+
+
+_PLANS: dict[str, Any] = _convert._NS.get("_PLANS", {})
+PLANNED = sorted(name for name, plan in _PLANS.items() if plan is not None)
+
+
+def test_the_hot_messages_have_plans() -> None:
+    for name in ("Task", "Message", "Artifact", "TaskStatus", "TaskStatusUpdateEvent"):
+        assert name in PLANNED
+        assert _convert._DECODERS[getattr(m, name)] is not _convert._NS[f"_from_{name}"]
+
+
+def _fields(msg: Any) -> list[tuple[Any, Any]]:
+    """(message, field descriptor) of every set field, at every depth."""
+    out = []
+    for fd, value in msg.ListFields():
+        out.append((msg, fd))
+        if fd.message_type is not None and not fd.message_type.full_name.startswith("google."):
+            items = value if fd.is_repeated else [value]
+            for item in items:
+                if hasattr(item, "ListFields"):
+                    out += _fields(item)
+    return out
+
+
+def _mutate(msg: Any, target: tuple[Any, Any], how: int) -> None:
+    holder, fd = target
+    if how == 0 or fd.is_repeated or fd.message_type is not None:
+        holder.ClearField(fd.name)
+    elif fd.type == fd.TYPE_ENUM:
+        setattr(holder, fd.name, [0, 1, 7, 99][how % 4])
+    elif fd.type == fd.TYPE_STRING:
+        setattr(holder, fd.name, "")
+    elif fd.type == fd.TYPE_INT32:
+        setattr(holder, fd.name, -how)
+    else:
+        holder.ClearField(fd.name)
+
+
+@pytest.mark.parametrize("name", PLANNED)
+@given(data=st.data())
+def test_message_plans_agree(name: str, data: st.DataObject) -> None:
+    cls = getattr(m, name)
+    x = data.draw(a2a_st.strategy_for(cls, "1.0"), label="value")
+    try:
+        msg = _convert.to_proto(x)
+    except EncodeError:  # what protobuf cannot carry (big integers in Structs...)
+        return
+    if type(msg).DESCRIPTOR.name != name:  # a security scheme: its oneof wrapper
+        msg = getattr(msg, msg.WhichOneof(msg.DESCRIPTOR.oneofs[0].name))
+    pure = _convert._NS[f"_from_{name}"]
+    # As from_proto reads a message: the bytes of the parsed message (a Struct's
+    # map order is the parsed message's, see _pbwire.c).
+    parsed = getattr(pb, name).FromString(msg.SerializeToString())
+    fast = _PLANS[name].loads(parsed.SerializeToString())
+    assert fast is not None  # a valid message: the plan reads it
+    assert_identical(fast, pure(parsed))
+    # Mutated into (often) invalid messages: the plan agrees or gives up.
+    targets = _fields(msg)
+    if targets:
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            _mutate(msg, data.draw(st.sampled_from(targets)), data.draw(st.integers(0, 7)))
+        parsed = getattr(pb, name).FromString(msg.SerializeToString())
+        expected = result(lambda: pure(parsed))
+        fast = _PLANS[name].loads(parsed.SerializeToString())
+        if fast is not None:
+            assert expected[0] == "ok", expected
+            assert_identical(fast, expected[1])
+        # The decoder from_proto uses: the same model, or the same error.
+        if _convert._DECODERS[cls].__qualname__ == "_first.<locals>.decode":
+            got = result(lambda: _convert._DECODERS[cls](parsed))
+            assert got[0] == expected[0]
+            if got[0] == "ok":
+                assert_identical(got[1], expected[1])
+            else:
+                assert got == expected

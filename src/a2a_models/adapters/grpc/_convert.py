@@ -256,7 +256,10 @@ if _pbwire is not None:
 
 
 def _from_ts(ts: Any) -> datetime:
-    seconds, nanos = ts.seconds, ts.nanos
+    return _ts_of(ts.seconds, ts.nanos)
+
+
+def _ts_of(seconds: int, nanos: int) -> datetime:
     if not 0 <= nanos <= 999_999_999:
         raise Fail(f"expected nanos in 0..999999999, got {nanos}")
     try:
@@ -322,6 +325,7 @@ _NS.update(
     _from_struct=_from_struct,
     _from_value=_from_value,
     _from_ts=_from_ts,
+    _ts_of=_ts_of,
     _nonneg=_nonneg,
     _api_key_location=_api_key_location,
     _plist=_plist,
@@ -558,6 +562,8 @@ def _compile_class(cls: type[Any], spec: Any) -> None:
     dec: list[str] = []
     unsupported: list[tuple[str, str, Any]] = []
     covered = set()
+    # (attribute, decode expression, field): what _pbplans reads the message plans from.
+    sources: list[tuple[str, str, Any]] = _NS.setdefault("_SOURCES", {}).setdefault(name, [])
     for a in attrs.fields(cls):
         fd = desc.fields_by_name.get(a.name)
         fspec = specs.get(a.name)
@@ -567,6 +573,7 @@ def _compile_class(cls: type[Any], spec: Any) -> None:
                 raise TypeError(f"{name}.{a.name} has no field in lf.a2a.v1.{name}")
             default = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
             _NS[f"_D_{name}_{a.name}"] = default
+            sources.append((a.name, f"_D_{name}_{a.name}", None))
             dec.append(f"        o.{a.name} = _D_{name}_{a.name}")
             if problem:
                 unsupported.append((a.name, problem, default))
@@ -574,6 +581,7 @@ def _compile_class(cls: type[Any], spec: Any) -> None:
         assert fspec is not None
         covered.add(a.name)
         d = _field_sources(cls, a, hints[a.name], fd, fspec)
+        sources.append((a.name, d, fd))
         fills += _fill_lines(cls, a, hints[a.name], fd)
         dec += [f"        f = {a.name!r}", f"        o.{a.name} = {d}"]
     missing = set(desc.fields_by_name) - covered
@@ -925,6 +933,12 @@ for _sub in (
     PROTO_CLASSES[_sub] = pb.SecurityScheme
     _ENCODERS[_sub] = _NS["_to_SecurityScheme"]
     _DECODERS[_sub] = _scheme_decoder(_sub)
+
+
+if _pbwire is not None and _REVERSE is not None:
+    from ._pbplans import install_plans
+
+    install_plans(_NS, _DECODERS, _pbwire, _REVERSE)
 
 
 def proto_class(tp: Any) -> Any:

@@ -1,4 +1,5 @@
-/* Optional compiled reader/writer of google.protobuf.Struct / Value wire bytes
+/* Optional compiled reader/writer of google.protobuf.Struct / Value wire bytes, and
+ * reader of whole lf.a2a.v1 messages (_pbwire_msg.h)
  * (part of the codec accelerator, docs/accelerator.md).
  *
  * Converting Struct/Value messages member by member through the protobuf
@@ -11,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -81,6 +83,7 @@ static PyObject *read_struct(const uint8_t *p, const uint8_t *end, int depth);
  * writes a map's entries in the reverse of the order it iterates them, and the
  * pure code returns them in iteration order (set per call; the GIL is held). */
 static int reverse_maps = 0;
+static int map_order = 0; /* the order whole-message plans use (set_map_order) */
 static PyObject *read_list(const uint8_t *p, const uint8_t *end, int depth);
 
 /* A number as the pure code returns it: integral doubles as int (except -0.0). */
@@ -424,6 +427,9 @@ write_struct(Out *o, PyObject *d, int depth)
     return 0;
 }
 
+
+#include "_pbwire_msg.h"
+
 /* ------------------------------------------------------------------ module */
 
 static PyObject *
@@ -504,6 +510,8 @@ static PyMethodDef methods[] = {
      "value_loads(bytes, reverse_maps) -> (value,), or None (give up)."},
     {"struct_dumps", struct_dumps, METH_O, "dict -> Struct bytes, or None (give up)."},
     {"value_dumps", value_dumps, METH_O, "JSON value -> Value bytes, or None (give up)."},
+    {"set_part", set_part, METH_VARARGS, "set_part(...): the Part classes, slots, numbers."},
+    {"set_map_order", set_map_order, METH_O, "set_map_order(reverse): for message plans."},
     {NULL},
 };
 
@@ -518,8 +526,19 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__pbwire(void)
 {
+    if (PyType_Ready(&MsgPlan_Type) < 0)
+        return NULL;
     PyObject *mod = PyModule_Create(&module);
-    if (mod != NULL && PyModule_AddIntConstant(mod, "ABI", 1) < 0)
-        Py_CLEAR(mod);
+    if (mod == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(mod, "ABI", 1) < 0 ||
+        PyModule_AddObjectRef(mod, "MsgPlan", (PyObject *)&MsgPlan_Type) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+#define K(name) if (PyModule_AddIntConstant(mod, #name, name) < 0) { Py_DECREF(mod); return NULL; }
+    K(Q_STR) K(Q_ENUM) K(Q_MSG) K(Q_LIST_MSG) K(Q_LIST_STR) K(Q_STRUCT) K(Q_TS) K(Q_INT)
+    K(Q_BOOL) K(Q_LIST_PART) K(M_PLAIN) K(M_OPT) K(M_PRESENCE) K(M_REQUIRED)
+#undef K
     return mod;
 }

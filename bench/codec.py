@@ -7,7 +7,10 @@ history and 2 artifacts, a large Task with 200 messages and 20 artifacts) it
 times, on the same JSON bytes:
 
 * floor   - ``orjson.loads(bytes)`` / ``orjson.dumps(plain_dict)``
-* codec   - ``decode(T, bytes, "1.0")`` / ``encode(obj, "1.0")``
+* codec   - ``decode(T, bytes, "1.0")`` / ``encode(obj, "1.0")``, with the
+            compiled accelerator when it is built (``scripts/build_accel.py``)
+* pure    - the same calls on the pure-Python path (what ``A2A_CODEC_PURE=1``
+            or a build without the accelerator gives), timed in the same run
 * SDK     - ``json_format.ParseDict(json.loads(bytes), a2a.types.T())`` /
             ``json.dumps(MessageToDict(pb))`` (what the SDK does on the wire)
 
@@ -500,6 +503,30 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x"
 
 
+def _on_pure_path(call: Callable[[], Any], tp: Any, obj: Any, dialect: str) -> Callable[[], Any]:
+    """``call`` (a public decode/encode of ``tp``/``obj``) on the pure-Python path.
+
+    The codec caches its picked functions per type and dialect; for the call
+    the entries point at the pure ones (two dict stores, ~40 ns), so both
+    columns go through the same public wrapper.
+    """
+    dkey, ekey = (tp, dialect, False), (type(obj), dialect)
+    codec.decode(tp, codec.encode(obj, dialect), dialect)  # fill both caches
+    dec, enc = codec._DECODERS[dkey], codec._ENCODERS[ekey]
+    pure_dec = (dec[0], dec[0])
+    pure_enc = (getattr(enc[0], "fallback", enc[0]), enc[1])
+    decoders, encoders = codec._DECODERS, codec._ENCODERS
+
+    def run() -> Any:
+        decoders[dkey], encoders[ekey] = pure_dec, pure_enc
+        try:
+            return call()
+        finally:
+            decoders[dkey], encoders[ekey] = dec, enc
+
+    return run
+
+
 def _candidates(
     obj: Any, tp: type[Any], sdk_name: str, sdk: tuple[Any, Any, Any] | None, v03: Any
 ) -> dict[str, Callable[[], Any]]:
@@ -518,6 +545,11 @@ def _candidates(
         "d03": lambda: codec.decode(tp, data03, "0.3"),
         "e03": lambda: codec.encode(obj, "0.3"),
     }
+    if codec.accelerated():
+        cands["dec_p"] = _on_pure_path(cands["dec"], tp, obj, "1.0")
+        cands["enc_p"] = _on_pure_path(cands["enc"], tp, obj, "1.0")
+        cands["d03_p"] = _on_pure_path(cands["d03"], tp, obj, "0.3")
+        cands["e03_p"] = _on_pure_path(cands["e03"], tp, obj, "0.3")
     if sdk is not None:
         pb, parse_dict, to_dict = sdk
         cls = getattr(pb, sdk_name)
@@ -565,6 +597,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     rows03: list[list[str]] = []
     checks: list[str] = []
     bounds: list[str] = []
+    pures: list[str] = []
     for name in names:
         obj, tp, sdk_name = payloads[name]
         data = codec.encode(obj, "1.0")
@@ -586,6 +619,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                 f"{len(data):,}",
                 _fmt(floor_d),
                 _fmt(dec),
+                _fmt(r.get("dec_p")),
                 _fmt(sdk_d),
                 _fmt(ms_d),
                 _ratio(dec, floor_d),
@@ -599,6 +633,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                 "",
                 _fmt(floor_e),
                 _fmt(enc),
+                _fmt(r.get("enc_p")),
                 _fmt(sdk_e),
                 _fmt(ms_e),
                 _ratio(enc, floor_e),
@@ -625,6 +660,17 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                         f"(target >= {SDK_TARGET:.0f}x) {'OK' if sok else 'MISS'}"
                     )
                 checks.append(line)
+            if "dec_p" in r:
+                pures.append(
+                    f"{name:6} 1.0: decode {r['dec_p'] / floor_d:4.2f}x floor "
+                    f"({dec / r['dec_p']:4.2f} of it accelerated), encode "
+                    f"{r['enc_p'] / floor_e:4.2f}x floor ({enc / r['enc_p']:4.2f})"
+                )
+                pures.append(
+                    f"{name:6} 0.3: decode {r['d03_p'] / r['f03_d']:4.2f}x floor "
+                    f"({r['d03'] / r['d03_p']:4.2f}), encode "
+                    f"{r['e03_p'] / r['f03_e']:4.2f}x floor ({r['e03'] / r['e03_p']:4.2f})"
+                )
             b_d, b_e = r["b_d"], r["b_e"]
             bounds.append(
                 f"{name:6} 1.0: decode {b_d / floor_d:4.2f}x floor ({dec / b_d:4.2f}x of it "
@@ -659,6 +705,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                 f"{len(data03):,}",
                 _fmt(f03_d),
                 _fmt(d03),
+                _fmt(r.get("d03_p")),
                 _fmt(p_d),
                 _fmt(m3_d),
                 _ratio(d03, f03_d),
@@ -672,6 +719,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
                 "",
                 _fmt(f03_e),
                 _fmt(e03),
+                _fmt(r.get("e03_p")),
                 _fmt(p_e),
                 _fmt(m3_e),
                 _ratio(e03, f03_e),
@@ -687,6 +735,7 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
         "bytes",
         "orjson µs",
         "codec µs",
+        "pure µs",
         "SDK µs",
         "msgspec µs",
         "codec/orjson",
@@ -705,6 +754,12 @@ def run(names: list[str], rounds: int, budget: float) -> bool:
     )
     _table(head, rows03)
     print()
+    print(f"codec column: {'compiled accelerator' if codec.accelerated() else 'pure Python'}")
+    if pures:
+        print("Pure-Python path (same run; accelerated time / pure time in brackets):")
+        for line in pures:
+            print("  " + line)
+        print()
     if bounds:
         print("Pure-Python bound (orjson + the same objects, no checks at all; codec / bound):")
         for line in bounds:

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Set up a fresh virtualenv with every extra, then run the gates CI enforces:
 # mypy --strict on src (every import declared in an extra; local stubs in typings/),
-# ruff check and ruff format --check, and the full test suite.
+# ruff check and ruff format --check, and the full test suite (the codec's on both paths:
+# pure Python and the compiled accelerator).
 # Pass pytest arguments after the script name; A2A_SKIP_STATIC=1 runs the tests only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,http,postgres,mcp,llm,grpc]'
+# A2A_BUILD_ACCEL=1: the editable install also compiles the optional codec accelerator
+# (hatch_build.py), and A2A_REQUIRE_ACCEL=1 makes its tests fail rather than skip without it.
+A2A_BUILD_ACCEL=1 .venv/bin/python -m pip install -q -e '.[dev,http,postgres,mcp,llm,grpc]'
+export A2A_REQUIRE_ACCEL=1
 if [[ "${A2A_SKIP_STATIC:-0}" != "1" ]]; then
     # Configured by [tool.mypy] (strict, mypy_path = typings) and [tool.ruff] in pyproject.toml.
     .venv/bin/python -m mypy --strict src/a2a_models

@@ -15,6 +15,9 @@ import pytest
 from a2a_models import codec
 from a2a_models import models as m
 
+# Every test here runs on the pure codec and on the compiled accelerator.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 PROTOJSON = ("1.0", "0.3-http")
 
 

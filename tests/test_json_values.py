@@ -25,6 +25,9 @@ from a2a_models.errors import DecodeError, InvalidModelError
 from a2a_models.models.rules import json_problem, json_value, optional_json_object
 from a2a_models.testing import strategies as a2a_st
 
+# Every test here runs on the pure codec and on the compiled accelerator.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 _JSON_CHECKS = (json_value, optional_json_object)
 
 #: (class, attribute) of every free-form JSON member of the models.

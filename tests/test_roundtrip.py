@@ -33,6 +33,9 @@ from a2a_models.errors import DecodeError, EncodeError, InvalidModelError
 from a2a_models.testing import assert_identical, first_difference
 from a2a_models.testing import strategies as a2a_st
 
+# Every test here runs on the pure codec and on the compiled accelerator.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 JSON_DIALECTS = ("1.0", "0.3", "0.3-http")
 ALL_DIALECTS = (*JSON_DIALECTS, "python")
 

@@ -28,6 +28,9 @@ from .sdk_vectors import (
     v10_vectors,
 )
 
+# Every test here runs on the pure codec and on the compiled accelerator.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 V10_TYPES: dict[str, Any] = {
     "StreamResponse": m.StreamResponse,
     "SendMessageResponse": m.SendMessageResponse,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Dialect",
+    "accelerated",
     "decode",
     "dumps",
     "encode",
@@ -79,35 +80,42 @@ def _hook_name(tp: Any) -> str:
     raise TypeError(f"cannot decode into {tp!r}: not an A2A model type")
 
 
-def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> Any:
+def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> tuple[Any, Any]:
+    """(pure, accelerated) structure functions; the same one twice without the accelerator."""
     ns = get_namespace(dialect, strict)
-    fn = ns.get(f"_s_{_hook_name(tp)}")
+    name = _hook_name(tp)
+    fn = ns.get(f"_s_{name}")
     if fn is None:
         raise TypeError(f"{tp!r} has no {dialect.value} form")
-    return resolve(fn)  # cached by the caller: skip the lazy stub
+    fn = resolve(fn)  # cached by the caller: skip the lazy stub
+    from . import _fast  # (imported on first use: import a2a_models stays cheap)
+
+    if strict or not _fast.active():
+        return fn, fn
+    return fn, _fast.decoder(ns, name, dialect.value)
 
 
-# (type, dialect value, strict) -> structure function, and (type, dialect
-# value) -> (unstructure function, name): one dict lookup per call instead of
-# the Dialect() conversion, the namespace lookup and the name formatting.
-# Keys use the dialect's plain string: Enum.__hash__ is Python code.
-_DECODERS: dict[tuple[Any, Any, bool], Any] = {}
+# (type, dialect value, strict) -> (pure, accelerated) structure functions, and
+# (type, dialect value) -> (unstructure function, name): one dict lookup per
+# call instead of the Dialect() conversion, the namespace lookup and the name
+# formatting. Keys use the dialect's plain string: Enum.__hash__ is Python code.
+_DECODERS: dict[tuple[Any, Any, bool], tuple[Any, Any]] = {}
 _ENCODERS: dict[tuple[Any, Any], tuple[Any, str]] = {}
 
 
-def _decoder(tp: Any, dialect: Any, strict: bool) -> Any:
+def _decoder(tp: Any, dialect: Any, strict: bool) -> tuple[Any, Any]:
     cls = dialect.__class__
     key = dialect if cls is str else dialect._value_ if cls is Dialect else None
     try:
-        fn = _DECODERS.get((tp, key, strict))
+        fns = _DECODERS.get((tp, key, strict))
     except TypeError:  # an unhashable "type": the slow path explains
-        fn = key = None
-    if fn is not None:
-        return fn
-    fn = _structure_fn(tp, Dialect(dialect), strict)
+        fns = key = None
+    if fns is not None:
+        return fns
+    fns = _structure_fn(tp, Dialect(dialect), strict)
     if key is not None:  # only valid (tp, dialect) pairs get here
-        _DECODERS[tp, key, strict] = fn
-    return fn
+        _DECODERS[tp, key, strict] = fns
+    return fns
 
 
 def _from_wire(
@@ -115,9 +123,11 @@ def _from_wire(
 ) -> Any:
     """Decode ``value``; ``parsed``: it came from our JSON parser, so its
     free-form members cannot hold what JSON cannot (no walk needed)."""
-    fn = _decoder(tp, dialect, strict)
+    pure, fast = _decoder(tp, dialect, strict)
     token = LOSSY.set(lossy) if lossy else None
     check = None if parsed else CHECK_JSON.set(True)
+    # The accelerator's plans take free-form members as they are: parsed JSON only.
+    fn = pure if CHECK_JSON.get() else fast
     try:
         result = fn(value)
     except Fail as exc:
@@ -136,6 +146,24 @@ def _from_wire(
     if result.__class__ is not tp and isinstance(tp, type) and not isinstance(result, tp):
         raise DecodeError("$", f"expected a {tp.__name__}, got a {type(result).__name__}")
     return result
+
+
+def accelerated() -> bool:
+    """Whether the optional compiled accelerator is built and in use.
+
+    Build it with ``python scripts/build_accel.py`` (or ``A2A_BUILD_ACCEL=1``
+    when building the wheel); ``A2A_CODEC_PURE=1`` turns it off. Results and
+    errors are the same either way (see ``docs/accelerator.md``).
+    """
+    from . import _fast
+
+    return _fast.active()
+
+
+def _reset() -> None:
+    """Forget the functions picked so far (the next use picks again, reading ``A2A_CODEC_PURE``)."""
+    _DECODERS.clear()
+    _ENCODERS.clear()
 
 
 @overload
@@ -264,6 +292,10 @@ def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str]:
     if fn is None:
         raise TypeError(f"{type(obj).__name__} has no {d.value} form")
     fn = resolve(fn)  # cached below: skip the lazy stub
+    from . import _fast
+
+    if _fast.active():
+        fn = _fast.encoder(ns, name, d.value)
     if key is not None:  # only valid (type, dialect) pairs get here
         _ENCODERS[tp, key] = (fn, name)
     return fn, name

@@ -454,7 +454,7 @@ def with_model_rules(spec: ClassSpec) -> ClassSpec:
         kind = f.kind
         if must_not_be_negative(a) and kind.decode == _INT32_DECODE:
             kind = attrs.evolve(kind, decode="_nonneg_int32({})")
-        elif api_key_location_rule in validators_of(a) and kind.decode == _STR_DECODE:
+        elif api_key_location_rule in validators_of(a) and kind.decode == STR_DECODE:
             kind = attrs.evolve(kind, decode="_api_key_location({})")
         fields.append(attrs.evolve(f, kind=kind, nonempty=must_not_be_empty(a)))
     return attrs.evolve(spec, fields=tuple(fields))
@@ -505,7 +505,7 @@ def builder(cls: type[Any]) -> type[Any]:
 _BUILDERS: dict[type[Any], type[Any]] = {}
 
 
-def _default_of(a: attrs.Attribute[Any]) -> tuple[str, Any]:
+def default_of(a: attrs.Attribute[Any]) -> tuple[str, Any]:
     """('value', v) or ('factory', f) for an attrs attribute default."""
     if isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
         return "factory", a.default.factory  # type: ignore[union-attr]
@@ -579,7 +579,7 @@ def _decode_source(
     for i, fld in enumerate(spec.fields):
         if fld.unsupported is not None:
             continue
-        how, default = _default_of(by_attr[fld.attr])
+        how, default = default_of(by_attr[fld.attr])
         lines.append(f"        f = {fld.wire!r}")
         if fld.required or default is attrs.NOTHING:
             absent = f"raise _Fail({_MISSING[fld.nonempty and fld.kind.is_list]!r})"
@@ -608,7 +608,7 @@ def _decode_source(
     for fld in spec.fields:
         if fld.unsupported is None:
             continue
-        how, default = _default_of(by_attr[fld.attr])
+        how, default = default_of(by_attr[fld.attr])
         lines.append(f"        o.{fld.attr} = {_default_source(name, fld.attr, how, default, ns)}")
     placeholders = dict(spec.placeholders)
     for attr, value in placeholders.items():
@@ -616,12 +616,12 @@ def _decode_source(
         lines.append(f"        o.{attr} = _P_{name}_{attr}")
     missing = set(by_attr) - {f.attr for f in spec.fields} - set(placeholders)
     for attr in sorted(missing):
-        how, default = _default_of(by_attr[attr])
+        how, default = default_of(by_attr[attr])
         if default is attrs.NOTHING:
             raise TypeError(f"{name}: dialect table lacks required attribute {attr}")
         lines.append(f"        o.{attr} = {_default_source(name, attr, how, default, ns)}")
     lines.append(f"        o.__class__ = _C_{name}")
-    if _needs_post_validation(cls):
+    if needs_post_validation(cls):
         # Cross-field rules (exactly one flow, ...) live in the model's validators.
         lines.append("        _validate(o)")
     lines += [
@@ -686,7 +686,7 @@ def _decode_field(fld: Field, absent: str) -> list[str]:
             *block(["elif v is None:", f"    {absent}", "else:"], 2),
             *block([f"x = _list({fn}, v)", *nonempty, store], 3),
         ]
-    if kind.decode == _STR_DECODE:
+    if kind.decode == STR_DECODE:
         # A string: one class check on the common path. With ProtoJSON's
         # rule, "" is the unset default and takes the absent branch.
         present = ["x = v", *nonempty, store] if nonempty else [f"o.{fld.attr} = v"]
@@ -730,7 +730,7 @@ _MISSING = {
 _EMPTY = "must not be empty (a REQUIRED field, spec §5.7)"
 
 #: The decode template of a JSON string (the generator specialises it).
-_STR_DECODE = "({0} if {0}.__class__ is str else _bad_str({0}))"
+STR_DECODE = "({0} if {0}.__class__ is str else _bad_str({0}))"
 
 
 def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Namespace) -> str:
@@ -778,19 +778,19 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
     # literal prefix: reads before it stay in order as temporaries.
     last_computed = -1
     for i, fld in enumerate(spec.fields):
-        d = _default_of(by_attr[fld.attr])[1]
+        d = default_of(by_attr[fld.attr])[1]
         if fld.unsupported is not None or not (d is attrs.NOTHING or fld.always) or d is None:
             break
         if fld.kind.items is not None or fld.kind.encode:
             last_computed = i
     for i, fld in enumerate(spec.fields):
-        how, default = _default_of(by_attr[fld.attr])
+        how, default = default_of(by_attr[fld.attr])
         if fld.unsupported is not None:
             if not started:
                 lines.append(f"        r = {{{', '.join(literal)}}}")
                 started = True
             lines.append(f"        v = o.{fld.attr}")
-            lines.append(f"        if {_present_test(how, default)}:")
+            lines.append(f"        if {present_test(how, default)}:")
             lines.append(f"            f = {fld.attr!r}")
             lines.append(f"            _lose({fld.unsupported!r})")
             continue
@@ -820,7 +820,7 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
             else:
                 lines += value_lines(fld, f"r[{fld.wire!r}]", "        ")
         else:
-            lines.append(f"        if {_present_test(how, default)}:")
+            lines.append(f"        if {present_test(how, default)}:")
             lines += value_lines(fld, f"r[{fld.wire!r}]", "            ")
     if not started:
         lines.append(f"        r = {{{', '.join(literal)}}}")
@@ -836,7 +836,7 @@ def _encode_source(spec: ClassSpec, name: str, by_attr: dict[str, Any], ns: Name
     return "\n".join(lines)
 
 
-def _present_test(how: str, default: Any) -> str:
+def present_test(how: str, default: Any) -> str:
     if default is None:
         return "v is not None"
     if how == "factory" or default in ((), "", False, 0):
@@ -844,13 +844,22 @@ def _present_test(how: str, default: Any) -> str:
     return f"v != {default!r}"
 
 
-def _needs_post_validation(cls: type[Any]) -> bool:
+def needs_post_validation(cls: type[Any]) -> bool:
     return bool(getattr(cls, "__a2a_cross_field__", False))
 
 
+_MARK = "<a2a_models codec "
+
+
 def _exec(source: str, ns: Namespace) -> None:
-    code = compile(source, f"<a2a_models codec {source.split('(')[0][4:]}>", "exec")
+    code = compile(source, f"{_MARK}{source.split('(')[0][4:]}>", "exec")
     exec(code, ns)
+
+
+def is_generated(fn: Any) -> bool:
+    """Whether ``fn`` is a generated function (not a hand-written hook or a lazy stub)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(_MARK)
 
 
 def validate_model(obj: Any) -> None:
@@ -915,7 +924,9 @@ def compile_dialect(specs: list[ClassSpec], ns: Namespace, *, strict: bool) -> N
     a stub ``_s_<name>``/``_u_<name>`` pair that compiles the class's real
     functions, puts them in ``ns`` (where the generated callers look them up
     on every call, so the steady state never sees a stub) and calls through.
+    ``ns["_SPECS"]`` keeps the specs by name (for the accelerator's plans).
     """
+    ns.setdefault("_SPECS", {}).update({spec.name or spec.cls.__name__: spec for spec in specs})
     for spec in specs:
         _install_lazy(spec, ns, strict)
     return ns

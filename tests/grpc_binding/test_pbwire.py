@@ -1,0 +1,239 @@
+"""The compiled gRPC accelerator (``_pbwire``) agrees with the pure functions.
+
+Struct/Value reader and writer, and whole-message plans (``_pbplans``).
+
+For JSON values from the strategies and for edge cases (numbers a double
+cannot hold, -0.0, NaN, lone surrogates, tuples, deep nesting, non-JSON
+values, a Value without a kind): the same messages when writing, the same
+values (types and key order included) when reading, and the same errors.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
+
+from a2a_models import models as m
+from a2a_models.adapters.grpc import _convert
+from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
+from a2a_models.codec.facts import Fail, Loss
+from a2a_models.errors import EncodeError
+from a2a_models.testing import assert_identical
+from a2a_models.testing import strategies as a2a_st
+
+if _convert._pbwire is None:
+    if os.environ.get("A2A_REQUIRE_ACCEL") == "1" and os.environ.get("A2A_CODEC_PURE") != "1":
+        raise RuntimeError("A2A_REQUIRE_ACCEL=1 but the accelerator (_pbwire) is not built")
+    pytest.skip("the compiled accelerator is not built", allow_module_level=True)
+
+
+def typed(x: Any) -> Any:
+    """``x`` with every value tagged by its type, key order kept (== then compares all)."""
+    if isinstance(x, dict):
+        return ("dict", [(k, typed(v)) for k, v in x.items()])
+    if isinstance(x, list | tuple):
+        return (type(x).__name__, [typed(v) for v in x])
+    if isinstance(x, float) and math.isnan(x):
+        return ("float", "nan")
+    if isinstance(x, float):
+        return ("float", x, math.copysign(1.0, x))
+    return (type(x).__name__, x)
+
+
+def result(call: Callable[[], Any]) -> tuple[Any, ...]:
+    try:
+        return ("ok", call())
+    except (Fail, Loss) as exc:
+        return ("error", type(exc), getattr(exc, "expected", getattr(exc, "problem", "")), exc.path)
+    except Exception as exc:  # e.g. UnicodeEncodeError of a lone surrogate: the same one
+        return ("error", type(exc), str(exc))
+
+
+def check_struct(d: Any) -> None:
+    pure_msg, fast_msg = struct_pb2.Struct(), struct_pb2.Struct()
+    pure = result(lambda: _convert._pure_struct_into(pure_msg, d))
+    fast = result(lambda: _convert._struct_into(fast_msg, d))
+    assert pure == fast
+    if pure[0] == "ok":
+        assert fast_msg == pure_msg
+        assert fast_msg.SerializeToString() == pure_msg.SerializeToString()
+        check_read_struct(pure_msg)
+
+
+def check_read_struct(msg: Any) -> None:
+    pure = result(lambda: _convert._pure_from_struct(msg))
+    fast = result(lambda: _convert._from_struct(msg))
+    assert pure[0] == fast[0]
+    if pure[0] == "ok":
+        assert typed(fast[1]) == typed(pure[1])
+    else:
+        assert pure == fast
+
+
+def check_value(v: Any) -> None:
+    pure_msg, fast_msg = struct_pb2.Value(), struct_pb2.Value()
+    pure = result(lambda: _convert._pure_value_into(pure_msg, v))
+    fast = result(lambda: _convert._value_into(fast_msg, v))
+    assert pure == fast
+    if pure[0] == "ok":
+        assert fast_msg == pure_msg
+        back_pure = result(lambda: _convert._pure_from_value(pure_msg))
+        back_fast = result(lambda: _convert._from_value(pure_msg))
+        assert back_pure[0] == back_fast[0] == "ok"
+        assert typed(back_fast[1]) == typed(back_pure[1])
+
+
+@given(value=a2a_st.json_values(max_leaves=30, surrogates=True))
+def test_json_values_agree(value: Any) -> None:
+    check_value(value)
+    check_struct({"v": value, "w": [value, {"x": value}]})
+
+
+@given(d=st.dictionaries(st.text(), a2a_st.json_values(), max_size=6))
+def test_structs_agree(d: dict[str, Any]) -> None:
+    check_struct(d)
+
+
+def _deep(n: int) -> Any:
+    v: Any = 1
+    for i in range(n):
+        v = {"k": v} if i % 2 else [v]
+    return v
+
+
+EDGES = [
+    0,
+    -0.0,
+    0.0,
+    1.5,
+    2**53,
+    -(2**53),
+    2**53 + 1,  # no exact double: a Loss on both paths
+    2**60,  # exact as a double: kept on both
+    10**400,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    "",
+    "\ud800",
+    "é\x00",
+    True,
+    False,
+    None,
+    [],
+    {},
+    (1, "a"),
+    [[[]]],
+    {"": {"": None}},
+    {1: "x"},
+    {"s": {1, 2}},
+    [object()],
+    b"bytes",
+    _deep(10),
+    _deep(300),
+]
+
+
+@pytest.mark.parametrize("value", EDGES, ids=lambda v: repr(v)[:30])
+def test_edge_values_agree(value: Any) -> None:
+    check_value(value)
+    if isinstance(value, dict):
+        check_struct(value)
+    check_struct({"v": value})
+
+
+def test_a_value_without_a_kind_fails_alike() -> None:
+    msg = struct_pb2.Struct()
+    msg.fields["empty"].SetInParent()  # a Value with no kind set
+    msg.fields["ok"].string_value = "x"
+    check_read_struct(msg)
+    value = struct_pb2.Value()
+    assert result(lambda: _convert._from_value(value)) == result(
+        lambda: _convert._pure_from_value(value)
+    )
+
+
+# --------------------------------------------------------------------------- whole messages
+
+
+_PLANS: dict[str, Any] = _convert._NS.get("_PLANS", {})
+PLANNED = sorted(name for name, plan in _PLANS.items() if plan is not None)
+
+
+def test_the_hot_messages_have_plans() -> None:
+    for name in ("Task", "Message", "Artifact", "TaskStatus", "TaskStatusUpdateEvent"):
+        assert name in PLANNED
+        assert _convert._DECODERS[getattr(m, name)] is not _convert._NS[f"_from_{name}"]
+
+
+def _fields(msg: Any) -> list[tuple[Any, Any]]:
+    """(message, field descriptor) of every set field, at every depth."""
+    out = []
+    for fd, value in msg.ListFields():
+        out.append((msg, fd))
+        if fd.message_type is not None and not fd.message_type.full_name.startswith("google."):
+            items = value if fd.is_repeated else [value]
+            for item in items:
+                if hasattr(item, "ListFields"):
+                    out += _fields(item)
+    return out
+
+
+def _mutate(msg: Any, target: tuple[Any, Any], how: int) -> None:
+    holder, fd = target
+    if how == 0 or fd.is_repeated or fd.message_type is not None:
+        holder.ClearField(fd.name)
+    elif fd.type == fd.TYPE_ENUM:
+        setattr(holder, fd.name, [0, 1, 7, 99][how % 4])
+    elif fd.type == fd.TYPE_STRING:
+        setattr(holder, fd.name, "")
+    elif fd.type == fd.TYPE_INT32:
+        setattr(holder, fd.name, -how)
+    else:
+        holder.ClearField(fd.name)
+
+
+@pytest.mark.parametrize("name", PLANNED)
+@given(data=st.data())
+def test_message_plans_agree(name: str, data: st.DataObject) -> None:
+    cls = getattr(m, name)
+    x = data.draw(a2a_st.strategy_for(cls, "1.0"), label="value")
+    try:
+        msg = _convert.to_proto(x)
+    except EncodeError:  # what protobuf cannot carry (big integers in Structs...)
+        return
+    if type(msg).DESCRIPTOR.name != name:  # a security scheme: its oneof wrapper
+        msg = getattr(msg, msg.WhichOneof(msg.DESCRIPTOR.oneofs[0].name))
+    pure = _convert._NS[f"_from_{name}"]
+    # As from_proto reads a message: the bytes of the parsed message (a Struct's
+    # map order is the parsed message's, see _pbwire.c).
+    parsed = getattr(pb, name).FromString(msg.SerializeToString())
+    fast = _PLANS[name].loads(parsed.SerializeToString())
+    assert fast is not None  # a valid message: the plan reads it
+    assert_identical(fast, pure(parsed))
+    # Mutated into (often) invalid messages: the plan agrees or gives up.
+    targets = _fields(msg)
+    if targets:
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+            _mutate(msg, data.draw(st.sampled_from(targets)), data.draw(st.integers(0, 7)))
+        parsed = getattr(pb, name).FromString(msg.SerializeToString())
+        expected = result(lambda: pure(parsed))
+        fast = _PLANS[name].loads(parsed.SerializeToString())
+        if fast is not None:
+            assert expected[0] == "ok", expected
+            assert_identical(fast, expected[1])
+        # The decoder from_proto uses: the same model, or the same error.
+        if _convert._DECODERS[cls].__qualname__ == "_first.<locals>.decode":
+            got = result(lambda: _convert._DECODERS[cls](parsed))
+            assert got[0] == expected[0]
+            if got[0] == "ok":
+                assert_identical(got[1], expected[1])
+            else:
+                assert got == expected

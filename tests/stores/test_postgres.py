@@ -37,7 +37,9 @@ async def _query(dsn: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
 # --- migrations -------------------------------------------------------------------------------
 
 
-async def test_a_fresh_schema_gets_tables_indexes_and_column_types(pg_dsn: str, pg_schema: str) -> None:
+async def test_a_fresh_schema_gets_tables_indexes_and_column_types(
+    pg_dsn: str, pg_schema: str
+) -> None:
     async with PostgresTaskStore(pg_dsn, schema=pg_schema):
         pass
     tables = {

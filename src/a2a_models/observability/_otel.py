@@ -494,10 +494,30 @@ _STATE_KEYS: dict[m.TaskState, tuple[tuple[str, str], ...]] = {
 }
 
 
+async def _in_context(ctx: Any, drive: Any) -> None:
+    token = otel_context.attach(ctx)
+    try:
+        await drive()
+    finally:
+        otel_context.detach(token)
+
+
+async def _turn_span(span: Any, drive: Any) -> None:
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        await drive()
+    except BaseException as exc:
+        _fail(span, exc)
+        raise
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
 class _EngineObserver:
     """An ``a2a.agent.turn`` span per agent turn (detail ``turns``); active tasks by state."""
 
-    async def turn(self, run: Any, drive: Any) -> None:
+    def turn(self, run: Any, drive: Any) -> Awaitable[None]:
         context_id = getattr(run.context, "context_id", None)
         # The run's own task context (the turn runs in a task of its own).
         _TASK.set((run.task_id, context_id or ""))
@@ -510,29 +530,15 @@ class _EngineObserver:
             parent = propagate.extract(dict(caller))
         if instruments is None or instruments.detail < _TURNS:
             if parent is None:
-                await drive()
-                return
-            token = otel_context.attach(parent)
-            try:
-                await drive()
-            finally:
-                otel_context.detach(token)
-            return
+                return drive()  # type: ignore[no-any-return]  # no coroutine of ours around it
+            return _in_context(parent, drive)
         attributes = {"a2a.task.id": run.task_id}
         if context_id:
             attributes["a2a.context.id"] = context_id
         span = instruments.tracer.start_span(
             "a2a.agent.turn", parent, kind=SpanKind.INTERNAL, attributes=attributes
         )
-        token = otel_context.attach(trace.set_span_in_context(span))
-        try:
-            await drive()
-        except BaseException as exc:
-            _fail(span, exc)
-            raise
-        finally:
-            otel_context.detach(token)
-            span.end()
+        return _turn_span(span, drive)
 
     def wrap_store(self, store: Any) -> Any:
         instruments = _instruments

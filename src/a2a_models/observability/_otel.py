@@ -139,23 +139,12 @@ def current() -> _Instruments | None:
 
 def request_attributes(params: Any) -> dict[str, str]:
     """``a2a.task.id`` / ``a2a.context.id`` named by a request."""
+    task_id, context_id = _request_ids(params)
     out: dict[str, str] = {}
-    message = getattr(params, "message", None)
-    if isinstance(message, m.Message):
-        if message.task_id:
-            out["a2a.task.id"] = message.task_id
-        if message.context_id:
-            out["a2a.context.id"] = message.context_id
-        return out
-    if isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
-        out["a2a.task.id"] = params.id
-    else:
-        task_id = getattr(params, "task_id", None)
-        if isinstance(task_id, str) and task_id:
-            out["a2a.task.id"] = task_id
-        context_id = getattr(params, "context_id", None)
-        if isinstance(context_id, str) and context_id:
-            out["a2a.context.id"] = context_id
+    if task_id:
+        out["a2a.task.id"] = task_id
+    if context_id:
+        out["a2a.context.id"] = context_id
     return out
 
 
@@ -200,22 +189,26 @@ async def _intercept(
     instruments = _instruments
     if instruments is None:  # uninstalled meanwhile
         return await call_operation(ops, spec, params, call, after_seq)
-    system = binding or "inprocess"
-    ok = _ok_attributes(system, spec.name)
-    attributes = request_attributes(params)
-    attributes["rpc.system"] = system
-    attributes["rpc.method"] = spec.name
-    attributes["a2a.protocol.version"] = call.version
+    method = _METHODS.get((binding, spec.name, call.version)) or _method(
+        binding, spec.name, call.version
+    )
+    task_id, context_id = ids = _request_ids(params)
+    attributes = method.attributes  # shared (never mutated) when the request names no ids
+    if task_id or context_id:
+        attributes = dict(attributes)
+        if task_id:
+            attributes["a2a.task.id"] = task_id
+        if context_id:
+            attributes["a2a.context.id"] = context_id
     span = instruments.tracer.start_span(
-        _SPAN_NAMES[spec.name],
+        method.span_name,
         propagate.extract(dict(call.trace)) if call.trace else None,
         kind=SpanKind.SERVER,
         attributes=attributes,
     )
-    token = otel_context.attach(trace.set_span_in_context(span))
-    task_token = _TASK.set(
-        (attributes.get("a2a.task.id", ""), attributes.get("a2a.context.id", ""))
-    )
+    ctx = trace.set_span_in_context(span)
+    token = otel_context.attach(ctx)
+    task_token = _TASK.set(ids)
     start = time.perf_counter()
     try:
         result = await call_operation(ops, spec, params, call, after_seq)
@@ -230,20 +223,16 @@ async def _intercept(
                 type(exc).__name__,
                 str(exc)[:200],
             )
-        failed = {"rpc.system": system, "rpc.method": spec.name, "outcome": "error"}
+        failed = {"rpc.system": method.system, "rpc.method": spec.name, "outcome": "error"}
         failed["error.type"] = _error_type(exc)
-        instruments.server_duration.record(time.perf_counter() - start, failed)
+        instruments.server_duration.record(time.perf_counter() - start, failed, ctx)
         raise
     else:
         if spec.streaming and isinstance(result, ServerEventStream):
-            result = ServerEventStream(_counted(result, _STREAM_KEYS[system, spec.name]))
+            result = ServerEventStream(_counted(result, method.stream_key))
         elif span.is_recording():
-            # Only what the request did not name (each attribute set costs a copy and a check).
-            found = result_attributes(result)
-            new = {k: v for k, v in found.items() if attributes.get(k) != v}
-            if new:
-                span.set_attributes(new)
-        instruments.server_duration.record(time.perf_counter() - start, ok)
+            _set_result_attributes(span, result, task_id, context_id)
+        instruments.server_duration.record(time.perf_counter() - start, method.ok, ctx)
         return result
     finally:
         _TASK.reset(task_token)
@@ -251,19 +240,64 @@ async def _intercept(
         span.end()
 
 
-_SPAN_NAMES: dict[str, str] = {}
-_OK: dict[tuple[str, str], dict[str, str]] = {}
-_STREAM_KEYS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+def _request_ids(params: Any) -> tuple[str, str]:
+    """``(task id, context id)`` a request names (``""``: none); :func:`request_attributes`."""
+    message = getattr(params, "message", None)
+    if isinstance(message, m.Message):
+        return message.task_id or "", message.context_id or ""
+    if isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
+        return params.id, ""
+    task_id = getattr(params, "task_id", None)
+    context_id = getattr(params, "context_id", None)
+    return (
+        task_id if isinstance(task_id, str) else "",
+        context_id if isinstance(context_id, str) else "",
+    )
 
 
-def _ok_attributes(system: str, method: str) -> dict[str, str]:
-    """The (shared, never mutated) metric attributes of a successful call."""
-    key = (system, method)
-    found = _OK.get(key)
-    if found is None:
-        found = _OK[key] = {"rpc.system": system, "rpc.method": method, "outcome": "ok"}
-        _STREAM_KEYS[key] = (("rpc.system", system), ("rpc.method", method))
-        _SPAN_NAMES[method] = f"{SERVICE}/{method}"
+def _set_result_attributes(span: Any, result: Any, task_id: str, context_id: str) -> None:
+    """Set on ``span`` the :func:`result_attributes` the request did not already name
+    (each call to the SDK span copies, checks and locks: one call, only what is new)."""
+    if isinstance(result, m.Task):
+        new = {"a2a.task.state": result.status.state.value}
+        if result.id != task_id:
+            new["a2a.task.id"] = result.id
+        if result.context_id and result.context_id != context_id:
+            new["a2a.context.id"] = result.context_id
+        span.set_attributes(new)
+    elif isinstance(result, m.Message) and result.context_id:
+        if result.task_id and result.task_id != task_id:
+            span.set_attributes(
+                {"a2a.task.id": result.task_id, "a2a.context.id": result.context_id}
+            )
+        elif result.context_id != context_id:
+            span.set_attribute("a2a.context.id", result.context_id)
+
+
+class _Method:
+    """What the server spans and metrics of one (binding, method, version) share."""
+
+    __slots__ = ("attributes", "ok", "span_name", "stream_key", "system")
+
+    def __init__(self, binding: str, name: str, version: str) -> None:
+        self.system = system = binding or "inprocess"
+        self.span_name = f"{SERVICE}/{name}"
+        #: The span's attributes before the request's ids (shared, never mutated).
+        self.attributes = {
+            "rpc.system": system,
+            "rpc.method": name,
+            "a2a.protocol.version": version,
+        }
+        #: The metric attributes of a successful call (shared, never mutated).
+        self.ok = {"rpc.system": system, "rpc.method": name, "outcome": "ok"}
+        self.stream_key = (("rpc.system", system), ("rpc.method", name))
+
+
+_METHODS: dict[tuple[str, str, str], _Method] = {}
+
+
+def _method(binding: str, name: str, version: str) -> _Method:
+    found = _METHODS[binding, name, version] = _Method(binding, name, version)
     return found
 
 
@@ -460,10 +494,30 @@ _STATE_KEYS: dict[m.TaskState, tuple[tuple[str, str], ...]] = {
 }
 
 
+async def _in_context(ctx: Any, drive: Any) -> None:
+    token = otel_context.attach(ctx)
+    try:
+        await drive()
+    finally:
+        otel_context.detach(token)
+
+
+async def _turn_span(span: Any, drive: Any) -> None:
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        await drive()
+    except BaseException as exc:
+        _fail(span, exc)
+        raise
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
 class _EngineObserver:
     """An ``a2a.agent.turn`` span per agent turn (detail ``turns``); active tasks by state."""
 
-    async def turn(self, run: Any, drive: Any) -> None:
+    def turn(self, run: Any, drive: Any) -> Awaitable[None]:
         context_id = getattr(run.context, "context_id", None)
         # The run's own task context (the turn runs in a task of its own).
         _TASK.set((run.task_id, context_id or ""))
@@ -476,29 +530,15 @@ class _EngineObserver:
             parent = propagate.extract(dict(caller))
         if instruments is None or instruments.detail < _TURNS:
             if parent is None:
-                await drive()
-                return
-            token = otel_context.attach(parent)
-            try:
-                await drive()
-            finally:
-                otel_context.detach(token)
-            return
+                return drive()  # type: ignore[no-any-return]  # no coroutine of ours around it
+            return _in_context(parent, drive)
         attributes = {"a2a.task.id": run.task_id}
         if context_id:
             attributes["a2a.context.id"] = context_id
         span = instruments.tracer.start_span(
             "a2a.agent.turn", parent, kind=SpanKind.INTERNAL, attributes=attributes
         )
-        token = otel_context.attach(trace.set_span_in_context(span))
-        try:
-            await drive()
-        except BaseException as exc:
-            _fail(span, exc)
-            raise
-        finally:
-            otel_context.detach(token)
-            span.end()
+        return _turn_span(span, drive)
 
     def wrap_store(self, store: Any) -> Any:
         instruments = _instruments

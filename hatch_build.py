@@ -1,11 +1,13 @@
 """Hatch build hook: compile the optional codec accelerator when asked.
 
-``A2A_BUILD_ACCEL=1`` compiles the C sources (``codec/_speedups.c``,
-``adapters/grpc/_pbwire.c``; with ``scripts/build_accel.py``, the compiler
-Python was built with) into the wheel,
-which then gets a platform tag; ``A2A_BUILD_ACCEL=auto`` tries and falls back
-to the pure-Python wheel when there is no compiler. Editable installs build it
-in place, next to the source. Unset: the pure-Python wheel, as always.
+By default (``A2A_BUILD_ACCEL`` unset or ``auto``) the build tries to compile
+the C sources (``codec/_speedups.c``, ``adapters/grpc/_pbwire.c``; with
+``scripts/build_accel.py``, the compiler Python was built with) into the wheel,
+which then gets a platform tag, and falls back to the pure-Python wheel with a
+warning when that fails (no compiler, no headers), as C-accelerated packages
+usually do. ``A2A_BUILD_ACCEL=1`` makes a failed build an error;
+``A2A_BUILD_ACCEL=0`` builds the pure-Python wheel without trying. Editable
+installs build it in place, next to the source.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ class AccelBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        mode = os.environ.get("A2A_BUILD_ACCEL", "").strip().lower()
-        if mode in ("", "0", "no", "false"):
+        mode = os.environ.get("A2A_BUILD_ACCEL", "").strip().lower() or "auto"
+        if mode in ("0", "no", "false"):
             return
         sys.path.insert(0, str(Path(self.root) / "scripts"))
         try:

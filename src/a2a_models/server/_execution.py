@@ -28,6 +28,7 @@ from ._eager import start_eager_task
 from ._lifecycle import merge_metadata, state_of, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished
+from ._store import LeaseLostError
 from ._writer import TaskWriter, written
 
 __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
@@ -139,6 +140,12 @@ class InProcessExecutor(RunTable):
             raise
         except RunAborted:
             pass
+        except LeaseLostError:
+            # Another worker took the task over (this one stalled past its lease):
+            # its run is the task's now. Stop here, writing nothing more.
+            log.warning(
+                "lost the lease on task %s to another worker; stopping its run", run.task_id
+            )
         except RunFinished as finished:
             log.warning(
                 "task %s is already %s; discarding the rest of the agent's events",
@@ -291,7 +298,7 @@ class InProcessExecutor(RunTable):
         event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")
         try:
             await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
-        except (RunAborted, RunFinished):
+        except (RunAborted, RunFinished, LeaseLostError):
             pass
 
     async def _fail(self, run: AgentRun, text: str) -> None:
@@ -308,5 +315,7 @@ class InProcessExecutor(RunTable):
             run.settled.set()
         except (RunAborted, RunFinished):
             pass
+        except LeaseLostError:
+            log.warning("lost the lease on task %s to another worker; not failing it", run.task_id)
         except Exception:
             log.exception("could not mark task %s failed", run.task_id)

@@ -6,8 +6,15 @@
 * takes a lease on a task when its turn starts (in the store, shared by every
   process on the same database) and gives it up when the turn settles;
 * renews its leases every ``ttl / 3`` seconds; a run whose lease another
-  worker took over (this process stalled past ``ttl``) is stopped, so a task
-  never runs twice at once;
+  worker took over (this process stalled past ``ttl``) is stopped;
+* fences every write of a run with its lease: each acquisition of a task's
+  lease (``acquire_lease``, ``claim_expired_leases``, a worker's pull, queueing
+  a turn) increases the task's lease epoch, the run keeps the epoch of its own
+  acquisition (``AgentRun.lease``) and ``TaskStore.update`` refuses a write
+  whose epoch is no longer the task's, in the transaction that checks the
+  version (:class:`~a2a_models.server.LeaseLostError`). The run stops at that
+  write, with nothing written or published: from the moment of a take-over
+  the stalled run's events never reach the task, whatever its renewal does;
 * takes over the tasks whose worker is gone (lease lapsed, or submitted /
   working with no lease for ``ttl``): the task is failed with the status
   message :data:`STOPPED_MESSAGE`, or its turn is run again when the agent
@@ -17,6 +24,16 @@
 A process restarted on the same database recovers its own tasks the same way
 (its new worker id is a new worker). The store needs ``acquire_lease``,
 ``renew_leases``, ``release_lease`` and ``claim_expired_leases`` (the SQL stores).
+
+Why an epoch per acquisition and not the worker id as the fencing token: a
+worker can take a task's lease again while a stalled run of its own on that
+task is still alive (a follow-up turn of the task reaches the same replica, or
+the same worker pulls it, before the old run notices); with the worker id the
+old run's writes would pass. The epoch also lets a run write after it released
+its lease (the "failed" of a shutdown) as long as nobody took the lease since.
+A store whose ``acquire_lease`` returns a plain ``bool`` (no epoch) still works:
+its runs' writes are not fenced, and a stalled run is stopped only by its
+renewal (within ``ttl / 3`` of waking up), as before fencing.
 """
 
 from __future__ import annotations
@@ -188,15 +205,21 @@ class LeasingExecutor(InProcessExecutor):
             if run.task_id in self._leased:
                 self._leased.discard(run.task_id)
                 with contextlib.suppress(Exception):
-                    await self._store.release_lease(run.task_id, self.worker_id)
+                    if run.lease is None:
+                        await self._store.release_lease(run.task_id, self.worker_id)
+                    else:  # not a lease taken again since (by this worker, for a newer run)
+                        await self._store.release_lease(run.task_id, self.worker_id, run.lease)
 
     async def _acquire(self, run: AgentRun) -> bool:
-        """Take the lease of a run's task (False: another live worker holds it)."""
-        return bool(await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl))
+        """Take the lease of a run's task (False: another live worker holds it); the
+        run's writes are fenced with its epoch from then on."""
+        taken = await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
+        run.lease = _epoch(taken)
+        return bool(taken)
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
         task = await super()._create(run, snapshot)
-        if await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl):
+        if await self._acquire(run):
             self._leased.add(run.task_id)
         return task
 
@@ -207,6 +230,11 @@ class LeasingExecutor(InProcessExecutor):
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
         await super().aclose()
+
+
+def _epoch(taken: object) -> int | None:
+    """The lease epoch ``acquire_lease`` returned (``None``: a store that gives none)."""
+    return taken if isinstance(taken, int) and not isinstance(taken, bool) else None
 
 
 def _placeholder(task_id: str) -> Any:

@@ -76,12 +76,18 @@ _RUNNING = (TaskState.SUBMITTED, TaskState.WORKING)
 
 @attrs.frozen(slots=True)
 class Turn:
-    """One turn for a worker: the request that started it, who sent it, for which task."""
+    """One turn for a worker: the request that started it, who sent it, for which task.
+
+    ``lease``: set by :meth:`TurnQueue.pull`, the epoch of the task's lease the
+    pull took (the run's fencing token; ``None``: a queue that gives none, the
+    run's writes are not fenced). Not part of the stored turn.
+    """
 
     task_id: str
     request: SendMessageRequest
     call: CallContext
     tenant: str | None
+    lease: int | None = attrs.field(default=None, eq=False, kw_only=True)
 
     def to_json(self) -> bytes:
         """The turn as JSON bytes (the request in the 1.0 wire form)."""
@@ -145,7 +151,8 @@ class TurnQueue(Protocol):
     """Where workers get their turns (``a2a_models.stores.PostgresTurnQueue``)."""
 
     async def pull(self, worker: str, ttl: float) -> Turn | None:
-        """Take the oldest turn nobody else is taking, and its task's lease for ``ttl`` s."""
+        """Take the oldest turn nobody else is taking, and its task's lease for ``ttl`` s
+        (its epoch in ``Turn.lease``, if the queue's store fences writes)."""
 
     async def push(self, turn: Turn) -> None:
         """Queue ``turn`` again (a worker stopping gives back a turn it cut short)."""
@@ -500,6 +507,7 @@ class Worker:
         )
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
         run.written = written(stored)
+        run.lease = turn.lease
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)

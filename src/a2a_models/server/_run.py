@@ -60,6 +60,10 @@ class AgentRun:
         #: the writer applies the next event to it instead of reading the store
         #: (see :meth:`~a2a_models.server.TaskWriter.commit`).
         self.written: StoredTask | None = None
+        #: The epoch of the task's lease this run holds (its fencing token: every
+        #: write names it, see :class:`~a2a_models.server.LeaseLostError`); ``None``:
+        #: no lease, or a store that does not fence, and the writes are not fenced.
+        self.lease: int | None = None
         #: The task exists (or the agent replied directly, or creation failed).
         self.started = asyncio.Event()
         #: A terminal or interrupted state, a direct reply, or the run ended.

@@ -42,6 +42,7 @@ from .paging import (
 __all__ = [
     "ConcurrentModificationError",
     "InMemoryTaskStore",
+    "LeaseLostError",
     "LoggedEvent",
     "StoredTask",
     "TaskPage",
@@ -66,6 +67,27 @@ class ConcurrentModificationError(A2AError):
         super().__init__(
             f"task {task_id!r} is at version {actual_version}, "
             f"the write expected version {expected_version}"
+        )
+
+
+class LeaseLostError(A2AError):
+    """A fenced write was refused: the run's lease on the task was taken after it.
+
+    A run that holds a lease (see :class:`~a2a_models.server.LeasingExecutor`)
+    names the epoch of its acquisition in every write (``TaskStore.update``'s
+    ``lease``); once another acquisition came after it (the run's worker stalled
+    past the lease and another took the task over), the store refuses the write
+    with this error, in the transaction that checks the version, and writes
+    nothing. The writer does not retry it: the executor stops that run at once.
+    """
+
+    def __init__(self, task_id: str, lease: int, actual: int) -> None:
+        self.task_id = task_id
+        self.lease = lease
+        self.actual = actual
+        super().__init__(
+            f"task {task_id!r}: the write holds lease epoch {lease}, the task's lease "
+            f"was taken again since (epoch {actual})"
         )
 
 
@@ -174,6 +196,7 @@ class TaskStore(abc.ABC):
         *,
         event: StreamResponse | None = None,
         history_offset: int = 0,
+        lease: int | None = None,
     ) -> int:
         """Replace the snapshot of ``task.id`` and return the new version.
 
@@ -185,6 +208,13 @@ class TaskStore(abc.ABC):
         :class:`ConcurrentModificationError` if the record is not at
         ``expected_version`` and :class:`~a2a_models.errors.TaskNotFoundError`
         if it does not exist.
+
+        ``lease`` (a fenced write, by a run that holds the task's lease): the
+        epoch its lease acquisition returned. A store that keeps leases checks
+        it in the same atomic step and raises :class:`LeaseLostError` (writing
+        nothing) if the lease was taken again since. The engine passes it only
+        to stores whose ``acquire_lease`` returned an epoch (an ``int``); a
+        store without leases ignores it.
         """
 
     @abc.abstractmethod
@@ -539,6 +569,7 @@ class InMemoryTaskStore(TaskStore):
         *,
         event: StreamResponse | None = None,
         history_offset: int = 0,
+        lease: int | None = None,  # no leases in memory: nothing to fence
     ) -> int:
         record = self._record(task.id)
         if record.version != expected_version:

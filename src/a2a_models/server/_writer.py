@@ -91,6 +91,10 @@ class TaskWriter:
         ``run``: the run whose agent produced ``event``. Its task as the run
         last wrote it (``run.written``) is the base of the write, and the store
         is read only when another write came in between (the version moved on).
+        A run that holds a lease writes fenced (``run.lease``): once its lease was
+        taken again, the store raises :class:`~a2a_models.server.LeaseLostError`,
+        which is not retried: nothing is written or published, and the executor
+        stops the run.
         """
         error: ConcurrentModificationError | None = None
         # Applying an event needs no history (it only appends to it): read none,
@@ -98,6 +102,7 @@ class TaskWriter:
         # ``build`` callers get (and may need) the whole task.
         history_length = None if build is not None else 0
         known = run.written if run is not None and build is None else None
+        lease = run.lease if run is not None else None
         for _ in range(_MAX_ATTEMPTS):
             stored, known = known, None
             task: Task | None = None
@@ -115,12 +120,21 @@ class TaskWriter:
                 task = build(stored.task) if build is not None else apply_event(stored.task, event)
             task = merge_metadata(task, metadata)
             try:
-                version = await self.store.update(
-                    task,
-                    stored.version,
-                    event=event if logged else None,
-                    history_offset=stored.history_offset,
-                )
+                if lease is None:  # no fencing: a store written before it accepts this too
+                    version = await self.store.update(
+                        task,
+                        stored.version,
+                        event=event if logged else None,
+                        history_offset=stored.history_offset,
+                    )
+                else:
+                    version = await self.store.update(
+                        task,
+                        stored.version,
+                        event=event if logged else None,
+                        history_offset=stored.history_offset,
+                        lease=lease,
+                    )
             except ConcurrentModificationError as exc:
                 error = exc
                 continue

@@ -653,6 +653,7 @@ class SQLTaskStore(TaskStore):
         event: StreamResponse | None,
         history_offset: int,
         changed: Sequence[int] | None,
+        lease: int | None = None,
     ) -> None:
         """Write ``task``'s row over its ``expected_version``, append its new history
         messages (see :func:`new_messages`), write its artifact rows and log
@@ -660,9 +661,10 @@ class SQLTaskStore(TaskStore):
 
         ``changed``: the positions of the only artifacts that may differ from
         the stored rows (``None``: any may; rows of artifacts the task no
-        longer has are deleted).
+        longer has are deleted). ``lease``: the row's ``lease_epoch`` must
+        still be this (checked first, under the row's write lock).
 
-        Raises ``TaskNotFoundError`` or ``ConcurrentModificationError``.
+        Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
         """
 
     @abc.abstractmethod
@@ -777,12 +779,15 @@ class SQLTaskStore(TaskStore):
         *,
         event: StreamResponse | None = None,
         history_offset: int = 0,
+        lease: int | None = None,
     ) -> int:
         snapshot = encode_head(task)
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
         changed = self._changed_artifacts(task, expected_version)
-        await self._update_task(task, expected_version, snapshot, event, history_offset, changed)
+        await self._update_task(
+            task, expected_version, snapshot, event, history_offset, changed, lease
+        )
         self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
         return expected_version + 1
 

@@ -696,6 +696,17 @@ POSTGRES_RECOUNT = (
     *_POSTGRES_CONTEXT_RECOUNT[1:],
 )
 
+# --- v8: lease epochs (fencing) ----------------------------------------------------------------
+#
+# ``lease_epoch`` grows by one each time the task's lease is taken (acquired,
+# claimed, pulled from the queue, queued): a run's writes name the epoch of
+# its acquisition and are refused once another acquisition came after it
+# (see ``TaskStore.update``'s ``lease``).
+
+_SQLITE_V8 = ("ALTER TABLE a2a_tasks ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0",)
+
+_POSTGRES_V8 = ("ALTER TABLE {schema}.a2a_tasks ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0",)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -705,6 +716,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "artifacts as rows, a log without copies", _SQLITE_V5, _POSTGRES_V5),
     Migration(6, "queue of turns for workers", (), _POSTGRES_V6),
     Migration(7, "less room per task", (), _POSTGRES_V7),
+    Migration(8, "lease epochs for fenced writes", _SQLITE_V8, _POSTGRES_V8),
 )
 
 

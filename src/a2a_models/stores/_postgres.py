@@ -17,6 +17,7 @@ from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
+    LeaseLostError,
     LoggedEvent,
     check_active_limit,
     push_config_id,
@@ -532,6 +533,7 @@ class PostgresTaskStore(SQLTaskStore):
         event: StreamResponse | None,
         history_offset: int,
         changed: Sequence[int] | None,
+        lease: int | None = None,
     ) -> None:
         context_id, state, key, terminal = task_columns(task)
         update = (
@@ -547,7 +549,8 @@ class PostgresTaskStore(SQLTaskStore):
             async with conn.transaction():
                 cursor = await conn.execute(
                     "SELECT t.version, t.history_count, t.last_seq, t.artifact_count, t.key,"
-                    f" t.context_id, e.seq, e.event FROM {self._tasks} t LEFT JOIN LATERAL"
+                    f" t.context_id, e.seq, e.event, t.lease_epoch FROM {self._tasks} t"
+                    " LEFT JOIN LATERAL"
                     f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
                     " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
                     (task.id,),
@@ -555,6 +558,9 @@ class PostgresTaskStore(SQLTaskStore):
                 row = await cursor.fetchone()
                 if row is None:
                     raise TaskNotFoundError(f"task {task.id!r} not found")
+                # Under the row lock (FOR UPDATE): every lease change waits for this write.
+                if lease is not None and row[8] != lease:
+                    raise LeaseLostError(task.id, lease, row[8])
                 if row[0] != expected_version:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
@@ -822,17 +828,21 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- leases --------------------------------------------------------------------------
 
-    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
-        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> int | None:
+        """Take (or keep) the lease on a task's turn: the new lease epoch (the fencing
+        token of this acquisition), ``None`` if another live worker holds it."""
 
-        async def acquire(conn: psycopg.AsyncConnection[Any]) -> bool:
+        async def acquire(conn: psycopg.AsyncConnection[Any]) -> int | None:
             cursor = await conn.execute(
                 f"UPDATE {self._tasks} SET lease_owner = %s,"
-                " lease_expires = now() + make_interval(secs => %s) WHERE id = %s"
-                " AND (lease_expires IS NULL OR lease_owner = %s OR lease_expires < now())",
+                " lease_expires = now() + make_interval(secs => %s),"
+                " lease_epoch = lease_epoch + 1 WHERE id = %s"
+                " AND (lease_expires IS NULL OR lease_owner = %s OR lease_expires < now())"
+                " RETURNING lease_epoch",
                 (worker, ttl, task_id, worker),
             )
-            return cursor.rowcount == 1
+            row = await cursor.fetchone()
+            return None if row is None else int(row[0])
 
         return await self._run(acquire)
 
@@ -849,14 +859,18 @@ class PostgresTaskStore(SQLTaskStore):
 
         return await self._run(renew, idempotent=True)
 
-    async def release_lease(self, task_id: str, worker: str) -> None:
-        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+    async def release_lease(self, task_id: str, worker: str, epoch: int | None = None) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none; with
+        ``epoch``, nothing if the lease was taken again since that acquisition)."""
+        where = " WHERE id = %s AND lease_owner = %s" + (
+            "" if epoch is None else " AND lease_epoch = %s"
+        )
+        params = (task_id, worker) if epoch is None else (task_id, worker, epoch)
 
         async def release(conn: psycopg.AsyncConnection[Any]) -> None:
             await conn.execute(
-                f"UPDATE {self._tasks} SET lease_owner = NULL, lease_expires = NULL"
-                " WHERE id = %s AND lease_owner = %s",
-                (task_id, worker),
+                f"UPDATE {self._tasks} SET lease_owner = NULL, lease_expires = NULL" + where,
+                params,
             )
 
         await self._run(release, idempotent=True)
@@ -875,7 +889,8 @@ class PostgresTaskStore(SQLTaskStore):
         async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str]]:
             cursor = await conn.execute(
                 f"UPDATE {self._tasks} SET lease_owner = %s,"
-                " lease_expires = now() + make_interval(secs => %s)"
+                " lease_expires = now() + make_interval(secs => %s),"
+                " lease_epoch = lease_epoch + 1"
                 f" WHERE id IN (SELECT id FROM (SELECT id FROM {self._tasks}"
                 " WHERE lease_expires < now() LIMIT %s) AS lapsed"
                 f" UNION SELECT id FROM (SELECT id FROM {self._tasks} WHERE lease_expires IS NULL"

@@ -23,6 +23,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ..server import Turn, pending_turn
 from ._common import split_url
 
@@ -55,7 +57,8 @@ def _insert_sql(q: str) -> str:
     return (
         f"WITH i AS (INSERT INTO {q}.a2a_turns (task_id, turn) VALUES (%s, %s)"
         f" RETURNING task_id), l AS (UPDATE {q}.a2a_tasks AS k SET lease_owner = '{QUEUED}',"
-        " lease_expires = 'infinity' FROM i WHERE k.id = i.task_id RETURNING k.id)"
+        " lease_expires = 'infinity', lease_epoch = k.lease_epoch + 1"
+        " FROM i WHERE k.id = i.task_id RETURNING k.id)"
         " SELECT pg_notify(%s, '') FROM i"
     )
 
@@ -87,17 +90,19 @@ class PostgresTurnQueue:
         self._listener: psycopg.AsyncConnection[Any] | None = None
 
     async def pull(self, worker: str, ttl: float) -> Turn | None:
-        """Take the oldest turn no other worker is taking, with its task's lease."""
+        """Take the oldest turn no other worker is taking, with its task's lease
+        (``Turn.lease``: the epoch of that acquisition)."""
 
         async def take(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
                 f"WITH t AS (DELETE FROM {self._turns} WHERE id = (SELECT id FROM {self._turns}"
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING task_id, turn),"
                 f" l AS (UPDATE {self._tasks} AS k SET lease_owner = %s,"
-                " lease_expires = now() + make_interval(secs => %s) FROM t"
+                " lease_expires = now() + make_interval(secs => %s),"
+                " lease_epoch = k.lease_epoch + 1 FROM t"
                 " WHERE k.id = t.task_id AND (k.lease_owner IN (%s, %s) OR k.lease_expires"
-                " IS NULL OR k.lease_expires < now()) RETURNING k.id)"
-                " SELECT t.task_id, t.turn, l.id IS NOT NULL FROM t LEFT JOIN l ON l.id = t.task_id",
+                " IS NULL OR k.lease_expires < now()) RETURNING k.id, k.lease_epoch)"
+                " SELECT t.task_id, t.turn, l.lease_epoch FROM t LEFT JOIN l ON l.id = t.task_id",
                 (worker, ttl, worker, QUEUED),
             )
             return await cursor.fetchone()
@@ -106,9 +111,9 @@ class PostgresTurnQueue:
             row = await self.store._run(take)
             if row is None:
                 return None
-            task_id, data, leased = row
-            if leased:
-                return Turn.from_json(task_id, bytes(data))
+            task_id, data, epoch = row
+            if epoch is not None:
+                return attrs.evolve(Turn.from_json(task_id, bytes(data)), lease=int(epoch))
             # Deleted meanwhile, or its turn runs on a live worker: nothing to run here.
             log.warning("dropped a queued turn of task %s: its task is gone or busy", task_id)
 

@@ -19,6 +19,7 @@ from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
+    LeaseLostError,
     LoggedEvent,
     check_active_limit,
     push_config_id,
@@ -422,6 +423,7 @@ class SQLiteTaskStore(SQLTaskStore):
         event: StreamResponse | None,
         history_offset: int,
         changed: Sequence[int] | None,
+        lease: int | None = None,
     ) -> None:
         data = snapshot.decode()
         context_id, state, key, terminal = task_columns(task)
@@ -430,12 +432,14 @@ class SQLiteTaskStore(SQLTaskStore):
             now = time.time()
             with _transaction(db):
                 row = db.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key, context_id"
-                    " FROM a2a_tasks WHERE id = ?",
+                    "SELECT version, history_count, last_seq, artifact_count, key, context_id,"
+                    " lease_epoch FROM a2a_tasks WHERE id = ?",
                     (task.id,),
                 ).fetchone()
                 if row is None:
                     raise TaskNotFoundError(f"task {task.id!r} not found")
+                if lease is not None and row[6] != lease:
+                    raise LeaseLostError(task.id, lease, row[6])
                 if row[0] != expected_version:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 stored = row[1] or 0  # NULL: an older row, its history moves to rows now
@@ -681,18 +685,21 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- leases --------------------------------------------------------------------------
 
-    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> bool:
-        """Take (or keep) the lease on a task's turn; False if another live worker holds it."""
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> int | None:
+        """Take (or keep) the lease on a task's turn: the new lease epoch (the fencing
+        token of this acquisition), ``None`` if another live worker holds it."""
 
-        def acquire(db: sqlite3.Connection) -> bool:
+        def acquire(db: sqlite3.Connection) -> int | None:
             now = time.time()
             with _transaction(db):
-                cursor = db.execute(
-                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?"
-                    " AND (lease_expires IS NULL OR lease_owner = ? OR lease_expires < ?)",
+                row = db.execute(
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ?,"
+                    " lease_epoch = lease_epoch + 1 WHERE id = ?"
+                    " AND (lease_expires IS NULL OR lease_owner = ? OR lease_expires < ?)"
+                    " RETURNING lease_epoch",
                     (worker, now + ttl, task_id, worker, now),
-                )
-            return cursor.rowcount == 1
+                ).fetchone()
+            return None if row is None else int(row[0])
 
         return await self._run(acquire)
 
@@ -710,15 +717,19 @@ class SQLiteTaskStore(SQLTaskStore):
 
         return await self._run(renew)
 
-    async def release_lease(self, task_id: str, worker: str) -> None:
-        """Give up ``worker``'s lease on a task (nothing if it holds none)."""
+    async def release_lease(self, task_id: str, worker: str, epoch: int | None = None) -> None:
+        """Give up ``worker``'s lease on a task (nothing if it holds none; with
+        ``epoch``, nothing if the lease was taken again since that acquisition)."""
+        where = " WHERE id = ? AND lease_owner = ?" + (
+            "" if epoch is None else " AND lease_epoch = ?"
+        )
+        params = (task_id, worker) if epoch is None else (task_id, worker, epoch)
 
         def release(db: sqlite3.Connection) -> None:
             with _transaction(db):
                 db.execute(
-                    "UPDATE a2a_tasks SET lease_owner = NULL, lease_expires = NULL"
-                    " WHERE id = ? AND lease_owner = ?",
-                    (task_id, worker),
+                    "UPDATE a2a_tasks SET lease_owner = NULL, lease_expires = NULL" + where,
+                    params,
                 )
 
         await self._run(release)
@@ -744,7 +755,8 @@ class SQLiteTaskStore(SQLTaskStore):
                     (now, now - ttl, limit),
                 ).fetchall()
                 db.executemany(
-                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ? WHERE id = ?",
+                    "UPDATE a2a_tasks SET lease_owner = ?, lease_expires = ?,"
+                    " lease_epoch = lease_epoch + 1 WHERE id = ?",
                     [(worker, now + ttl, row[0]) for row in rows],
                 )
             return [(row[0], row[1]) for row in rows]

@@ -216,11 +216,16 @@ async def test_a_stalled_run_is_stopped_at_its_first_write_after_the_take_over(
         )
         assert isinstance(task, Task)
         await other.open()  # B takes the task over within TTL + TTL / 3 and runs it again
+        rerun_leases: set[int | None] = set()
         async with asyncio.timeout(20):
             while (await sql_store.get(task.id, None)).task.status.state is not (
                 TaskState.COMPLETED
             ):
+                if (run := other.running(task.id)) is not None:
+                    rerun_leases.add(run.lease)
                 await asyncio.sleep(0.05)
+        # The taken-over turn's run holds a lease of its own: its writes are fenced too.
+        assert len(rerun_leases) == 1 and isinstance(rerun_leases.pop(), int)
         await asyncio.sleep(0.2)
         log = [event for _, event in await sql_store.events_after(task.id, 0)]
         texts = [_text(event) for event in log]

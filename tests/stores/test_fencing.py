@@ -63,11 +63,18 @@ async def _working(store: TaskStore) -> Task:
     return working
 
 
-async def _state(store: TaskStore, task_id: str) -> tuple[Any, ...]:
-    """Everything a write could change: the row, its history and artifacts, its log."""
-    stored = await store.get(task_id, None)
-    assert stored is not None
-    return stored.version, stored.last_seq, stored.task, await store.events_after(task_id, 0)
+async def _state(store: Any, task_id: str) -> tuple[Any, ...]:
+    """Everything a write could change: the row, its history and artifacts, its log,
+    read by a store of its own (no cached history or artifacts)."""
+    if isinstance(store, SQLiteTaskStore):
+        fresh: Any = SQLiteTaskStore(store.path)
+    else:
+        fresh = PostgresTaskStore(PG_DSN, schema=store.schema)
+    async with fresh:
+        stored = await fresh.get(task_id, None)
+        assert stored is not None
+        events = await fresh.events_after(task_id, 0)
+    return stored.version, stored.last_seq, stored.task, events
 
 
 def _late_write(task: Task) -> tuple[Task, Any]:

@@ -245,3 +245,34 @@ async def test_a_stalled_run_is_stopped_at_its_first_write_after_the_take_over(
     finally:
         await other.aclose()
         await stalled.aclose()
+
+
+class _Unfenced(SQLiteTaskStore):
+    """A store written before fencing: its ``update`` takes no ``lease``."""
+
+    async def update(  # type: ignore[override]
+        self, task: Task, expected_version: int, *, event: Any = None, history_offset: int = 0
+    ) -> int:
+        return await super().update(
+            task, expected_version, event=event, history_offset=history_offset
+        )
+
+
+async def test_a_store_whose_update_takes_no_lease_runs_unfenced(tmp_path: Path) -> None:
+    store = await _Unfenced(tmp_path / "old.db").open()
+    handler = RequestHandler(
+        Pid("A"),
+        make_card(),
+        store=store,
+        executor=lambda agent, writer: LeasingExecutor(agent, writer, worker_id="A", ttl=5),
+    )
+    try:
+        assert not handler.executor._fenced  # type: ignore[attr-defined]
+        task = await asyncio.wait_for(
+            handler.on_send_message(SendMessageRequest(message=Message.user("go")), CallContext()),
+            20,
+        )
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    finally:
+        await handler.aclose()
+        await store.aclose()

@@ -31,15 +31,17 @@ task is still alive (a follow-up turn of the task reaches the same replica, or
 the same worker pulls it, before the old run notices); with the worker id the
 old run's writes would pass. The epoch also lets a run write after it released
 its lease (the "failed" of a shutdown) as long as nobody took the lease since.
-A store whose ``acquire_lease`` returns a plain ``bool`` (no epoch) still works:
-its runs' writes are not fenced, and a stalled run is stopped only by its
-renewal (within ``ttl / 3`` of waking up), as before fencing.
+A store whose ``acquire_lease`` returns a plain ``bool`` (no epoch), or whose
+``update`` takes no ``lease`` argument, still works: its runs' writes are not
+fenced, and a stalled run is stopped only by its renewal (within ``ttl / 3``
+of waking up), as before fencing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -95,6 +97,8 @@ class LeasingExecutor(InProcessExecutor):
         self.interval = ttl / 3
         self.recovered = 0
         self._store: Any = writer.store
+        #: The store's ``update`` takes ``lease``: runs write fenced (see the module doc).
+        self._fenced = _takes_lease(writer.store)
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
@@ -214,7 +218,7 @@ class LeasingExecutor(InProcessExecutor):
         """Take the lease of a run's task (False: another live worker holds it); the
         run's writes are fenced with its epoch from then on."""
         taken = await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
-        run.lease = _epoch(taken)
+        run.lease = _epoch(taken) if self._fenced else None
         return bool(taken)
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
@@ -230,6 +234,15 @@ class LeasingExecutor(InProcessExecutor):
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
         await super().aclose()
+
+
+def _takes_lease(store: Any) -> bool:
+    """Whether ``store.update`` accepts ``lease`` (by name, or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(store.update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "lease" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def _epoch(taken: object) -> int | None:

@@ -213,8 +213,9 @@ class TaskStore(abc.ABC):
         epoch its lease acquisition returned. A store that keeps leases checks
         it in the same atomic step and raises :class:`LeaseLostError` (writing
         nothing) if the lease was taken again since. The engine passes it only
-        to stores whose ``acquire_lease`` returned an epoch (an ``int``); a
-        store without leases ignores it.
+        to stores whose ``acquire_lease`` returned an epoch (an ``int``) and
+        whose ``update`` takes ``lease``: a store written before fencing keeps
+        working, unfenced. A store without leases ignores it.
         """
 
     @abc.abstractmethod

@@ -237,3 +237,30 @@ def test_message_plans_agree(name: str, data: st.DataObject) -> None:
                 assert_identical(got[1], expected[1])
             else:
                 assert got == expected
+
+
+# --------------------------------------------------------------------------- hostile bytes
+# (regressions found by test_pbwire_fuzz.py)
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    assert len(payload) < 128
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_a_map_entry_with_an_unknown_field_is_not_in_the_struct() -> None:
+    # upb keeps such an entry as an unknown field of the Struct, out of the map,
+    # and writes it back: the C read it as a member ({"k": ""} instead of {}).
+    for extra in (b"\x18\x01", b"\x08\x01", b"\x15\x00\x00\x00\x00", _ld(3, b"x")):
+        entry = _ld(1, b"k") + _ld(2, b"\x1a\x00") + extra  # "k": "" + an unknown field
+        struct = struct_pb2.Struct.FromString(
+            _ld(1, entry) + _ld(1, _ld(1, b"j") + _ld(2, b"\x20\x01"))
+        )
+        assert list(struct.fields) == ["j"]
+        assert _convert._from_struct(struct) == _convert._pure_from_struct(struct) == {"j": True}
+        # as a server reads a client's Message
+        raw = _convert.to_proto(
+            m.Message(message_id="1", role=m.Role.USER, parts=(m.TextPart("hi"),))
+        )
+        msg = pb.Message.FromString(raw.SerializeToString() + _ld(6, _ld(1, entry)))
+        assert _convert.from_proto(m.Message, msg).metadata == {}

@@ -199,7 +199,10 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
                 goto fail;
             continue;
         }
-        /* A map entry: key = 1 (string), value = 2 (Value). */
+        /* A map entry: key = 1 (string), value = 2 (Value). Anything else in it
+         * gives up: the protobuf runtime (upb) keeps an entry with an unknown
+         * field (a wrong wire type included) as an unknown field of the Struct,
+         * out of the map, and writes it back as it came. */
         if (read_len(&p, end, &a, &b) < 0)
             goto fail;
         const uint8_t *ka = NULL, *kb = NULL, *va = NULL, *vb = NULL;
@@ -208,20 +211,18 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
             const uint8_t *s, *e;
             if (read_varint(&a, b, &t) < 0)
                 goto fail;
-            if (t == ((1 << 3) | 2) || t == ((2 << 3) | 2)) {
-                if (read_len(&a, b, &s, &e) < 0)
-                    goto fail;
-                if (t >> 3 == 1) {
-                    ka = s;
-                    kb = e;
-                }
-                else {
-                    va = s;
-                    vb = e;
-                }
-            }
-            else if (skip(&a, b, (int)(t & 7)) < 0)
+            if (t != ((1 << 3) | 2) && t != ((2 << 3) | 2))
                 goto fail;
+            if (read_len(&a, b, &s, &e) < 0)
+                goto fail;
+            if (t >> 3 == 1) {
+                ka = s;
+                kb = e;
+            }
+            else {
+                va = s;
+                vb = e;
+            }
         }
         if (va == NULL)
             goto fail; /* a Value without a kind: the pure code reports it */

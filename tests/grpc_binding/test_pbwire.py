@@ -264,3 +264,23 @@ def test_a_map_entry_with_an_unknown_field_is_not_in_the_struct() -> None:
         )
         msg = pb.Message.FromString(raw.SerializeToString() + _ld(6, _ld(1, entry)))
         assert _convert.from_proto(m.Message, msg).metadata == {}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out) + bytes([n])
+
+
+@pytest.mark.parametrize("number", [0, 2**29, 2**32 + 1, 2**61 - 1])
+def test_field_numbers_protobuf_rejects_give_up(number: int) -> None:
+    # The C skipped field 0 and cast larger numbers to int: 2**32 + 1 read as field 1.
+    valid = pb.TaskStatus(state=pb.TASK_STATE_WORKING).SerializeToString()
+    for raw in (valid + _varint(number << 3) + b"\x03", _varint(number << 3) + b"\x03" + valid):
+        with pytest.raises(Exception):  # noqa: B017 - protobuf's DecodeError
+            pb.TaskStatus.FromString(raw)
+        assert _PLANS["TaskStatus"].loads(raw) is None
+    assert _convert._pbwire.struct_loads(_varint(number << 3) + b"\x01", True) is None
+    assert _convert._pbwire.value_loads(_varint(number << 3) + b"\x01", True) is None

@@ -39,6 +39,17 @@ read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
     return -1;
 }
 
+/* A field's tag. Gives up on field number 0 and on numbers above 2**29 - 1
+ * (protobuf rejects both; and (int)(tag >> 3) of a larger one could alias a
+ * known number). */
+static int
+read_tag(const uint8_t **p, const uint8_t *end, uint64_t *tag)
+{
+    if (read_varint(p, end, tag) < 0 || *tag < 8 || *tag > 0xffffffffu)
+        return -1;
+    return 0;
+}
+
 /* The payload of a length-delimited field. */
 static int
 read_len(const uint8_t **p, const uint8_t *end, const uint8_t **start, const uint8_t **stop)
@@ -105,7 +116,7 @@ read_value(const uint8_t *p, const uint8_t *end, int depth)
         uint64_t tag, n;
         const uint8_t *a, *b;
         PyObject *x = NULL;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         int field = (int)(tag >> 3), wt = (int)(tag & 7);
         if (field == 1 && wt == 0) { /* null_value */
@@ -160,7 +171,7 @@ read_list(const uint8_t *p, const uint8_t *end, int depth)
     while (p < end) {
         uint64_t tag;
         const uint8_t *a, *b;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         if (tag == ((1 << 3) | 2)) {
             if (read_len(&p, end, &a, &b) < 0)
@@ -192,7 +203,7 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
     while (p < end) {
         uint64_t tag;
         const uint8_t *a, *b;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         if (tag != ((1 << 3) | 2)) {
             if (skip(&p, end, (int)(tag & 7)) < 0)
@@ -209,7 +220,7 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
         while (a < b) {
             uint64_t t;
             const uint8_t *s, *e;
-            if (read_varint(&a, b, &t) < 0)
+            if (read_tag(&a, b, &t) < 0)
                 goto fail;
             if (t != ((1 << 3) | 2) && t != ((2 << 3) | 2))
                 goto fail;

@@ -75,7 +75,7 @@ part_decode(const uint8_t *b, const uint8_t *e, int depth)
     while (b < e) {
         uint64_t tag;
         const uint8_t *x, *y;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             goto fail;
         int num = (int)(tag >> 3), wt = (int)(tag & 7), k = -1;
         for (int i = 0; i < 7; i++)
@@ -151,7 +151,7 @@ ts_decode(PyObject *fn, const uint8_t *b, const uint8_t *e)
     int64_t seconds = 0, nanos = 0;
     while (b < e) {
         uint64_t tag, v;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             return NULL;
         if ((tag == ((1 << 3) | 0) || tag == ((2 << 3) | 0))) {
             if (read_varint(&b, e, &v) < 0)
@@ -179,7 +179,7 @@ msg_decode(MsgPlan *p, const uint8_t *b, const uint8_t *e, int depth)
     while (b < e) {
         uint64_t tag;
         const uint8_t *x, *y;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             goto fail;
         int num = (int)(tag >> 3), wt = (int)(tag & 7);
         Py_ssize_t i = 0;

@@ -284,3 +284,27 @@ def test_field_numbers_protobuf_rejects_give_up(number: int) -> None:
         assert _PLANS["TaskStatus"].loads(raw) is None
     assert _convert._pbwire.struct_loads(_varint(number << 3) + b"\x01", True) is None
     assert _convert._pbwire.value_loads(_varint(number << 3) + b"\x01", True) is None
+
+
+def test_a_member_twice_gives_up() -> None:
+    # Protobuf merges a message field given twice and keeps a map's last entry of a
+    # key: the C took the last list (losing the first's items), the first key.
+    null = _ld(6, _ld(1, b"\x08\x00"))  # list_value [null]
+    entry = _ld(1, b"k") + _ld(2, b"\x20\x01")
+    for is_struct, raw in (
+        (False, null + null),  # a list twice: [None, None] in protobuf
+        (False, _ld(5, b"") + _ld(5, _ld(1, entry))),  # a struct twice
+        (True, _ld(1, entry) + _ld(1, _ld(1, b"k") + _ld(2, b"\x1a\x01x"))),  # "k" twice
+        (True, _ld(1, entry + _ld(2, b"\x1a\x00"))),  # an entry with two values
+    ):
+        parsed = (struct_pb2.Struct if is_struct else struct_pb2.Value).FromString(raw)
+        loads = _convert._pbwire.struct_loads if is_struct else _convert._pbwire.value_loads
+        assert loads(raw, True) is None, raw
+        read = _convert._from_struct if is_struct else _convert._from_value
+        pure = _convert._pure_from_struct if is_struct else _convert._pure_from_value
+        assert typed(read(parsed)) == typed(pure(parsed))
+    raw = _convert.to_proto(m.DataPart(data=[None])).SerializeToString()
+    message = pb.Message(message_id="1", role=pb.ROLE_USER).SerializeToString()
+    twice = message + _ld(5, raw + raw)  # one part, its data twice: merged in protobuf
+    assert pb.Message.FromString(twice).parts[0].data.list_value.values.__len__() == 2
+    assert _PLANS["Message"].loads(twice) is None

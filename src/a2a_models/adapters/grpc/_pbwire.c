@@ -154,7 +154,11 @@ read_value(const uint8_t *p, const uint8_t *end, int depth)
         }
         if (x == NULL)
             goto fail;
-        Py_XSETREF(out, x); /* a oneof: the last one wins */
+        if (out != NULL) { /* a kind twice: protobuf merges two structs or lists */
+            Py_DECREF(x);
+            goto fail;
+        }
+        out = x;
     }
     return out; /* NULL when no kind is set: the pure code reports it */
 fail:
@@ -226,6 +230,8 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
                 goto fail;
             if (read_len(&a, b, &s, &e) < 0)
                 goto fail;
+            if ((t >> 3 == 1 ? ka : va) != NULL)
+                goto fail; /* twice: protobuf merges two values */
             if (t >> 3 == 1) {
                 ka = s;
                 kb = e;
@@ -257,6 +263,8 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
         if (PyDict_SetItem(out, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0)
             goto fail;
     }
+    if (PyDict_GET_SIZE(out) != n)
+        goto fail; /* a key twice: the last one wins in protobuf, its order unknown */
     Py_DECREF(entries);
     return out;
 fail:

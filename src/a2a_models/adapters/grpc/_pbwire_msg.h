@@ -99,8 +99,12 @@ part_decode(const uint8_t *b, const uint8_t *e, int depth)
             v = read_struct(x, y, depth + 1);
         if (v == NULL)
             goto fail;
-        if (k <= 3) { /* the content oneof: the last one wins */
-            Py_XSETREF(content, v);
+        if (k <= 3) { /* the content oneof, once (protobuf would merge two data) */
+            if (content != NULL) {
+                Py_DECREF(v);
+                goto fail;
+            }
+            content = v;
             which = k;
         }
         else if (k == 4) {

@@ -308,3 +308,31 @@ def test_a_member_twice_gives_up() -> None:
     twice = message + _ld(5, raw + raw)  # one part, its data twice: merged in protobuf
     assert pb.Message.FromString(twice).parts[0].data.list_value.values.__len__() == 2
     assert _PLANS["Message"].loads(twice) is None
+
+
+def test_an_int32_or_none_reads_its_low_32_bits() -> None:
+    # No plan has an "int32 or None" field today; the C tested "or None" on all 64
+    # bits, so 2**32 (0 as protobuf reads an int32) gave 0 instead of None.
+    import attrs
+
+    @attrs.define(slots=True)
+    class Box:
+        n: Any = None
+        k: Any = None
+
+    native = _convert._pbwire
+    plan = native.MsgPlan(Box)
+    plan.setup(
+        (
+            (1, native.Q_INT, native.M_OPT, Box.__dict__["n"], True),  # int32
+            (2, native.Q_INT, native.M_OPT, Box.__dict__["k"], False),  # int64
+        ),
+        (),
+    )
+    for value, int32, int64 in (
+        (2**32, None, 2**32),
+        (2**32 + 7, 7, 2**32 + 7),
+        (2**64 - 1, -1, -1),
+    ):
+        got = plan.loads(b"\x08" + _varint(value) + b"\x10" + _varint(value))
+        assert (got.n, got.k) == (int32, int64)

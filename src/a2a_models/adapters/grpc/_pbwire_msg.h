@@ -263,13 +263,15 @@ msg_decode(MsgPlan *p, const uint8_t *b, const uint8_t *e, int depth)
             break;
         case Q_INT:
         case Q_BOOL: {
-            int64_t n = (int64_t)ints[i];
+            /* an int32 keeps its low 32 bits (as protobuf reads it) before "or None" */
+            int64_t n = f->kind == Q_INT && f->arg == Py_True ? (int64_t)(int32_t)ints[i]
+                                                              : (int64_t)ints[i];
             if ((f->mode == M_PRESENCE && !seen[i]) || (f->mode == M_OPT && n == 0))
                 out = Py_NewRef(Py_None);
             else if (f->kind == Q_BOOL)
                 out = Py_NewRef(n ? Py_True : Py_False);
             else
-                out = PyLong_FromLongLong(f->arg == Py_True ? (int64_t)(int32_t)n : n);
+                out = PyLong_FromLongLong(n);
             break;
         }
         case Q_ENUM: {

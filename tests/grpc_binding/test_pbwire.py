@@ -336,3 +336,21 @@ def test_an_int32_or_none_reads_its_low_32_bits() -> None:
     ):
         got = plan.loads(b"\x08" + _varint(value) + b"\x10" + _varint(value))
         assert (got.n, got.k) == (int32, int64)
+
+
+@pytest.mark.parametrize("kind", ["dict", "list", "mixed"])
+def test_values_deeper_than_protobuf_parses_are_written(kind: str) -> None:
+    # The C wrote up to 100 JSON levels and the message parsed those bytes: past
+    # about 33 levels (100 messages) protobuf refused them and to_proto raised its
+    # DecodeError, where the pure path writes member by member.
+    for depth in (30, 31, 32, 33, 34, 40, 60, 120):
+        v: Any = 0
+        for i in range(depth):
+            as_dict = kind == "dict" or (kind == "mixed" and i % 2)
+            v = {"k": v} if as_dict else [v]
+        msg = m.Message(
+            message_id="1", role=m.Role.USER, parts=(m.DataPart(data=v),), metadata={"k": v}
+        )
+        assert _convert.from_proto(m.Message, _convert.to_proto(msg)) == msg
+        check_value(v)
+        check_struct({"k": v})

@@ -18,6 +18,10 @@
 #include <string.h>
 
 #define MAX_DEPTH 100
+/* The writer counts messages as protobuf's parser does (a Struct, a map entry, a
+ * Value, a ListValue: one each) and gives up below its limit of 100: the message
+ * then parses the bytes it writes (deeper values are written member by member). */
+#define MAX_WRITE_DEPTH 96
 #define MAX_EXACT 9007199254740992LL /* 2**53 */
 
 /* ------------------------------------------------------------------ reading */
@@ -355,11 +359,12 @@ close_len(Out *o, Py_ssize_t start)
 
 static int write_struct(Out *o, PyObject *d, int depth);
 
-/* The fields of a Value holding v; 1: not a JSON value the fast path takes. */
+/* The fields of a Value holding v; 1: not a JSON value the fast path takes
+ * (depth: of the Value, in messages). */
 static int
 write_value(Out *o, PyObject *v, int depth)
 {
-    if (depth > MAX_DEPTH)
+    if (depth > MAX_WRITE_DEPTH)
         return 1;
     if (PyUnicode_CheckExact(v)) {
         Py_ssize_t n;
@@ -407,7 +412,7 @@ write_value(Out *o, PyObject *v, int depth)
             Py_ssize_t item = open_len(o, 1);
             if (item < 0)
                 return -1;
-            int r = write_value(o, PySequence_Fast_GET_ITEM(v, i), depth + 1);
+            int r = write_value(o, PySequence_Fast_GET_ITEM(v, i), depth + 2);
             if (r || close_len(o, item) < 0)
                 return r ? r : -1;
         }
@@ -421,7 +426,7 @@ write_struct(Out *o, PyObject *d, int depth)
 {
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    if (depth > MAX_DEPTH)
+    if (depth > MAX_WRITE_DEPTH)
         return 1;
     while (PyDict_Next(d, &pos, &k, &v)) {
         if (!PyUnicode_CheckExact(k))
@@ -438,7 +443,7 @@ write_struct(Out *o, PyObject *d, int depth)
         Py_ssize_t value = open_len(o, 2);
         if (value < 0)
             return -1;
-        int r = write_value(o, v, depth + 1);
+        int r = write_value(o, v, depth + 2); /* the entry, its Value */
         if (r)
             return r;
         if (close_len(o, value) < 0 || close_len(o, entry) < 0)
@@ -499,9 +504,9 @@ dumps(PyObject *arg, int is_struct)
     Out o = {NULL, 0, 0};
     int r;
     if (is_struct)
-        r = PyDict_CheckExact(arg) ? write_struct(&o, arg, 0) : 1;
+        r = PyDict_CheckExact(arg) ? write_struct(&o, arg, 1) : 1;
     else
-        r = write_value(&o, arg, 0);
+        r = write_value(&o, arg, 1);
     PyObject *out = NULL;
     if (r == 0)
         out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);

@@ -364,6 +364,21 @@ def parse(pb_cls: Any, raw: bytes) -> Any:
         return None
 
 
+def assert_protobuf_reads(pb_cls: Any, raw: bytes) -> bool:
+    """That protobuf parses what the C read: False if only its depth limit stops it.
+
+    The C's limit is 100 Struct/ListValue levels, protobuf's 100 messages (about 33
+    JSON levels, each a Struct, a map entry and a Value): deeper input never gets
+    past protobuf's parser to from_proto, and a message built in Python that deep
+    reads alike on both paths (test_deep_nesting_around_the_limit)."""
+    try:
+        pb_cls.FromString(raw)
+    except Exception as exc:
+        assert "MaxDepth" in str(exc), f"the C read bytes protobuf rejects: {raw!r} ({exc})"
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- what is fuzzed
 
 
@@ -418,8 +433,9 @@ def check_plan(name: str, raw: bytes) -> None:
     direct = PLANS[name].loads(raw)
     if direct is None:
         return
+    if not assert_protobuf_reads(getattr(pb, name), raw):
+        return
     parsed = parse(getattr(pb, name), raw)
-    assert parsed is not None, f"the C read bytes protobuf rejects: {raw!r}"
     with pure_path():
         expected = outcome(lambda: _convert._NS[f"_from_{name}"](parsed))
     assert_same_unordered(direct, expected, raw)
@@ -529,8 +545,7 @@ def check_struct_or_value(is_struct: bool, raw: bytes, stats: Counter[str]) -> N
     parsed = parse(pb_cls, raw)
     # (b) raw bytes straight into the C reader.
     direct = NATIVE.struct_loads(raw, REVERSE) if is_struct else NATIVE.value_loads(raw, REVERSE)
-    if direct is not None:
-        assert parsed is not None, f"the C read bytes protobuf rejects: {raw!r}"
+    if direct is not None and assert_protobuf_reads(pb_cls, raw):
         with pure_path():
             expected = outcome(lambda: pure_fn(parsed))
         assert_same_unordered(direct if is_struct else direct[0], expected, raw)
@@ -557,6 +572,26 @@ def test_hostile_structs_and_values(is_struct: bool) -> None:
 
     run()
     assert stats["read"] > 0 and stats["gave up"] > 0, stats
+
+
+@pytest.mark.parametrize("depth", [1, 98, 99, 100, 101, 102, 150, 400])
+def test_deep_nesting_around_the_limit(depth: int) -> None:
+    """Raw bytes (any depth), and from_proto of a message built in Python (protobuf's
+    parser stops at 100 levels of messages, about 33 of JSON)."""
+    raw = deep_value(depth)
+    for is_struct, data in ((False, raw), (True, ld(1, ld(1, b"k") + ld(2, raw)))):
+        check_struct_or_value(is_struct, data, Counter())
+    if depth > 150:
+        return
+    value: Any = 0
+    for i in range(depth):  # as deep_value
+        value = {"k": value} if i % 2 else [value]
+    msg = pb.Message(message_id="1", role=pb.ROLE_USER)
+    _convert._pure_struct_into(msg.metadata, {"k": value})
+    fast = outcome(lambda: _convert.from_proto(m.Message, msg))
+    with pure_path():
+        pure = outcome(lambda: _convert.from_proto(m.Message, msg))
+    assert_same(fast, pure)
 
 
 @pytest.mark.parametrize("size", [0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152])

@@ -230,9 +230,10 @@ def mutated(draw: st.DrawFn, buf: bytes, depth: int = 0, wellformed: bool = Fals
     in ways protobuf's parser takes: unknown fields, wrong wire types, repeats...)."""
     fields = split(buf)
     known = sorted({f[0] for f in fields}) if fields else []
-    ops = ["hostile"] if wellformed else ["truncate", "flip", "insert", "delete", "hostile"]
+    ops = ["hostile"] if wellformed else ["truncate"] * 3 + ["flip", "insert", "delete", "hostile"]
     if fields:
-        ops += ["repeat", "drop", "swap", "retype", "descend", "descend"]
+        # descending often: the damage is then inside lengths that still add up
+        ops += ["repeat", "drop", "swap", "retype"] + ["descend"] * (4 + len(ops))
         ops += [] if wellformed else ["text", "length"]
     op = draw(st.sampled_from(ops))
     n = len(buf)
@@ -278,6 +279,31 @@ def mutated(draw: st.DrawFn, buf: bytes, depth: int = 0, wellformed: bool = Fals
     else:
         parts[k] = draw(hostile_fields(known, wellformed))
     return b"".join(parts)
+
+
+def inner_cuts(buf: bytes, depth: int = 0) -> Iterator[bytes]:
+    """``buf`` with the payload of one length-delimited field, at any depth, cut at
+    every position, the lengths around it still adding up (so the reader meets the
+    end of a nested message in the middle of a field, varint or number)."""
+    fields = split(buf) or []
+    for k, (number, wt, _whole, payload) in enumerate(fields):
+        if wt != 2:
+            continue
+        before = b"".join(f[2] for f in fields[:k])
+        after = b"".join(f[2] for f in fields[k + 1 :])
+        for cut in range(len(payload)):
+            yield before + ld(number, payload[:cut]) + after
+        if depth < 8:
+            for inner in inner_cuts(payload, depth + 1):
+                yield before + ld(number, inner) + after
+
+
+def some_cuts(data: st.DataObject, buf: bytes, n: int = 24) -> list[bytes]:
+    cuts = list(inner_cuts(buf))
+    if len(cuts) <= n:
+        return cuts
+    start = data.draw(st.integers(0, len(cuts) - 1), label="cuts from")
+    return [cuts[(start + i * len(cuts) // n) % len(cuts)] for i in range(n)]
 
 
 @st.composite
@@ -483,6 +509,8 @@ def test_hostile_messages(tp: Any) -> None:
     def run(valid: bytes, data: st.DataObject) -> None:
         check_message(tp, valid, stats)  # the plan reads it (counted)
         check_message(tp, valid + odd, stats)  # the plan gives up (counted)
+        for cut in some_cuts(data, valid):
+            check_message(tp, cut, stats)
         raw = valid
         wellformed = data.draw(st.booleans())  # half of them get past protobuf's parser
         for _ in range(data.draw(st.integers(1, 3))):
@@ -504,9 +532,11 @@ def test_hostile_bytes_into_plans_from_proto_does_not_use(name: str) -> None:
     Python): still never a wrong model from any bytes."""
 
     @FUZZ
-    @given(raw=hostile(valid_bytes(getattr(m, name), inner=True)))
-    def run(raw: bytes) -> None:
+    @given(raw=hostile(valid_bytes(getattr(m, name), inner=True)), data=st.data())
+    def run(raw: bytes, data: st.DataObject) -> None:
         check_plan(name, raw)
+        for cut in some_cuts(data, raw):
+            check_plan(name, cut)
 
     run()
 
@@ -566,8 +596,14 @@ def test_hostile_structs_and_values(is_struct: bool) -> None:
     stats: Counter[str] = Counter()
 
     @settings(FUZZ, max_examples=(EXAMPLES or 30) * 4)
-    @given(raw=hostile(STRUCTS if is_struct else VALUES))
-    def run(raw: bytes) -> None:
+    @given(valid=STRUCTS if is_struct else VALUES, data=st.data())
+    def run(valid: bytes, data: st.DataObject) -> None:
+        for cut in some_cuts(data, valid, 8):
+            check_struct_or_value(is_struct, cut, stats)
+        raw = valid
+        wellformed = data.draw(st.booleans())
+        for _ in range(data.draw(st.integers(1, 3))):
+            raw = data.draw(mutated(raw, 0, wellformed))
         check_struct_or_value(is_struct, raw, stats)
 
     run()

@@ -610,6 +610,52 @@ def test_hostile_structs_and_values(is_struct: bool) -> None:
     assert stats["read"] > 0 and stats["gave up"] > 0, stats
 
 
+_PARTS = [
+    b"",  # no content
+    ld(6, b"f.txt"),  # a filename, no content
+    ld(1, b"hi") + tag(99, 0) + b"\x01" + tag(15, 1) + bytes(8) + ld(16, b"x"),  # unknown fields
+    ld(1, b"hi") + tag(12, 3) + b"\x08\x01" + tag(12, 4),  # a group
+    ld(1, b"hi") + ld(6, b"") + ld(7, b""),  # empty filename and media type
+    ld(1, b"hi") + ld(5, b"") + ld(5, b""),  # metadata twice
+    ld(1, b"hi") + tag(5, 0) + b"\x01",  # metadata as a varint
+    ld(1, b"hi") + ld(2, b"\x00"),  # text then raw
+    ld(2, b""),  # empty raw
+    ld(3, b""),  # empty url
+    ld(4, b""),  # data: a Value without a kind
+    ld(4, b"\x08\x00") + ld(5, ld(1, ld(1, b"k") + ld(2, b"\x08\x00"))),  # null data, metadata
+    ld(4, b"\x08\x00\x11" + bytes(8)),  # data: two kinds
+    ld(1, b"a\x00b\xc3\xa9"),  # a NUL, an e acute
+    ld(1, b"\xc3\x28"),  # bad UTF-8
+]
+_TIMESTAMPS = [
+    b"",
+    b"\x08\x01\x10\x01",
+    tag(1, 0) + varint(-(2**63)),  # the smallest int64 second
+    tag(1, 0) + varint(2**62),
+    tag(2, 0) + varint(-1),  # negative nanos
+    tag(2, 0) + varint(10**9),
+    tag(2, 0) + varint(2**32 + 5),  # nanos keep their low 32 bits
+    b"\x08\x01\x1a\x00\x25" + bytes(4),  # unknown fields
+    b"\x08",  # truncated
+    b"\x08\x01\x08\x02",  # seconds twice: the last one
+]
+
+
+@pytest.mark.parametrize("part", _PARTS, ids=repr)
+def test_hostile_parts(part: bytes) -> None:
+    message = pb.Message(message_id="1", role=pb.ROLE_USER).SerializeToString()
+    for raw in (message + ld(5, part), message + ld(5, ld(1, b"ok")) + ld(5, part)):
+        check_message(m.Message, raw, Counter())
+        check_plan("Message", raw)
+
+
+@pytest.mark.parametrize("timestamp", _TIMESTAMPS, ids=repr)
+def test_hostile_timestamps(timestamp: bytes) -> None:
+    for raw in (b"\x08\x03" + ld(3, timestamp), ld(3, timestamp) + b"\x08\x03"):
+        check_message(m.TaskStatus, raw, Counter())
+        check_plan("TaskStatus", raw)
+
+
 @pytest.mark.parametrize("depth", [1, 98, 99, 100, 101, 102, 150, 400])
 def test_deep_nesting_around_the_limit(depth: int) -> None:
     """Raw bytes (any depth), and from_proto of a message built in Python (protobuf's

@@ -31,13 +31,30 @@ def target(source: Path, directory: Path | None = None) -> Path:
     )
 
 
-def build_all(directory: Path | None = None, *, quiet: bool = False) -> list[Path]:
+#: ``--sanitize``: AddressSanitizer and UndefinedBehaviorSanitizer (gcc or clang), for
+#: tests only. Run Python with the ASan runtime first: ``PYTHONMALLOC=malloc
+#: LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0``.
+SANITIZE = [
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+    "-g",
+]
+
+
+def build_all(
+    directory: Path | None = None, *, quiet: bool = False, sanitize: bool = False
+) -> list[Path]:
     """Build every module, in place or into ``directory``; the built files."""
-    return [build(source, target(source, directory), quiet=quiet) for source in SOURCES]
+    return [
+        build(source, target(source, directory), quiet=quiet, sanitize=sanitize)
+        for source in SOURCES
+    ]
 
 
-def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
-    """Compile ``source`` with the compiler and flags Python was built with."""
+def build(source: Path, out: Path, *, quiet: bool = False, sanitize: bool = False) -> Path:
+    """Compile ``source`` with the compiler and flags Python was built with
+    (``sanitize``: instrumented with ASan and UBSan, see :data:`SANITIZE`)."""
     # $CC overrides the compiler (as with setuptools); linking stays what Python used.
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
@@ -48,7 +65,8 @@ def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
         compile_cmd = [
             *cc,
             *ccshared,
-            "-O2",
+            "-O1" if sanitize else "-O2",
+            *(SANITIZE if sanitize else ()),
             "-Wall",
             "-Werror",
             f"-I{include}",
@@ -57,7 +75,7 @@ def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
             "-o",
             str(obj),
         ]
-        link_cmd = [*ldshared, str(obj), "-o", str(out)]
+        link_cmd = [*ldshared, *(SANITIZE if sanitize else ()), str(obj), "-o", str(out)]
         for cmd in (compile_cmd, link_cmd):
             if not quiet:
                 print(" ".join(cmd))
@@ -68,12 +86,17 @@ def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clean", action="store_true", help="remove the built module")
+    ap.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="instrument with AddressSanitizer and UBSan (tests only; rebuild without after)",
+    )
     args = ap.parse_args()
     if args.clean:
         for source in SOURCES:
             target(source).unlink(missing_ok=True)
         return
-    for path in build_all():
+    for path in build_all(sanitize=args.sanitize):
         print(f"built {path}", file=sys.stderr)
 
 

@@ -237,3 +237,120 @@ def test_message_plans_agree(name: str, data: st.DataObject) -> None:
                 assert_identical(got[1], expected[1])
             else:
                 assert got == expected
+
+
+# --------------------------------------------------------------------------- hostile bytes
+# (regressions found by test_pbwire_fuzz.py)
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    assert len(payload) < 128
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_a_map_entry_with_an_unknown_field_is_not_in_the_struct() -> None:
+    # upb keeps such an entry as an unknown field of the Struct, out of the map,
+    # and writes it back: the C read it as a member ({"k": ""} instead of {}).
+    for extra in (b"\x18\x01", b"\x08\x01", b"\x15\x00\x00\x00\x00", _ld(3, b"x")):
+        entry = _ld(1, b"k") + _ld(2, b"\x1a\x00") + extra  # "k": "" + an unknown field
+        struct = struct_pb2.Struct.FromString(
+            _ld(1, entry) + _ld(1, _ld(1, b"j") + _ld(2, b"\x20\x01"))
+        )
+        assert list(struct.fields) == ["j"]
+        assert _convert._from_struct(struct) == _convert._pure_from_struct(struct) == {"j": True}
+        # as a server reads a client's Message
+        raw = _convert.to_proto(
+            m.Message(message_id="1", role=m.Role.USER, parts=(m.TextPart("hi"),))
+        )
+        msg = pb.Message.FromString(raw.SerializeToString() + _ld(6, _ld(1, entry)))
+        assert _convert.from_proto(m.Message, msg).metadata == {}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out) + bytes([n])
+
+
+@pytest.mark.parametrize("number", [0, 2**29, 2**32 + 1, 2**61 - 1])
+def test_field_numbers_protobuf_rejects_give_up(number: int) -> None:
+    # The C skipped field 0 and cast larger numbers to int: 2**32 + 1 read as field 1.
+    valid = pb.TaskStatus(state=pb.TASK_STATE_WORKING).SerializeToString()
+    for raw in (valid + _varint(number << 3) + b"\x03", _varint(number << 3) + b"\x03" + valid):
+        with pytest.raises(Exception):  # noqa: B017 - protobuf's DecodeError
+            pb.TaskStatus.FromString(raw)
+        assert _PLANS["TaskStatus"].loads(raw) is None
+    assert _convert._pbwire.struct_loads(_varint(number << 3) + b"\x01", True) is None
+    assert _convert._pbwire.value_loads(_varint(number << 3) + b"\x01", True) is None
+
+
+def test_a_member_twice_gives_up() -> None:
+    # Protobuf merges a message field given twice and keeps a map's last entry of a
+    # key: the C took the last list (losing the first's items), the first key.
+    null = _ld(6, _ld(1, b"\x08\x00"))  # list_value [null]
+    entry = _ld(1, b"k") + _ld(2, b"\x20\x01")
+    for is_struct, raw in (
+        (False, null + null),  # a list twice: [None, None] in protobuf
+        (False, _ld(5, b"") + _ld(5, _ld(1, entry))),  # a struct twice
+        (True, _ld(1, entry) + _ld(1, _ld(1, b"k") + _ld(2, b"\x1a\x01x"))),  # "k" twice
+        (True, _ld(1, entry + _ld(2, b"\x1a\x00"))),  # an entry with two values
+    ):
+        parsed = (struct_pb2.Struct if is_struct else struct_pb2.Value).FromString(raw)
+        loads = _convert._pbwire.struct_loads if is_struct else _convert._pbwire.value_loads
+        assert loads(raw, True) is None, raw
+        read = _convert._from_struct if is_struct else _convert._from_value
+        pure = _convert._pure_from_struct if is_struct else _convert._pure_from_value
+        assert typed(read(parsed)) == typed(pure(parsed))
+    raw = _convert.to_proto(m.DataPart(data=[None])).SerializeToString()
+    message = pb.Message(message_id="1", role=pb.ROLE_USER).SerializeToString()
+    twice = message + _ld(5, raw + raw)  # one part, its data twice: merged in protobuf
+    assert pb.Message.FromString(twice).parts[0].data.list_value.values.__len__() == 2
+    assert _PLANS["Message"].loads(twice) is None
+
+
+def test_an_int32_or_none_reads_its_low_32_bits() -> None:
+    # No plan has an "int32 or None" field today; the C tested "or None" on all 64
+    # bits, so 2**32 (0 as protobuf reads an int32) gave 0 instead of None.
+    import attrs
+
+    @attrs.define(slots=True)
+    class Box:
+        n: Any = None
+        k: Any = None
+
+    native = _convert._pbwire
+    plan = native.MsgPlan(Box)
+    plan.setup(
+        (
+            (1, native.Q_INT, native.M_OPT, Box.__dict__["n"], True),  # int32
+            (2, native.Q_INT, native.M_OPT, Box.__dict__["k"], False),  # int64
+        ),
+        (),
+    )
+    for value, int32, int64 in (
+        (2**32, None, 2**32),
+        (2**32 + 7, 7, 2**32 + 7),
+        (2**64 - 1, -1, -1),
+    ):
+        got = plan.loads(b"\x08" + _varint(value) + b"\x10" + _varint(value))
+        assert (got.n, got.k) == (int32, int64)
+
+
+@pytest.mark.parametrize("kind", ["dict", "list", "mixed"])
+def test_values_deeper_than_protobuf_parses_are_written(kind: str) -> None:
+    # The C wrote up to 100 JSON levels and the message parsed those bytes: past
+    # about 33 levels (100 messages) protobuf refused them and to_proto raised its
+    # DecodeError, where the pure path writes member by member.
+    for depth in (30, 31, 32, 33, 34, 40, 60, 120):
+        v: Any = 0
+        for i in range(depth):
+            as_dict = kind == "dict" or (kind == "mixed" and i % 2)
+            v = {"k": v} if as_dict else [v]
+        msg = m.Message(
+            message_id="1", role=m.Role.USER, parts=(m.DataPart(data=v),), metadata={"k": v}
+        )
+        assert _convert.from_proto(m.Message, _convert.to_proto(msg)) == msg
+        check_value(v)
+        check_struct({"k": v})

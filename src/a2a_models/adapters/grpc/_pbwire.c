@@ -18,6 +18,10 @@
 #include <string.h>
 
 #define MAX_DEPTH 100
+/* The writer counts messages as protobuf's parser does (a Struct, a map entry, a
+ * Value, a ListValue: one each) and gives up below its limit of 100: the message
+ * then parses the bytes it writes (deeper values are written member by member). */
+#define MAX_WRITE_DEPTH 96
 #define MAX_EXACT 9007199254740992LL /* 2**53 */
 
 /* ------------------------------------------------------------------ reading */
@@ -37,6 +41,17 @@ read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
         }
     }
     return -1;
+}
+
+/* A field's tag. Gives up on field number 0 and on numbers above 2**29 - 1
+ * (protobuf rejects both; and (int)(tag >> 3) of a larger one could alias a
+ * known number). */
+static int
+read_tag(const uint8_t **p, const uint8_t *end, uint64_t *tag)
+{
+    if (read_varint(p, end, tag) < 0 || *tag < 8 || *tag > 0xffffffffu)
+        return -1;
+    return 0;
 }
 
 /* The payload of a length-delimited field. */
@@ -105,7 +120,7 @@ read_value(const uint8_t *p, const uint8_t *end, int depth)
         uint64_t tag, n;
         const uint8_t *a, *b;
         PyObject *x = NULL;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         int field = (int)(tag >> 3), wt = (int)(tag & 7);
         if (field == 1 && wt == 0) { /* null_value */
@@ -143,7 +158,11 @@ read_value(const uint8_t *p, const uint8_t *end, int depth)
         }
         if (x == NULL)
             goto fail;
-        Py_XSETREF(out, x); /* a oneof: the last one wins */
+        if (out != NULL) { /* a kind twice: protobuf merges two structs or lists */
+            Py_DECREF(x);
+            goto fail;
+        }
+        out = x;
     }
     return out; /* NULL when no kind is set: the pure code reports it */
 fail:
@@ -160,7 +179,7 @@ read_list(const uint8_t *p, const uint8_t *end, int depth)
     while (p < end) {
         uint64_t tag;
         const uint8_t *a, *b;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         if (tag == ((1 << 3) | 2)) {
             if (read_len(&p, end, &a, &b) < 0)
@@ -192,36 +211,39 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
     while (p < end) {
         uint64_t tag;
         const uint8_t *a, *b;
-        if (read_varint(&p, end, &tag) < 0)
+        if (read_tag(&p, end, &tag) < 0)
             goto fail;
         if (tag != ((1 << 3) | 2)) {
             if (skip(&p, end, (int)(tag & 7)) < 0)
                 goto fail;
             continue;
         }
-        /* A map entry: key = 1 (string), value = 2 (Value). */
+        /* A map entry: key = 1 (string), value = 2 (Value). Anything else in it
+         * gives up: the protobuf runtime (upb) keeps an entry with an unknown
+         * field (a wrong wire type included) as an unknown field of the Struct,
+         * out of the map, and writes it back as it came. */
         if (read_len(&p, end, &a, &b) < 0)
             goto fail;
         const uint8_t *ka = NULL, *kb = NULL, *va = NULL, *vb = NULL;
         while (a < b) {
             uint64_t t;
             const uint8_t *s, *e;
-            if (read_varint(&a, b, &t) < 0)
+            if (read_tag(&a, b, &t) < 0)
                 goto fail;
-            if (t == ((1 << 3) | 2) || t == ((2 << 3) | 2)) {
-                if (read_len(&a, b, &s, &e) < 0)
-                    goto fail;
-                if (t >> 3 == 1) {
-                    ka = s;
-                    kb = e;
-                }
-                else {
-                    va = s;
-                    vb = e;
-                }
+            if (t != ((1 << 3) | 2) && t != ((2 << 3) | 2))
+                goto fail;
+            if (read_len(&a, b, &s, &e) < 0)
+                goto fail;
+            if ((t >> 3 == 1 ? ka : va) != NULL)
+                goto fail; /* twice: protobuf merges two values */
+            if (t >> 3 == 1) {
+                ka = s;
+                kb = e;
             }
-            else if (skip(&a, b, (int)(t & 7)) < 0)
-                goto fail;
+            else {
+                va = s;
+                vb = e;
+            }
         }
         if (va == NULL)
             goto fail; /* a Value without a kind: the pure code reports it */
@@ -245,6 +267,8 @@ read_struct(const uint8_t *p, const uint8_t *end, int depth)
         if (PyDict_SetItem(out, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0)
             goto fail;
     }
+    if (PyDict_GET_SIZE(out) != n)
+        goto fail; /* a key twice: the last one wins in protobuf, its order unknown */
     Py_DECREF(entries);
     return out;
 fail:
@@ -335,11 +359,12 @@ close_len(Out *o, Py_ssize_t start)
 
 static int write_struct(Out *o, PyObject *d, int depth);
 
-/* The fields of a Value holding v; 1: not a JSON value the fast path takes. */
+/* The fields of a Value holding v; 1: not a JSON value the fast path takes
+ * (depth: of the Value, in messages). */
 static int
 write_value(Out *o, PyObject *v, int depth)
 {
-    if (depth > MAX_DEPTH)
+    if (depth > MAX_WRITE_DEPTH)
         return 1;
     if (PyUnicode_CheckExact(v)) {
         Py_ssize_t n;
@@ -387,7 +412,7 @@ write_value(Out *o, PyObject *v, int depth)
             Py_ssize_t item = open_len(o, 1);
             if (item < 0)
                 return -1;
-            int r = write_value(o, PySequence_Fast_GET_ITEM(v, i), depth + 1);
+            int r = write_value(o, PySequence_Fast_GET_ITEM(v, i), depth + 2);
             if (r || close_len(o, item) < 0)
                 return r ? r : -1;
         }
@@ -401,7 +426,7 @@ write_struct(Out *o, PyObject *d, int depth)
 {
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    if (depth > MAX_DEPTH)
+    if (depth > MAX_WRITE_DEPTH)
         return 1;
     while (PyDict_Next(d, &pos, &k, &v)) {
         if (!PyUnicode_CheckExact(k))
@@ -418,7 +443,7 @@ write_struct(Out *o, PyObject *d, int depth)
         Py_ssize_t value = open_len(o, 2);
         if (value < 0)
             return -1;
-        int r = write_value(o, v, depth + 1);
+        int r = write_value(o, v, depth + 2); /* the entry, its Value */
         if (r)
             return r;
         if (close_len(o, value) < 0 || close_len(o, entry) < 0)
@@ -479,9 +504,9 @@ dumps(PyObject *arg, int is_struct)
     Out o = {NULL, 0, 0};
     int r;
     if (is_struct)
-        r = PyDict_CheckExact(arg) ? write_struct(&o, arg, 0) : 1;
+        r = PyDict_CheckExact(arg) ? write_struct(&o, arg, 1) : 1;
     else
-        r = write_value(&o, arg, 0);
+        r = write_value(&o, arg, 1);
     PyObject *out = NULL;
     if (r == 0)
         out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);

@@ -75,7 +75,7 @@ part_decode(const uint8_t *b, const uint8_t *e, int depth)
     while (b < e) {
         uint64_t tag;
         const uint8_t *x, *y;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             goto fail;
         int num = (int)(tag >> 3), wt = (int)(tag & 7), k = -1;
         for (int i = 0; i < 7; i++)
@@ -99,8 +99,12 @@ part_decode(const uint8_t *b, const uint8_t *e, int depth)
             v = read_struct(x, y, depth + 1);
         if (v == NULL)
             goto fail;
-        if (k <= 3) { /* the content oneof: the last one wins */
-            Py_XSETREF(content, v);
+        if (k <= 3) { /* the content oneof, once (protobuf would merge two data) */
+            if (content != NULL) {
+                Py_DECREF(v);
+                goto fail;
+            }
+            content = v;
             which = k;
         }
         else if (k == 4) {
@@ -151,7 +155,7 @@ ts_decode(PyObject *fn, const uint8_t *b, const uint8_t *e)
     int64_t seconds = 0, nanos = 0;
     while (b < e) {
         uint64_t tag, v;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             return NULL;
         if ((tag == ((1 << 3) | 0) || tag == ((2 << 3) | 0))) {
             if (read_varint(&b, e, &v) < 0)
@@ -179,7 +183,7 @@ msg_decode(MsgPlan *p, const uint8_t *b, const uint8_t *e, int depth)
     while (b < e) {
         uint64_t tag;
         const uint8_t *x, *y;
-        if (read_varint(&b, e, &tag) < 0)
+        if (read_tag(&b, e, &tag) < 0)
             goto fail;
         int num = (int)(tag >> 3), wt = (int)(tag & 7);
         Py_ssize_t i = 0;
@@ -259,13 +263,15 @@ msg_decode(MsgPlan *p, const uint8_t *b, const uint8_t *e, int depth)
             break;
         case Q_INT:
         case Q_BOOL: {
-            int64_t n = (int64_t)ints[i];
+            /* an int32 keeps its low 32 bits (as protobuf reads it) before "or None" */
+            int64_t n = f->kind == Q_INT && f->arg == Py_True ? (int64_t)(int32_t)ints[i]
+                                                              : (int64_t)ints[i];
             if ((f->mode == M_PRESENCE && !seen[i]) || (f->mode == M_OPT && n == 0))
                 out = Py_NewRef(Py_None);
             else if (f->kind == Q_BOOL)
                 out = Py_NewRef(n ? Py_True : Py_False);
             else
-                out = PyLong_FromLongLong(f->arg == Py_True ? (int64_t)(int32_t)n : n);
+                out = PyLong_FromLongLong(n);
             break;
         }
         case Q_ENUM: {

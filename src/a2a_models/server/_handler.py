@@ -261,7 +261,8 @@ class RequestHandler:
     ) -> AgentRun:
         message = request.message
         assert message.task_id is not None
-        stored = await self._get(message.task_id, call, tenant)
+        # Only the ids and the state are needed here: no history (``accept`` reads it all).
+        stored = await self._get(message.task_id, call, tenant, history_length=0)
         task = stored.task
         if message.context_id and task.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(

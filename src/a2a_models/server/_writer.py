@@ -14,7 +14,7 @@ import attrs
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import JSONObject, StreamResponse, Task
 from ._agent import CallContext
-from ._lifecycle import apply_event, merge_metadata, state_of
+from ._lifecycle import apply_event, merge_metadata, replace_task, state_of
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
@@ -174,6 +174,6 @@ def written(stored: StoredTask) -> StoredTask:
         return stored
     return attrs.evolve(
         stored,
-        task=attrs.evolve(stored.task, history=()),
+        task=replace_task(stored.task, history=()),
         history_offset=stored.history_offset + len(stored.task.history),
     )

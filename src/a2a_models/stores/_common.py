@@ -459,12 +459,14 @@ class HistoryCache:
 
     History rows never change once written (a task's history only grows), so
     a whole read of a task seen before decodes only the messages added since,
-    and hands out the tuple it has (a write keeps the history it wrote: the
+    and hands out the tuple it has (a write of a whole history keeps it: the
     engine's own tuple, whose message ids the engine keeps, see
-    :func:`~a2a_models.server.extend_history`). An entry is only ever a prefix
-    of the task's history: every read still asks the database how many
-    messages the task has and reads the rows beyond the entry, so a message
-    another store instance (a replica) added is seen.
+    :func:`~a2a_models.server.extend_history`). The messages a write appends
+    are kept aside until the next whole read, which copies the history once
+    for all of them. An entry is only ever a prefix of the task's history:
+    every read still asks the database how many messages the task has and
+    reads the rows beyond the entry, so a message another store instance (a
+    replica) added is seen.
 
     Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all; a
     history longer than ``max_messages // 4`` is not kept (its whole reads
@@ -475,10 +477,14 @@ class HistoryCache:
     def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
         self.max_tasks = max_tasks
         self.max_messages = max_messages
-        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...]]] = OrderedDict()
+        #: ``task id: (messages, the history as a tuple, messages written since)``.
+        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[Message, ...]]] = (
+            OrderedDict()
+        )
         self._messages = 0
 
-    def get(self, task_id: str) -> tuple[int, tuple[Message, ...]] | None:
+    def get(self, task_id: str) -> tuple[int, tuple[Message, ...], tuple[Message, ...]] | None:
+        """``(messages, the first of them as a tuple, the others)`` of a task, if known."""
         entry = self._entries.get(task_id)
         if entry is not None:
             self._entries.move_to_end(task_id)
@@ -487,19 +493,25 @@ class HistoryCache:
     def pop(self, task_id: str, default: None = None) -> None:
         entry = self._entries.pop(task_id, None)
         if entry is not None:
-            self._messages -= len(entry[1])
+            self._messages -= entry[0]
 
-    def remember(self, task_id: str, count: int, history: tuple[Message, ...]) -> None:
+    def remember(
+        self,
+        task_id: str,
+        count: int,
+        history: tuple[Message, ...],
+        pending: tuple[Message, ...] = (),
+    ) -> None:
         self.pop(task_id)
-        if len(history) != count or count > self.max_messages // 4:
+        if len(history) + len(pending) != count or count > self.max_messages // 4:
             return
-        self._entries[task_id] = (count, history)
+        self._entries[task_id] = (count, history, pending)
         self._messages += count
         while self._entries and (
             len(self._entries) > self.max_tasks or self._messages > self.max_messages
         ):
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self._messages -= len(dropped)
+            _, (dropped, _, _) = self._entries.popitem(last=False)
+            self._messages -= dropped
 
     def wrote(
         self,
@@ -520,7 +532,8 @@ class HistoryCache:
             return
         entry = self._entries.get(task_id)
         if entry is not None and entry[0] == before and added:
-            self.remember(task_id, before + len(added), extend_history(entry[1], added))
+            count, history, pending = entry
+            self.remember(task_id, count + len(added), history, pending + tuple(added))
 
 
 class ArtifactReads:
@@ -755,7 +768,8 @@ class SQLTaskStore(TaskStore):
             if cached is not None:
                 # The rows read now were validated as they were decoded, the
                 # cached ones when they were: no pass over the history again.
-                task = replace_task(task, history=extend_history(cached[1], task.history))
+                added = cached[2] + task.history if cached[2] else task.history
+                task = replace_task(task, history=extend_history(cached[1], added))
             self._histories.remember(task_id, count, task.history)
         if same:
             assert known is not None

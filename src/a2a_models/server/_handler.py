@@ -261,7 +261,9 @@ class RequestHandler:
     ) -> AgentRun:
         message = request.message
         assert message.task_id is not None
-        stored = await self._get(message.task_id, call, tenant)
+        # No history: accepting the message only appends to it (the store leaves out a
+        # message it already has), and the agent's task is read whole once, below.
+        stored = await self._get(message.task_id, call, tenant, history_length=0)
         task = stored.task
         if message.context_id and task.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(
@@ -293,7 +295,15 @@ class RequestHandler:
                 )
             return apply_event(apply_event(current, message), working)
 
-        accepted, seq = await self.writer.commit(task.id, call.owner, tenant, working, build=accept)
+        _, seq = await self.writer.commit(
+            task.id, call.owner, tenant, working, build=accept, base=stored, history=False
+        )
+        # The task as the turn starts, whole, for the agent: the one copy of the history
+        # a turn makes (a tuple of the stored one and the messages added since).
+        turn = await self._get(task.id, call, tenant)
+        if turn.last_seq != seq:  # another write came in between: its task, as seq goes
+            seq = turn.last_seq
+        accepted = turn.task
         context = RequestContext(
             message=attrs.evolve(message, task_id=task.id, context_id=context_id),
             task_id=task.id,

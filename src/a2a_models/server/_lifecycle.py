@@ -10,8 +10,7 @@ agent never triggers one.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeAlias
 
 import attrs
@@ -35,8 +34,10 @@ __all__ = [
     "Event",
     "apply_event",
     "closes_stream",
+    "extend_history",
     "merge_metadata",
     "merge_text_parts",
+    "replace_task",
     "track_chunks",
     "trim_history",
     "without_artifacts",
@@ -71,31 +72,74 @@ def _check_transition(task: Task, new: TaskState) -> None:
 _TRACKED_HISTORY = 32
 #: How many histories are tracked at once (the most recently extended ones).
 _MAX_TRACKED = 256
+#: How many message ids all tracked histories hold at most, together (a set of
+#: ids costs about 100 bytes per message besides the messages themselves).
+_MAX_TRACKED_IDS = 400_000
 #: ``id(history) -> (history, its message ids)``, for the latest history of
 #: each task that is being extended: appending a message then costs O(1)
 #: instead of a pass over the whole history. The entry holds the tuple
 #: itself, so the id cannot be reused while the entry exists, and an entry
 #: serves exactly that tuple object (a store that hands out copies simply
-#: misses, which costs the pass).
+#: misses, which costs the pass; a store that extends a history it handed
+#: out uses :func:`extend_history`, which carries the ids along).
 _HISTORY_IDS: dict[int, tuple[tuple[Message, ...], set[str]]] = {}
+#: The number of ids in :data:`_HISTORY_IDS` (kept up to date approximately
+#: when threads race: it only decides when to drop entries).
+_tracked_ids = 0
 
 
 def _ids_of(history: tuple[Message, ...]) -> set[str]:
     """The message ids of ``history``, in a set the caller may now change."""
-    entry = _HISTORY_IDS.pop(id(history), None)
-    if entry is not None and entry[0] is history:
-        return entry[1]
+    entry = _untrack(history)
+    if entry is not None:
+        return entry
     return {m.message_id for m in history}
 
 
+def _untrack(history: tuple[Message, ...]) -> set[str] | None:
+    """The tracked ids of ``history`` (now no longer tracked), if it is tracked."""
+    global _tracked_ids
+    entry = _HISTORY_IDS.pop(id(history), None)
+    if entry is None:
+        return None
+    _tracked_ids -= len(entry[1])
+    return entry[1] if entry[0] is history else None
+
+
 def _track(history: tuple[Message, ...], ids: set[str]) -> None:
-    if len(history) < _TRACKED_HISTORY:
+    global _tracked_ids
+    if len(history) < _TRACKED_HISTORY or len(ids) > _MAX_TRACKED_IDS:
         return
-    if len(_HISTORY_IDS) >= _MAX_TRACKED:
+    while _HISTORY_IDS and (
+        len(_HISTORY_IDS) >= _MAX_TRACKED or _tracked_ids + len(ids) > _MAX_TRACKED_IDS
+    ):
         # Drop the least recently extended (another thread may be at it too).
-        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-            del _HISTORY_IDS[next(iter(_HISTORY_IDS))]
+        try:
+            _tracked_ids -= len(_HISTORY_IDS.pop(next(iter(_HISTORY_IDS)))[1])
+        except (KeyError, RuntimeError, StopIteration):
+            break
     _HISTORY_IDS[id(history)] = (history, ids)
+    _tracked_ids += len(ids)
+
+
+def extend_history(
+    history: tuple[Message, ...], messages: Sequence[Message]
+) -> tuple[Message, ...]:
+    """``(*history, *messages)``, for a store extending a history it handed out.
+
+    ``messages`` are not in ``history`` (a store's history rows have distinct
+    ids). If the engine keeps the message ids of ``history`` (it does for the
+    histories it extends), it keeps them for the result too, so the engine's
+    next append to the result does not go over the whole history again.
+    """
+    if not messages:
+        return history
+    out = history + tuple(messages)
+    ids = _untrack(history)
+    if ids is not None:
+        ids.update(m.message_id for m in messages)
+        _track(out, ids)
+    return out
 
 
 def _append_history(
@@ -108,7 +152,8 @@ def _append_history(
         if message.message_id not in seen:
             seen.add(message.message_id)
             added.append(message)
-    out = (*history, *added) if added else history
+    # (A tuple's + copies its items once, ``(*history, *added)`` twice.)
+    out = history + tuple(added) if added else history
     _track(out, seen)
     return out
 
@@ -129,7 +174,7 @@ _BUILD_TASKS = _can_build_tasks()
 _set = object.__setattr__
 
 
-def _replace(
+def replace_task(
     task: Task,
     *,
     status: TaskStatus | None = None,
@@ -142,8 +187,9 @@ def _replace(
     ``attrs.evolve`` runs every validator, so each update would check each
     message of the history (O(n) per event, O(n^2) per task). Here only the
     new values are checked, and the history and artifacts only for being
-    tuples: their items are the task's and the event's (or an artifact merged
-    by ``attrs.evolve``), validated when they were made.
+    tuples: their items must be models validated when they were made (the
+    task's and an event's, an artifact merged by ``attrs.evolve``, what a
+    store decoded), which a tuple of them built afresh need not repeat.
     """
     if not _BUILD_TASKS:  # pragma: no cover (a changed Task model)
         return attrs.evolve(
@@ -200,7 +246,7 @@ def merge_metadata(task: Task, updates: JSONObject | None) -> Task:
     """``task`` with ``updates`` merged into its ``metadata`` (top-level keys replace)."""
     if not updates:
         return task
-    return _replace(task, metadata={**(task.metadata or {}), **updates})
+    return replace_task(task, metadata={**(task.metadata or {}), **updates})
 
 
 def apply_event(task: Task, event: Event) -> Task:
@@ -234,22 +280,22 @@ def apply_event(task: Task, event: Event) -> Task:
             message = event.status.message
             _check_ids(task, message.task_id, message.context_id, "status message")
             history = _append_history(history, [_own(task, message)])
-        return _replace(task, status=event.status, history=history)
+        return replace_task(task, status=event.status, history=history)
     if isinstance(event, TaskArtifactUpdateEvent):
         _check_ids(task, event.task_id, event.context_id, "artifact update")
-        return _replace(task, artifacts=_merge_artifact(task, event))
+        return replace_task(task, artifacts=_merge_artifact(task, event))
     if isinstance(event, Message):
         _check_ids(task, event.task_id, event.context_id, "message")
-        return _replace(task, history=_append_history(task.history, [_own(task, event)]))
+        return replace_task(task, history=_append_history(task.history, [_own(task, event)]))
     if isinstance(event, Task):
         if event.id != task.id:
             raise _invalid(task, f"a snapshot of task {event.id!r} cannot replace it")
         _check_ids(task, None, event.context_id, "task snapshot")
         _check_transition(task, event.status.state)
-        return attrs.evolve(
-            event,
-            context_id=task.context_id if task.context_id is not None else event.context_id,
-            history=_append_history(task.history, (_own(task, m) for m in event.history)),
+        if task.context_id is not None and event.context_id != task.context_id:
+            event = attrs.evolve(event, context_id=task.context_id)
+        return replace_task(
+            event, history=_append_history(task.history, (_own(task, m) for m in event.history))
         )
     raise _invalid(task, f"{type(event).__name__} is not a task event")
 
@@ -364,10 +410,10 @@ def trim_history(task: Task, history_length: int | None) -> Task:
     if history_length is None or len(task.history) <= history_length:
         return task
     if history_length == 0:
-        return attrs.evolve(task, history=())
-    return attrs.evolve(task, history=task.history[-history_length:])
+        return replace_task(task, history=())
+    return replace_task(task, history=task.history[-history_length:])
 
 
 def without_artifacts(task: Task) -> Task:
     """``task`` without its artifacts (ListTasks without ``includeArtifacts``, §3.1.4)."""
-    return attrs.evolve(task, artifacts=()) if task.artifacts else task
+    return replace_task(task, artifacts=()) if task.artifacts else task

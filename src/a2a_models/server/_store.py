@@ -31,6 +31,7 @@ from sortedcontainers import SortedList
 from .._state import TaskState
 from ..errors import A2AError, InternalError, TaskNotFoundError
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
+from ._lifecycle import extend_history, replace_task
 from .paging import (
     TaskPage,
     list_cursor,
@@ -307,15 +308,20 @@ class _Record:
     indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
     #: The whole task, built on the first whole read after a change.
     full: Task | None = None
+    #: The history as a tuple as of the last whole read or write: a prefix of
+    #: ``history`` (which only grows), so a whole read copies the messages
+    #: added since onto it instead of building it again (see ``stored``).
+    whole: tuple[Message, ...] = ()
     #: The last partial read ``(history_length, task)``, until a change.
     tail: tuple[int, Task] | None = None
 
     @classmethod
     def of(cls, task: Task, owner: str | None, tenant: str | None) -> _Record:
-        head = attrs.evolve(task, history=()) if task.history else task
+        head = replace_task(task, history=()) if task.history else task
         record = cls(head=head, version=1, owner=owner, tenant=tenant, full=task)
         record.history.extend(task.history)  # as given (a write never adds a known id)
         record.message_ids.update(m.message_id for m in task.history)
+        record.whole = task.history
         return record
 
     def set(self, task: Task, offset: int) -> None:
@@ -327,17 +333,25 @@ class _Record:
                 self.message_ids.add(message.message_id)
                 self.history.append(message)
                 added += 1
-        self.head = attrs.evolve(task, history=()) if task.history else task
-        # Reuse ``task`` as the whole task when it is exactly that.
+        # Its items are the task's, validated: no pass over the history to check them.
+        self.head = replace_task(task, history=()) if task.history else task
+        # Reuse ``task`` as the whole task when it is exactly that (then its
+        # history is the very tuple the engine built, whose ids it keeps).
         whole = offset == 0 and added == len(new) and len(task.history) == len(self.history)
         self.full = task if whole else None
+        if whole:
+            self.whole = task.history
         self.tail = None
 
     def stored(self, history_length: int | None = None) -> StoredTask:
         offset = 0
         if history_length is None or history_length >= len(self.history):
             if self.full is None:
-                self.full = attrs.evolve(self.head, history=tuple(self.history))
+                # The messages added since the last whole read or write, appended to
+                # its tuple: O(added) Python work (the copy of the tuple is C's).
+                history = extend_history(self.whole, self.history[len(self.whole) :])
+                self.whole = history
+                self.full = replace_task(self.head, history=history)
             task = self.full
         else:
             offset = len(self.history) - history_length
@@ -345,7 +359,7 @@ class _Record:
                 task = self.tail[1]
             else:
                 tail = tuple(self.history[offset:])
-                task = attrs.evolve(self.head, history=tail) if tail else self.head
+                task = replace_task(self.head, history=tail) if tail else self.head
                 self.tail = (history_length, task)
         return StoredTask(
             task=task,

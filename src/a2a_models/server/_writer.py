@@ -14,7 +14,7 @@ import attrs
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import JSONObject, StreamResponse, Task
 from ._agent import CallContext
-from ._lifecycle import apply_event, merge_metadata, state_of
+from ._lifecycle import apply_event, merge_metadata, replace_task, state_of
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
@@ -82,6 +82,8 @@ class TaskWriter:
         logged: bool = True,
         metadata: JSONObject | None = None,
         run: AgentRun | None = None,
+        base: StoredTask | None = None,
+        history: bool = True,
     ) -> tuple[Task, int]:
         """Apply ``event`` (or ``build``) to the stored task; returns it and the event's seq.
 
@@ -91,6 +93,10 @@ class TaskWriter:
         ``run``: the run whose agent produced ``event``. Its task as the run
         last wrote it (``run.written``) is the base of the write, and the store
         is read only when another write came in between (the version moved on).
+        ``base``: likewise the stored task ``build`` is first applied to.
+        ``history=False``: ``build`` needs no history and gets the task without
+        it (what it appends goes after the stored messages; one already stored,
+        same id, is not added again).
         A run that holds a lease writes fenced (``run.lease``): once its lease was
         taken again, the store raises :class:`~a2a_models.server.LeaseLostError`,
         which is not retried: nothing is written or published, and the executor
@@ -99,14 +105,16 @@ class TaskWriter:
         error: ConcurrentModificationError | None = None
         # Applying an event needs no history (it only appends to it): read none,
         # so a write costs the size of the event, not of the conversation.
-        # ``build`` callers get (and may need) the whole task.
-        history_length = None if build is not None else 0
-        known = run.written if run is not None and build is None else None
+        # ``build`` callers get (and may need) the whole task, unless ``history=False``.
+        history_length = None if build is not None and history else 0
+        known = run.written if run is not None and build is None else base
         lease = run.lease if run is not None else None
         for _ in range(_MAX_ATTEMPTS):
             stored, known = known, None
             task: Task | None = None
-            if stored is not None:
+            if stored is not None and build is not None:
+                task = build(stored.task)
+            elif stored is not None:
                 try:
                     task = apply_event(stored.task, event)
                 except InvalidAgentResponseError:
@@ -188,6 +196,6 @@ def written(stored: StoredTask) -> StoredTask:
         return stored
     return attrs.evolve(
         stored,
-        task=attrs.evolve(stored.task, history=()),
+        task=replace_task(stored.task, history=()),
         history_offset=stored.history_offset + len(stored.task.history),
     )

@@ -13,7 +13,6 @@ from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
-import attrs
 import orjson
 
 from .. import codec
@@ -26,7 +25,14 @@ from ..models import (
     Task,
     TaskPushNotificationConfig,
 )
-from ..server import ACTIVE_STATES, StoredTask, TaskPage, TaskStore
+from ..server import (
+    ACTIVE_STATES,
+    StoredTask,
+    TaskPage,
+    TaskStore,
+    extend_history,
+    replace_task,
+)
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
 
 __all__ = [
@@ -86,7 +92,7 @@ def encode_head(task: Task) -> bytes:
     rows), nor (marked ``{"$":1,``) its ids, which the row's columns hold (see
     :func:`own_head`)."""
     if task.history or task.artifacts:
-        task = attrs.evolve(task, history=(), artifacts=())
+        task = replace_task(task, history=(), artifacts=())
     data = encode_task(task)
     if task.context_id is None:
         return data
@@ -449,20 +455,36 @@ class ListSQL:
 
 
 class HistoryCache:
-    """The decoded histories of the tasks read whole most recently, by task id.
+    """The decoded histories of the tasks read or written whole most recently, by task id.
 
     History rows never change once written (a task's history only grows), so
-    a whole read of a task seen before decodes only the messages added since.
-    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all.
+    a whole read of a task seen before decodes only the messages added since,
+    and hands out the tuple it has (a write of a whole history keeps it: the
+    engine's own tuple, whose message ids the engine keeps, see
+    :func:`~a2a_models.server.extend_history`). The messages a write appends
+    are kept aside until the next whole read, which copies the history once
+    for all of them. An entry is only ever a prefix of the task's history:
+    every read still asks the database how many messages the task has and
+    reads the rows beyond the entry, so a message another store instance (a
+    replica) added is seen.
+
+    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all; a
+    history longer than ``max_messages // 4`` is not kept (its whole reads
+    read every row again). The messages are the tasks' own objects: the cost
+    is their memory, held that much longer.
     """
 
     def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
         self.max_tasks = max_tasks
         self.max_messages = max_messages
-        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...]]] = OrderedDict()
+        #: ``task id: (messages, the history as a tuple, messages written since)``.
+        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[Message, ...]]] = (
+            OrderedDict()
+        )
         self._messages = 0
 
-    def get(self, task_id: str) -> tuple[int, tuple[Message, ...]] | None:
+    def get(self, task_id: str) -> tuple[int, tuple[Message, ...], tuple[Message, ...]] | None:
+        """``(messages, the first of them as a tuple, the others)`` of a task, if known."""
         entry = self._entries.get(task_id)
         if entry is not None:
             self._entries.move_to_end(task_id)
@@ -471,19 +493,47 @@ class HistoryCache:
     def pop(self, task_id: str, default: None = None) -> None:
         entry = self._entries.pop(task_id, None)
         if entry is not None:
-            self._messages -= len(entry[1])
+            self._messages -= entry[0]
 
-    def remember(self, task_id: str, count: int, history: tuple[Message, ...]) -> None:
+    def remember(
+        self,
+        task_id: str,
+        count: int,
+        history: tuple[Message, ...],
+        pending: tuple[Message, ...] = (),
+    ) -> None:
         self.pop(task_id)
-        if len(history) != count or count > self.max_messages // 4:
+        if len(history) + len(pending) != count or count > self.max_messages // 4:
             return
-        self._entries[task_id] = (count, history)
+        self._entries[task_id] = (count, history, pending)
         self._messages += count
         while self._entries and (
             len(self._entries) > self.max_tasks or self._messages > self.max_messages
         ):
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self._messages -= len(dropped)
+            _, (dropped, _, _) = self._entries.popitem(last=False)
+            self._messages -= dropped
+
+    def wrote(
+        self,
+        task_id: str,
+        before: int,
+        added: Sequence[Message] | None,
+        whole: tuple[Message, ...] | None,
+    ) -> None:
+        """A write took the task's history from ``before`` messages to ``before + len(added)``.
+
+        ``added``: the messages appended, in order (``None``: not known).
+        ``whole``: the whole history after the write, if the write had it.
+        """
+        if added is None:
+            return  # the entry, if any, is still a prefix
+        if whole is not None and len(whole) == before + len(added):
+            self.remember(task_id, len(whole), whole)
+            return
+        entry = self._entries.get(task_id)
+        if entry is not None and entry[0] == before and added:
+            count, history, pending = entry
+            self.remember(task_id, count + len(added), history, pending + tuple(added))
 
 
 class ArtifactReads:
@@ -654,7 +704,7 @@ class SQLTaskStore(TaskStore):
         history_offset: int,
         changed: Sequence[int] | None,
         lease: int | None = None,
-    ) -> None:
+    ) -> tuple[int, int]:
         """Write ``task``'s row over its ``expected_version``, append its new history
         messages (see :func:`new_messages`), write its artifact rows and log
         ``event`` (if any, in its stored form: see ``_eventlog``), atomically.
@@ -664,6 +714,7 @@ class SQLTaskStore(TaskStore):
         longer has are deleted). ``lease``: the row's ``lease_epoch`` must
         still be this (checked first, under the row's write lock).
 
+        Returns ``(history rows before the write, history rows appended)``.
         Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
         """
 
@@ -717,11 +768,14 @@ class SQLTaskStore(TaskStore):
             # The whole history: what this store read before, plus the rows since.
             task = decode_with_history(data, messages, artifacts or ())
             if cached is not None:
-                task = attrs.evolve(task, history=cached[1] + task.history)
+                # The rows read now were validated as they were decoded, the
+                # cached ones when they were: no pass over the history again.
+                added = cached[2] + task.history if cached[2] else task.history
+                task = replace_task(task, history=extend_history(cached[1], added))
             self._histories.remember(task_id, count, task.history)
         if same:
             assert known is not None
-            task = attrs.evolve(task, artifacts=known[1]) if known[1] else task
+            task = replace_task(task, artifacts=known[1]) if known[1] else task
         elif artifacts is not None:
             self._artifact_reads.remember(task_id, version, task.artifacts)
         return StoredTask(
@@ -785,10 +839,18 @@ class SQLTaskStore(TaskStore):
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
         changed = self._changed_artifacts(task, expected_version)
-        await self._update_task(
+        before, appended = await self._update_task(
             task, expected_version, snapshot, event, history_offset, changed, lease
         )
         self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
+        # The next whole read of the task then reads no history row it wrote.
+        fresh = task.history[max(0, before - history_offset) :]
+        self._histories.wrote(
+            task.id,
+            before,
+            fresh if len(fresh) == appended else None,
+            task.history if history_offset == 0 else None,
+        )
         return expected_version + 1
 
     async def list(

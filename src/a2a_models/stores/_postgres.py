@@ -534,7 +534,7 @@ class PostgresTaskStore(SQLTaskStore):
         history_offset: int,
         changed: Sequence[int] | None,
         lease: int | None = None,
-    ) -> None:
+    ) -> tuple[int, int]:
         context_id, state, key, terminal = task_columns(task)
         update = (
             f"UPDATE {self._tasks} SET task = %s, context_id = %s,"
@@ -545,7 +545,7 @@ class PostgresTaskStore(SQLTaskStore):
         )
         logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
-        async def update_(conn: psycopg.AsyncConnection[Any]) -> None:
+        async def update_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int]:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "SELECT t.version, t.history_count, t.last_seq, t.artifact_count, t.key,"
@@ -607,8 +607,9 @@ class PostgresTaskStore(SQLTaskStore):
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, row[0])
                 await enqueue_pending(conn, self._q, self.schema, task.id)
+            return stored, len(messages)
 
-        await self._run(update_)
+        return await self._run(update_)
 
     def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
         """The statement (and parameters) reading a page and its total."""

@@ -424,11 +424,11 @@ class SQLiteTaskStore(SQLTaskStore):
         history_offset: int,
         changed: Sequence[int] | None,
         lease: int | None = None,
-    ) -> None:
+    ) -> tuple[int, int]:
         data = snapshot.decode()
         context_id, state, key, terminal = task_columns(task)
 
-        def update(db: sqlite3.Connection) -> None:
+        def update(db: sqlite3.Connection) -> tuple[int, int]:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
@@ -484,8 +484,9 @@ class SQLiteTaskStore(SQLTaskStore):
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
                         (task_key, seq, logged.decode()),
                     )
+            return stored, len(messages)
 
-        await self._run(update)
+        return await self._run(update)
 
     async def _fetch_page(self, query: ListSQL) -> tuple[int, builtins.list[PageRow]]:
         def select(db: sqlite3.Connection) -> tuple[int, builtins.list[PageRow]]:

@@ -1,0 +1,253 @@
+"""A turn of a long conversation does work that does not grow with its history (issue #10).
+
+Structural, not timed (timing targets live in ``bench/``): one turn (a
+message, the agent's input-required answer, the reply with
+``historyLength: 10``) of a task with 2,000 messages is counted three ways,
+on every store: the reads of ``Message.message_id`` (building a set of the
+history's ids, looking for a duplicate), the lines of the package's Python
+code run (a validator going over the history, a copy built item by item,
+decoding it) compared with the same turn of a short conversation, and the
+history rows read from the database. Each must stay under a small constant.
+
+And what the caches must not change: a message already in the history is not
+added twice, and two store instances on one database (replicas) each see the
+other's messages at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import attrs
+import pytest
+
+from a2a_models import (
+    Message,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from a2a_models.server import (
+    AgentEvent,
+    ConcurrentModificationError,
+    RequestContext,
+    RequestHandler,
+    TaskStore,
+)
+from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
+
+from ._support import FuncAgent, make_card
+
+LONG = 2_000
+SHORT = 40
+T0 = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+async def _asks(context: RequestContext) -> AsyncIterator[AgentEvent]:
+    yield context.ask(f"got {context.message.text}")
+
+
+def _message(i: int, task_id: str) -> Message:
+    role = Message.user if i % 2 == 0 else Message.agent
+    return attrs.evolve(role(f"m{i}", task_id=task_id, context_id="c"), message_id=f"{task_id}-{i}")
+
+
+def _conversation(task_id: str, n: int) -> Task:
+    """A task waiting for input after ``n`` messages."""
+    return Task(
+        id=task_id,
+        context_id="c",
+        status=TaskStatus(state=TaskState.INPUT_REQUIRED, timestamp=T0),
+        history=tuple(_message(i, task_id) for i in range(n)),
+    )
+
+
+def _turn(task_id: str, text: str, message_id: str | None = None) -> SendMessageRequest:
+    message = Message.user(text, task_id=task_id, context_id="c")
+    if message_id is not None:
+        message = attrs.evolve(message, message_id=message_id)
+    return SendMessageRequest(
+        message=message, configuration=SendMessageConfiguration(history_length=10)
+    )
+
+
+class _CountingId:
+    """``Message.message_id`` that counts its reads (the slot's descriptor inside)."""
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+        self.reads = 0
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        self.reads += 1
+        return self.slot.__get__(obj, owner)
+
+    def __set__(self, obj: object, value: object) -> None:
+        self.slot.__set__(obj, value)
+
+
+@pytest.fixture
+def message_ids() -> Iterator[_CountingId]:
+    counting = _CountingId(Message.__dict__["message_id"])
+    type.__setattr__(Message, "message_id", counting)
+    try:
+        yield counting
+    finally:
+        type.__setattr__(Message, "message_id", counting.slot)
+
+
+def _package_code(code: Any) -> bool:
+    name: str = code.co_filename
+    return "a2a_models" in name or name.startswith("<attrs generated")
+
+
+class _Lines:
+    """Counts the lines of the package's Python code run on this thread."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            self.count += 1
+        return self._local
+
+    def _global(self, frame: FrameType, event: str, arg: object) -> Any:
+        return self._local if _package_code(frame.f_code) else None
+
+    def __enter__(self) -> _Lines:
+        self._before = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._before)
+
+
+def _count_rows(store: TaskStore) -> list[int]:
+    """History rows read by a database store, per read (none for the memory store)."""
+    rows: list[int] = []
+    fetch = getattr(store, "_fetch_task", None)
+    if fetch is None:
+        return rows
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        row = await fetch(*args, **kwargs)
+        if row is not None:
+            rows.append(len(row[4]))
+        return row
+
+    store._fetch_task = counted  # type: ignore[attr-defined]
+    return rows
+
+
+async def _measure(
+    store: TaskStore, task_id: str, n: int, message_ids: _CountingId
+) -> tuple[int, int, int]:
+    """``(message_id reads, package lines, history rows read)`` of one turn at ``n`` messages."""
+    await store.create(_conversation(task_id, n), None)
+    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
+    for i in range(3):  # the first turn reads the history once; later ones build on it
+        await handler.on_send_message(_turn(task_id, f"warm {i}"))
+    rows = _count_rows(store)
+    message_ids.reads = 0
+    with _Lines() as lines:
+        task = await handler.on_send_message(_turn(task_id, "measured"))
+    assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+    assert [m.text for m in task.history[-2:]] == ["measured", "got measured"]
+    return message_ids.reads, lines.count, sum(rows)
+
+
+async def test_a_turn_does_not_go_over_the_history(
+    store: TaskStore, message_ids: _CountingId
+) -> None:
+    short = await _measure(store, "short", SHORT, message_ids)
+    long = await _measure(store, "long", LONG, message_ids)
+    ids, lines, rows = long
+    # A pass over the history would read 2,000 ids, run thousands of lines or rows.
+    assert ids <= 20, (short, long)
+    assert lines - short[1] <= 200, (short, long)
+    assert rows <= 12, (short, long)  # the reply reads its 10 (historyLength)
+    stored = await store.get("long", None)
+    assert stored is not None and len(stored.task.history) == LONG + 8
+
+
+async def test_a_message_already_in_the_history_is_not_added_again(store: TaskStore) -> None:
+    await store.create(_conversation("t", LONG), None)
+    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
+    await handler.on_send_message(_turn("t", "one"))
+    # The id of the very first message, and then of the newest user message.
+    await handler.on_send_message(_turn("t", "again", message_id="t-0"))
+    whole = await store.get("t", None)
+    assert whole is not None
+    newest = whole.task.history[-3].message_id
+    assert whole.task.history[-3].text == "one"
+    await handler.on_send_message(_turn("t", "again", message_id=newest))
+    stored = await store.get("t", None)
+    assert stored is not None
+    ids = [m.message_id for m in stored.task.history]
+    assert len(ids) == len(set(ids)) == LONG + 4, len(ids)
+    texts = [m.text for m in stored.task.history[-4:]]
+    assert texts == ["one", "got one", "got again", "got again"]
+
+
+async def _replica_pair(kind: str, request: pytest.FixtureRequest) -> tuple[TaskStore, TaskStore]:
+    if kind == "sqlite":
+        path: Path = request.getfixturevalue("sqlite_path")
+        return await SQLiteTaskStore(path).open(), await SQLiteTaskStore(path).open()
+    schema: str = request.getfixturevalue("pg_schema")
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return (
+        await PostgresTaskStore(dsn, schema=schema).open(),
+        await PostgresTaskStore(dsn, schema=schema).open(),
+    )
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_replicas_see_each_others_turns(kind: str, request: pytest.FixtureRequest) -> None:
+    a, b = await _replica_pair(kind, request)
+    try:
+        await a.create(_conversation("t", 100), None)
+        handlers = [RequestHandler(FuncAgent(_asks), make_card(), store=store) for store in (a, b)]
+        for i in range(6):  # turns alternate between the replicas
+            await handlers[i % 2].on_send_message(_turn("t", f"turn {i}"))
+            for store in (a, b):  # a whole read, as the next turn's, sees every turn
+                stored = await store.get("t", None)
+                assert stored is not None
+                texts = [m.text for m in stored.task.history[100:]]
+                expected = [t for j in range(i + 1) for t in (f"turn {j}", f"got turn {j}")]
+                assert texts == expected, (kind, i)
+        # A write based on an older version is refused, whatever the caches hold.
+        old = await a.get("t", None)
+        assert old is not None
+        await b.update(
+            attrs.evolve(old.task, history=(*old.task.history, _message(1000, "t"))), old.version
+        )
+        with pytest.raises(ConcurrentModificationError):
+            await a.update(
+                attrs.evolve(old.task, history=(*old.task.history, _message(1001, "t"))),
+                old.version,
+            )
+        again = await a.get("t", None)
+        assert again is not None and again.task.history[-1].message_id == "t-1000"
+        assert len(again.task.history) == 100 + 12 + 1
+        # A write repeating a message (same id) adds nothing, and the next read says so.
+        await a.update(
+            attrs.evolve(again.task, history=(*again.task.history, _message(5, "t"))),
+            again.version,
+        )
+        for store in (a, b):
+            stored = await store.get("t", None)
+            assert stored is not None and len(stored.task.history) == 100 + 12 + 1
+    finally:
+        for store in (a, b):
+            await store.aclose()  # type: ignore[attr-defined]

@@ -22,6 +22,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "a2a_models"
 #: The C sources, each one extension module next to it.
 SOURCES = (PACKAGE / "codec" / "_speedups.c", PACKAGE / "adapters" / "grpc" / "_pbwire.c")
+#: Further C files linked into a module (by its main source's name).
+PARTS = {"_speedups.c": ("_direct.c",)}
+#: ``--sanitize``: AddressSanitizer and UBSan flags (a debugging build; see docs/accelerator.md).
+SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
 
 
 def target(source: Path, directory: Path | None = None) -> Path:
@@ -31,34 +35,34 @@ def target(source: Path, directory: Path | None = None) -> Path:
     )
 
 
-def build_all(directory: Path | None = None, *, quiet: bool = False) -> list[Path]:
+def build_all(
+    directory: Path | None = None, *, quiet: bool = False, sanitize: bool = False
+) -> list[Path]:
     """Build every module, in place or into ``directory``; the built files."""
-    return [build(source, target(source, directory), quiet=quiet) for source in SOURCES]
+    return [
+        build(source, target(source, directory), quiet=quiet, sanitize=sanitize)
+        for source in SOURCES
+    ]
 
 
-def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
-    """Compile ``source`` with the compiler and flags Python was built with."""
+def build(source: Path, out: Path, *, quiet: bool = False, sanitize: bool = False) -> Path:
+    """Compile ``source`` (and its ``PARTS``) with the compiler and flags Python was built with."""
     # $CC overrides the compiler (as with setuptools); linking stays what Python used.
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
     ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC")
     include = sysconfig.get_paths()["include"]
+    extra = SANITIZE if sanitize else []
+    sources = [source, *(source.parent / name for name in PARTS.get(source.name, ()))]
     with tempfile.TemporaryDirectory() as tmp:
-        obj = Path(tmp) / (source.stem + ".o")
-        compile_cmd = [
-            *cc,
-            *ccshared,
-            "-O2",
-            "-Wall",
-            "-Werror",
-            f"-I{include}",
-            "-c",
-            str(source),
-            "-o",
-            str(obj),
+        objs = [Path(tmp) / (src.stem + ".o") for src in sources]
+        cmds = [
+            [*cc, *ccshared, "-O2", "-Wall", "-Werror", *extra, f"-I{include}", "-c", str(src)]
+            + ["-o", str(obj)]
+            for src, obj in zip(sources, objs, strict=True)
         ]
-        link_cmd = [*ldshared, str(obj), "-o", str(out)]
-        for cmd in (compile_cmd, link_cmd):
+        cmds.append([*ldshared, *extra, *map(str, objs), "-o", str(out)])
+        for cmd in cmds:
             if not quiet:
                 print(" ".join(cmd))
             subprocess.run(cmd, check=True)
@@ -68,12 +72,18 @@ def build(source: Path, out: Path, *, quiet: bool = False) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clean", action="store_true", help="remove the built module")
+    ap.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="build with AddressSanitizer and UBSan (run Python with "
+        "LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0)",
+    )
     args = ap.parse_args()
     if args.clean:
         for source in SOURCES:
             target(source).unlink(missing_ok=True)
         return
-    for path in build_all():
+    for path in build_all(sanitize=args.sanitize):
         print(f"built {path}", file=sys.stderr)
 
 

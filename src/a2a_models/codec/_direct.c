@@ -19,6 +19,20 @@
 
 #define GIVE_UP NULL
 
+/* Eight bytes at a time: whether any byte is < 0x20, '"', '\\' or >= 0x80 (the
+ * bytes a string's fast path stops at, reading and writing). */
+static inline int
+special8(const unsigned char *s)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t v, q, b;
+    memcpy(&v, s, 8);
+    q = v ^ (ones * '"');
+    b = v ^ (ones * '\\');
+    uint64_t lt = (v - ones * 0x20) & ~v; /* (exact for "any byte", as haszero) */
+    return (((lt | ((q - ones) & ~q) | ((b - ones) & ~b)) & high) | (v & high)) != 0;
+}
+
 /* ------------------------------------------------------------------ reading */
 
 typedef struct {
@@ -203,6 +217,8 @@ scan_string(Reader *r, const unsigned char **s, const unsigned char **e, int *fl
     int f = 0;
     *s = p;
     for (;;) {
+        while (end - p >= 8 && !special8(p))
+            p += 8;
         while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
             p++;
         if (p >= end || *p < 0x20)
@@ -428,6 +444,149 @@ read_any(Reader *r, int depth)
     }
 }
 
+/* A part object (r->p at its '{') in the shapes decode_part builds itself: the
+ * part, or NULL to give up; for the other shapes NULL and *generic = 1, r->p
+ * back at the '{' (the caller parses the object, then runs decode_part). */
+enum { PK_KIND, PK_TEXT, PK_DATA, PK_META, PK_FILE, PK_N };
+static const char *const PART_KEYS[] = {"kind", "text", "data", "metadata", "file"};
+
+/* A 0.3 file part's "file" object f, as the pure hook decodes it (decode_file):
+ * NULL to give up, Py_None for what the hook would fail on. */
+static PyObject *
+tagged_file(PartPlan *p, PyObject *f, PyObject *meta)
+{
+    PyObject *raw = PyDict_GetItemWithError(f, p->fk_raw);
+    PyObject *url = raw || !PyErr_Occurred() ? PyDict_GetItemWithError(f, p->fk_url) : NULL;
+    PyObject *media = PyErr_Occurred() ? NULL : PyDict_GetItemWithError(f, p->fk_media);
+    PyObject *name = PyErr_Occurred() ? NULL : PyDict_GetItemWithError(f, p->fk_name);
+    if (PyErr_Occurred())
+        return NULL;
+    raw = raw == Py_None ? NULL : raw;
+    url = url == Py_None ? NULL : url;
+    media = media ? media : Py_None;
+    name = name ? name : Py_None;
+    if ((raw == NULL) == (url == NULL) || (media != Py_None && !PyUnicode_CheckExact(media)) ||
+        (name != Py_None && !PyUnicode_CheckExact(name)) ||
+        (url != NULL && !PyUnicode_CheckExact(url)))
+        Py_RETURN_NONE;
+    PyObject *content;
+    if (raw != NULL) {
+        content = PyObject_CallOneArg(p->b64e, raw); /* (a decoder plan's: base64 -> bytes) */
+        if (content == NULL)
+            return NULL;
+    }
+    else {
+        Py_INCREF(url);
+        content = url;
+    }
+    PyObject *obj = p->file_cls->tp_alloc(p->file_cls, 0);
+    if (obj == NULL) {
+        Py_DECREF(content);
+        return NULL;
+    }
+    PyObject *vals[5] = {raw != NULL ? content : Py_None, raw != NULL ? Py_None : content, meta,
+                         name, media};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(vals[i]);
+        *SLOT(obj, p->file_off[i]) = vals[i];
+    }
+    Py_DECREF(content);
+    return obj;
+}
+
+static PyObject *
+read_part(PartPlan *p, Reader *r, int depth, int *generic)
+{
+    const unsigned char *start = r->p;
+    PyObject *vals[PK_N] = {NULL}, *out = GIVE_UP;
+    int order[PK_N], n = 0;
+    *generic = 0;
+    r->p++; /* '{' */
+    if (peek(r) == '}')
+        goto rewind;
+    for (;;) {
+        const unsigned char *s, *e;
+        int flags, k;
+        if (peek(r) != '"' || scan_string(r, &s, &e, &flags) < 0 || flags)
+            goto rewind;
+        for (k = 0; k < PK_N; k++)
+            if ((size_t)(e - s) == strlen(PART_KEYS[k]) && memcmp(s, PART_KEYS[k], e - s) == 0)
+                break;
+        if (k == PK_N || vals[k] != NULL || peek(r) != ':')
+            goto rewind; /* another member, or one twice */
+        r->p++;
+        vals[k] = read_any(r, depth + 1);
+        if (vals[k] == NULL)
+            goto fail;
+        order[n++] = k;
+        int c = peek(r);
+        r->p++;
+        if (c == '}')
+            break;
+        if (c != ',')
+            goto fail;
+    }
+    /* decode_part's fast shapes, on the same members */
+    PyObject *meta = vals[PK_META] ? vals[PK_META] : Py_None;
+    int m = n - (vals[PK_META] != NULL);
+    if (meta == Py_None || PyDict_CheckExact(meta)) {
+        PyObject *k = vals[PK_KIND], *t = vals[PK_TEXT], *dt = vals[PK_DATA];
+        if (p->tagged) {
+            if (m == 2 && k != NULL && PyUnicode_CheckExact(k)) {
+                if (PyUnicode_Compare(k, p->v_text) == 0 && t != NULL && PyUnicode_CheckExact(t))
+                    out = new_part(p->text_cls, p->text_off, t, meta);
+                else if (PyUnicode_Compare(k, p->v_data) == 0 && dt != NULL &&
+                         PyDict_CheckExact(dt))
+                    out = new_part(p->data_cls, p->data_off, dt, meta);
+                else if (p->file_cls != NULL && vals[PK_FILE] != NULL &&
+                         PyDict_CheckExact(vals[PK_FILE]) &&
+                         PyUnicode_Compare(k, p->fk_file) == 0) {
+                    out = tagged_file(p, vals[PK_FILE], meta);
+                    if (out == Py_None)
+                        Py_CLEAR(out); /* the hook reports it */
+                    else if (out == NULL)
+                        goto fail;
+                }
+                else if (PyErr_Occurred())
+                    goto fail;
+            }
+        }
+        else if (m == 1) {
+            if (t != NULL && PyUnicode_CheckExact(t))
+                out = new_part(p->text_cls, p->text_off, t, meta);
+            else if (t == NULL && dt != NULL)
+                out = new_part(p->data_cls, p->data_off, dt, meta);
+        }
+    }
+    if (out == NULL && !PyErr_Occurred()) {
+        /* another shape: the dict plan on the same members (it calls the hook) */
+        PyObject *d = PyDict_New();
+        if (d == NULL)
+            goto fail;
+        for (int i = 0; i < n; i++) {
+            PyObject *key = PyUnicode_InternFromString(PART_KEYS[order[i]]);
+            int rc = key == NULL ? -1 : PyDict_SetItem(d, key, vals[order[i]]);
+            Py_XDECREF(key);
+            if (rc < 0) {
+                Py_DECREF(d);
+                goto fail;
+            }
+        }
+        out = decode_part(p, d);
+        Py_DECREF(d);
+    }
+fail:
+    for (int i = 0; i < PK_N; i++)
+        Py_XDECREF(vals[i]);
+    return out;
+rewind:
+    for (int i = 0; i < PK_N; i++)
+        Py_XDECREF(vals[i]);
+    r->p = start;
+    *generic = 1;
+    return GIVE_UP;
+}
+
 /* A value decoded by plan or callable `arg` (what run() does with a parsed value). */
 static PyObject *
 read_nested(PyObject *arg, Reader *r, int depth)
@@ -436,6 +595,12 @@ read_nested(PyObject *arg, Reader *r, int depth)
         if (peek(r) != '{')
             return GIVE_UP;
         return read_obj((Plan *)arg, r, depth + 1);
+    }
+    if (Py_IS_TYPE(arg, &PartPlan_Type) && peek(r) == '{' && depth + 1 <= MAX_DEPTH) {
+        int generic;
+        PyObject *x = read_part((PartPlan *)arg, r, depth + 1, &generic);
+        if (!generic)
+            return x;
     }
     PyObject *v = read_any(r, depth + 1);
     if (v == NULL)
@@ -566,6 +731,11 @@ read_field(Field *f, Reader *r, int depth, PyObject **x)
         *x = t;
         return 1;
     }
+    case K_STRUCT:
+        if (c != '{')
+            return -1;
+        *x = read_dict(r, depth + 1);
+        return *x == NULL ? -1 : 1;
     case K_CALL: {
         PyObject *v = read_any(r, depth + 1);
         if (v == NULL)
@@ -654,18 +824,37 @@ read_obj(Plan *p, Reader *r, int depth)
                 int c = p->constants != NULL ? key_in(p->constants, s, n) : -2;
                 if (c == -1)
                     goto fail;
-                PyObject *v = read_any(r, depth + 1); /* unknown members: valid JSON, ignored */
-                if (v == NULL)
-                    goto fail;
-                if (c >= 0 && v != Py_None) {
+                if (c >= 0 && peek(r) == '"') {
+                    /* a constant's plain text (0.3's "kind"): compared as it is */
                     PyObject *want = PyTuple_GET_ITEM(PyTuple_GET_ITEM(p->constants, c), 1);
-                    int eq = PyObject_RichCompareBool(v, want, Py_EQ);
-                    if (eq != 1) {
-                        Py_DECREF(v);
+                    const unsigned char *vs, *ve, *at = r->p;
+                    Py_ssize_t wn;
+                    const char *wb;
+                    if (scan_string(r, &vs, &ve, &flags) < 0)
                         goto fail;
+                    if (!flags && PyUnicode_CheckExact(want)) {
+                        wb = PyUnicode_AsUTF8AndSize(want, &wn);
+                        if (wb == NULL || wn != ve - vs || memcmp(wb, vs, wn) != 0)
+                            goto fail; /* another value (decode_obj gives up too) */
+                        c = -3;
                     }
+                    else
+                        r->p = at; /* escapes: parsed and compared below */
                 }
-                Py_DECREF(v);
+                if (c != -3) {
+                    PyObject *v = read_any(r, depth + 1); /* unknown members: valid JSON, ignored */
+                    if (v == NULL)
+                        goto fail;
+                    if (c >= 0 && v != Py_None) {
+                        PyObject *want = PyTuple_GET_ITEM(PyTuple_GET_ITEM(p->constants, c), 1);
+                        int eq = PyObject_RichCompareBool(v, want, Py_EQ);
+                        if (eq != 1) {
+                            Py_DECREF(v);
+                            goto fail;
+                        }
+                    }
+                    Py_DECREF(v);
+                }
             }
             int c = peek(r);
             r->p++;
@@ -805,59 +994,102 @@ put_ch(Writer *w, char c)
 
 static const char HEX[] = "0123456789abcdef";
 
+/* 1: a byte orjson writes escaped ('"', '\\', control characters) */
+static unsigned char ESCAPE[128];
+
+/* The escape of an ASCII character c (ESCAPE[c] set) at o; the new end. */
+static inline char *
+put_escape(char *o, unsigned int c)
+{
+    *o++ = '\\';
+    switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\t': *o++ = 't'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\f': *o++ = 'f'; break;
+    case '\r': *o++ = 'r'; break;
+    default:
+        *o++ = 'u';
+        *o++ = '0';
+        *o++ = '0';
+        *o++ = HEX[c >> 4];
+        *o++ = HEX[c & 15];
+    }
+    return o;
+}
+
+/* Characters of one kind, as UTF-8 (0: a lone surrogate, give up). */
+#define PUT_CHARS(TYPE)                                                  \
+    do {                                                                 \
+        const TYPE *s = (const TYPE *)data;                              \
+        for (Py_ssize_t i = 0; i < n; i++) {                             \
+            Py_UCS4 c = s[i];                                            \
+            if (c < 0x80) {                                              \
+                if (ESCAPE[c])                                           \
+                    o = put_escape(o, c);                                \
+                else                                                     \
+                    *o++ = (char)c;                                      \
+            }                                                            \
+            else if (c < 0x800) {                                        \
+                *o++ = (char)(0xC0 | (c >> 6));                          \
+                *o++ = (char)(0x80 | (c & 0x3F));                        \
+            }                                                            \
+            else if (c < 0x10000) {                                      \
+                if (c >= 0xD800 && c <= 0xDFFF)                          \
+                    return -1;                                           \
+                *o++ = (char)(0xE0 | (c >> 12));                         \
+                *o++ = (char)(0x80 | ((c >> 6) & 0x3F));                 \
+                *o++ = (char)(0x80 | (c & 0x3F));                        \
+            }                                                            \
+            else {                                                       \
+                *o++ = (char)(0xF0 | (c >> 18));                         \
+                *o++ = (char)(0x80 | ((c >> 12) & 0x3F));                \
+                *o++ = (char)(0x80 | ((c >> 6) & 0x3F));                 \
+                *o++ = (char)(0x80 | (c & 0x3F));                        \
+            }                                                            \
+        }                                                                \
+    } while (0)
+
 /* A str as orjson writes it: UTF-8, escaping '"', '\\' and the control
  * characters only (\b \t \n \f \r or \u00XX); lone surrogates: give up. */
 static int
 put_str(Writer *w, PyObject *u)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(u);
-    int kind = PyUnicode_KIND(u);
     const void *data = PyUnicode_DATA(u);
-    /* worst case: 6 bytes per character (\u00XX), or 4 of UTF-8, plus quotes */
+    /* worst case: 6 bytes per character (\u00XX; UTF-8 takes at most 4), and quotes */
     if (n > (PY_SSIZE_T_MAX - 2) / 6 || RESERVE(w, 6 * n + 2) < 0)
         return -1;
     char *o = w->buf + w->len;
     *o++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80) {
-            if (c >= 0x20 && c != '"' && c != '\\') {
-                *o++ = (char)c;
-                continue;
-            }
-            *o++ = '\\';
-            switch (c) {
-            case '"': *o++ = '"'; break;
-            case '\\': *o++ = '\\'; break;
-            case '\b': *o++ = 'b'; break;
-            case '\t': *o++ = 't'; break;
-            case '\n': *o++ = 'n'; break;
-            case '\f': *o++ = 'f'; break;
-            case '\r': *o++ = 'r'; break;
-            default:
-                *o++ = 'u';
-                *o++ = '0';
-                *o++ = '0';
-                *o++ = HEX[c >> 4];
-                *o++ = HEX[c & 15];
-            }
+    if (PyUnicode_IS_ASCII(u)) {
+        const unsigned char *s = data;
+        Py_ssize_t i = 0;
+        while (i < n) {
+            Py_ssize_t j = i;
+            while (n - j >= 8 && !special8(s + j))
+                j += 8;
+            while (j < n && !ESCAPE[s[j]])
+                j++;
+            memcpy(o, s + i, j - i);
+            o += j - i;
+            if (j < n)
+                o = put_escape(o, s[j++]);
+            i = j;
         }
-        else if (c < 0x800) {
-            *o++ = (char)(0xC0 | (c >> 6));
-            *o++ = (char)(0x80 | (c & 0x3F));
-        }
-        else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF)
-                return -1; /* a lone surrogate: the existing path */
-            *o++ = (char)(0xE0 | (c >> 12));
-            *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (char)(0x80 | (c & 0x3F));
-        }
-        else {
-            *o++ = (char)(0xF0 | (c >> 18));
-            *o++ = (char)(0x80 | ((c >> 12) & 0x3F));
-            *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (char)(0x80 | (c & 0x3F));
+    }
+    else {
+        switch (PyUnicode_KIND(u)) {
+        case PyUnicode_1BYTE_KIND:
+            PUT_CHARS(Py_UCS1);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            PUT_CHARS(Py_UCS2);
+            break;
+        default:
+            PUT_CHARS(Py_UCS4);
         }
     }
     *o++ = '"';
@@ -872,9 +1104,15 @@ put_int(Writer *w, PyObject *v)
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow || (x == -1 && PyErr_Occurred()))
         return -1; /* beyond int64: the existing path */
-    char tmp[24];
-    int n = snprintf(tmp, sizeof(tmp), "%lld", x);
-    return put(w, tmp, n);
+    char tmp[24], *e = tmp + sizeof(tmp), *s = e;
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    do {
+        *--s = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--s = '-';
+    return put(w, s, e - s);
 }
 
 static int
@@ -948,14 +1186,111 @@ put_any(Writer *w, PyObject *v, int depth)
 
 static int write_obj(Plan *p, Writer *w, PyObject *o, int depth);
 
+/* ,"key": (a str key of ours: plain ASCII) */
+static inline int
+put_key(Writer *w, PyObject *key, int comma)
+{
+    if ((comma && put_ch(w, ',') < 0) || put_str(w, key) < 0)
+        return -1;
+    return put_ch(w, ':');
+}
+
+/* A file part, as encode_file builds its dict (same members, same order). */
+static int
+write_file(PartPlan *p, Writer *w, PyObject *o, int depth)
+{
+    PyObject *raw = *SLOT(o, p->file_off[0]), *url = *SLOT(o, p->file_off[1]);
+    PyObject *meta = *SLOT(o, p->file_off[2]), *name = *SLOT(o, p->file_off[3]);
+    PyObject *media = *SLOT(o, p->file_off[4]);
+    if (!raw || !url || !meta || !name || !media)
+        return -2; /* (encode_file calls the hook) */
+    PyObject *content;
+    if (raw != Py_None) {
+        content = PyObject_CallOneArg(p->b64e, raw);
+        if (content == NULL)
+            return -1;
+    }
+    else {
+        Py_INCREF(url);
+        content = url;
+    }
+    PyObject *ckey = raw != Py_None ? p->fk_raw : p->fk_url;
+    int rc = put_ch(w, '{');
+    if (p->tagged) {
+        /* {"kind":"file","file":{raw|url, mimeType, name},"metadata"} */
+        if (rc < 0 || put_key(w, p->k_kind, 0) < 0 || put_str(w, p->fk_file) < 0 ||
+            put_key(w, p->fk_file, 1) < 0 || put_ch(w, '{') < 0 || put_key(w, ckey, 0) < 0 ||
+            put_any(w, content, depth + 2) < 0 ||
+            (media != Py_None && (put_key(w, p->fk_media, 1) < 0 || put_any(w, media, depth + 2) < 0)) ||
+            (name != Py_None && (put_key(w, p->fk_name, 1) < 0 || put_any(w, name, depth + 2) < 0)) ||
+            put_ch(w, '}') < 0 ||
+            (meta != Py_None && (put_key(w, p->k_meta, 1) < 0 || put_any(w, meta, depth + 1) < 0)))
+            rc = -1;
+    }
+    else {
+        /* {raw|url, "metadata", filename, mediaType}: empty strings count as unset */
+        int has_name = PyObject_IsTrue(name), has_media = PyObject_IsTrue(media);
+        if (rc < 0 || has_name < 0 || has_media < 0 || put_key(w, ckey, 0) < 0 ||
+            put_any(w, content, depth + 1) < 0 ||
+            (meta != Py_None && (put_key(w, p->k_meta, 1) < 0 || put_any(w, meta, depth + 1) < 0)) ||
+            (has_name && (put_key(w, p->fk_name, 1) < 0 || put_any(w, name, depth + 1) < 0)) ||
+            (has_media && (put_key(w, p->fk_media, 1) < 0 || put_any(w, media, depth + 1) < 0)))
+            rc = -1;
+    }
+    Py_DECREF(content);
+    return rc < 0 ? -1 : put_ch(w, '}');
+}
+
+/* A part, as encode_part builds its dict; shapes it leaves to the hook: -2. */
+static int
+write_part_direct(PartPlan *p, Writer *w, PyObject *o, int depth)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    Py_ssize_t *off;
+    PyObject *key, *val;
+    if (tp == p->text_cls) {
+        off = p->text_off;
+        key = p->k_text;
+        val = p->v_text;
+    }
+    else if (tp == p->data_cls) {
+        off = p->data_off;
+        key = p->k_data;
+        val = p->v_data;
+    }
+    else if (tp == p->file_cls && p->file_cls != NULL)
+        return write_file(p, w, o, depth);
+    else
+        return -2;
+    PyObject *content = *SLOT(o, off[0]), *meta = *SLOT(o, off[1]);
+    if (content == NULL || meta == NULL || *SLOT(o, off[2]) != Py_None ||
+        *SLOT(o, off[3]) != Py_None)
+        return -2;
+    if (p->tagged && tp == p->data_cls && !PyDict_CheckExact(content))
+        return -2;
+    if (put_ch(w, '{') < 0 ||
+        (p->tagged && (put_key(w, p->k_kind, 0) < 0 || put_str(w, val) < 0)) ||
+        put_key(w, key, p->tagged) < 0 || put_any(w, content, depth + 1) < 0 ||
+        (meta != Py_None && (put_key(w, p->k_meta, 1) < 0 || put_any(w, meta, depth + 1) < 0)))
+        return -1;
+    return put_ch(w, '}');
+}
+
 /* A value encoded by plan or callable `arg` (what run() does). */
 static int
 write_nested(PyObject *arg, Writer *w, PyObject *v, int depth)
 {
     if (Py_IS_TYPE(arg, &Plan_Type))
         return write_obj((Plan *)arg, w, v, depth + 1);
-    PyObject *x = Py_IS_TYPE(arg, &PartPlan_Type) ? encode_part((PartPlan *)arg, v)
-                                                  : PyObject_CallOneArg(arg, v);
+    PyObject *x;
+    if (Py_IS_TYPE(arg, &PartPlan_Type)) {
+        int rc = write_part_direct((PartPlan *)arg, w, v, depth);
+        if (rc != -2)
+            return rc;
+        x = encode_part((PartPlan *)arg, v); /* the hook's dict */
+    }
+    else
+        x = PyObject_CallOneArg(arg, v);
     if (x == NULL)
         return -1;
     int rc = put_any(w, x, depth + 1);
@@ -1182,6 +1517,9 @@ int
 a2a_direct_init(PyObject *mod)
 {
     (void)mod;
+    for (int c = 0; c < 0x20; c++)
+        ESCAPE[c] = 1;
+    ESCAPE['"'] = ESCAPE['\\'] = 1;
     PyObject *orjson = PyImport_ImportModule("orjson");
     if (orjson == NULL) {
         PyErr_Clear(); /* floats then give up */

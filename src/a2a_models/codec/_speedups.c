@@ -91,6 +91,12 @@ decode_obj(Plan *p, PyObject *d, int depth)
                     x = v;
                 }
                 break;
+            case K_STRUCT:
+                if (!PyDict_CheckExact(v))
+                    goto fail;
+                Py_INCREF(v);
+                x = v;
+                break;
             case K_ENUM:
                 if (!PyUnicode_CheckExact(v))
                     goto fail;
@@ -297,7 +303,7 @@ fail:
 
 /* ------------------------------------------------------------------ parts */
 
-static PyObject *
+PyObject *
 new_part(PyTypeObject *cls, Py_ssize_t *off, PyObject *content, PyObject *meta)
 {
     PyObject *obj = cls->tp_alloc(cls, 0);
@@ -898,7 +904,7 @@ PyInit__speedups(void)
         return NULL;
     }
 #define K(name) if (PyModule_AddIntConstant(mod, #name, name) < 0) { Py_DECREF(mod); return NULL; }
-    K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART)
+    K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART) K(K_STRUCT)
     K(F_REQUIRED) K(F_UNSET) K(F_NONEMPTY) K(F_FACTORY) K(F_EMPTY_IS)
     K(P_ALWAYS) K(P_NOT_NONE) K(P_TRUTHY) K(P_NE) K(P_REQUIRED) K(P_UNSUPPORTED)
     K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM)

@@ -6,7 +6,8 @@
 #include <structmember.h>
 
 /* Decode field kinds */
-enum { K_ANY = 0, K_STR = 1, K_OBJ = 2, K_LIST = 3, K_ENUM = 4, K_CALL = 5, K_PART = 6 };
+enum { K_ANY = 0, K_STR = 1, K_OBJ = 2, K_LIST = 3, K_ENUM = 4, K_CALL = 5, K_PART = 6,
+       K_STRUCT = 7 /* a JSON object kept as it is (what the struct helper does with parsed JSON) */ };
 /* Decode flags */
 enum {
     F_REQUIRED = 1,   /* absent: fail */
@@ -76,6 +77,7 @@ extern PyTypeObject PartPlan_Type;
 
 /* _speedups.c: the dict plans */
 PyObject *decode_part(PartPlan *p, PyObject *d);
+PyObject *new_part(PyTypeObject *cls, Py_ssize_t *off, PyObject *content, PyObject *meta);
 PyObject *encode_part(PartPlan *p, PyObject *o);
 /* _direct.c: the bytes reader and writer */
 extern PyMethodDef a2a_direct_methods[];

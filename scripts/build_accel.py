@@ -56,9 +56,9 @@ def build(source: Path, out: Path, *, quiet: bool = False, sanitize: bool = Fals
     sources = [source, *(source.parent / name for name in PARTS.get(source.name, ()))]
     with tempfile.TemporaryDirectory() as tmp:
         objs = [Path(tmp) / (src.stem + ".o") for src in sources]
+        flags = [*ccshared, "-O2", "-Wall", "-Werror", *extra, f"-I{include}"]
         cmds = [
-            [*cc, *ccshared, "-O2", "-Wall", "-Werror", *extra, f"-I{include}", "-c", str(src)]
-            + ["-o", str(obj)]
+            [*cc, *flags, "-c", str(src), "-o", str(obj)]
             for src, obj in zip(sources, objs, strict=True)
         ]
         cmds.append([*ldshared, *extra, *map(str, objs), "-o", str(out)])

@@ -241,6 +241,8 @@ def decode(
     invalid JSON and for anything that is not a valid ``tp`` in ``dialect``.
     """
     cls = data.__class__
+    if data.__class__ is not bytes and isinstance(data, dict | list):
+        return _from_wire(tp, data, dialect, strict, lossy)
     if cls is bytes or cls is str:
         try:
             read = _decoder(tp, dialect, strict)[2]
@@ -253,8 +255,6 @@ def decode(
                 result.__class__ is tp or not isinstance(tp, type) or isinstance(result, tp)
             ):
                 return result
-    elif isinstance(data, dict | list):
-        return _from_wire(tp, data, dialect, strict, lossy)
     try:
         value = _json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "a2a_models"
 #: The C sources, each one extension module next to it.
 SOURCES = (PACKAGE / "codec" / "_speedups.c", PACKAGE / "adapters" / "grpc" / "_pbwire.c")
 #: Further C files linked into a module (by its main source's name).
-PARTS = {"_speedups.c": ("_direct.c",)}
+PARTS = {"_speedups.c": ("_read.c", "_write.c")}
 #: ``--sanitize``: AddressSanitizer and UBSan flags (a debugging build; see docs/accelerator.md).
 SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
 

@@ -176,6 +176,7 @@ def test_every_generated_class_has_a_plan(dialect: str) -> None:
             if is_generated(fn):
                 assert isinstance(plan, _speedups.Plan), (name, encode)
                 assert plan.fallback is fn
+                assert plan.direct, (name, encode)  # the bytes-direct path runs it too
             elif name == "Part" and dialect in ("1.0", "0.3"):
                 assert isinstance(plan, _speedups.PartPlan)
             else:

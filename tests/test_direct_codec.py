@@ -1,7 +1,7 @@
 """The accelerator's bytes-direct reader and writer agree with the existing path.
 
 ``codec.decode(T, bytes)`` and ``codec.encode(obj)`` first try the compiled
-reader/writer (``codec/_direct.c``), which scan or write the JSON bytes
+reader/writer (``codec/_read.c``, ``codec/_write.c``), which scan or write the JSON bytes
 through the plans without the wire dicts, and give up (return None) on
 anything but the valid, common path. Here every outcome is compared with the
 existing path on the same input (``_json.loads`` + dict plans, dict plans +

@@ -707,6 +707,8 @@ static PyMethodDef plan_methods[] = {
 
 static PyMemberDef plan_members[] = {
     {"fallback", T_OBJECT, offsetof(Plan, fallback), READONLY, "the pure function"},
+    {"direct", T_INT, offsetof(Plan, direct), READONLY,
+     "whether the bytes-direct reader and writer run this plan"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Plan, vectorcall), READONLY},
     {NULL},
 };

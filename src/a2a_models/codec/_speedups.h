@@ -1,9 +1,12 @@
-/* Shared by _speedups.c (the dict plans) and _direct.c (the bytes reader and writer). */
+/* Shared by _speedups.c (the dict plans) and _read.c / _write.c (the bytes reader and writer). */
 #ifndef A2A_SPEEDUPS_H
 #define A2A_SPEEDUPS_H
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+
+#include <stdint.h>
+#include <string.h>
 
 /* Decode field kinds */
 enum { K_ANY = 0, K_STR = 1, K_OBJ = 2, K_LIST = 3, K_ENUM = 4, K_CALL = 5, K_PART = 6,
@@ -48,7 +51,7 @@ typedef struct {
     Py_ssize_t ntail;
     Field *tail;          /* attributes the dialect does not carry: offset + default */
     int encode;           /* 0: a decoder, 1: an encoder */
-    int direct;           /* the bytes reader / writer may run it (_direct.c) */
+    int direct;           /* the bytes reader / writer may run it (_read.c, _write.c) */
     Py_ssize_t wsize;     /* the writer's first guess: its last output's size */
 } Plan;
 
@@ -79,10 +82,12 @@ extern PyTypeObject PartPlan_Type;
 PyObject *decode_part(PartPlan *p, PyObject *d);
 PyObject *new_part(PyTypeObject *cls, Py_ssize_t *off, PyObject *content, PyObject *meta);
 PyObject *encode_part(PartPlan *p, PyObject *o);
-/* _direct.c: the bytes reader and writer */
+/* _read.c and _write.c: the bytes reader and writer */
 extern PyMethodDef a2a_direct_methods[];
 int a2a_direct_init(PyObject *mod);
 int a2a_direct_plan_ready(Plan *p);
+PyObject *a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *a2a_direct_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #define SLOT(obj, off) ((PyObject **)((char *)(obj) + (off)))
 
@@ -126,6 +131,20 @@ field_default(Field *f)
         return PyObject_CallNoArgs(f->deflt);
     Py_INCREF(f->deflt);
     return f->deflt;
+}
+
+/* Eight bytes at a time: whether any byte is < 0x20, '"', '\\' or >= 0x80 (the
+ * bytes a string's fast path stops at, reading and writing). */
+static inline int
+special8(const unsigned char *s)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t v, q, b;
+    memcpy(&v, s, 8);
+    q = v ^ (ones * '"');
+    b = v ^ (ones * '\\');
+    uint64_t lt = (v - ones * 0x20) & ~v; /* (exact for "any byte", as haszero) */
+    return (((lt | ((q - ones) & ~q) | ((b - ones) & ~b)) & high) | (v & high)) != 0;
 }
 
 #endif

@@ -17,7 +17,7 @@ import copy
 import math
 import os
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 from unittest import mock
 
@@ -534,3 +534,27 @@ def test_deep_free_form_values_write_alike() -> None:
         deep = [deep]
     agree(lambda: codec.encode(_task({"d": deep}), "1.0"))
     agree(lambda: codec.decode(m.Task, codec.encode(_task({"d": deep}), "1.0"), "1.0"))
+
+
+_TIMESTAMPS = [
+    datetime(2025, 6, 1, 12, 0, 5, tzinfo=UTC),
+    datetime(2025, 6, 1, 12, 0, 5, 123000, tzinfo=UTC),
+    datetime(2025, 6, 1, 12, 0, 5, 123456, tzinfo=UTC),
+    datetime(2025, 6, 1, 12, 0, 5, 1, tzinfo=UTC),
+    datetime(1, 1, 1, tzinfo=UTC),
+    datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
+    datetime(2025, 6, 1, 12, 0, 5, 5000, tzinfo=timezone(timedelta(hours=2))),
+    datetime(2025, 6, 1, 12, 0, 5, tzinfo=timezone(timedelta(0), "other UTC")),
+    m.Timestamp.with_nanoseconds(datetime(2025, 6, 1, 12, 0, 5, 123456, tzinfo=UTC), 789),
+]
+
+
+@pytest.mark.parametrize("when", _TIMESTAMPS, ids=range(len(_TIMESTAMPS)))
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+def test_timestamps_write_alike(when: datetime, dialect: str) -> None:
+    """The writer formats UTC datetimes itself; every other one goes through the formatter."""
+    task = _task()
+    object.__setattr__(task.status, "timestamp", when)
+    assert agree(lambda: codec.encode(task, dialect))[0] == "ok"
+    assert writer(task, dialect)(task) is not None

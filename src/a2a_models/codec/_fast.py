@@ -320,6 +320,8 @@ class _Planner:
                 )
             else:
                 code, arg = self._callable(kind.encode, encode=True)
+                if code == n.E_CALL and arg is _gen.format_timestamp:
+                    code = n.E_TIMESTAMP  # (the writer formats UTC datetimes itself)
             fields.append((fld.wire, slots[fld.attr], code, presence, arg, None, default))
         constants = tuple(spec.constants) or None
         return tuple(fields), (), None, constants, None

@@ -244,6 +244,7 @@ encode_obj(Plan *p, PyObject *o, int depth)
             x = run(f->arg, v, depth, 1);
             break;
         case E_CALL:
+        case E_TIMESTAMP:
             x = PyObject_CallOneArg(f->arg, v);
             break;
         case E_ENUM: {
@@ -909,7 +910,7 @@ PyInit__speedups(void)
     K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART) K(K_STRUCT)
     K(F_REQUIRED) K(F_UNSET) K(F_NONEMPTY) K(F_FACTORY) K(F_EMPTY_IS)
     K(P_ALWAYS) K(P_NOT_NONE) K(P_TRUTHY) K(P_NE) K(P_REQUIRED) K(P_UNSUPPORTED)
-    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM)
+    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM) K(E_TIMESTAMP)
 #undef K
     return mod;
 }

@@ -22,7 +22,8 @@ enum {
 /* Encode presence tests */
 enum { P_ALWAYS = 0, P_NOT_NONE = 1, P_TRUTHY = 2, P_NE = 3, P_REQUIRED = 4, P_UNSUPPORTED = 5 };
 /* Encode kinds */
-enum { E_PLAIN = 0, E_OBJ = 1, E_LIST = 2, E_CALL = 3, E_PART = 4, E_ENUM = 5 };
+enum { E_PLAIN = 0, E_OBJ = 1, E_LIST = 2, E_CALL = 3, E_PART = 4, E_ENUM = 5,
+       E_TIMESTAMP = 6 /* E_CALL of the timestamp formatter (the writer formats UTC datetimes) */ };
 
 #define MAX_DEPTH 64
 

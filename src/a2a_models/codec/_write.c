@@ -11,6 +11,7 @@
  */
 #include "_speedups.h"
 
+#include <datetime.h>
 #include <math.h>
 
 typedef struct {
@@ -131,19 +132,21 @@ put_str(Writer *w, PyObject *u)
     char *o = w->buf + w->len;
     *o++ = '"';
     if (PyUnicode_IS_ASCII(u)) {
+        /* eight bytes at a time while none needs escaping, then up to eight one by one */
         const unsigned char *s = data;
         Py_ssize_t i = 0;
         while (i < n) {
-            Py_ssize_t j = i;
-            while (n - j >= 8 && !special8(s + j))
-                j += 8;
-            while (j < n && !ESCAPE[s[j]])
-                j++;
-            memcpy(o, s + i, j - i);
-            o += j - i;
-            if (j < n)
-                o = put_escape(o, s[j++]);
-            i = j;
+            while (n - i >= 8 && !special8(s + i)) {
+                memcpy(o, s + i, 8);
+                o += 8;
+                i += 8;
+            }
+            for (Py_ssize_t stop = n - i > 8 ? i + 8 : n; i < stop; i++) {
+                if (ESCAPE[s[i]])
+                    o = put_escape(o, s[i]);
+                else
+                    *o++ = (char)s[i];
+            }
         }
     }
     else {
@@ -364,6 +367,30 @@ write_nested(PyObject *arg, Writer *w, PyObject *v, int depth)
     return rc;
 }
 
+/* A datetime the way the timestamp formatter writes it, for the one case it
+ * handles without Python: an exact datetime in timezone.utc (1 written, 0 for
+ * anything else: call the formatter). YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z */
+static int
+put_utc_datetime(Writer *w, PyObject *v)
+{
+    if (PyDateTimeAPI == NULL || !Py_IS_TYPE(v, PyDateTimeAPI->DateTimeType) ||
+        !((PyDateTime_DateTime *)v)->hastzinfo ||
+        PyDateTime_DATE_GET_TZINFO(v) != PyDateTime_TimeZone_UTC)
+        return 0;
+    char tmp[40];
+    int us = PyDateTime_DATE_GET_MICROSECOND(v);
+    int n = snprintf(tmp, sizeof(tmp), "\"%04d-%02d-%02dT%02d:%02d:%02d", PyDateTime_GET_YEAR(v),
+                     PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v), PyDateTime_DATE_GET_HOUR(v),
+                     PyDateTime_DATE_GET_MINUTE(v), PyDateTime_DATE_GET_SECOND(v));
+    if (us && us % 1000 == 0)
+        n += snprintf(tmp + n, sizeof(tmp) - n, ".%03d", us / 1000);
+    else if (us)
+        n += snprintf(tmp + n, sizeof(tmp) - n, ".%06d", us);
+    tmp[n++] = 'Z';
+    tmp[n++] = '"';
+    return put(w, tmp, n) < 0 ? -1 : 1;
+}
+
 /* A model's members, in encode_obj's order and by its presence tests. */
 static int
 write_obj(Plan *p, Writer *w, PyObject *o, int depth)
@@ -436,6 +463,13 @@ write_obj(Plan *p, Writer *w, PyObject *o, int depth)
         case E_PART:
             rc = write_nested(f->arg, w, v, depth);
             break;
+        case E_TIMESTAMP:
+            rc = put_utc_datetime(w, v);
+            if (rc != 0) {
+                rc = rc < 0 ? -1 : 0;
+                break;
+            }
+            /* fall through: the formatter itself */
         case E_CALL: {
             PyObject *x = PyObject_CallOneArg(f->arg, v);
             rc = x == NULL ? -1 : put_any(w, x, depth + 1);
@@ -583,6 +617,9 @@ int
 a2a_direct_init(PyObject *mod)
 {
     (void)mod;
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL)
+        PyErr_Clear(); /* timestamps then go through the formatter */
     for (int c = 0; c < 0x20; c++)
         ESCAPE[c] = 1;
     ESCAPE['"'] = ESCAPE['\\'] = 1;

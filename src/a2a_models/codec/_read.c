@@ -40,6 +40,16 @@ peek(Reader *r)
     return r->p < r->end ? *r->p : -1;
 }
 
+/* The next byte after white space, consumed (never past the end), or -1. */
+static inline int
+take(Reader *r)
+{
+    int c = peek(r);
+    if (c >= 0)
+        r->p++;
+    return c;
+}
+
 static inline int
 literal(Reader *r, const char *word, Py_ssize_t n)
 {
@@ -349,8 +359,7 @@ read_dict(Reader *r, int depth)
         Py_DECREF(v);
         if (rc < 0)
             goto fail;
-        int c = peek(r);
-        r->p++;
+        int c = take(r);
         if (c == '}')
             return d;
         if (c != ',')
@@ -382,8 +391,7 @@ read_list(Reader *r, int depth)
         Py_DECREF(v);
         if (rc < 0)
             goto fail;
-        int c = peek(r);
-        r->p++;
+        int c = take(r);
         if (c == ']')
             return l;
         if (c != ',')
@@ -500,8 +508,7 @@ read_part(PartPlan *p, Reader *r, int depth, int *generic)
         if (vals[k] == NULL)
             goto fail;
         order[n++] = k;
-        int c = peek(r);
-        r->p++;
+        int c = take(r);
         if (c == '}')
             break;
         if (c != ',')
@@ -626,8 +633,7 @@ read_items(Field *f, Reader *r, int depth)
         if (x == NULL)
             goto done;
         items[n++] = x;
-        int c = peek(r);
-        r->p++;
+        int c = take(r);
         if (c == ']')
             break;
         if (c != ',')
@@ -837,8 +843,7 @@ read_obj(Plan *p, Reader *r, int depth)
                     Py_DECREF(v);
                 }
             }
-            int c = peek(r);
-            r->p++;
+            int c = take(r);
             if (c == '}')
                 break;
             if (c != ',')

@@ -558,3 +558,16 @@ def test_timestamps_write_alike(when: datetime, dialect: str) -> None:
     object.__setattr__(task.status, "timestamp", when)
     assert agree(lambda: codec.encode(task, dialect))[0] == "ok"
     assert writer(task, dialect)(task) is not None
+
+
+def test_plans_of_the_other_direction_are_refused() -> None:
+    """read() of an encoder plan, write() of a decoder plan: None (memory-safe, unused)."""
+    from a2a_models.codec import _speedups  # type: ignore[attr-defined]
+
+    task = _task()
+    data = codec.encode(task, "1.0")
+    dec = codec._decoder(m.Task, "1.0", False)[1]
+    enc = codec._encoder(task, "1.0", None)[0]
+    assert _speedups.read(enc, data) is None and _speedups.write(dec, task) is None
+    assert _speedups.read(dec, data) == task and _speedups.write(enc, task) == data
+    assert _speedups.read(object(), data) is None and _speedups.write(object(), task) is None

@@ -917,9 +917,10 @@ a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Reader r = {(const unsigned char *)buf, (const unsigned char *)buf + len, NULL, 0};
     PyObject *out = GIVE_UP;
     int c = peek(&r);
-    if (Py_IS_TYPE(plan, &Plan_Type) && c == '{')
+    /* (decoder plans only: an encoder's tables mean something else) */
+    if (Py_IS_TYPE(plan, &Plan_Type) && !((Plan *)plan)->encode && c == '{')
         out = read_obj((Plan *)plan, &r, 0);
-    else if (Py_IS_TYPE(plan, &PartPlan_Type) && c == '{')
+    else if (Py_IS_TYPE(plan, &PartPlan_Type) && !((PartPlan *)plan)->encode && c == '{')
         out = read_nested(plan, &r, -1);
     if (out != NULL && peek(&r) != -1)
         Py_CLEAR(out); /* trailing content */

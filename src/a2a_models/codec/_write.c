@@ -543,9 +543,10 @@ a2a_direct_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     w.buf = PyBytes_AS_STRING(w.bytes);
     int rc = -1;
-    if (is_plan)
+    /* (encoder plans only: a decoder's tables mean something else) */
+    if (is_plan && ((Plan *)plan)->encode)
         rc = write_obj((Plan *)plan, &w, obj, 0);
-    else if (Py_IS_TYPE(plan, &PartPlan_Type))
+    else if (Py_IS_TYPE(plan, &PartPlan_Type) && ((PartPlan *)plan)->encode)
         rc = write_nested(plan, &w, obj, -1);
     if (rc < 0 || _PyBytes_Resize(&w.bytes, w.len) < 0) {
         Py_XDECREF(w.bytes);

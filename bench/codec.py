@@ -513,8 +513,8 @@ def _on_pure_path(call: Callable[[], Any], tp: Any, obj: Any, dialect: str) -> C
     dkey, ekey = (tp, dialect, False), (type(obj), dialect)
     codec.decode(tp, codec.encode(obj, dialect), dialect)  # fill both caches
     dec, enc = codec._DECODERS[dkey], codec._ENCODERS[ekey]
-    pure_dec = (dec[0], dec[0])
-    pure_enc = (getattr(enc[0], "fallback", enc[0]), enc[1])
+    pure_dec = (dec[0], dec[0], None)
+    pure_enc = (getattr(enc[0], "fallback", enc[0]), enc[1], None)
     decoders, encoders = codec._DECODERS, codec._ENCODERS
 
     def run() -> Any:

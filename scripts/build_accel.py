@@ -22,6 +22,18 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "a2a_models"
 #: The C sources, each one extension module next to it.
 SOURCES = (PACKAGE / "codec" / "_speedups.c", PACKAGE / "adapters" / "grpc" / "_pbwire.c")
+#: Further C files linked into a module (by its main source's name).
+PARTS = {"_speedups.c": ("_read.c", "_write.c")}
+#: ``--sanitize``: AddressSanitizer and UndefinedBehaviorSanitizer (gcc or clang), for
+#: tests only; stop at the first report. Run Python with the ASan runtime first:
+#: ``PYTHONMALLOC=malloc LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0``.
+SANITIZE = [
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+    "-O1",
+    "-g",
+]
 
 
 def target(source: Path, directory: Path | None = None) -> Path:
@@ -29,17 +41,6 @@ def target(source: Path, directory: Path | None = None) -> Path:
     return (directory or source.parent) / (
         source.stem + str(sysconfig.get_config_var("EXT_SUFFIX"))
     )
-
-
-#: ``--sanitize``: AddressSanitizer and UndefinedBehaviorSanitizer (gcc or clang), for
-#: tests only. Run Python with the ASan runtime first: ``PYTHONMALLOC=malloc
-#: LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0``.
-SANITIZE = [
-    "-fsanitize=address,undefined",
-    "-fno-sanitize-recover=all",
-    "-fno-omit-frame-pointer",
-    "-g",
-]
 
 
 def build_all(
@@ -53,30 +54,23 @@ def build_all(
 
 
 def build(source: Path, out: Path, *, quiet: bool = False, sanitize: bool = False) -> Path:
-    """Compile ``source`` with the compiler and flags Python was built with
-    (``sanitize``: instrumented with ASan and UBSan, see :data:`SANITIZE`)."""
+    """Compile ``source`` (and its ``PARTS``) with the compiler and flags Python was built with."""
     # $CC overrides the compiler (as with setuptools); linking stays what Python used.
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
     ccshared = shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC")
     include = sysconfig.get_paths()["include"]
+    extra = SANITIZE if sanitize else []
+    sources = [source, *(source.parent / name for name in PARTS.get(source.name, ()))]
     with tempfile.TemporaryDirectory() as tmp:
-        obj = Path(tmp) / (source.stem + ".o")
-        compile_cmd = [
-            *cc,
-            *ccshared,
-            "-O1" if sanitize else "-O2",
-            *(SANITIZE if sanitize else ()),
-            "-Wall",
-            "-Werror",
-            f"-I{include}",
-            "-c",
-            str(source),
-            "-o",
-            str(obj),
+        objs = [Path(tmp) / (src.stem + ".o") for src in sources]
+        flags = [*ccshared, "-O2", "-Wall", "-Werror", *extra, f"-I{include}"]
+        cmds = [
+            [*cc, *flags, "-c", str(src), "-o", str(obj)]
+            for src, obj in zip(sources, objs, strict=True)
         ]
-        link_cmd = [*ldshared, *(SANITIZE if sanitize else ()), str(obj), "-o", str(out)]
-        for cmd in (compile_cmd, link_cmd):
+        cmds.append([*ldshared, *extra, *map(str, objs), "-o", str(out)])
+        for cmd in cmds:
             if not quiet:
                 print(" ".join(cmd))
             subprocess.run(cmd, check=True)
@@ -89,7 +83,8 @@ def main() -> None:
     ap.add_argument(
         "--sanitize",
         action="store_true",
-        help="instrument with AddressSanitizer and UBSan (tests only; rebuild without after)",
+        help="build with AddressSanitizer and UBSan (run Python with "
+        "LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0)",
     )
     args = ap.parse_args()
     if args.clean:

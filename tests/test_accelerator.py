@@ -176,6 +176,7 @@ def test_every_generated_class_has_a_plan(dialect: str) -> None:
             if is_generated(fn):
                 assert isinstance(plan, _speedups.Plan), (name, encode)
                 assert plan.fallback is fn
+                assert plan.direct, (name, encode)  # the bytes-direct path runs it too
             elif name == "Part" and dialect in ("1.0", "0.3"):
                 assert isinstance(plan, _speedups.PartPlan)
             else:
@@ -188,8 +189,11 @@ def test_the_environment_variable_turns_it_off(monkeypatch: pytest.MonkeyPatch) 
     assert not codec.accelerated()
     codec._reset()
     try:
-        fn = codec._decoder(m.Task, "1.0", False)[1]
+        _, fn, read = codec._decoder(m.Task, "1.0", False)
         assert is_generated(fn)
+        assert read is None  # no bytes-direct reader either
+        task = m.Task(id="t", status=m.TaskStatus(state=m.TaskState.WORKING))
+        assert codec._encoder(task, "1.0", None)[2] is None  # nor writer
     finally:
         monkeypatch.delenv("A2A_CODEC_PURE")
         codec._reset()

@@ -80,8 +80,9 @@ def _hook_name(tp: Any) -> str:
     raise TypeError(f"cannot decode into {tp!r}: not an A2A model type")
 
 
-def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> tuple[Any, Any]:
-    """(pure, accelerated) structure functions; the same one twice without the accelerator."""
+def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> tuple[Any, Any, Any]:
+    """(pure, accelerated, bytes reader or None) structure functions; the same one
+    twice (and no reader) without the accelerator."""
     ns = get_namespace(dialect, strict)
     name = _hook_name(tp)
     fn = ns.get(f"_s_{name}")
@@ -91,19 +92,22 @@ def _structure_fn(tp: Any, dialect: Dialect, strict: bool) -> tuple[Any, Any]:
     from . import _fast  # (imported on first use: import a2a_models stays cheap)
 
     if strict or not _fast.active():
-        return fn, fn
-    return fn, _fast.decoder(ns, name, dialect.value)
+        return fn, fn, None
+    fast = _fast.decoder(ns, name, dialect.value)
+    return fn, fast, _fast.reader(fast)
 
 
-# (type, dialect value, strict) -> (pure, accelerated) structure functions, and
-# (type, dialect value) -> (unstructure function, name): one dict lookup per
+# (type, dialect value, strict) -> (pure, accelerated, reader) structure functions, and
+# (type, dialect value) -> (unstructure function, name, writer): one dict lookup per
 # call instead of the Dialect() conversion, the namespace lookup and the name
 # formatting. Keys use the dialect's plain string: Enum.__hash__ is Python code.
-_DECODERS: dict[tuple[Any, Any, bool], tuple[Any, Any]] = {}
-_ENCODERS: dict[tuple[Any, Any], tuple[Any, str]] = {}
+# The reader and writer (the accelerator's bytes-direct path, or None) return
+# None when they give up: the existing path then runs on the same input.
+_DECODERS: dict[tuple[Any, Any, bool], tuple[Any, Any, Any]] = {}
+_ENCODERS: dict[tuple[Any, Any], tuple[Any, str, Any]] = {}
 
 
-def _decoder(tp: Any, dialect: Any, strict: bool) -> tuple[Any, Any]:
+def _decoder(tp: Any, dialect: Any, strict: bool) -> tuple[Any, Any, Any]:
     cls = dialect.__class__
     key = dialect if cls is str else dialect._value_ if cls is Dialect else None
     try:
@@ -123,7 +127,7 @@ def _from_wire(
 ) -> Any:
     """Decode ``value``; ``parsed``: it came from our JSON parser, so its
     free-form members cannot hold what JSON cannot (no walk needed)."""
-    pure, fast = _decoder(tp, dialect, strict)
+    pure, fast, _ = _decoder(tp, dialect, strict)
     token = LOSSY.set(lossy) if lossy else None
     check = None if parsed else CHECK_JSON.set(True)
     # The accelerator's plans take free-form members as they are: parsed JSON only.
@@ -236,8 +240,21 @@ def decode(
     Raises :class:`DecodeError` (with the JSON path of the first problem) for
     invalid JSON and for anything that is not a valid ``tp`` in ``dialect``.
     """
+    cls = data.__class__
     if data.__class__ is not bytes and isinstance(data, dict | list):
         return _from_wire(tp, data, dialect, strict, lossy)
+    if cls is bytes or cls is str:
+        try:
+            read = _decoder(tp, dialect, strict)[2]
+        except Exception:  # (a bad type or dialect: the existing path reports it)
+            read = None
+        if read is not None and not lossy and not CHECK_JSON.get():
+            # Straight from the bytes (None: it gave up, the existing path decides).
+            result = read(data)
+            if result is not None and (
+                result.__class__ is tp or not isinstance(tp, type) or isinstance(result, tp)
+            ):
+                return result
     try:
         value = _json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -261,7 +278,7 @@ def to_wire(
 
 
 def _to_wire(obj: Any, dialect: Any, as_type: Any, lossy: bool) -> Any:
-    fn, name = _encoder(obj, dialect, as_type)
+    fn, name, _ = _encoder(obj, dialect, as_type)
     token = LOSSY.set(lossy) if lossy else None
     try:
         return fn(obj)
@@ -274,8 +291,9 @@ def _to_wire(obj: Any, dialect: Any, as_type: Any, lossy: bool) -> Any:
             LOSSY.reset(token)
 
 
-def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str]:
-    """The unstructure function (and the name used in messages) for ``obj``."""
+def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str, Any]:
+    """The unstructure function, the name used in messages and the bytes writer
+    (or None) for ``obj``."""
     tp = as_type if as_type is not None else obj.__class__
     cls = dialect.__class__
     key = dialect if cls is str else dialect._value_ if cls is Dialect else None
@@ -294,11 +312,13 @@ def _encoder(obj: Any, dialect: Any, as_type: Any) -> tuple[Any, str]:
     fn = resolve(fn)  # cached below: skip the lazy stub
     from . import _fast
 
+    write = None
     if _fast.active():
         fn = _fast.encoder(ns, name, d.value)
+        write = _fast.writer(fn)
     if key is not None:  # only valid (type, dialect) pairs get here
-        _ENCODERS[tp, key] = (fn, name)
-    return fn, name
+        _ENCODERS[tp, key] = (fn, name, write)
+    return fn, name, write
 
 
 def encode(
@@ -309,6 +329,13 @@ def encode(
     lossy: bool = False,
 ) -> bytes:
     """Encode a model to compact UTF-8 JSON bytes of ``dialect``."""
+    if not lossy:
+        write = _encoder(obj, dialect, as_type)[2]
+        if write is not None:
+            # Straight to bytes (None: it gave up, the existing path decides).
+            out = write(obj)
+            if out is not None:
+                return out  # type: ignore[no-any-return]
     wire = _to_wire(obj, dialect, as_type, lossy)
     try:
         return _json.dumps(wire)

@@ -18,6 +18,7 @@ pure path is all there is.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -36,10 +37,11 @@ try:  # (a compiled module mypy cannot see: imported by name)
 except ImportError:  # not built: the pure codec
     _native = None
 
-__all__ = ["ABI", "PURE_ENV", "active", "decoder", "encoder"]
+__all__ = ["ABI", "PURE_ENV", "active", "decoder", "encoder", "reader", "writer"]
 
 #: The plan format this module builds; the compiled module must say the same.
-ABI = 1
+#: (2: the module also has the bytes reader and writer, ``read`` and ``write``.)
+ABI = 2
 #: Set to ``1`` to force the pure-Python codec although the accelerator is built.
 PURE_ENV = "A2A_CODEC_PURE"
 
@@ -61,6 +63,22 @@ def decoder(ns: Namespace, name: str, dialect: str) -> Any:
 def encoder(ns: Namespace, name: str, dialect: str) -> Any:
     """The accelerated unstructure function of class ``name`` in ``ns`` (else the pure one)."""
     return _planner(ns, dialect).encoder(name)
+
+
+def reader(plan: Any) -> Any:
+    """``data -> model or None`` reading JSON bytes straight through ``plan``
+    (None: it gave up, decode the existing way); None if ``plan`` is not native."""
+    if _native is None or type(plan) not in (_native.Plan, _native.PartPlan):
+        return None
+    return functools.partial(_native.read, plan)
+
+
+def writer(plan: Any) -> Any:
+    """``model -> bytes or None`` writing JSON straight through ``plan`` (None:
+    it gave up, encode the existing way); None if ``plan`` is not native."""
+    if _native is None or type(plan) not in (_native.Plan, _native.PartPlan):
+        return None
+    return functools.partial(_native.write, plan)
 
 
 _LOCK = threading.RLock()
@@ -151,8 +169,16 @@ class _Planner:
             tagged,
             encode,
         )
+        file = _slots(m.FilePart)
+        if not encode and tagged:
+            # 0.3 file parts are read in C too (base64 by the namespace's own helper).
+            plan.set_file(
+                m.FilePart,
+                tuple(file[a] for a in ("raw", "url", "metadata", "filename", "media_type")),
+                self.ns["_b64d"],
+                ("bytes", "uri", "name", "mimeType", "file"),
+            )
         if encode:
-            file = _slots(m.FilePart)
             plan.set_file(
                 m.FilePart,
                 tuple(file[a] for a in ("raw", "url", "metadata", "filename", "media_type")),
@@ -216,6 +242,9 @@ class _Planner:
                 code, arg = n.K_ANY, None
             else:
                 code, arg = self._callable(kind.decode, encode=False)
+                if code == n.K_CALL and arg is _gen.struct and not unset and not fld.nonempty:
+                    # A parsed JSON object kept as it is (plans run only on parsed JSON).
+                    code = n.K_STRUCT
                 if code == n.K_OBJ and unset:
                     raise _Unplannable(f"{spec.name}.{fld.attr}: object with an empty value")
                 if unset:
@@ -291,6 +320,8 @@ class _Planner:
                 )
             else:
                 code, arg = self._callable(kind.encode, encode=True)
+                if code == n.E_CALL and arg is _gen.format_timestamp:
+                    code = n.E_TIMESTAMP  # (the writer formats UTC datetimes itself)
             fields.append((fld.wire, slots[fld.attr], code, presence, arg, None, default))
         constants = tuple(spec.constants) or None
         return tuple(fields), (), None, constants, None

@@ -6,81 +6,11 @@
  * the same input, so every result and every error is the pure codec's.
  * Nothing here knows the A2A models: the field kinds are generic.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-
-/* Decode field kinds */
-enum { K_ANY = 0, K_STR = 1, K_OBJ = 2, K_LIST = 3, K_ENUM = 4, K_CALL = 5, K_PART = 6 };
-/* Decode flags */
-enum {
-    F_REQUIRED = 1,   /* absent: fail */
-    F_UNSET = 2,      /* ProtoJSON: "" / [] / the kind's empty value means absent */
-    F_NONEMPTY = 4,   /* "" / [] / a false decoded value: fail */
-    F_FACTORY = 8,    /* the default is a factory to call */
-    F_EMPTY_IS = 16,  /* compare with the empty value by identity (False) */
-};
-/* Encode presence tests */
-enum { P_ALWAYS = 0, P_NOT_NONE = 1, P_TRUTHY = 2, P_NE = 3, P_REQUIRED = 4, P_UNSUPPORTED = 5 };
-/* Encode kinds */
-enum { E_PLAIN = 0, E_OBJ = 1, E_LIST = 2, E_CALL = 3, E_PART = 4, E_ENUM = 5 };
-
-#define MAX_DEPTH 64
-
-typedef struct {
-    PyObject *key;      /* wire member name (interned str) */
-    Py_ssize_t offset;  /* slot offset in the instance */
-    int kind;
-    int flags;
-    PyObject *arg;      /* plan, callable or enum table */
-    PyObject *empty;    /* the unset value (K_CALL with F_UNSET) */
-    PyObject *deflt;    /* default value or factory */
-} Field;
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyTypeObject *cls;
-    PyObject *fallback;   /* the pure function */
-    PyObject *aliases;    /* tuple of alias member names, or NULL */
-    PyObject *constants;  /* tuple of (key, value), or NULL */
-    PyObject *validate;   /* callable(obj), or NULL */
-    Py_ssize_t nfields;
-    Field *fields;
-    Py_ssize_t ntail;
-    Field *tail;          /* attributes the dialect does not carry: offset + default */
-    int encode;           /* 0: a decoder, 1: an encoder */
-} Plan;
-
-/* A native Part (the 1.0 oneof or the 0.3 kind-tagged union), for the common
- * shapes only: a bare text part, a bare data part. Everything else calls the
- * pure hook (which is also the fallback). */
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyTypeObject *text_cls, *data_cls;
-    Py_ssize_t text_off[4];  /* text, metadata, filename, media_type */
-    Py_ssize_t data_off[4];  /* data, metadata, filename, media_type */
-    PyObject *k_text, *k_data, *k_meta, *k_kind, *v_text, *v_data;
-    /* File parts (encode only), once set_file() is called: */
-    PyTypeObject *file_cls;
-    Py_ssize_t file_off[5];  /* raw, url, metadata, filename, media_type */
-    PyObject *b64e;          /* bytes -> base64 text (the codec's own helper) */
-    PyObject *fk_raw, *fk_url, *fk_name, *fk_media, *fk_file; /* fk_file: 0.3's inner object */
-    PyObject *fallback;      /* pure hook (decode or encode) */
-    int tagged;              /* 0.3 JSON-RPC: {"kind": "text", ...} */
-    int encode;
-} PartPlan;
-
-static PyTypeObject Plan_Type;
-static PyTypeObject PartPlan_Type;
+#include "_speedups.h"
 
 static PyObject *decode_obj(Plan *p, PyObject *d, int depth);
 static PyObject *encode_obj(Plan *p, PyObject *o, int depth);
-static PyObject *decode_part(PartPlan *p, PyObject *d);
-static PyObject *encode_part(PartPlan *p, PyObject *o);
 
-#define SLOT(obj, off) ((PyObject **)((char *)(obj) + (off)))
 
 /* A dict sized for n members (no resize while filling it). */
 static inline PyObject *
@@ -161,6 +91,12 @@ decode_obj(Plan *p, PyObject *d, int depth)
                     x = v;
                 }
                 break;
+            case K_STRUCT:
+                if (!PyDict_CheckExact(v))
+                    goto fail;
+                Py_INCREF(v);
+                x = v;
+                break;
             case K_ENUM:
                 if (!PyUnicode_CheckExact(v))
                     goto fail;
@@ -198,47 +134,21 @@ decode_obj(Plan *p, PyObject *d, int depth)
                 }
                 break;
             }
-            case K_CALL:
-                if (f->flags & F_UNSET) {
-                    if (f->flags & F_EMPTY_IS) {
-                        absent = (v == f->empty);
-                    }
-                    else {
-                        int r = PyObject_RichCompareBool(v, f->empty, Py_EQ);
-                        if (r < 0)
-                            goto fail;
-                        absent = r;
-                    }
-                    if (absent)
-                        break;
-                }
-                x = PyObject_CallOneArg(f->arg, v);
-                if (x == NULL)
+            case K_CALL: {
+                int r = call_field(f, v, &x);
+                if (r < 0)
                     goto fail;
-                if (f->flags & F_NONEMPTY) {
-                    int r = PyObject_IsTrue(x);
-                    if (r != 1) {
-                        Py_DECREF(x);
-                        goto fail;
-                    }
-                }
+                absent = (r == 0);
                 break;
+            }
             default:
                 goto fail;
             }
         }
         if (absent) {
-            if (f->flags & F_REQUIRED)
+            x = field_default(f);
+            if (x == NULL)
                 goto fail;
-            if (f->flags & F_FACTORY) {
-                x = PyObject_CallNoArgs(f->deflt);
-                if (x == NULL)
-                    goto fail;
-            }
-            else {
-                Py_INCREF(f->deflt);
-                x = f->deflt;
-            }
         }
         Py_XSETREF(*SLOT(obj, f->offset), x);
     }
@@ -334,6 +244,7 @@ encode_obj(Plan *p, PyObject *o, int depth)
             x = run(f->arg, v, depth, 1);
             break;
         case E_CALL:
+        case E_TIMESTAMP:
             x = PyObject_CallOneArg(f->arg, v);
             break;
         case E_ENUM: {
@@ -393,7 +304,7 @@ fail:
 
 /* ------------------------------------------------------------------ parts */
 
-static PyObject *
+PyObject *
 new_part(PyTypeObject *cls, Py_ssize_t *off, PyObject *content, PyObject *meta)
 {
     PyObject *obj = cls->tp_alloc(cls, 0);
@@ -410,7 +321,7 @@ new_part(PyTypeObject *cls, Py_ssize_t *off, PyObject *content, PyObject *meta)
     return obj;
 }
 
-static PyObject *
+PyObject *
 decode_part(PartPlan *p, PyObject *d)
 {
     if (!PyDict_CheckExact(d))
@@ -525,7 +436,7 @@ fail:
     return NULL;
 }
 
-static PyObject *
+PyObject *
 encode_part(PartPlan *p, PyObject *o)
 {
     /* Text and data parts without filename or media type; the rest: the hook. */
@@ -659,6 +570,11 @@ parse_fields(PyObject *seq, Field **out, Py_ssize_t *nout)
         else
             Py_INCREF(key);
         fs[i].key = key;
+        if (PyUnicode_Check(key)) {
+            fs[i].kb = PyUnicode_AsUTF8AndSize(key, &fs[i].klen);
+            if (fs[i].kb == NULL) /* (a key that is not UTF-8: no bytes path) */
+                PyErr_Clear();
+        }
         fs[i].kind = kind;
         fs[i].flags = flags;
         Py_INCREF(arg);
@@ -733,6 +649,7 @@ plan_setup(Plan *p, PyObject *args)
     SET_OPT(constants, constants, PyTuple_CheckExact(constants));
     SET_OPT(validate, validate, PyCallable_Check(validate));
 #undef SET_OPT
+    p->direct = a2a_direct_plan_ready(p);
     Py_RETURN_NONE;
 }
 
@@ -791,11 +708,13 @@ static PyMethodDef plan_methods[] = {
 
 static PyMemberDef plan_members[] = {
     {"fallback", T_OBJECT, offsetof(Plan, fallback), READONLY, "the pure function"},
+    {"direct", T_INT, offsetof(Plan, direct), READONLY,
+     "whether the bytes-direct reader and writer run this plan"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Plan, vectorcall), READONLY},
     {NULL},
 };
 
-static PyTypeObject Plan_Type = {
+PyTypeObject Plan_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "a2a_models.codec._speedups.Plan",
     .tp_doc = "Plan(cls, fallback, encode=False): a compiled decoder or encoder of cls.",
@@ -948,7 +867,7 @@ static PyMemberDef partplan_members[] = {
     {NULL},
 };
 
-static PyTypeObject PartPlan_Type = {
+PyTypeObject PartPlan_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "a2a_models.codec._speedups.PartPlan",
     .tp_doc = "PartPlan(text_cls, text_slots, data_cls, data_slots, fallback, tagged=False, "
@@ -982,15 +901,16 @@ PyInit__speedups(void)
         return NULL;
     if (PyModule_AddObjectRef(mod, "Plan", (PyObject *)&Plan_Type) < 0 ||
         PyModule_AddObjectRef(mod, "PartPlan", (PyObject *)&PartPlan_Type) < 0 ||
-        PyModule_AddIntConstant(mod, "ABI", 1) < 0) {
+        PyModule_AddIntConstant(mod, "ABI", 2) < 0 ||
+        PyModule_AddFunctions(mod, a2a_direct_methods) < 0 || a2a_direct_init(mod) < 0) {
         Py_DECREF(mod);
         return NULL;
     }
 #define K(name) if (PyModule_AddIntConstant(mod, #name, name) < 0) { Py_DECREF(mod); return NULL; }
-    K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART)
+    K(K_ANY) K(K_STR) K(K_OBJ) K(K_LIST) K(K_ENUM) K(K_CALL) K(K_PART) K(K_STRUCT)
     K(F_REQUIRED) K(F_UNSET) K(F_NONEMPTY) K(F_FACTORY) K(F_EMPTY_IS)
     K(P_ALWAYS) K(P_NOT_NONE) K(P_TRUTHY) K(P_NE) K(P_REQUIRED) K(P_UNSUPPORTED)
-    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM)
+    K(E_PLAIN) K(E_OBJ) K(E_LIST) K(E_CALL) K(E_PART) K(E_ENUM) K(E_TIMESTAMP)
 #undef K
     return mod;
 }

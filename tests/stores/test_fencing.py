@@ -267,7 +267,7 @@ async def test_a_store_whose_update_takes_no_lease_runs_unfenced(tmp_path: Path)
         executor=lambda agent, writer: LeasingExecutor(agent, writer, worker_id="A", ttl=5),
     )
     try:
-        assert not handler.executor._fenced  # type: ignore[attr-defined]
+        assert not handler.executor.fenced  # type: ignore[attr-defined]
         task = await asyncio.wait_for(
             handler.on_send_message(SendMessageRequest(message=Message.user("go")), CallContext()),
             20,

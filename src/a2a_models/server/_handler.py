@@ -295,15 +295,14 @@ class RequestHandler:
                 )
             return apply_event(apply_event(current, message), working)
 
-        _, seq = await self.writer.commit(
+        await self.writer.commit(
             task.id, call.owner, tenant, working, build=accept, base=stored, history=False
         )
         # The task as the turn starts, whole, for the agent: the one copy of the history
-        # a turn makes (a tuple of the stored one and the messages added since).
+        # a turn makes (a tuple of the stored one and the messages added since). Its
+        # last_seq is the accepting write's, or a later write's that came in between.
         turn = await self._get(task.id, call, tenant)
-        if turn.last_seq != seq:  # another write came in between: its task, as seq goes
-            seq = turn.last_seq
-        accepted = turn.task
+        seq, accepted = turn.last_seq, turn.task
         context = RequestContext(
             message=attrs.evolve(message, task_id=task.id, context_id=context_id),
             task_id=task.id,

@@ -98,7 +98,7 @@ class LeasingExecutor(InProcessExecutor):
         self.recovered = 0
         self._store: Any = writer.store
         #: The store's ``update`` takes ``lease``: runs write fenced (see the module doc).
-        self._fenced = _takes_lease(writer.store)
+        self.fenced = _takes_lease(writer.store)
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
@@ -218,7 +218,7 @@ class LeasingExecutor(InProcessExecutor):
         """Take the lease of a run's task (False: another live worker holds it); the
         run's writes are fenced with its epoch from then on."""
         taken = await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
-        run.lease = _epoch(taken) if self._fenced else None
+        run.lease = _epoch(taken) if self.fenced else None
         return bool(taken)
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:

@@ -507,7 +507,7 @@ class Worker:
         )
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
         run.written = written(stored)
-        run.lease = turn.lease if self.executor._fenced else None
+        run.lease = turn.lease if self.executor.fenced else None
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)

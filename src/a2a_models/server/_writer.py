@@ -108,7 +108,8 @@ class TaskWriter:
         # ``build`` callers get (and may need) the whole task, unless ``history=False``.
         history_length = None if build is not None and history else 0
         known = run.written if run is not None and build is None else base
-        lease = run.lease if run is not None else None
+        # No ``lease`` argument unless fenced: a store written before fencing takes none.
+        fence = {"lease": run.lease} if run is not None and run.lease is not None else {}
         for _ in range(_MAX_ATTEMPTS):
             stored, known = known, None
             task: Task | None = None
@@ -128,21 +129,13 @@ class TaskWriter:
                 task = build(stored.task) if build is not None else apply_event(stored.task, event)
             task = merge_metadata(task, metadata)
             try:
-                if lease is None:  # no fencing: a store written before it accepts this too
-                    version = await self.store.update(
-                        task,
-                        stored.version,
-                        event=event if logged else None,
-                        history_offset=stored.history_offset,
-                    )
-                else:
-                    version = await self.store.update(
-                        task,
-                        stored.version,
-                        event=event if logged else None,
-                        history_offset=stored.history_offset,
-                        lease=lease,
-                    )
+                version = await self.store.update(
+                    task,
+                    stored.version,
+                    event=event if logged else None,
+                    history_offset=stored.history_offset,
+                    **fence,
+                )
             except ConcurrentModificationError as exc:
                 error = exc
                 continue

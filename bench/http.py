@@ -302,8 +302,17 @@ def starlette_app() -> Any:
 
 
 def serve(kind: str, port: int, profile: str | None) -> None:
-    """The ``--serve`` mode: one server until SIGTERM."""
+    """The ``--serve`` mode: one server until SIGTERM.
+
+    ``A2A_BENCH_OTEL=1``: the OpenTelemetry SDK is configured first from the
+    ``OTEL_*`` variables (as ``opentelemetry-instrument`` would), so the
+    a2a-sdk's own tracing records spans (``bench/otel.py``)."""
     import uvicorn
+
+    if os.environ.get("A2A_BENCH_OTEL") == "1":
+        from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+
+        _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
 
     app = {
         "ours": ours_app,

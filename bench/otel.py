@@ -20,6 +20,11 @@ Identical processes differ by several percent on this machine (layout in
 memory, which core), as much as the effect measured: hence several processes
 per configuration, each row also showing its processes' spread (min-max),
 and every turn round the servers in a new random order (see ``_round``).
+For scale, the same run measures the a2a-sdk's server (``bench/http.py
+--serve sdk``, its echo executor) plain and with the OpenTelemetry SDK
+configured the same way (its own tracing then records spans): ``sdk+otel/sdk``
+(``--no-sdk`` leaves it out). Each ratio line also gives the CPU time added
+per request.
 Target: the default level's CPU ratio <= 1.10. Exit status 1 when missed.
 """
 
@@ -54,7 +59,11 @@ def _free_port() -> int:
 
 
 class Serve:
-    def __init__(self, otel: bool, **otel_env: str) -> None:
+    """An ``a2a-models serve`` process, or with ``sdk`` the a2a-sdk's server
+    (``bench/http.py --serve sdk``: its ``DefaultRequestHandler`` under uvicorn);
+    ``otel``: the OpenTelemetry SDK configured, exporting nothing."""
+
+    def __init__(self, otel: bool, sdk: bool = False, **otel_env: str) -> None:
         # Started from a copy of this environment: no A2A_OTEL_DETAIL of the caller's.
         otel_env.setdefault("A2A_OTEL_DETAIL", "requests")
         self.otel = otel
@@ -63,20 +72,28 @@ class Serve:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(HERE.parent / "src"), *filter(None, [env.get("PYTHONPATH")])]
         )
-        # The console script: `python -m` would put this folder (and bench/http.py) first.
-        script = Path(sys.executable).with_name("a2a-models")
-        command = [str(script), "serve", "--store", "memory:"]
-        command += ["--agent", "bench_echo_agent:Echo", "--port", str(self.port)]
-        command += ["--log-level", "warning"]
+        if sdk:
+            command = [sys.executable, str(HERE / "http.py"), "--serve", "sdk"]
+            command += ["--port", str(self.port)]
+            # The SDK traces its request handler whenever a tracer provider is set.
+            env["A2A_BENCH_OTEL"] = "1" if otel else "0"
+        else:
+            # The console script: `python -m` would put this folder (and bench/http.py) first.
+            script = Path(sys.executable).with_name("a2a-models")
+            command = [str(script), "serve", "--store", "memory:"]
+            command += ["--agent", "bench_echo_agent:Echo", "--port", str(self.port)]
+            command += ["--log-level", "warning"]
+            if otel:
+                command.append("--otel")
         if otel:
-            command.append("--otel")
             env.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
             env.update(OTEL_LOGS_EXPORTER="none", **otel_env)
         self.proc = subprocess.Popen(command, cwd=HERE, env=env)
+        ready = "/.well-known/agent-card.json" if sdk else "/healthz"
         deadline = time.monotonic() + 60
         while True:
             try:
-                httpx.get(f"{self.url}/healthz", timeout=1).raise_for_status()
+                httpx.get(f"{self.url}{ready}", timeout=1).raise_for_status()
                 break
             except httpx.HTTPError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -145,22 +162,33 @@ def main() -> int:
     parser.add_argument(
         "--sampled", action="store_true", help="also a server sampling 10%% of the traces"
     )
+    parser.add_argument(
+        "--no-sdk",
+        action="store_true",
+        help="leave out the a2a-sdk's server (plain and with the OpenTelemetry SDK configured)",
+    )
     args = parser.parse_args()
-    configs: dict[str, dict[str, str] | None] = {"plain": None}
+    # name -> (OpenTelemetry configured, the a2a-sdk's server, extra environment)
+    configs: dict[str, tuple[bool, bool, dict[str, str]]] = {"plain": (False, False, {})}
     for level in ("requests", "turns", "store"):
-        configs[level] = {"A2A_OTEL_DETAIL": level}
+        configs[level] = (True, False, {"A2A_OTEL_DETAIL": level})
     if args.sampled:
         # For information: a 10% head sampler (unsampled spans cost next to nothing).
-        configs["requests10%"] = {
-            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
-            "OTEL_TRACES_SAMPLER_ARG": "0.1",
-        }
+        configs["requests10%"] = (
+            True,
+            False,
+            {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+        )
+    if not args.no_sdk:
+        # The official SDK's own tracing, measured the same way, for scale.
+        configs["sdk"] = (False, True, {})
+        configs["sdk+otel"] = (True, True, {})
     servers: dict[str, Serve] = {}
     try:
         # Interleaved (plain#0, requests#0, ..., plain#1, ...): all start alike.
         for i in range(args.processes):
-            for config, env in configs.items():
-                servers[f"{config}#{i}"] = Serve(False) if env is None else Serve(True, **env)
+            for config, (otel, sdk, env) in configs.items():
+                servers[f"{config}#{i}"] = Serve(otel, sdk, **env)
         worst = _measure(servers, list(configs), args.rounds, args.requests)
     finally:
         for server in servers.values():
@@ -207,9 +235,12 @@ def _measure(servers: dict[str, Serve], configs: list[str], rounds: int, request
                 )
             worst = max(worst, per["requests"] / per["plain"])
             for config in configs[1:]:
+                base = "sdk" if config.startswith("sdk") else "plain"
+                if config == base:
+                    continue
                 print(
-                    f"{text!r:10} {config}/plain: cpu {per[config] / per['plain']:.3f}x, "
-                    f"p50 {p50[config] / p50['plain']:.3f}x"
+                    f"{text!r:10} {config}/{base}: cpu {per[config] / per[base]:.3f}x "
+                    f"(+{per[config] - per[base]:.1f} us), p50 {p50[config] / p50[base]:.3f}x"
                 )
     return worst
 

@@ -50,137 +50,105 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._agent import SKILL_REQUEST_KEYS, LLMAgent
-    from ._anthropic import ANTHROPIC_DEFAULT_BASE_URL, AnthropicModel
-    from ._bundle import BUNDLE_FORMAT, load_bundle, write_bundle
-    from ._compose import AgentRuntime, build_runtime
-    from ._config import (
-        API_KEY_ENV,
-        BASE_URL_ENV,
-        DEFAULT_MAX_RETRIES,
-        DEFAULT_MAX_TOKENS,
-        DEFAULT_MODELS,
-        DEFAULT_PROVIDER,
-        DEFAULT_TEMPERATURE,
-        DEFAULT_TIMEOUT,
-        MODEL_ENV,
-        PROVIDER_ENV,
-        PROVIDERS,
-        ModelConfig,
-        make_model,
-        merge_model_settings,
-        resolve_model_config,
-    )
-    from ._errors import (
-        MissingAPIKeyError,
-        ModelAuthenticationError,
-        ModelBadRequestError,
-        ModelConfigError,
-        ModelConnectionError,
-        ModelError,
-        ModelRateLimitError,
-        ModelServerError,
-        ModelTimeoutError,
-    )
-    from ._handler import (
-        KIND_METADATA_KEY,
-        SKILL_METADATA_KEY,
-        Activity,
-        artifact_tool_spec,
-        ask_user_tool_spec,
-        default_status_text,
-    )
-    from ._model import (
-        AssistantMessage,
-        ChatMessage,
-        Finish,
-        FinishReason,
-        ForceTool,
-        Model,
-        ModelEvent,
-        ModelRequest,
-        ModelResponse,
-        ModelStream,
-        SystemMessage,
-        TextDelta,
-        ToolCall,
-        ToolCallDelta,
-        ToolCallEnd,
-        ToolCallError,
-        ToolCallStart,
-        ToolChoice,
-        ToolMessage,
-        ToolSpec,
-        Usage,
-        UserMessage,
-    )
-    from ._openai import OPENAI_DEFAULT_BASE_URL, OpenAIChatModel
-    from ._openai_responses import OpenAIResponsesModel
-    from ._partial_json import StringFieldDecoder
-    from ._skills import (
-        ARTIFACT_TOOL,
-        ASK_USER_TOOL,
-        RESERVED_TOOL_NAMES,
-        START_TASK_TOOL,
-        Guardrails,
-        LLMSkill,
-        routing_system_prompt,
-        skill_system_prompt,
-    )
-    from ._workflows import (
-        WORKFLOW_TOOL_PREFIX,
-        Workflow,
-        WorkflowArtifact,
-        WorkflowError,
-        WorkflowEvent,
-        WorkflowResult,
-        WorkflowStatus,
-        load_workflow_registry,
-        parse_workflow_registry,
-        workflow,
-        workflow_tool,
-        workflow_tool_name,
-    )
-    from ._workspace import (
-        ComposedSkill,
-        ComposedWorkspace,
-        MergePolicies,
-        WorkspaceError,
-        compose_workspace,
-        load_workspace,
-        read_dotenv,
-    )
+    from ._agent import SKILL_REQUEST_KEYS as SKILL_REQUEST_KEYS
+    from ._agent import LLMAgent as LLMAgent
+    from ._anthropic import ANTHROPIC_DEFAULT_BASE_URL as ANTHROPIC_DEFAULT_BASE_URL
+    from ._anthropic import AnthropicModel as AnthropicModel
+    from ._bundle import BUNDLE_FORMAT as BUNDLE_FORMAT
+    from ._bundle import load_bundle as load_bundle
+    from ._bundle import write_bundle as write_bundle
+    from ._compose import AgentRuntime as AgentRuntime
+    from ._compose import build_runtime as build_runtime
+    from ._config import API_KEY_ENV as API_KEY_ENV
+    from ._config import BASE_URL_ENV as BASE_URL_ENV
+    from ._config import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES
+    from ._config import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+    from ._config import DEFAULT_MODELS as DEFAULT_MODELS
+    from ._config import DEFAULT_PROVIDER as DEFAULT_PROVIDER
+    from ._config import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
+    from ._config import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+    from ._config import MODEL_ENV as MODEL_ENV
+    from ._config import PROVIDER_ENV as PROVIDER_ENV
+    from ._config import PROVIDERS as PROVIDERS
+    from ._config import ModelConfig as ModelConfig
+    from ._config import make_model as make_model
+    from ._config import merge_model_settings as merge_model_settings
+    from ._config import resolve_model_config as resolve_model_config
+    from ._errors import MissingAPIKeyError as MissingAPIKeyError
+    from ._errors import ModelAuthenticationError as ModelAuthenticationError
+    from ._errors import ModelBadRequestError as ModelBadRequestError
+    from ._errors import ModelConfigError as ModelConfigError
+    from ._errors import ModelConnectionError as ModelConnectionError
+    from ._errors import ModelError as ModelError
+    from ._errors import ModelRateLimitError as ModelRateLimitError
+    from ._errors import ModelServerError as ModelServerError
+    from ._errors import ModelTimeoutError as ModelTimeoutError
+    from ._handler import KIND_METADATA_KEY as KIND_METADATA_KEY
+    from ._handler import SKILL_METADATA_KEY as SKILL_METADATA_KEY
+    from ._handler import Activity as Activity
+    from ._handler import artifact_tool_spec as artifact_tool_spec
+    from ._handler import ask_user_tool_spec as ask_user_tool_spec
+    from ._handler import default_status_text as default_status_text
+    from ._model import AssistantMessage as AssistantMessage
+    from ._model import ChatMessage as ChatMessage
+    from ._model import Finish as Finish
+    from ._model import FinishReason as FinishReason
+    from ._model import ForceTool as ForceTool
+    from ._model import Model as Model
+    from ._model import ModelEvent as ModelEvent
+    from ._model import ModelRequest as ModelRequest
+    from ._model import ModelResponse as ModelResponse
+    from ._model import ModelStream as ModelStream
+    from ._model import SystemMessage as SystemMessage
+    from ._model import TextDelta as TextDelta
+    from ._model import ToolCall as ToolCall
+    from ._model import ToolCallDelta as ToolCallDelta
+    from ._model import ToolCallEnd as ToolCallEnd
+    from ._model import ToolCallError as ToolCallError
+    from ._model import ToolCallStart as ToolCallStart
+    from ._model import ToolChoice as ToolChoice
+    from ._model import ToolMessage as ToolMessage
+    from ._model import ToolSpec as ToolSpec
+    from ._model import Usage as Usage
+    from ._model import UserMessage as UserMessage
+    from ._openai import OPENAI_DEFAULT_BASE_URL as OPENAI_DEFAULT_BASE_URL
+    from ._openai import OpenAIChatModel as OpenAIChatModel
+    from ._openai_responses import OpenAIResponsesModel as OpenAIResponsesModel
+    from ._partial_json import StringFieldDecoder as StringFieldDecoder
+    from ._skills import ARTIFACT_TOOL as ARTIFACT_TOOL
+    from ._skills import ASK_USER_TOOL as ASK_USER_TOOL
+    from ._skills import RESERVED_TOOL_NAMES as RESERVED_TOOL_NAMES
+    from ._skills import START_TASK_TOOL as START_TASK_TOOL
+    from ._skills import Guardrails as Guardrails
+    from ._skills import LLMSkill as LLMSkill
+    from ._skills import routing_system_prompt as routing_system_prompt
+    from ._skills import skill_system_prompt as skill_system_prompt
+    from ._workflows import WORKFLOW_TOOL_PREFIX as WORKFLOW_TOOL_PREFIX
+    from ._workflows import Workflow as Workflow
+    from ._workflows import WorkflowArtifact as WorkflowArtifact
+    from ._workflows import WorkflowError as WorkflowError
+    from ._workflows import WorkflowEvent as WorkflowEvent
+    from ._workflows import WorkflowResult as WorkflowResult
+    from ._workflows import WorkflowStatus as WorkflowStatus
+    from ._workflows import load_workflow_registry as load_workflow_registry
+    from ._workflows import parse_workflow_registry as parse_workflow_registry
+    from ._workflows import workflow as workflow
+    from ._workflows import workflow_tool as workflow_tool
+    from ._workflows import workflow_tool_name as workflow_tool_name
+    from ._workspace import ComposedSkill as ComposedSkill
+    from ._workspace import ComposedWorkspace as ComposedWorkspace
+    from ._workspace import MergePolicies as MergePolicies
+    from ._workspace import WorkspaceError as WorkspaceError
+    from ._workspace import compose_workspace as compose_workspace
+    from ._workspace import load_workspace as load_workspace
+    from ._workspace import read_dotenv as read_dotenv
 
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["SKILL_REQUEST_KEYS", "LLMAgent"], "_agent"),
+#: The public surface (``__all__``): each name and the private module that defines it.
+_PUBLIC: dict[str, str] = {
+    "LLMAgent": "_agent",
+    **dict.fromkeys(["Guardrails", "LLMSkill"], "_skills"),
     **dict.fromkeys(
         [
-            "KIND_METADATA_KEY",
-            "SKILL_METADATA_KEY",
-            "Activity",
-            "artifact_tool_spec",
-            "ask_user_tool_spec",
-            "default_status_text",
-        ],
-        "_handler",
-    ),
-    "StringFieldDecoder": "_partial_json",
-    **dict.fromkeys(
-        [
-            "ARTIFACT_TOOL",
-            "ASK_USER_TOOL",
-            "RESERVED_TOOL_NAMES",
-            "START_TASK_TOOL",
-            "Guardrails",
-            "LLMSkill",
-            "routing_system_prompt",
-            "skill_system_prompt",
-        ],
-        "_skills",
-    ),
-    **dict.fromkeys(
-        [
-            "WORKFLOW_TOOL_PREFIX",
             "Workflow",
             "WorkflowArtifact",
             "WorkflowError",
@@ -188,49 +156,21 @@ _EXPORTS: dict[str, str] = {
             "WorkflowResult",
             "WorkflowStatus",
             "load_workflow_registry",
-            "parse_workflow_registry",
             "workflow",
             "workflow_tool",
-            "workflow_tool_name",
         ],
         "_workflows",
     ),
     **dict.fromkeys(
-        [
-            "ComposedSkill",
-            "ComposedWorkspace",
-            "MergePolicies",
-            "WorkspaceError",
-            "compose_workspace",
-            "load_workspace",
-            "read_dotenv",
-        ],
-        "_workspace",
+        ["ComposedWorkspace", "WorkspaceError", "compose_workspace", "load_workspace"], "_workspace"
     ),
     **dict.fromkeys(["AgentRuntime", "build_runtime"], "_compose"),
-    **dict.fromkeys(["BUNDLE_FORMAT", "load_bundle", "write_bundle"], "_bundle"),
-    **dict.fromkeys(["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicModel"], "_anthropic"),
-    **dict.fromkeys(["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"], "_openai"),
+    **dict.fromkeys(["load_bundle", "write_bundle"], "_bundle"),
+    "AnthropicModel": "_anthropic",
+    "OpenAIChatModel": "_openai",
     "OpenAIResponsesModel": "_openai_responses",
     **dict.fromkeys(
-        [
-            "API_KEY_ENV",
-            "BASE_URL_ENV",
-            "DEFAULT_MAX_RETRIES",
-            "DEFAULT_MAX_TOKENS",
-            "DEFAULT_MODELS",
-            "DEFAULT_PROVIDER",
-            "DEFAULT_TEMPERATURE",
-            "DEFAULT_TIMEOUT",
-            "MODEL_ENV",
-            "PROVIDER_ENV",
-            "PROVIDERS",
-            "ModelConfig",
-            "make_model",
-            "merge_model_settings",
-            "resolve_model_config",
-        ],
-        "_config",
+        ["ModelConfig", "make_model", "merge_model_settings", "resolve_model_config"], "_config"
     ),
     **dict.fromkeys(
         [
@@ -275,144 +215,62 @@ _EXPORTS: dict[str, str] = {
     ),
 }
 
-__all__ = [
-    "ANTHROPIC_DEFAULT_BASE_URL",
-    "API_KEY_ENV",
-    "ARTIFACT_TOOL",
-    "ASK_USER_TOOL",
-    "Activity",
-    "AgentRuntime",
-    "AnthropicModel",
-    "AssistantMessage",
-    "BASE_URL_ENV",
-    "BUNDLE_FORMAT",
-    "ChatMessage",
-    "ComposedSkill",
-    "ComposedWorkspace",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_MODELS",
-    "DEFAULT_PROVIDER",
-    "DEFAULT_TEMPERATURE",
-    "DEFAULT_TIMEOUT",
-    "Finish",
-    "FinishReason",
-    "ForceTool",
-    "Guardrails",
-    "KIND_METADATA_KEY",
-    "LLMAgent",
-    "LLMSkill",
-    "MODEL_ENV",
-    "MergePolicies",
-    "MissingAPIKeyError",
-    "Model",
-    "ModelAuthenticationError",
-    "ModelBadRequestError",
-    "ModelConfig",
-    "ModelConfigError",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelEvent",
-    "ModelRateLimitError",
-    "ModelRequest",
-    "ModelResponse",
-    "ModelServerError",
-    "ModelStream",
-    "ModelTimeoutError",
-    "OPENAI_DEFAULT_BASE_URL",
-    "OpenAIChatModel",
-    "OpenAIResponsesModel",
-    "PROVIDERS",
-    "PROVIDER_ENV",
-    "RESERVED_TOOL_NAMES",
-    "SKILL_METADATA_KEY",
-    "SKILL_REQUEST_KEYS",
-    "START_TASK_TOOL",
-    "StringFieldDecoder",
-    "SystemMessage",
-    "TextDelta",
-    "ToolCall",
-    "ToolCallDelta",
-    "ToolCallEnd",
-    "ToolCallError",
-    "ToolCallStart",
-    "ToolChoice",
-    "ToolMessage",
-    "ToolSpec",
-    "Usage",
-    "UserMessage",
-    "WORKFLOW_TOOL_PREFIX",
-    "Workflow",
-    "WorkflowArtifact",
-    "WorkflowError",
-    "WorkflowEvent",
-    "WorkflowResult",
-    "WorkflowStatus",
-    "WorkspaceError",
-    "artifact_tool_spec",
-    "ask_user_tool_spec",
-    "build_runtime",
-    "compose_workspace",
-    "default_status_text",
-    "load_bundle",
-    "load_workflow_registry",
-    "load_workspace",
-    "make_model",
-    "merge_model_settings",
-    "parse_workflow_registry",
-    "read_dotenv",
-    "resolve_model_config",
-    "routing_system_prompt",
-    "skill_system_prompt",
-    "workflow",
-    "workflow_tool",
-    "workflow_tool_name",
-    "write_bundle",
-]
-
-
 #: Importable here for existing code and tests, but not the public surface (not in
 #: ``__all__``): tool names, metadata keys, prompt builders, defaults and constants
 #: of the private modules. Depend on them from those modules, at your own risk.
-_INTERNAL = frozenset(
-    {
-        "ANTHROPIC_DEFAULT_BASE_URL",
-        "API_KEY_ENV",
-        "ARTIFACT_TOOL",
-        "ASK_USER_TOOL",
-        "Activity",
-        "BASE_URL_ENV",
-        "BUNDLE_FORMAT",
-        "ComposedSkill",
-        "DEFAULT_MAX_RETRIES",
-        "DEFAULT_MAX_TOKENS",
-        "DEFAULT_MODELS",
-        "DEFAULT_PROVIDER",
-        "DEFAULT_TEMPERATURE",
-        "DEFAULT_TIMEOUT",
-        "KIND_METADATA_KEY",
-        "MODEL_ENV",
-        "MergePolicies",
-        "OPENAI_DEFAULT_BASE_URL",
-        "PROVIDERS",
-        "PROVIDER_ENV",
-        "RESERVED_TOOL_NAMES",
-        "SKILL_METADATA_KEY",
-        "SKILL_REQUEST_KEYS",
-        "START_TASK_TOOL",
-        "StringFieldDecoder",
-        "WORKFLOW_TOOL_PREFIX",
-        "artifact_tool_spec",
-        "ask_user_tool_spec",
-        "default_status_text",
-        "parse_workflow_registry",
-        "read_dotenv",
-        "routing_system_prompt",
-        "skill_system_prompt",
-        "workflow_tool_name",
-    }
-)
-__all__ = [name for name in __all__ if name not in _INTERNAL]
+_INTERNAL_EXPORTS: dict[str, str] = {
+    "SKILL_REQUEST_KEYS": "_agent",
+    **dict.fromkeys(
+        [
+            "KIND_METADATA_KEY",
+            "SKILL_METADATA_KEY",
+            "Activity",
+            "artifact_tool_spec",
+            "ask_user_tool_spec",
+            "default_status_text",
+        ],
+        "_handler",
+    ),
+    "StringFieldDecoder": "_partial_json",
+    **dict.fromkeys(
+        [
+            "ARTIFACT_TOOL",
+            "ASK_USER_TOOL",
+            "RESERVED_TOOL_NAMES",
+            "START_TASK_TOOL",
+            "routing_system_prompt",
+            "skill_system_prompt",
+        ],
+        "_skills",
+    ),
+    **dict.fromkeys(
+        ["WORKFLOW_TOOL_PREFIX", "parse_workflow_registry", "workflow_tool_name"], "_workflows"
+    ),
+    **dict.fromkeys(["ComposedSkill", "MergePolicies", "read_dotenv"], "_workspace"),
+    "BUNDLE_FORMAT": "_bundle",
+    "ANTHROPIC_DEFAULT_BASE_URL": "_anthropic",
+    "OPENAI_DEFAULT_BASE_URL": "_openai",
+    **dict.fromkeys(
+        [
+            "API_KEY_ENV",
+            "BASE_URL_ENV",
+            "DEFAULT_MAX_RETRIES",
+            "DEFAULT_MAX_TOKENS",
+            "DEFAULT_MODELS",
+            "DEFAULT_PROVIDER",
+            "DEFAULT_TEMPERATURE",
+            "DEFAULT_TIMEOUT",
+            "MODEL_ENV",
+            "PROVIDER_ENV",
+            "PROVIDERS",
+        ],
+        "_config",
+    ),
+}
+
+_EXPORTS = {**_PUBLIC, **_INTERNAL_EXPORTS}
+_INTERNAL = frozenset(_INTERNAL_EXPORTS)
+__all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:

@@ -11,11 +11,11 @@ surfaced as :class:`~a2a_models.adapters.llm.ToolCallDelta` events, and its
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
-import httpx2
+from anthropic import AsyncStream
 from anthropic.types import (
     ContentBlockParam,
     InputJSONDelta,
@@ -38,22 +38,12 @@ from anthropic.types import (
 )
 from anthropic.types import TextDelta as AnthropicTextDelta
 
-from ._errors import (
-    ModelConnectionError,
-    ModelError,
-    ModelServerError,
-    ModelTimeoutError,
-    error_details,
-    error_for_status,
-    error_for_type,
-    retry_after,
-)
+from ._errors import ModelError, error_details, error_for_type
 from ._model import (
     AssistantMessage,
     Finish,
     FinishReason,
     ForceTool,
-    Model,
     ModelEvent,
     ModelRequest,
     SystemMessage,
@@ -65,6 +55,7 @@ from ._model import (
     UserMessage,
     normalize_finish,
 )
+from ._sdk import EventStream, SDKModel, client_options
 
 __all__ = ["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicModel"]
 
@@ -81,7 +72,7 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
     """A Claude model behind ``anthropic.AsyncAnthropic(base_url=..., api_key=...)``.
 
     ``temperature``: the ``anthropic`` 2.x SDK has no ``temperature`` argument
@@ -90,6 +81,9 @@ class AnthropicModel(Model):
     the ``system`` parameter. ``timeout``, ``max_retries``, ``streaming`` and
     ``client`` are as for :class:`~a2a_models.adapters.llm.OpenAIChatModel`.
     """
+
+    _sdk = anthropic
+    _sdk_error = anthropic.AnthropicError
 
     def __init__(
         self,
@@ -110,28 +104,17 @@ class AnthropicModel(Model):
             provider=provider, model=model, temperature=temperature, max_tokens=max_tokens
         )
         if client is None:
-            if not api_key:
-                raise ValueError(f"an API key is required for model provider {provider!r}")
-            # An explicit api_key keeps the SDK from reading credentials from the
-            # environment or from profile files on disk.
             client = anthropic.AsyncAnthropic(
-                api_key=api_key,
-                base_url=base_url or ANTHROPIC_DEFAULT_BASE_URL,
-                timeout=timeout,
-                max_retries=max_retries,
-                default_headers=dict(default_headers) if default_headers else None,
+                **client_options(
+                    provider,
+                    api_key,
+                    base_url or ANTHROPIC_DEFAULT_BASE_URL,
+                    timeout,
+                    max_retries,
+                    default_headers,
+                )
             )
-        self._client = client
-        self.base_url = str(client.base_url)
-        self.streaming = streaming
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        await self._client.close()
+        self._attach(client, streaming=streaming)
 
     # ---------------------------------------------------------------- request
 
@@ -161,32 +144,25 @@ class AnthropicModel(Model):
 
     # ----------------------------------------------------------------- events
 
-    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        kwargs = self._arguments(request)
-        try:
-            if not self.streaming:
-                message: Message = await self._client.messages.create(**kwargs, stream=False)
-                for event in _message_events(message):
-                    yield event
-                return
-            stream = await self._client.messages.create(**kwargs, stream=True)
-            async with stream:
-                state = _EventState()
-                async for raw in stream:
-                    for event in state.feed(raw):
-                        yield event
-                for event in state.finish():
-                    yield event
-        except anthropic.AnthropicError as exc:
-            raise map_anthropic_error(exc, self.provider) from exc
-        except httpx2.TimeoutException as exc:
-            raise ModelTimeoutError(f"timed out: {exc}", provider=self.provider) from exc
-        except httpx2.TransportError as exc:
-            # The anthropic SDK lets transport errors raised while reading a
-            # stream through unwrapped.
-            raise ModelConnectionError(
-                f"connection failed: {exc or type(exc).__name__}", provider=self.provider
-            ) from exc
+    async def _whole_answer(self, arguments: dict[str, Any]) -> list[ModelEvent]:
+        message: Message = await self._client.messages.create(**arguments, stream=False)
+        return _message_events(message)
+
+    async def _open_stream(self, arguments: dict[str, Any]) -> EventStream:
+        stream: AsyncStream[RawMessageStreamEvent] = await self._client.messages.create(
+            **arguments, stream=True
+        )
+        return stream
+
+    def _stream_state(self) -> _EventState:
+        return _EventState()
+
+    def _model_error(self, exc: Exception) -> ModelError:
+        if isinstance(exc, anthropic.APIStatusError) and exc.status_code < 400:
+            # An ``error`` event inside a 200 stream: no HTTP status to report.
+            message, code = error_details(exc.body)
+            return error_for_type(self.provider, code, message or exc.message)
+        return super()._model_error(exc)
 
 
 # -------------------------------------------------------------- conversions
@@ -352,16 +328,7 @@ class _EventState:
                 )
             )
             return events
-        reason = _FINISH.get(self.stop_reason, "stop")
-        message = "the model refused to answer" if self.stop_reason == "refusal" else None
-        events.append(
-            Finish(
-                normalize_finish(reason, tool_calls=self.tracker.count),
-                usage,
-                self.stop_reason,
-                message,
-            )
-        )
+        events.append(_finish(self.stop_reason, usage, self.tracker.count))
         return events
 
 
@@ -374,53 +341,18 @@ def _message_events(message: Message) -> list[ModelEvent]:
             if block.text:
                 events.append(TextDelta(block.text))
         elif isinstance(block, ToolUseBlock):
-            events.append(tracker.start(position, block.id, block.name))
-            if block.input:
-                chunk = tracker.delta(position, json.dumps(block.input, ensure_ascii=False))
-                if chunk is not None:
-                    events.append(chunk)
-            ended = tracker.end(position)
-            if ended is not None:
-                events.append(ended)
+            arguments = json.dumps(block.input, ensure_ascii=False) if block.input else ""
+            events.extend(tracker.whole_call(position, block.id, block.name, arguments))
     usage = Usage(message.usage.input_tokens, message.usage.output_tokens)
-    provider_reason: str | None = message.stop_reason
-    reason = _FINISH.get(provider_reason or "", "stop")
-    events.append(
-        Finish(
-            normalize_finish(reason, tool_calls=tracker.count),
-            usage,
-            provider_reason,
-            "the model refused to answer" if provider_reason == "refusal" else None,
-        )
-    )
+    events.append(_finish(message.stop_reason, usage, tracker.count))
     return events
 
 
-# ------------------------------------------------------------------ errors
-
-
-def map_anthropic_error(exc: anthropic.AnthropicError, provider: str) -> ModelError:
-    """The :class:`ModelError` for an ``anthropic`` SDK exception."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ModelTimeoutError("the request timed out", provider=provider)
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {cause}" if cause is not None and str(cause) else ""
-        return ModelConnectionError(f"connection failed{detail}", provider=provider)
-    if isinstance(exc, anthropic.APIStatusError):
-        message, code = error_details(exc.body)
-        if exc.status_code < 400:  # an ``error`` event inside a 200 stream
-            return error_for_type(provider, code, message or exc.message)
-        return error_for_status(
-            provider,
-            exc.status_code,
-            message or exc.message,
-            code=code,
-            retry_after=retry_after(exc.response.headers),
-        )
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return ModelServerError(f"unexpected response: {exc.message}", provider=provider)
-    if isinstance(exc, anthropic.APIError):
-        message, code = error_details(exc.body)
-        return error_for_type(provider, code, message or exc.message)
-    return ModelError(str(exc) or type(exc).__name__, provider=provider)
+def _finish(stop_reason: str | None, usage: Usage, tool_calls: int) -> Finish:
+    reason = _FINISH.get(stop_reason or "", "stop")
+    return Finish(
+        normalize_finish(reason, tool_calls=tool_calls),
+        usage,
+        stop_reason,
+        "the model refused to answer" if stop_reason == "refusal" else None,
+    )

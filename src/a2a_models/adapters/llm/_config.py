@@ -32,7 +32,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from ._errors import MissingAPIKeyError, ModelConfigError
 
@@ -466,6 +466,19 @@ def resolve_model_config(
     )
 
 
+class _ProviderOptions(TypedDict):
+    """The constructor options every provider's model takes."""
+
+    api_key: str | None
+    base_url: str | None
+    temperature: float | None
+    max_tokens: int
+    timeout: float
+    max_retries: int
+    streaming: bool
+    default_headers: dict[str, str] | None
+
+
 def make_model(config: ModelConfig) -> Model:
     """The :class:`Model` for ``config`` (imports that provider's SDK on first use).
 
@@ -475,52 +488,34 @@ def make_model(config: ModelConfig) -> Model:
         raise MissingAPIKeyError(
             config.provider, config.api_key_env or API_KEY_ENV.get(config.provider, "API key")
         )
-    headers = dict(config.headers) or None
+    options = _ProviderOptions(
+        api_key=config.api_key,
+        base_url=config.base_url,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        streaming=config.streaming,
+        default_headers=dict(config.headers) or None,
+    )
     if config.provider == "openai" and config.api == "responses":
         from ._openai_responses import OpenAIResponsesModel
 
-        return OpenAIResponsesModel(
-            config.model,
-            api_key=config.api_key,
-            base_url=config.base_url,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            streaming=config.streaming,
-            default_headers=headers,
-        )
+        return OpenAIResponsesModel(config.model, **options)
     if config.provider == "openai":
         from ._openai import OpenAIChatModel
 
         max_tokens_field: Any = config.max_tokens_field
         return OpenAIChatModel(
             config.model,
-            api_key=config.api_key,
-            base_url=config.base_url,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            streaming=config.streaming,
             stream_usage=config.stream_usage,
             max_tokens_field=max_tokens_field,
-            default_headers=headers,
+            **options,
         )
     if config.provider == "anthropic":
         from ._anthropic import AnthropicModel
 
-        return AnthropicModel(
-            config.model,
-            api_key=config.api_key,
-            base_url=config.base_url,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            streaming=config.streaming,
-            default_headers=headers,
-        )
+        return AnthropicModel(config.model, **options)
     raise ModelConfigError(
         f"unknown model provider {config.provider!r} (expected one of: {', '.join(PROVIDERS)})",
         provider=config.provider,

@@ -615,6 +615,21 @@ class ToolCallTracker:
             return ToolCallError(pending.id, pending.name, pending.index, text, problem)
         return ToolCallEnd(pending.id, pending.name, pending.index, arguments, text)
 
+    def whole_call(
+        self, key: object, call_id: str, name: str, arguments_json: str
+    ) -> list[ToolCallStart | ToolCallDelta | ToolCallEnd | ToolCallError]:
+        """The start, delta and end of a call that arrived whole (a non-streamed answer)."""
+        events: list[ToolCallStart | ToolCallDelta | ToolCallEnd | ToolCallError] = [
+            self.start(key, call_id, name)
+        ]
+        delta = self.delta(key, arguments_json)
+        if delta is not None:
+            events.append(delta)
+        ended = self.end(key)
+        if ended is not None:
+            events.append(ended)
+        return events
+
     def end_all(self) -> Iterable[ToolCallEnd | ToolCallError]:
         for key in list(self._open):
             event = self.end(key)

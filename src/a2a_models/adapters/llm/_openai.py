@@ -11,12 +11,11 @@ they arrive.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
-import httpx2
 import openai
-from openai import omit
+from openai import AsyncStream, omit
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
@@ -26,22 +25,11 @@ from openai.types.chat import (
     ChatCompletionToolChoiceOptionParam,
 )
 
-from ._errors import (
-    ModelConnectionError,
-    ModelError,
-    ModelServerError,
-    ModelTimeoutError,
-    error_details,
-    error_for_status,
-    error_for_type,
-    retry_after,
-)
 from ._model import (
     AssistantMessage,
     Finish,
     FinishReason,
     ForceTool,
-    Model,
     ModelEvent,
     ModelRequest,
     SystemMessage,
@@ -53,6 +41,7 @@ from ._model import (
     UserMessage,
     normalize_finish,
 )
+from ._sdk import EventStream, SDKModel, client_options
 
 __all__ = ["OPENAI_DEFAULT_BASE_URL", "OpenAIChatModel"]
 
@@ -69,7 +58,7 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-class OpenAIChatModel(Model):
+class OpenAIChatModel(SDKModel[openai.AsyncOpenAI]):
     """A chat-completions model behind ``openai.AsyncOpenAI(base_url=..., api_key=...)``.
 
     ``provider`` is only a label for errors and logs (``"openrouter"``,
@@ -86,6 +75,9 @@ class OpenAIChatModel(Model):
     replaces the SDK client (``api_key``/``base_url``/``timeout``/... are then
     unused).
     """
+
+    _sdk = openai
+    _sdk_error = openai.OpenAIError
 
     def __init__(
         self,
@@ -116,22 +108,12 @@ class OpenAIChatModel(Model):
             client = openai_client(
                 provider, api_key, base_url, timeout, max_retries, default_headers
             )
-        self._client = client
-        self.base_url = str(client.base_url)
-        self.streaming = streaming
+        self._attach(client, streaming=streaming)
         self.stream_usage = stream_usage
         if max_tokens_field == "auto":
             official = client.base_url.host == "api.openai.com"
             max_tokens_field = "max_completion_tokens" if official else "max_tokens"
         self.max_tokens_field = max_tokens_field
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     # ---------------------------------------------------------------- request
 
@@ -156,36 +138,22 @@ class OpenAIChatModel(Model):
 
     # ----------------------------------------------------------------- events
 
-    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        kwargs = self._arguments(request)
-        try:
-            if not self.streaming:
-                completion: ChatCompletion = await self._client.chat.completions.create(
-                    **kwargs, stream=False
-                )
-                for event in _completion_events(completion):
-                    yield event
-                return
-            stream = await self._client.chat.completions.create(
-                **kwargs,
-                stream=True,
-                stream_options={"include_usage": True} if self.stream_usage else omit,
-            )
-            async with stream:
-                state = _ChunkState()
-                async for chunk in stream:
-                    for event in state.feed(chunk):
-                        yield event
-                for event in state.finish():
-                    yield event
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc, self.provider) from exc
-        except httpx2.TimeoutException as exc:
-            raise ModelTimeoutError(f"timed out: {exc}", provider=self.provider) from exc
-        except httpx2.TransportError as exc:
-            raise ModelConnectionError(
-                f"connection failed: {exc or type(exc).__name__}", provider=self.provider
-            ) from exc
+    async def _whole_answer(self, arguments: dict[str, Any]) -> list[ModelEvent]:
+        completion: ChatCompletion = await self._client.chat.completions.create(
+            **arguments, stream=False
+        )
+        return _completion_events(completion)
+
+    async def _open_stream(self, arguments: dict[str, Any]) -> EventStream:
+        stream: AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
+            **arguments,
+            stream=True,
+            stream_options={"include_usage": True} if self.stream_usage else omit,
+        )
+        return stream
+
+    def _stream_state(self) -> _ChunkState:
+        return _ChunkState()
 
 
 # -------------------------------------------------------------- conversions
@@ -200,17 +168,16 @@ def openai_client(
     default_headers: Mapping[str, str] | None,
 ) -> openai.AsyncOpenAI:
     """The SDK client both OpenAI provider modes (Chat Completions, Responses) talk through."""
-    if not api_key:
-        raise ValueError(
-            f"an API key is required for model provider {provider!r} "
-            "(local servers accept any non-empty value)"
-        )
     return openai.AsyncOpenAI(
-        api_key=api_key,
-        base_url=base_url or OPENAI_DEFAULT_BASE_URL,
-        timeout=timeout,
-        max_retries=max_retries,
-        default_headers=dict(default_headers) if default_headers else None,
+        **client_options(
+            provider,
+            api_key,
+            base_url or OPENAI_DEFAULT_BASE_URL,
+            timeout,
+            max_retries,
+            default_headers,
+            missing_key_hint=" (local servers accept any non-empty value)",
+        )
     )
 
 
@@ -344,20 +311,7 @@ class _ChunkState:
                 )
             )
             return events
-        reason = _FINISH.get(self.finish_reason, "stop")
-        message = (
-            "the provider's content filter stopped the answer"
-            if self.finish_reason == "content_filter"
-            else None
-        )
-        events.append(
-            Finish(
-                normalize_finish(reason, tool_calls=self.tracker.count),
-                self.usage,
-                self.finish_reason,
-                message,
-            )
-        )
+        events.append(_finish(self.finish_reason, self.usage, self.tracker.count))
         return events
 
 
@@ -382,51 +336,20 @@ def _completion_events(completion: ChatCompletion) -> list[ModelEvent]:
         function = getattr(call, "function", None)
         if function is None:  # a custom (non-function) tool call
             continue
-        events.append(tracker.start(position, call.id, function.name))
-        delta = tracker.delta(position, function.arguments or "")
-        if delta is not None:
-            events.append(delta)
-        ended = tracker.end(position)
-        if ended is not None:
-            events.append(ended)
-    provider_reason: str | None = choice.finish_reason
-    reason = _FINISH.get(provider_reason or "", "stop")
-    events.append(
-        Finish(
-            normalize_finish(reason, tool_calls=tracker.count),
-            usage,
-            provider_reason,
-            "the provider's content filter stopped the answer"
-            if provider_reason == "content_filter"
-            else None,
+        events.extend(
+            tracker.whole_call(position, call.id, function.name, function.arguments or "")
         )
-    )
+    events.append(_finish(choice.finish_reason, usage, tracker.count))
     return events
 
 
-# ------------------------------------------------------------------ errors
-
-
-def map_openai_error(exc: openai.OpenAIError, provider: str) -> ModelError:
-    """The :class:`ModelError` for an ``openai`` SDK exception."""
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelTimeoutError("the request timed out", provider=provider)
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {cause}" if cause is not None and str(cause) else ""
-        return ModelConnectionError(f"connection failed{detail}", provider=provider)
-    if isinstance(exc, openai.APIStatusError):
-        message, code = error_details(exc.body)
-        return error_for_status(
-            provider,
-            exc.status_code,
-            message or exc.message,
-            code=code,
-            retry_after=retry_after(exc.response.headers),
-        )
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ModelServerError(f"unexpected response: {exc.message}", provider=provider)
-    if isinstance(exc, openai.APIError):  # e.g. an error object inside the stream
-        message, code = error_details(exc.body)
-        return error_for_type(provider, code, message or exc.message)
-    return ModelError(str(exc) or type(exc).__name__, provider=provider)
+def _finish(finish_reason: str | None, usage: Usage, tool_calls: int) -> Finish:
+    reason = _FINISH.get(finish_reason or "", "stop")
+    return Finish(
+        normalize_finish(reason, tool_calls=tool_calls),
+        usage,
+        finish_reason,
+        "the provider's content filter stopped the answer"
+        if finish_reason == "content_filter"
+        else None,
+    )

@@ -13,25 +13,18 @@ results as ``function_call_output`` items. Streamed
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-import httpx2
 import openai
-from openai import omit
+from openai import AsyncStream, omit
 
-from ._errors import (
-    ModelConnectionError,
-    ModelTimeoutError,
-    error_for_status,
-    error_for_type,
-)
+from ._errors import error_for_status, error_for_type
 from ._model import (
     AssistantMessage,
     Finish,
     FinishReason,
     ForceTool,
-    Model,
     ModelEvent,
     ModelRequest,
     SystemMessage,
@@ -43,12 +36,16 @@ from ._model import (
     UserMessage,
     normalize_finish,
 )
-from ._openai import map_openai_error, openai_client
+from ._openai import openai_client
+from ._sdk import EventStream, SDKModel
+
+if TYPE_CHECKING:
+    from openai.types.responses import ResponseStreamEvent
 
 __all__ = ["OpenAIResponsesModel", "input_to_responses", "tool_to_responses"]
 
 
-class OpenAIResponsesModel(Model):
+class OpenAIResponsesModel(SDKModel[openai.AsyncOpenAI]):
     """A model behind ``openai.AsyncOpenAI(...).responses`` (the Responses API).
 
     Options as :class:`~a2a_models.adapters.llm.OpenAIChatModel` (``provider``
@@ -59,6 +56,9 @@ class OpenAIResponsesModel(Model):
     part of this API: a request with ``stop`` is refused with a
     :class:`~a2a_models.adapters.llm.ModelError` rather than ignored.
     """
+
+    _sdk = openai
+    _sdk_error = openai.OpenAIError
 
     def __init__(
         self,
@@ -83,18 +83,8 @@ class OpenAIResponsesModel(Model):
             client = openai_client(
                 provider, api_key, base_url, timeout, max_retries, default_headers
             )
-        self._client = client
-        self.base_url = str(client.base_url)
-        self.streaming = streaming
+        self._attach(client, streaming=streaming)
         self.store = store
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         if request.stop:
@@ -123,30 +113,18 @@ class OpenAIResponsesModel(Model):
             kwargs["extra_body"] = dict(request.extra_body)
         return kwargs
 
-    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        kwargs = self._arguments(request)
-        try:
-            if not self.streaming:
-                response = await self._client.responses.create(**kwargs, stream=False)
-                for event in _response_events(response, self.provider):
-                    yield event
-                return
-            stream = await self._client.responses.create(**kwargs, stream=True)
-            async with stream:
-                state = _EventState(self.provider)
-                async for event in stream:
-                    for out in state.feed(event):
-                        yield out
-                for out in state.finish():
-                    yield out
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc, self.provider) from exc
-        except httpx2.TimeoutException as exc:
-            raise ModelTimeoutError(f"timed out: {exc}", provider=self.provider) from exc
-        except httpx2.TransportError as exc:
-            raise ModelConnectionError(
-                f"connection failed: {exc or type(exc).__name__}", provider=self.provider
-            ) from exc
+    async def _whole_answer(self, arguments: dict[str, Any]) -> list[ModelEvent]:
+        response = await self._client.responses.create(**arguments, stream=False)
+        return _response_events(response, self.provider)
+
+    async def _open_stream(self, arguments: dict[str, Any]) -> EventStream:
+        stream: AsyncStream[ResponseStreamEvent] = await self._client.responses.create(
+            **arguments, stream=True
+        )
+        return stream
+
+    def _stream_state(self) -> _EventState:
+        return _EventState(self.provider)
 
 
 # -------------------------------------------------------------- conversions
@@ -300,12 +278,8 @@ def _response_events(response: Any, provider: str) -> list[ModelEvent]:
                 if text:
                     events.append(TextDelta(text))
         elif kind == "function_call":
-            events.append(tracker.start(position, item.call_id, item.name))
-            delta = tracker.delta(position, item.arguments or "")
-            if delta is not None:
-                events.append(delta)
-            ended = tracker.end(position)
-            if ended is not None:
-                events.append(ended)
+            events.extend(
+                tracker.whole_call(position, item.call_id, item.name, item.arguments or "")
+            )
     events.append(_finish(response, tracker.count, provider))
     return events

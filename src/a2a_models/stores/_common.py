@@ -4,18 +4,21 @@ and :class:`SQLTaskStore`, the reads that differ only by their SQL."""
 from __future__ import annotations
 
 import abc
+import asyncio
+import builtins
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, unquote_plus
 
 import orjson
 
 from .. import codec
+from .._closing import AsyncClosing
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import (
@@ -27,10 +30,13 @@ from ..models import (
 )
 from ..server import (
     ACTIVE_STATES,
+    ConcurrentModificationError,
+    LeaseLostError,
     StoredTask,
     TaskPage,
     TaskStore,
     extend_history,
+    push_config_id,
     replace_task,
 )
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
@@ -39,6 +45,9 @@ __all__ = [
     "ACTIVE_KEYS",
     "ArtifactWrite",
     "FetchedTask",
+    "NewTask",
+    "TaskRead",
+    "TaskWrite",
     "artifact_writes",
     "same_json",
     "PageRow",
@@ -51,6 +60,7 @@ __all__ = [
     "message_row",
     "own_head",
     "own_message",
+    "whole_messages",
     "row_suffix",
     "PRUNE_BATCH",
     "ListSQL",
@@ -197,6 +207,15 @@ def own_message(row: bytes | str, suffix: str | None) -> bytes | str:
     # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the message.
     rest = text[text.index(",") + 1 :].rstrip()
     return "{" + rest[:-1] + suffix + "}"
+
+
+def whole_messages(
+    rows: Iterable[tuple[int, bytes | str]], task_id: str, context_id: str | None
+) -> list[tuple[int, bytes | str]]:
+    """Of the ``(pos, JSON)`` history rows of a task, those that leave out its ids,
+    with the ids ``task_id`` and ``context_id`` put back (see :func:`own_message`)."""
+    suffix = row_suffix(task_id, context_id)
+    return [(pos, whole) for pos, data in rows if (whole := own_message(data, suffix)) is not data]
 
 
 def all_messages(task: Task) -> list[MessageRow]:
@@ -621,7 +640,104 @@ def artifact_writes(
     return writes, inline
 
 
-class SQLTaskStore(TaskStore):
+#: Default rows per transaction when deleting old finished tasks.
+PRUNE_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRead:
+    """What :meth:`SQLTaskStore._fetch_task` reads of the task ``task_id`` in ``scope``."""
+
+    task_id: str
+    scope: str
+    #: The newest this many history rows; ``None``: the rows from position ``since`` on.
+    history_length: int | None
+    since: int
+    #: The version at which the store holds the task's artifacts (``None``: none held);
+    #: a row still at that version need not have its artifact rows read.
+    artifacts_at: int | None = None
+
+    def first_message(self, count: int | None) -> int:
+        """Position of the first history row to read of a task with ``count`` rows."""
+        if self.history_length is None:
+            return self.since
+        return max(0, (count or 0) - self.history_length)
+
+
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """What :meth:`SQLTaskStore._insert_task` inserts: ``task`` at version 1."""
+
+    task: Task
+    scope: str
+    #: The task row's JSON (:func:`encode_head`).
+    snapshot: bytes
+    #: The stored form of the event logged as entry 1 (``None``: no event).
+    event: bytes | None
+    #: The history rows.
+    messages: Sequence[MessageRow]
+    #: The artifact rows' JSON by position.
+    artifacts: Mapping[int, bytes]
+
+    def artifact_writes(self) -> list[ArtifactWrite]:
+        """The artifact rows to write (no event refers to one yet)."""
+        return [(pos, data, None) for pos, data in self.artifacts.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWrite:
+    """What :meth:`SQLTaskStore._update_task` writes over the task's stored row.
+
+    ``changed``: the positions of the only artifacts that may differ from
+    the stored rows (``None``: any may; rows of artifacts the task no longer
+    has are deleted). ``lease``: the row's ``lease_epoch`` must still be this.
+    """
+
+    task: Task
+    expected_version: int
+    #: The task row's JSON (:func:`encode_head`).
+    snapshot: bytes
+    event: StreamResponse | None
+    #: ``task.history`` starts at history message number ``history_offset``.
+    history_offset: int
+    changed: Sequence[int] | None
+    lease: int | None = None
+
+    def check(self, row: Sequence[Any] | None) -> None:
+        """Raise unless the stored ``row`` (starting ``version, lease_epoch``; ``None``: no
+        row) is the one to write over. The lease is checked first: a run that lost it
+        learns that rather than of a version another run moved on."""
+        task_id = self.task.id
+        if row is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        version, lease_epoch = row[0], row[1]
+        if self.lease is not None and lease_epoch != self.lease:
+            raise LeaseLostError(task_id, self.lease, lease_epoch)
+        if version != self.expected_version:
+            raise ConcurrentModificationError(task_id, self.expected_version, version)
+
+    def artifact_rows(self, stored_count: int | None) -> tuple[bool, dict[int, bytes]]:
+        """``(full, rows)``: whether every artifact row is written (and the rows of removed
+        artifacts deleted), and the JSON of the rows to write by position.
+        ``stored_count``: the row's ``artifact_count`` (NULL: the artifacts move to rows now)."""
+        full = self.changed is None or stored_count is None
+        return full, artifact_rows(self.task, None if full else self.changed)
+
+    def logged(
+        self, messages: Sequence[MessageRow], stored: int, rows: Mapping[int, bytes]
+    ) -> tuple[bytes | None, int | None]:
+        """The stored form of :attr:`event` (``None``: no event) and the artifact row it
+        refers to, given the history ``messages`` appended after ``stored`` rows and the
+        artifact ``rows`` written (see ``_eventlog.compact_event``)."""
+        if self.event is None:
+            return None, None
+        from ._eventlog import compact_event
+
+        positions = {message: stored + i for i, (_, message, _) in enumerate(messages)}
+        return compact_event(self.event, self.task, positions, rows)
+
+
+class SQLTaskStore(TaskStore, AsyncClosing):
     """The task records of a database store, as far as they do not depend on the SQL dialect.
 
     Here: the ids a database cannot hold, scoping, encoding snapshots and
@@ -658,61 +774,31 @@ class SQLTaskStore(TaskStore):
         return reads
 
     @abc.abstractmethod
-    async def _fetch_task(
-        self,
-        task_id: str,
-        scope: str,
-        history_length: int | None,
-        since: int,
-        artifacts_at: int | None = None,
-    ) -> FetchedTask | None:
+    async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
         """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
 
-        ``messages``: the JSON of the newest ``history_length`` history rows,
-        or (``history_length`` ``None``) of the rows from position ``since``
+        ``messages``: the JSON of the history rows from ``read.first_message``
         on, oldest first, never beyond ``history_count``. ``history_count`` is
         ``None`` for a row of an older schema whose snapshot holds the history.
         ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
         a row whose snapshot holds its artifacts (written before migration 5);
         a store may skip reading them (``[]``) when the row is at version
-        ``artifacts_at`` (this store holds the artifacts it had then).
+        ``read.artifacts_at`` (this store holds the artifacts it had then).
         """
 
     @abc.abstractmethod
-    async def _insert_task(
-        self,
-        task: Task,
-        scope: str,
-        snapshot: bytes,
-        event: bytes | None,
-        messages: Sequence[MessageRow],
-        artifacts: Mapping[int, bytes],
-    ) -> None:
-        """Insert ``task`` at version 1 (``event``, stored form, as log entry 1) with
-        ``messages`` as its history rows and ``artifacts`` as its artifact rows.
+    async def _insert_task(self, new: NewTask) -> None:
+        """Insert ``new.task`` at version 1 with its event, history and artifact rows.
 
         Raises ``ConcurrentModificationError`` if the id is taken.
         """
 
     @abc.abstractmethod
-    async def _update_task(
-        self,
-        task: Task,
-        expected_version: int,
-        snapshot: bytes,
-        event: StreamResponse | None,
-        history_offset: int,
-        changed: Sequence[int] | None,
-        lease: int | None = None,
-    ) -> tuple[int, int]:
-        """Write ``task``'s row over its ``expected_version``, append its new history
-        messages (see :func:`new_messages`), write its artifact rows and log
-        ``event`` (if any, in its stored form: see ``_eventlog``), atomically.
-
-        ``changed``: the positions of the only artifacts that may differ from
-        the stored rows (``None``: any may; rows of artifacts the task no
-        longer has are deleted). ``lease``: the row's ``lease_epoch`` must
-        still be this (checked first, under the row's write lock).
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+        """Write the task's row over its ``write.expected_version``, append its new
+        history messages (see :func:`new_messages`), write its artifact rows and log
+        the event (if any, in its stored form: see ``_eventlog``), atomically, after
+        :meth:`TaskWrite.check` under the row's write lock.
 
         Returns ``(history rows before the write, history rows appended)``.
         Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
@@ -747,11 +833,11 @@ class SQLTaskStore(TaskStore):
         # Artifact rows unchanged since this store's last read (or write) are not read again.
         known = self._artifact_reads.get(task_id)
         at = None if known is None else known[0]
-        row = await self._fetch_task(task_id, scope, history_length, since, at)
+        row = await self._fetch_task(TaskRead(task_id, scope, history_length, since, at))
         if row is not None and cached is not None and (row[3] or 0) < since:
             # Not the task the cache knew (history never shrinks): read it all.
             self._histories.pop(task_id, None)
-            cached, row = None, await self._fetch_task(task_id, scope, None, 0, at)
+            cached, row = None, await self._fetch_task(TaskRead(task_id, scope, None, 0, at))
         if row is None:
             return None
         data, version, last_seq, count, messages, artifacts = row
@@ -807,7 +893,7 @@ class SQLTaskStore(TaskStore):
             positions = {data: i for i, (_, data, _) in enumerate(messages)}
             logged, _ = compact_event(event, task, positions, {})
         await self._insert_task(
-            task, scope_key(owner, tenant), snapshot, logged, messages, artifacts
+            NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts)
         )
         self._artifact_reads.remember(task.id, 1, task.artifacts)
         last_seq = 0 if event is None else 1
@@ -840,7 +926,7 @@ class SQLTaskStore(TaskStore):
             raise TaskNotFoundError(f"task {task.id!r} not found")
         changed = self._changed_artifacts(task, expected_version)
         before, appended = await self._update_task(
-            task, expected_version, snapshot, event, history_offset, changed, lease
+            TaskWrite(task, expected_version, snapshot, event, history_offset, changed, lease)
         )
         self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
         # The next whole read of the task then reads no history row it wrote.
@@ -879,6 +965,81 @@ class SQLTaskStore(TaskStore):
         total, rows = await self._fetch_page(query)
         return task_page(rows, query.page_size, total, _decode_row)
 
+    # -- push configs: an id the database cannot hold names no task or config ---------------
+
+    @abc.abstractmethod
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
+        """Store the config JSON ``data`` of the task (one with ``config_id`` keeps its
+        place in the creation order). Raises ``TaskNotFoundError`` if there is no task."""
+
+    @abc.abstractmethod
+    async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
+        """The JSON of a config of the task (``None``: none)."""
+
+    @abc.abstractmethod
+    async def _select_configs(self, task_id: str) -> Sequence[bytes | str]:
+        """The JSON of the task's configs, in creation order."""
+
+    @abc.abstractmethod
+    async def _delete_config(self, task_id: str, config_id: str) -> None:
+        """Delete a config of the task, if there is one."""
+
+    async def set_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        config_id = push_config_id(config)
+        data = encode_config(config)
+        if not self._ok(task_id, config_id):
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        await self._upsert_config(task_id, config_id, data)
+        return config
+
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
+        if not self._ok(task_id, config_id):
+            return None
+        data = await self._select_config(task_id, config_id)
+        return None if data is None else decode_config(data)
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
+        if not self._ok(task_id):
+            return []
+        return [decode_config(data) for data in await self._select_configs(task_id)]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        if self._ok(task_id, config_id):
+            await self._delete_config(task_id, config_id)
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _terminal_deleter(self, seconds: float, batch_size: int) -> Callable[[], Awaitable[int]]:
+        """A function deleting, in one transaction, up to ``batch_size`` of the tasks
+        terminal for ``seconds`` (as of now), oldest first: how many it deleted."""
+
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
+        """Delete the tasks that reached a terminal state at least ``age`` ago.
+
+        ``age`` is a ``timedelta`` or seconds. Their event logs and push
+        configs go with them. Deletes ``batch_size`` tasks per transaction,
+        oldest first, so other operations of the store run between batches.
+        Returns how many tasks were deleted.
+        """
+        seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        delete_batch = self._terminal_deleter(seconds, batch_size)
+        total = 0
+        while True:
+            deleted = await delete_batch()
+            total += deleted
+            if deleted < batch_size:
+                return total
+            await asyncio.sleep(0)  # let waiting operations in before the next batch
+
     @abc.abstractmethod
     async def open(self) -> Self:
         """Connect and migrate the schema now (otherwise done on first use)."""
@@ -887,16 +1048,8 @@ class SQLTaskStore(TaskStore):
     async def aclose(self) -> None:
         """Release the store's connections; idempotent."""
 
-    async def __aenter__(self) -> Self:
+    async def __aenter__(self) -> Self:  # leaving ``async with`` closes the store
         return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def storable(text: str | None, *, nul: bool) -> bool:
@@ -916,8 +1069,6 @@ def storable(text: str | None, *, nul: bool) -> bool:
 
 #: The ``a2a_task_counts`` keys whose sum is a scope's number of active tasks.
 ACTIVE_KEYS: tuple[str, ...] = tuple(state.value for state in ACTIVE_STATES)
-#: Default rows per transaction when deleting old finished tasks.
-PRUNE_BATCH = 500
 
 
 def as_seconds(age: timedelta | float) -> float:

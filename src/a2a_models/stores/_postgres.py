@@ -26,11 +26,7 @@ from ._common import (
     FetchedTask,
     ListSQL,
     MessageRow,
-    NewTask,
     PageRow,
-    SQLTaskStore,
-    TaskRead,
-    TaskWrite,
     artifact_writes,
     check_identifier,
     column_text,
@@ -62,6 +58,7 @@ from ._pg_pool import jsonb as _jsonb
 from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
 from ._queue import enqueue_pending
+from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import psycopg

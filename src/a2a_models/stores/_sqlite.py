@@ -29,11 +29,7 @@ from ._common import (
     FetchedTask,
     ListSQL,
     MessageRow,
-    NewTask,
     PageRow,
-    SQLTaskStore,
-    TaskRead,
-    TaskWrite,
     artifact_writes,
     column_value,
     encode_event,
@@ -45,6 +41,7 @@ from ._common import (
     whole_messages,
 )
 from ._eventlog import expand_events, inline_artifact, referenced_rows, with_context
+from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import sqlite3

@@ -423,6 +423,7 @@ def _default_store(target: str) -> str:
 
 
 async def _run(args: argparse.Namespace, out: TextIO) -> int:
+    from .._closing import aclose_if_closable
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
     from ..server import AgentServer
@@ -460,9 +461,7 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         await http.stop()
         await server.aclose()
-        closer = getattr(store, "aclose", None)
-        if closer is not None:
-            await closer()
+        await aclose_if_closable(store)
         await runtime.stop()
     print("a2a-models agent: stopped", file=out, flush=True)
     return 0

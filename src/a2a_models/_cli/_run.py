@@ -14,6 +14,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._closing import aclose_if_closable
 from ..adapters.http import (
     Authenticator,
     BearerTokenAuthenticator,
@@ -292,8 +293,6 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         await http.stop()
         await server.aclose()
         for resource in (server.handler.store, getattr(server.handler, "broker", None)):
-            closer = getattr(resource, "aclose", None)
-            if closer is not None:
-                await closer()
+            await aclose_if_closable(resource)
     print("a2a-models: stopped", flush=True)
     return 0

@@ -55,6 +55,7 @@ def run_worker(options: WorkerOptions) -> int:
 
 
 async def _serve(options: WorkerOptions) -> int:
+    from .._closing import aclose_if_closable
     from ..server import Worker
     from ..stores import PostgresTaskStore, PostgresTurnQueue, broker_from_url, store_from_url
     from ._run import _agent_and_card
@@ -91,9 +92,7 @@ async def _serve(options: WorkerOptions) -> int:
             await worker.run(stop, grace=options.grace)
     finally:
         await queue.aclose()
-        closer = getattr(broker, "aclose", None)
-        if closer is not None:
-            await closer()
+        await aclose_if_closable(broker)
         await store.aclose()
     print(f"a2a-models: worker stopped after {worker.started} turns", flush=True)
     return 0

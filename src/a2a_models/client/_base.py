@@ -14,12 +14,12 @@ import abc
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import attrs
 
 from .. import models as m
+from .._closing import AsyncClosing, aclose_if_closable
 from ..errors import A2AError, InvalidAgentResponseError
 from ..protocol import (
     METHODS,
@@ -96,7 +96,7 @@ class ClientInterceptor:
         """Called after the call completed (``call.result``) or failed (``call.error``)."""
 
 
-class ClientEventStream:
+class ClientEventStream(AsyncClosing):
     """An async iterator of stream items that remembers the last event id seen.
 
     ``last_event_id`` is what to pass as ``resume_after`` to
@@ -118,20 +118,7 @@ class ClientEventStream:
 
     async def aclose(self) -> None:
         """Stop reading and release the underlying stream."""
-        closer = getattr(self._items, "aclose", None)
-        if closer is not None:
-            await closer()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await aclose_if_closable(self._items)
 
 
 #: Made once per new client, ahead of its own interceptors (see :func:`set_default_interceptors`).
@@ -150,7 +137,7 @@ def set_default_interceptors(
     _DEFAULT_INTERCEPTORS = tuple(factories)
 
 
-class A2AClient(abc.ABC):
+class A2AClient(AsyncClosing):
     """Base of every A2A client; subclasses only move bytes.
 
     ``version`` is "1.0" or "0.3": it picks method names, the payload dialect
@@ -185,14 +172,8 @@ class A2AClient(abc.ABC):
     def stream_bytes(self, body: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamChunk]:
         """Send one JSON-RPC request; yield each JSON-RPC response of the stream."""
 
-    async def aclose(self) -> None:  # noqa: B027 - optional hook
+    async def aclose(self) -> None:
         """Release the transport's resources (nothing by default)."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     # ------------------------------------------------------------ plumbing
 
@@ -252,7 +233,7 @@ class A2AClient(abc.ABC):
             async for chunk in chunks:
                 yield chunk.event_id, self._result(spec, chunk.data, request_id)
         finally:
-            await _aclose(chunks)
+            await aclose_if_closable(chunks)
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
@@ -304,7 +285,7 @@ class A2AClient(abc.ABC):
                     count += 1
                     yield event_id, item
             finally:
-                await _aclose(items)
+                await aclose_if_closable(items)
             call.result = count
         except GeneratorExit:
             # The consumer closed the stream early: not a failure.
@@ -411,9 +392,3 @@ def _send_request(
             return attrs.evolve(message, configuration=configuration)
         return message
     return m.SendMessageRequest(message=message, configuration=configuration)
-
-
-async def _aclose(stream: AsyncIterator[Any]) -> None:
-    closer = getattr(stream, "aclose", None)
-    if closer is not None:
-        await closer()

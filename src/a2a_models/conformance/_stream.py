@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from .._closing import AsyncClosing
 from ..protocol import SSEParser
 from ._registry import Exchange
 from ._replies import HttpReply, RemoteError, StreamEvent
@@ -21,7 +22,7 @@ if typing.TYPE_CHECKING:
 __all__ = ["StreamSession"]
 
 
-class StreamSession:
+class StreamSession(AsyncClosing):
     """A streaming reply being read. Use :meth:`next` and :meth:`collect`."""
 
     def __init__(
@@ -190,9 +191,3 @@ class StreamSession:
             request_body=self._request_body,
             keep_ends=True,
         )
-
-    async def __aenter__(self) -> StreamSession:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

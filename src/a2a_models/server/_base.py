@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 import attrs
 
 from .. import codec
 from .. import models as m
+from .._closing import AsyncClosing, aclose_if_closable
 from ..errors import (
     InternalError,
     InvalidRequestError,
@@ -100,7 +100,7 @@ class ServerSentEvent:
 
 
 @attrs.frozen(slots=True)
-class StreamingReply:
+class StreamingReply(AsyncClosing):
     """A streaming answer; iterate ``events`` and send each as it comes.
 
     Close it (``await reply.aclose()``, or use ``async with reply:``) when
@@ -113,20 +113,7 @@ class StreamingReply:
 
     async def aclose(self) -> None:
         """Stop the stream and release what it holds."""
-        closer = getattr(self.events, "aclose", None)
-        if closer is not None:
-            await closer()
-
-    async def __aenter__(self) -> StreamingReply:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await aclose_if_closable(self.events)
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:

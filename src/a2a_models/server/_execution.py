@@ -20,6 +20,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
+from .._closing import aclose_if_closable
 from .._state import TaskState
 from ..errors import A2AError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
@@ -179,14 +180,12 @@ class InProcessExecutor(RunTable):
                 if await self._on_event(run, event):
                     return
         finally:
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                try:
-                    await aclose()
-                except Exception:
-                    log.warning(
-                        "closing the agent's events of task %s failed", run.task_id, exc_info=True
-                    )
+            try:
+                await aclose_if_closable(events)
+            except Exception:
+                log.warning(
+                    "closing the agent's events of task %s failed", run.task_id, exc_info=True
+                )
         # The agent stopped without a terminal or interrupted state.
         if not await run.proceed():
             return

@@ -15,10 +15,10 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
-from collections.abc import AsyncGenerator, AsyncIterator
-from types import TracebackType
+from collections.abc import AsyncGenerator
 from typing import TypeAlias
 
+from .._closing import GeneratorStream
 from ..models import StreamResponse, Task
 from ._lifecycle import closes_stream, trim_history
 from ._store import TaskStore
@@ -210,37 +210,13 @@ async def task_event_stream(
         await subscription.aclose()
 
 
-class EventStream(AsyncIterator[StreamItem]):
+class EventStream(GeneratorStream[StreamItem]):
     """An async iterator of :data:`StreamItem` that releases its resources on close.
 
     Iterate it with ``async for``; call :meth:`aclose` (or use ``async with``)
     when stopping early, e.g. when the client disconnects. Closing a stream
     never affects the task or other streams of it (spec §3.5.2).
     """
-
-    def __init__(self, items: AsyncGenerator[StreamItem, None]) -> None:
-        self._items = items
-
-    def __aiter__(self) -> EventStream:
-        return self
-
-    async def __anext__(self) -> StreamItem:
-        return await self._items.__anext__()
-
-    async def aclose(self) -> None:
-        """Stop the stream."""
-        await self._items.aclose()
-
-    async def __aenter__(self) -> EventStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     @classmethod
     def single(cls, item: StreamResponse) -> EventStream:

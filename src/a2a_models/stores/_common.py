@@ -1,23 +1,19 @@
-"""What the database stores share: JSON of models, scope keys, listing SQL, URLs,
-and :class:`SQLTaskStore`, the reads that differ only by their SQL."""
+"""What the database stores share: JSON of models and rows, scope keys, listing SQL,
+URLs (the store base, :class:`SQLTaskStore`, is in ``_sqlstore``)."""
 
 from __future__ import annotations
 
-import abc
 import json
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 import orjson
 
 from .. import codec
 from .._state import TaskState
-from ..errors import InvalidParamsError, TaskNotFoundError
 from ..models import (
     Artifact,
     Message,
@@ -27,13 +23,9 @@ from ..models import (
 )
 from ..server import (
     ACTIVE_STATES,
-    StoredTask,
-    TaskPage,
-    TaskStore,
-    extend_history,
     replace_task,
 )
-from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, task_page, timestamp_key
+from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, timestamp_key
 
 __all__ = [
     "ACTIVE_KEYS",
@@ -51,10 +43,9 @@ __all__ = [
     "message_row",
     "own_head",
     "own_message",
+    "whole_messages",
     "row_suffix",
-    "PRUNE_BATCH",
     "ListSQL",
-    "SQLTaskStore",
     "as_seconds",
     "check_identifier",
     "artifact_rows",
@@ -197,6 +188,15 @@ def own_message(row: bytes | str, suffix: str | None) -> bytes | str:
     # After '{"$":1,' (SQLite) or '{"$": 1, ' (jsonb's text): the rest of the message.
     rest = text[text.index(",") + 1 :].rstrip()
     return "{" + rest[:-1] + suffix + "}"
+
+
+def whole_messages(
+    rows: Iterable[tuple[int, bytes | str]], task_id: str, context_id: str | None
+) -> list[tuple[int, bytes | str]]:
+    """Of the ``(pos, JSON)`` history rows of a task, those that leave out its ids,
+    with the ids ``task_id`` and ``context_id`` put back (see :func:`own_message`)."""
+    suffix = row_suffix(task_id, context_id)
+    return [(pos, whole) for pos, data in rows if (whole := own_message(data, suffix)) is not data]
 
 
 def all_messages(task: Task) -> list[MessageRow]:
@@ -451,113 +451,6 @@ class ListSQL:
         return 0 if self.history_length is None else max(0, count - self.history_length)
 
 
-# --- the stores ---------------------------------------------------------------------------
-
-
-class HistoryCache:
-    """The decoded histories of the tasks read or written whole most recently, by task id.
-
-    History rows never change once written (a task's history only grows), so
-    a whole read of a task seen before decodes only the messages added since,
-    and hands out the tuple it has (a write of a whole history keeps it: the
-    engine's own tuple, whose message ids the engine keeps, see
-    :func:`~a2a_models.server.extend_history`). The messages a write appends
-    are kept aside until the next whole read, which copies the history once
-    for all of them. An entry is only ever a prefix of the task's history:
-    every read still asks the database how many messages the task has and
-    reads the rows beyond the entry, so a message another store instance (a
-    replica) added is seen.
-
-    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all; a
-    history longer than ``max_messages // 4`` is not kept (its whole reads
-    read every row again). The messages are the tasks' own objects: the cost
-    is their memory, held that much longer.
-    """
-
-    def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
-        self.max_tasks = max_tasks
-        self.max_messages = max_messages
-        #: ``task id: (messages, the history as a tuple, messages written since)``.
-        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[Message, ...]]] = (
-            OrderedDict()
-        )
-        self._messages = 0
-
-    def get(self, task_id: str) -> tuple[int, tuple[Message, ...], tuple[Message, ...]] | None:
-        """``(messages, the first of them as a tuple, the others)`` of a task, if known."""
-        entry = self._entries.get(task_id)
-        if entry is not None:
-            self._entries.move_to_end(task_id)
-        return entry
-
-    def pop(self, task_id: str, default: None = None) -> None:
-        entry = self._entries.pop(task_id, None)
-        if entry is not None:
-            self._messages -= entry[0]
-
-    def remember(
-        self,
-        task_id: str,
-        count: int,
-        history: tuple[Message, ...],
-        pending: tuple[Message, ...] = (),
-    ) -> None:
-        self.pop(task_id)
-        if len(history) + len(pending) != count or count > self.max_messages // 4:
-            return
-        self._entries[task_id] = (count, history, pending)
-        self._messages += count
-        while self._entries and (
-            len(self._entries) > self.max_tasks or self._messages > self.max_messages
-        ):
-            _, (dropped, _, _) = self._entries.popitem(last=False)
-            self._messages -= dropped
-
-    def wrote(
-        self,
-        task_id: str,
-        before: int,
-        added: Sequence[Message] | None,
-        whole: tuple[Message, ...] | None,
-    ) -> None:
-        """A write took the task's history from ``before`` messages to ``before + len(added)``.
-
-        ``added``: the messages appended, in order (``None``: not known).
-        ``whole``: the whole history after the write, if the write had it.
-        """
-        if added is None:
-            return  # the entry, if any, is still a prefix
-        if whole is not None and len(whole) == before + len(added):
-            self.remember(task_id, len(whole), whole)
-            return
-        entry = self._entries.get(task_id)
-        if entry is not None and entry[0] == before and added:
-            count, history, pending = entry
-            self.remember(task_id, count + len(added), history, pending + tuple(added))
-
-
-class ArtifactReads:
-    """The artifacts of the tasks read most recently, by task id, with the version read.
-
-    A write computed from such a read keeps the artifacts it did not change
-    as the very objects read, so the store writes only the rows of the
-    others (see :meth:`SQLTaskStore._changed_artifacts`).
-    """
-
-    def __init__(self, max_tasks: int = 256) -> None:
-        self.max_tasks = max_tasks
-        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...]]] = OrderedDict()
-
-    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...]] | None:
-        return self._entries.get(task_id)
-
-    def remember(self, task_id: str, version: int, artifacts: tuple[Artifact, ...]) -> None:
-        self._entries[task_id] = (version, artifacts)
-        self._entries.move_to_end(task_id)
-        while len(self._entries) > self.max_tasks:
-            self._entries.popitem(last=False)
-
-
 #: A task as read: ``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
 FetchedTask = tuple[
     bytes | str, int, int, int | None, Sequence[bytes | str], Sequence[bytes | str] | None
@@ -566,13 +459,6 @@ FetchedTask = tuple[
 #: A listed task as read: ``(snapshot JSON, history_count, history JSON, artifact JSON)``;
 #: artifacts ``None``: the snapshot holds them (a row of an older schema).
 PageRow = tuple[bytes | str, int | None, Sequence[bytes | str], Sequence[bytes | str] | None]
-
-
-def _decode_row(row: PageRow) -> Task:
-    head, count, messages, artifacts = row
-    if count is None:
-        return decode_task(head)
-    return decode_with_history(head, messages, artifacts or ())
 
 
 def same_json(a: bytes | str, b: bytes | str) -> bool:
@@ -621,284 +507,6 @@ def artifact_writes(
     return writes, inline
 
 
-class SQLTaskStore(TaskStore):
-    """The task records of a database store, as far as they do not depend on the SQL dialect.
-
-    Here: the ids a database cannot hold, scoping, encoding snapshots and
-    events, the listing's filters and pages, rows to models. A store brings
-    its SQL in :meth:`_fetch_task`, :meth:`_insert_task`, :meth:`_update_task`
-    and :meth:`_fetch_page`, and says :attr:`PLACEHOLDER` (its driver's
-    parameter marker), :attr:`NUL` (whether its text columns can hold NUL)
-    and :attr:`BAD_TASK_ID` (why ``create`` refuses an id it cannot hold).
-    """
-
-    PLACEHOLDER: ClassVar[str]
-    NUL: ClassVar[bool]
-    BAD_TASK_ID: ClassVar[str]
-
-    @property
-    def _histories(self) -> HistoryCache:
-        cache: HistoryCache | None = self.__dict__.get("_history_cache")
-        if cache is None:
-            cache = self.__dict__["_history_cache"] = HistoryCache()
-        return cache
-
-    #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
-    max_active_tasks_per_owner: int | None = None
-
-    def _ok(self, *texts: str | None) -> bool:
-        """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
-        return all(storable(text, nul=self.NUL) for text in texts)
-
-    @property
-    def _artifact_reads(self) -> ArtifactReads:
-        reads: ArtifactReads | None = self.__dict__.get("_artifact_read_cache")
-        if reads is None:
-            reads = self.__dict__["_artifact_read_cache"] = ArtifactReads()
-        return reads
-
-    @abc.abstractmethod
-    async def _fetch_task(
-        self,
-        task_id: str,
-        scope: str,
-        history_length: int | None,
-        since: int,
-        artifacts_at: int | None = None,
-    ) -> FetchedTask | None:
-        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
-
-        ``messages``: the JSON of the newest ``history_length`` history rows,
-        or (``history_length`` ``None``) of the rows from position ``since``
-        on, oldest first, never beyond ``history_count``. ``history_count`` is
-        ``None`` for a row of an older schema whose snapshot holds the history.
-        ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
-        a row whose snapshot holds its artifacts (written before migration 5);
-        a store may skip reading them (``[]``) when the row is at version
-        ``artifacts_at`` (this store holds the artifacts it had then).
-        """
-
-    @abc.abstractmethod
-    async def _insert_task(
-        self,
-        task: Task,
-        scope: str,
-        snapshot: bytes,
-        event: bytes | None,
-        messages: Sequence[MessageRow],
-        artifacts: Mapping[int, bytes],
-    ) -> None:
-        """Insert ``task`` at version 1 (``event``, stored form, as log entry 1) with
-        ``messages`` as its history rows and ``artifacts`` as its artifact rows.
-
-        Raises ``ConcurrentModificationError`` if the id is taken.
-        """
-
-    @abc.abstractmethod
-    async def _update_task(
-        self,
-        task: Task,
-        expected_version: int,
-        snapshot: bytes,
-        event: StreamResponse | None,
-        history_offset: int,
-        changed: Sequence[int] | None,
-        lease: int | None = None,
-    ) -> tuple[int, int]:
-        """Write ``task``'s row over its ``expected_version``, append its new history
-        messages (see :func:`new_messages`), write its artifact rows and log
-        ``event`` (if any, in its stored form: see ``_eventlog``), atomically.
-
-        ``changed``: the positions of the only artifacts that may differ from
-        the stored rows (``None``: any may; rows of artifacts the task no
-        longer has are deleted). ``lease``: the row's ``lease_epoch`` must
-        still be this (checked first, under the row's write lock).
-
-        Returns ``(history rows before the write, history rows appended)``.
-        Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
-        """
-
-    @abc.abstractmethod
-    async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[PageRow]]:
-        """``(how many match query.where, the next query.limit of them)``.
-
-        The page is ``query.page_where`` in ``ListSQL.ORDER``; both come from
-        one snapshot of the database. Each row is ``(snapshot JSON,
-        history_count, history JSON, artifact JSON)``: the history rows from
-        ``query.first_message(history_count)`` on and the artifact rows (for
-        the first ``query.page_size`` rows only).
-        """
-
-    async def get(
-        self,
-        task_id: str,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        history_length: int | None = None,
-    ) -> StoredTask | None:
-        if not self._ok(task_id):
-            return None
-        if history_length is not None:
-            history_length = max(0, history_length)
-        scope = scope_key(owner, tenant)
-        cached = self._histories.get(task_id) if history_length is None else None
-        since = 0 if cached is None else cached[0]
-        # Artifact rows unchanged since this store's last read (or write) are not read again.
-        known = self._artifact_reads.get(task_id)
-        at = None if known is None else known[0]
-        row = await self._fetch_task(task_id, scope, history_length, since, at)
-        if row is not None and cached is not None and (row[3] or 0) < since:
-            # Not the task the cache knew (history never shrinks): read it all.
-            self._histories.pop(task_id, None)
-            cached, row = None, await self._fetch_task(task_id, scope, None, 0, at)
-        if row is None:
-            return None
-        data, version, last_seq, count, messages, artifacts = row
-        same = artifacts is not None and known is not None and version == known[0]
-        if same:
-            artifacts = []
-        offset = 0
-        if count is None:  # an older row: the whole history is in the snapshot
-            task = decode_task(data)
-        elif history_length is not None:
-            task = decode_with_history(data, messages, artifacts or ())
-            offset = count - len(messages)
-        else:
-            # The whole history: what this store read before, plus the rows since.
-            task = decode_with_history(data, messages, artifacts or ())
-            if cached is not None:
-                # The rows read now were validated as they were decoded, the
-                # cached ones when they were: no pass over the history again.
-                added = cached[2] + task.history if cached[2] else task.history
-                task = replace_task(task, history=extend_history(cached[1], added))
-            self._histories.remember(task_id, count, task.history)
-        if same:
-            assert known is not None
-            task = replace_task(task, artifacts=known[1]) if known[1] else task
-        elif artifacts is not None:
-            self._artifact_reads.remember(task_id, version, task.artifacts)
-        return StoredTask(
-            task=task,
-            version=version,
-            owner=owner,
-            tenant=tenant,
-            last_seq=last_seq,
-            history_offset=offset,
-        )
-
-    async def create(
-        self,
-        task: Task,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        event: StreamResponse | None = None,
-    ) -> StoredTask:
-        from ._eventlog import compact_event
-
-        snapshot = encode_head(task)
-        if not self._ok(task.id):
-            raise InvalidParamsError(self.BAD_TASK_ID)
-        messages = all_messages(task)
-        artifacts = artifact_rows(task)
-        logged = None
-        if event is not None:
-            positions = {data: i for i, (_, data, _) in enumerate(messages)}
-            logged, _ = compact_event(event, task, positions, {})
-        await self._insert_task(
-            task, scope_key(owner, tenant), snapshot, logged, messages, artifacts
-        )
-        self._artifact_reads.remember(task.id, 1, task.artifacts)
-        last_seq = 0 if event is None else 1
-        return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
-
-    def _changed_artifacts(self, task: Task, expected_version: int) -> list[int] | None:
-        """Positions of the artifacts of ``task`` that are not the very ones read at
-        ``expected_version`` (``None``: unknown, or some were removed or moved)."""
-        read = self._artifact_reads.get(task.id)
-        if read is None or read[0] != expected_version:
-            return None
-        before, after = read[1], task.artifacts
-        if len(after) < len(before) or any(
-            a.artifact_id != b.artifact_id for a, b in zip(before, after, strict=False)
-        ):
-            return None
-        return [i for i, a in enumerate(after) if i >= len(before) or a is not before[i]]
-
-    async def update(
-        self,
-        task: Task,
-        expected_version: int,
-        *,
-        event: StreamResponse | None = None,
-        history_offset: int = 0,
-        lease: int | None = None,
-    ) -> int:
-        snapshot = encode_head(task)
-        if not self._ok(task.id):
-            raise TaskNotFoundError(f"task {task.id!r} not found")
-        changed = self._changed_artifacts(task, expected_version)
-        before, appended = await self._update_task(
-            task, expected_version, snapshot, event, history_offset, changed, lease
-        )
-        self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
-        # The next whole read of the task then reads no history row it wrote.
-        fresh = task.history[max(0, before - history_offset) :]
-        self._histories.wrote(
-            task.id,
-            before,
-            fresh if len(fresh) == appended else None,
-            task.history if history_offset == 0 else None,
-        )
-        return expected_version + 1
-
-    async def list(
-        self,
-        owner: str | None,
-        tenant: str | None = None,
-        *,
-        context_id: str | None = None,
-        status: TaskState | None = None,
-        status_timestamp_after: datetime | None = None,
-        page_size: int = 50,
-        page_token: str | None = None,
-        history_length: int | None = None,
-    ) -> TaskPage:
-        query = ListSQL(
-            self.PLACEHOLDER,
-            owner,
-            tenant,
-            context_id=context_id,
-            status=status,
-            status_timestamp_after=status_timestamp_after,
-            page_size=page_size,
-            page_token=page_token,
-            history_length=history_length,
-        )
-        total, rows = await self._fetch_page(query)
-        return task_page(rows, query.page_size, total, _decode_row)
-
-    @abc.abstractmethod
-    async def open(self) -> Self:
-        """Connect and migrate the schema now (otherwise done on first use)."""
-
-    @abc.abstractmethod
-    async def aclose(self) -> None:
-        """Release the store's connections; idempotent."""
-
-    async def __aenter__(self) -> Self:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
 def storable(text: str | None, *, nul: bool) -> bool:
     """Whether a database text column can hold ``text`` (``nul``: it may contain NUL)."""
     if text is None:
@@ -916,8 +524,6 @@ def storable(text: str | None, *, nul: bool) -> bool:
 
 #: The ``a2a_task_counts`` keys whose sum is a scope's number of active tasks.
 ACTIVE_KEYS: tuple[str, ...] = tuple(state.value for state in ACTIVE_STATES)
-#: Default rows per transaction when deleting old finished tasks.
-PRUNE_BATCH = 500
 
 
 def as_seconds(age: timedelta | float) -> float:

@@ -34,7 +34,7 @@ new first byte).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import codec
@@ -45,7 +45,16 @@ from ..models import (
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
-from ._common import decode_event, encode_artifact, encode_event, encode_message
+from ..server import LoggedEvent
+from ._common import (
+    column_value,
+    decode_event,
+    encode_artifact,
+    encode_event,
+    encode_message,
+    own_message,
+    row_suffix,
+)
 
 __all__ = [
     "CHUNK_BYTES",
@@ -53,9 +62,11 @@ __all__ = [
     "append_to",
     "compact_event",
     "expand_event",
+    "expand_events",
     "inline_artifact",
     "pack",
     "references",
+    "referenced_rows",
     "unpack",
     "with_context",
 ]
@@ -176,6 +187,37 @@ def references(data: bytes | str) -> tuple[list[int], list[int]] | None:
     if "m" in refs:
         positions.append(refs["m"])
     return positions, ([refs["a"]] if "a" in refs else [])
+
+
+def referenced_rows(forms: Iterable[bytes | str]) -> tuple[set[int], set[int]] | None:
+    """The history and artifact row positions some stored events refer to, together;
+    ``None`` if every one is stored whole (no row needs reading)."""
+    positions: set[int] = set()
+    keys: set[int] = set()
+    compact = False
+    for data in forms:
+        refs = references(data)
+        if refs is not None:
+            compact = True
+            positions.update(refs[0])
+            keys.update(refs[1])
+    return (positions, keys) if compact else None
+
+
+def expand_events(
+    logged: Iterable[tuple[int, bytes | str]],
+    task_id: str,
+    context_column: str | None,
+    messages: Mapping[int, bytes | str],
+    artifacts: Mapping[int, bytes | str],
+) -> list[LoggedEvent]:
+    """The events of ``(seq, stored form)`` rows of a task whose ``context_id`` column
+    is ``context_column``, given the history ``messages`` (as their rows hold them)
+    and ``artifacts`` they refer to (see :func:`referenced_rows`)."""
+    context = column_value(context_column)
+    suffix = row_suffix(task_id, context)
+    whole = {pos: own_message(m, suffix) for pos, m in messages.items()}
+    return [(seq, expand_event(data, task_id, context, whole, artifacts)) for seq, data in logged]
 
 
 def expand_event(

@@ -8,9 +8,9 @@ import collections
 import logging
 import sys
 from collections.abc import Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._closing import AsyncClosing
 from ..models import StreamResponse
 from ..server import BrokerItem as Notification
 from ..server import BrokerSubscription, BufferedSubscription, EventBroker
@@ -35,7 +35,7 @@ RESYNC: Notification = (sys.maxsize, None)
 _MAX_PAYLOAD = 7999
 
 
-class PostgresEventBroker(EventBroker):
+class PostgresEventBroker(EventBroker, AsyncClosing):
     """An :class:`~a2a_models.server.EventBroker` over PostgreSQL ``LISTEN/NOTIFY``.
 
     Give every server replica its own broker on the database of the shared
@@ -289,14 +289,3 @@ class PostgresEventBroker(EventBroker):
         for subscribers in tuple(self._subscribers.values()):
             for subscription in tuple(subscribers):
                 await subscription.aclose()
-
-    async def __aenter__(self) -> PostgresEventBroker:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -9,52 +9,43 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..errors import TaskNotFoundError
-from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..models import StreamResponse, Task
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
-    LeaseLostError,
     LoggedEvent,
     check_active_limit,
-    push_config_id,
 )
 from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
-    PRUNE_BATCH,
     ArtifactWrite,
     FetchedTask,
     ListSQL,
     MessageRow,
     PageRow,
-    SQLTaskStore,
-    artifact_rows,
     artifact_writes,
-    as_seconds,
     check_identifier,
     column_text,
     column_value,
-    decode_config,
-    encode_config,
     encode_event,
     new_messages,
     own_head,
     own_message,
     row_suffix,
     task_columns,
+    whole_messages,
 )
 from ._eventlog import (
     CHUNK_EVENTS,
     append_to,
-    compact_event,
-    expand_event,
+    expand_events,
     inline_artifact,
     pack,
-    references,
+    referenced_rows,
     unpack,
     with_context,
 )
@@ -67,6 +58,7 @@ from ._pg_pool import jsonb as _jsonb
 from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
 from ._queue import enqueue_pending
+from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import psycopg
@@ -254,14 +246,8 @@ class PostgresTaskStore(SQLTaskStore):
     def _artifact_list(count: int | None, blobs: Any) -> builtins.list[bytes | str] | None:
         return None if count is None else [bytes(blob) for blob in blobs or ()]
 
-    async def _fetch_task(
-        self,
-        task_id: str,
-        scope: str,
-        history_length: int | None,
-        since: int,
-        artifacts_at: int | None = None,
-    ) -> FetchedTask | None:
+    async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
+        task_id = read.task_id
         # One statement: the row and its artifact rows come from one snapshot.
         select = (
             "SELECT t.task, t.version, t.last_seq, t.history_count,"
@@ -270,12 +256,12 @@ class PostgresTaskStore(SQLTaskStore):
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(select, (artifacts_at, task_id, scope))
+            cursor = await conn.execute(select, (read.artifacts_at, task_id, read.scope))
             row = await cursor.fetchone()
             if row is None:
                 return None
             count = row[3]
-            first = since if history_length is None else max(0, (count or 0) - history_length)
+            first = read.first_message(count)
             if not count or first >= count:
                 return (*row, [])
             # Rows below history_count never change: the messages match the row read.
@@ -337,16 +323,8 @@ class PostgresTaskStore(SQLTaskStore):
         }
         return {i for i in ids if i in found}
 
-    async def _insert_task(
-        self,
-        task: Task,
-        scope: str,
-        snapshot: bytes,
-        event: bytes | None,
-        messages: Sequence[MessageRow],
-        artifacts: Mapping[int, bytes],
-    ) -> None:
-        logged = event
+    async def _insert_task(self, new: NewTask) -> None:
+        task, scope, logged = new.task, new.scope, new.event
         context_id, state, key, terminal = task_columns(task)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
@@ -362,9 +340,9 @@ class PostgresTaskStore(SQLTaskStore):
             key,
             0 if logged is None else 1,
             terminal,
-            snapshot,
-            len(messages),
-            len(artifacts),
+            new.snapshot,
+            len(new.messages),
+            len(new.artifacts),
         )
         if logged is not None:
             insert = (
@@ -394,9 +372,8 @@ class PostgresTaskStore(SQLTaskStore):
                 if inserted is None:
                     version = await self._version(conn, task.id)
                     raise ConcurrentModificationError(task.id, 0, version or 0)
-                await self._append_messages(conn, inserted[0], messages, 0)
-                writes = [(pos, data, None) for pos, data in artifacts.items()]
-                await self._write_artifacts(conn, inserted[0], writes)
+                await self._append_messages(conn, inserted[0], new.messages, 0)
+                await self._write_artifacts(conn, inserted[0], new.artifact_writes())
                 await enqueue_pending(conn, self._q, self.schema, task.id)
 
         await self._run(create)
@@ -415,21 +392,16 @@ class PostgresTaskStore(SQLTaskStore):
             if any(whole is not None for whole in wholes):
                 forms = [form if w is None else w for form, w in zip(forms, wholes, strict=True)]
                 await self._write_chunk(conn, task_key, seq, forms)
-        suffix = row_suffix(task_id, old)
         cursor = await conn.execute(
             f"SELECT pos, message FROM {self._messages} WHERE task_key = %s", (task_key,)
         )
-        for pos, stored in await cursor.fetchall():
-            data = bytes(stored)
-            whole_message = own_message(data, suffix)
-            if whole_message is not data:
-                as_bytes = (
-                    whole_message.encode() if isinstance(whole_message, str) else whole_message
-                )
-                await conn.execute(
-                    f"UPDATE {self._messages} SET message = %s WHERE task_key = %s AND pos = %s",
-                    (as_bytes, task_key, pos),
-                )
+        stored = [(pos, bytes(data)) for pos, data in await cursor.fetchall()]
+        for pos, message in whole_messages(stored, task_id, old):
+            as_bytes = message.encode() if isinstance(message, str) else message
+            await conn.execute(
+                f"UPDATE {self._messages} SET message = %s WHERE task_key = %s AND pos = %s",
+                (as_bytes, task_key, pos),
+            )
 
     async def _write_artifacts(
         self, conn: psycopg.AsyncConnection[Any], task_key: int, writes: Sequence[ArtifactWrite]
@@ -525,16 +497,8 @@ class PostgresTaskStore(SQLTaskStore):
         await self._write_artifacts(conn, task_key, writes)
         return bool(inline)
 
-    async def _update_task(
-        self,
-        task: Task,
-        expected_version: int,
-        snapshot: bytes,
-        event: StreamResponse | None,
-        history_offset: int,
-        changed: Sequence[int] | None,
-        lease: int | None = None,
-    ) -> tuple[int, int]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+        task, expected_version = write.task, write.expected_version
         context_id, state, key, terminal = task_columns(task)
         update = (
             f"UPDATE {self._tasks} SET task = %s, context_id = %s,"
@@ -548,49 +512,37 @@ class PostgresTaskStore(SQLTaskStore):
         async def update_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int]:
             async with conn.transaction():
                 cursor = await conn.execute(
-                    "SELECT t.version, t.history_count, t.last_seq, t.artifact_count, t.key,"
-                    f" t.context_id, e.seq, e.event, t.lease_epoch FROM {self._tasks} t"
+                    "SELECT t.version, t.lease_epoch, t.history_count, t.last_seq,"
+                    f" t.artifact_count, t.key, t.context_id, e.seq, e.event FROM {self._tasks} t"
                     " LEFT JOIN LATERAL"
                     f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
                     " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
                     (task.id,),
                 )
                 row = await cursor.fetchone()
-                if row is None:
-                    raise TaskNotFoundError(f"task {task.id!r} not found")
                 # Under the row lock (FOR UPDATE): every lease change waits for this write.
-                if lease is not None and row[8] != lease:
-                    raise LeaseLostError(task.id, lease, row[8])
-                if row[0] != expected_version:
-                    raise ConcurrentModificationError(task.id, expected_version, row[0])
-                stored = row[1] or 0  # NULL: an older row, its history moves to rows now
-                fresh = task.history[max(0, stored - history_offset) :]
+                write.check(row)
+                assert row is not None
+                version, _, history_count, last_seq, artifact_count, task_key, context = row[:7]
+                stored = history_count or 0  # NULL: an older row, its history moves to rows now
+                fresh = task.history[max(0, stored - write.history_offset) :]
                 ids = [str(column_text(m.message_id)) for m in fresh]
-                task_key = row[4]
-                if row[5] != context_id:
-                    await self._context_moved(conn, task.id, task_key, column_value(row[5]))
+                if context != context_id:
+                    await self._context_moved(conn, task.id, task_key, column_value(context))
                 taken = await self._known(conn, task_key, ids) if ids and stored else set()
-                messages = new_messages(task, history_offset, stored, lambda _: taken)
+                messages = new_messages(task, write.history_offset, stored, lambda _: taken)
                 await self._append_messages(conn, task_key, messages, stored)
-                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
-                rows = artifact_rows(task, None if full else changed)
-                logged, artifact_ref = None, None
-                if event is not None:
-                    logged, artifact_ref = compact_event(
-                        event,
-                        task,
-                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
-                        rows,
-                    )
-                last = None if row[6] is None else (int(row[6]), bytes(row[7]))
+                full, rows = write.artifact_rows(artifact_count)
+                logged, artifact_ref = write.logged(messages, stored, rows)
+                last = None if row[7] is None else (int(row[7]), bytes(row[8]))
                 if rows or full:
                     inlined = await self._sync_artifacts(
-                        conn, task, task_key, rows, full, artifact_ref, row[2] + 1
+                        conn, task, task_key, rows, full, artifact_ref, last_seq + 1
                     )
                     if inlined:  # the last chunk may be one it rewrote
                         last = await self._last_chunk(conn, task_key)
                 params: tuple[Any, ...] = (
-                    snapshot,
+                    write.snapshot,
                     context_id,
                     state,
                     key,
@@ -602,10 +554,10 @@ class PostgresTaskStore(SQLTaskStore):
                     expected_version,
                 )
                 if logged is not None:
-                    params = (*params, *append_to(last, row[2] + 1, logged))
+                    params = (*params, *append_to(last, last_seq + 1, logged))
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
-                    raise ConcurrentModificationError(task.id, expected_version, row[0])
+                    raise ConcurrentModificationError(task.id, expected_version, version)
                 await enqueue_pending(conn, self._q, self.schema, task.id)
             return stored, len(messages)
 
@@ -723,18 +675,11 @@ class PostgresTaskStore(SQLTaskStore):
                     for i, form in enumerate(unpack(bytes(data)))
                     if int(first) + i > seq
                 ]
-                positions: builtins.set[int] = set()
-                keys: builtins.set[int] = set()
-                compact = False
-                for _, data in rows:
-                    refs = references(data)
-                    if refs is not None:
-                        compact = True
-                        positions.update(refs[0])
-                        keys.update(refs[1])
+                referenced = referenced_rows(data for _, data in rows)
                 messages: dict[int, bytes | str] = {}
                 artifacts: dict[int, bytes | str] = {}
-                if compact:
+                if referenced is not None:
+                    positions, keys = referenced
                     cursor = await conn.execute(
                         f"SELECT pos, message FROM {self._messages}"
                         " WHERE task_key = %s AND pos = ANY(%s)",
@@ -747,26 +692,16 @@ class PostgresTaskStore(SQLTaskStore):
                         (task_key, sorted(keys)),
                     )
                     artifacts = {key: bytes(a) for key, a in await cursor.fetchall()}
-            context = column_value(context_id)
-            suffix = row_suffix(task_id, context)
-            messages = {pos: own_message(m, suffix) for pos, m in messages.items()}
-            return [
-                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
-            ]
+            return expand_events(rows, task_id, context_id, messages, artifacts)
 
         return await self._run(select, idempotent=True)
 
     # -- push configs --------------------------------------------------------------------
 
-    async def set_push_config(
-        self, task_id: str, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
         import psycopg
 
-        config_id = push_config_id(config)
-        data, raw = _jsonb(encode_config(config))
-        if not self._ok(task_id, config_id):
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+        config, raw = _jsonb(data)
         # Replacing a config keeps its place (position) in the creation order.
         statement = (
             f"INSERT INTO {self._push} (task_id, config_id, config, config_raw)"
@@ -776,19 +711,13 @@ class PostgresTaskStore(SQLTaskStore):
 
         async def upsert(conn: psycopg.AsyncConnection[Any]) -> None:
             try:
-                await conn.execute(statement, (task_id, config_id, data, raw))
+                await conn.execute(statement, (task_id, config_id, config, raw))
             except psycopg.errors.ForeignKeyViolation:
                 raise TaskNotFoundError(f"task {task_id!r} not found") from None
 
         await self._run(upsert)
-        return config
 
-    async def get_push_config(
-        self, task_id: str, config_id: str
-    ) -> TaskPushNotificationConfig | None:
-        if not self._ok(task_id, config_id):
-            return None
-
+    async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
         async def select(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
                 f"SELECT config::text, config_raw FROM {self._push}"
@@ -798,12 +727,9 @@ class PostgresTaskStore(SQLTaskStore):
             return await cursor.fetchone()
 
         row = await self._run(select, idempotent=True)
-        return None if row is None else decode_config(_exact(row[0], row[1]))
+        return None if row is None else _exact(row[0], row[1])
 
-    async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
-        if not self._ok(task_id):
-            return []
-
+    async def _select_configs(self, task_id: str) -> builtins.list[bytes | str]:
         async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
             cursor = await conn.execute(
                 f"SELECT config::text, config_raw FROM {self._push}"
@@ -812,13 +738,9 @@ class PostgresTaskStore(SQLTaskStore):
             )
             return await cursor.fetchall()
 
-        rows = await self._run(select, idempotent=True)
-        return [decode_config(_exact(row[0], row[1])) for row in rows]
+        return [_exact(row[0], row[1]) for row in await self._run(select, idempotent=True)]
 
-    async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        if not self._ok(task_id, config_id):
-            return
-
+    async def _delete_config(self, task_id: str, config_id: str) -> None:
         async def delete(conn: psycopg.AsyncConnection[Any]) -> None:
             await conn.execute(
                 f"DELETE FROM {self._push} WHERE task_id = %s AND config_id = %s",
@@ -907,21 +829,9 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(
-        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
-    ) -> int:
-        """Delete the tasks that reached a terminal state at least ``age`` ago.
-
-        ``age`` is a ``timedelta`` or seconds (measured by the database's
-        clock). Their event logs and push configs go with them. Deletes
-        ``batch_size`` tasks per transaction, oldest first, skipping rows
-        another transaction holds, so serving never waits on a long delete.
-        Returns how many tasks were deleted.
-        """
-        seconds = as_seconds(age)
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-
+    def _terminal_deleter(self, seconds: float, batch_size: int) -> Callable[[], Awaitable[int]]:
+        # By the database's clock; rows another transaction holds are skipped, so
+        # serving never waits on a long delete.
         async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
             cursor = await conn.execute(
                 f"DELETE FROM {self._tasks} WHERE id IN (SELECT id FROM {self._tasks}"
@@ -932,9 +842,4 @@ class PostgresTaskStore(SQLTaskStore):
             )
             return cursor.rowcount
 
-        total = 0
-        while True:
-            deleted = await self._run(delete, idempotent=True)
-            total += deleted
-            if deleted < batch_size:
-                return total
+        return lambda: self._run(delete, idempotent=True)

@@ -8,46 +8,40 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
 from ..errors import TaskNotFoundError
-from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..models import StreamResponse, Task
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
-    LeaseLostError,
     LoggedEvent,
     check_active_limit,
-    push_config_id,
 )
 from . import _migrations
 from ._common import (
     ACTIVE_KEYS,
-    PRUNE_BATCH,
     ArtifactWrite,
     FetchedTask,
     ListSQL,
     MessageRow,
     PageRow,
-    SQLTaskStore,
-    artifact_rows,
     artifact_writes,
-    as_seconds,
     column_value,
-    decode_config,
-    encode_config,
     encode_event,
     new_messages,
     own_head,
     own_message,
     row_suffix,
     task_columns,
+    whole_messages,
 )
-from ._eventlog import compact_event, expand_event, inline_artifact, references, with_context
+from ._eventlog import expand_events, inline_artifact, referenced_rows, with_context
+from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import sqlite3
@@ -201,28 +195,23 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- tasks ---------------------------------------------------------------------------
 
-    async def _fetch_task(
-        self,
-        task_id: str,
-        scope: str,
-        history_length: int | None,
-        since: int,
-        artifacts_at: int | None = None,
-    ) -> FetchedTask | None:
+    async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
+        task_id = read.task_id
+
         def get(db: sqlite3.Connection) -> FetchedTask | None:
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
                     "SELECT task, version, last_seq, history_count, artifact_count, context_id,"
                     " key FROM a2a_tasks WHERE id = ? AND scope = ?",
-                    (task_id, scope),
+                    (task_id, read.scope),
                 ).fetchone()
                 if row is None:
                     return None
                 head, version, last_seq, count, artifact_count, context_id, task_key = row
                 artifacts: builtins.list[str] | None = None if artifact_count is None else []
-                if artifact_count and version != artifacts_at:
+                if artifact_count and version != read.artifacts_at:
                     artifacts = self._artifacts(db, task_key)
-                first = since if history_length is None else max(0, (count or 0) - history_length)
+                first = read.first_message(count)
                 head = own_head(head, task_id, column_value(context_id))
                 if not count or first >= count:
                     return head, version, last_seq, count, [], artifacts
@@ -276,17 +265,10 @@ class SQLiteTaskStore(SQLTaskStore):
 
         return known
 
-    async def _insert_task(
-        self,
-        task: Task,
-        scope: str,
-        snapshot: bytes,
-        event: bytes | None,
-        messages: Sequence[MessageRow],
-        artifacts: Mapping[int, bytes],
-    ) -> None:
-        data = snapshot.decode()
-        logged = None if event is None else event.decode()
+    async def _insert_task(self, new: NewTask) -> None:
+        task, scope = new.task, new.scope
+        data = new.snapshot.decode()
+        logged = None if new.event is None else new.event.decode()
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
@@ -323,13 +305,12 @@ class SQLiteTaskStore(SQLTaskStore):
                         now,
                         now,
                         data,
-                        len(messages),
-                        len(artifacts),
+                        len(new.messages),
+                        len(new.artifacts),
                     ),
                 ).fetchone()
-                self._append_messages(db, task_key, messages, 0)
-                writes = [(pos, data, None) for pos, data in artifacts.items()]
-                self._write_artifacts(db, task_key, writes)
+                self._append_messages(db, task_key, new.messages, 0)
+                self._write_artifacts(db, task_key, new.artifact_writes())
                 if logged is not None:
                     db.execute(
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, 1, ?)",
@@ -353,16 +334,13 @@ class SQLiteTaskStore(SQLTaskStore):
                     "UPDATE a2a_task_events SET event = ? WHERE task_key = ? AND seq = ?",
                     (whole.decode(), task_key, seq),
                 )
-        suffix = row_suffix(task_id, old)
-        for pos, data in db.execute(
+        messages = db.execute(
             "SELECT pos, message FROM a2a_task_messages WHERE task_key = ?", (task_key,)
-        ).fetchall():
-            whole_message = own_message(data, suffix)
-            if whole_message is not data:
-                db.execute(
-                    "UPDATE a2a_task_messages SET message = ? WHERE task_key = ? AND pos = ?",
-                    (whole_message, task_key, pos),
-                )
+        ).fetchall()
+        db.executemany(
+            "UPDATE a2a_task_messages SET message = ? WHERE task_key = ? AND pos = ?",
+            [(message, task_key, pos) for pos, message in whole_messages(messages, task_id, old)],
+        )
 
     @staticmethod
     def _write_artifacts(
@@ -415,50 +393,30 @@ class SQLiteTaskStore(SQLTaskStore):
             )
         SQLiteTaskStore._write_artifacts(db, task_key, writes)
 
-    async def _update_task(
-        self,
-        task: Task,
-        expected_version: int,
-        snapshot: bytes,
-        event: StreamResponse | None,
-        history_offset: int,
-        changed: Sequence[int] | None,
-        lease: int | None = None,
-    ) -> tuple[int, int]:
-        data = snapshot.decode()
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+        task = write.task
+        data = write.snapshot.decode()
         context_id, state, key, terminal = task_columns(task)
 
         def update(db: sqlite3.Connection) -> tuple[int, int]:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
-                    "SELECT version, history_count, last_seq, artifact_count, key, context_id,"
-                    " lease_epoch FROM a2a_tasks WHERE id = ?",
+                    "SELECT version, lease_epoch, history_count, last_seq, artifact_count, key,"
+                    " context_id FROM a2a_tasks WHERE id = ?",
                     (task.id,),
                 ).fetchone()
-                if row is None:
-                    raise TaskNotFoundError(f"task {task.id!r} not found")
-                if lease is not None and row[6] != lease:
-                    raise LeaseLostError(task.id, lease, row[6])
-                if row[0] != expected_version:
-                    raise ConcurrentModificationError(task.id, expected_version, row[0])
-                stored = row[1] or 0  # NULL: an older row, its history moves to rows now
-                task_key = row[4]
-                if row[5] != context_id:
-                    self._context_moved(db, task.id, task_key, column_value(row[5]))
-                messages = new_messages(task, history_offset, stored, self._known(db, task_key))
+                write.check(row)
+                _, _, history_count, last_seq, artifact_count, task_key, context = row
+                stored = history_count or 0  # NULL: an older row, its history moves to rows now
+                if context != context_id:
+                    self._context_moved(db, task.id, task_key, column_value(context))
+                known = self._known(db, task_key)
+                messages = new_messages(task, write.history_offset, stored, known)
                 self._append_messages(db, task_key, messages, stored)
-                full = changed is None or row[3] is None  # NULL: artifacts move to rows now
-                rows = artifact_rows(task, None if full else changed)
-                seq = row[2] + 1
-                logged, artifact_ref = None, None
-                if event is not None:
-                    logged, artifact_ref = compact_event(
-                        event,
-                        task,
-                        {message: stored + i for i, (_, message, _) in enumerate(messages)},
-                        rows,
-                    )
+                full, rows = write.artifact_rows(artifact_count)
+                seq = last_seq + 1
+                logged, artifact_ref = write.logged(messages, stored, rows)
                 if rows or full:
                     self._sync_artifacts(db, task, task_key, rows, full, artifact_ref, seq)
                 db.execute(
@@ -579,18 +537,11 @@ class SQLiteTaskStore(SQLTaskStore):
                     " ORDER BY seq",
                     (task_key, max(seq, 0)),
                 ).fetchall()
-                positions: builtins.set[int] = set()
-                keys: builtins.set[int] = set()
-                compact = False
-                for _, data in rows:
-                    refs = references(data)
-                    if refs is not None:
-                        compact = True
-                        positions.update(refs[0])
-                        keys.update(refs[1])
-                messages: dict[int, str] = {}
-                artifacts: dict[int, str] = {}
-                if compact:
+                referenced = referenced_rows(data for _, data in rows)
+                messages: dict[int, bytes | str] = {}
+                artifacts: dict[int, bytes | str] = {}
+                if referenced is not None:
+                    positions, keys = referenced
                     messages = dict(
                         db.execute(
                             "SELECT pos, message FROM a2a_task_messages WHERE task_key = ?"
@@ -605,25 +556,13 @@ class SQLiteTaskStore(SQLTaskStore):
                             (task_key, json.dumps(sorted(keys))),
                         ).fetchall()
                     )
-            context = column_value(context_id)
-            suffix = row_suffix(task_id, context)
-            messages = {pos: str(own_message(m, suffix)) for pos, m in messages.items()}
-            return [
-                (n, expand_event(data, task_id, context, messages, artifacts)) for n, data in rows
-            ]
+            return expand_events(rows, task_id, context_id, messages, artifacts)
 
         return await self._run(select)
 
     # -- push configs --------------------------------------------------------------------
 
-    async def set_push_config(
-        self, task_id: str, config: TaskPushNotificationConfig
-    ) -> TaskPushNotificationConfig:
-        config_id = push_config_id(config)
-        data = encode_config(config).decode()
-        if not self._ok(task_id, config_id):
-            raise TaskNotFoundError(f"task {task_id!r} not found")
-
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
         def upsert(db: sqlite3.Connection) -> None:
             with _transaction(db):
                 if (
@@ -637,18 +576,12 @@ class SQLiteTaskStore(SQLTaskStore):
                     " VALUES (?, ?, (SELECT coalesce(max(position), 0) + 1"
                     "  FROM a2a_push_configs WHERE task_id = ?), ?)"
                     " ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config",
-                    (task_id, config_id, task_id, data),
+                    (task_id, config_id, task_id, data.decode()),
                 )
 
         await self._run(upsert)
-        return config
 
-    async def get_push_config(
-        self, task_id: str, config_id: str
-    ) -> TaskPushNotificationConfig | None:
-        if not self._ok(task_id, config_id):
-            return None
-
+    async def _select_config(self, task_id: str, config_id: str) -> str | None:
         def select(db: sqlite3.Connection) -> tuple[str] | None:
             row: tuple[str] | None = db.execute(
                 "SELECT config FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
@@ -657,12 +590,9 @@ class SQLiteTaskStore(SQLTaskStore):
             return row
 
         row = await self._run(select)
-        return None if row is None else decode_config(row[0])
+        return None if row is None else row[0]
 
-    async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
-        if not self._ok(task_id):
-            return []
-
+    async def _select_configs(self, task_id: str) -> builtins.list[str]:
         def select(db: sqlite3.Connection) -> builtins.list[tuple[str]]:
             rows: builtins.list[tuple[str]] = db.execute(
                 "SELECT config FROM a2a_push_configs WHERE task_id = ? ORDER BY position",
@@ -670,12 +600,9 @@ class SQLiteTaskStore(SQLTaskStore):
             ).fetchall()
             return rows
 
-        return [decode_config(row[0]) for row in await self._run(select)]
+        return [row[0] for row in await self._run(select)]
 
-    async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        if not self._ok(task_id, config_id):
-            return
-
+    async def _delete_config(self, task_id: str, config_id: str) -> None:
         def delete(db: sqlite3.Connection) -> None:
             db.execute(
                 "DELETE FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
@@ -766,20 +693,8 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- maintenance ---------------------------------------------------------------------
 
-    async def delete_terminal_older_than(
-        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
-    ) -> int:
-        """Delete the tasks that reached a terminal state at least ``age`` ago.
-
-        ``age`` is a ``timedelta`` or seconds. Their event logs and push
-        configs go with them. Deletes ``batch_size`` tasks per transaction,
-        oldest first, so other operations of the store run between batches.
-        Returns how many tasks were deleted.
-        """
-        seconds = as_seconds(age)
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        cutoff = time.time() - seconds
+    def _terminal_deleter(self, seconds: float, batch_size: int) -> Callable[[], Awaitable[int]]:
+        cutoff = time.time() - seconds  # one cutoff for every batch
 
         def delete(db: sqlite3.Connection) -> int:
             with _transaction(db):
@@ -791,10 +706,4 @@ class SQLiteTaskStore(SQLTaskStore):
                 )
             return cursor.rowcount
 
-        total = 0
-        while True:
-            deleted = await self._run(delete)
-            total += deleted
-            if deleted < batch_size:
-                return total
-            await asyncio.sleep(0)  # let waiting operations in before the next batch
+        return lambda: self._run(delete)

@@ -31,6 +31,7 @@ import grpc
 import grpc.aio
 
 from ... import models as m
+from ..._closing import AsyncRunning
 from ...errors import InvalidParamsError, JSONRPCError, VersionNotSupportedError
 from ...protocol import METHODS, V1_0, MethodSpec, negotiate_version
 from ...server import A2AServer, CallContext, dispatch, error_for, stream_items
@@ -235,7 +236,7 @@ class _Unavailable(JSONRPCError):
     http_status = 503
 
 
-class GrpcServer:
+class GrpcServer(AsyncRunning):
     """Serves an :class:`A2AServer` over gRPC (``grpc.aio``) on ``host:port``.
 
     >>> async with GrpcServer(server, port=0) as grpc_server:   # doctest: +SKIP
@@ -316,10 +317,3 @@ class GrpcServer:
         if self._grpc is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._grpc.wait_for_termination()
-
-    async def __aenter__(self) -> GrpcServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()

@@ -32,6 +32,7 @@ import httpx
 
 from ... import codec
 from ... import models as m
+from ..._closing import aclose_if_closable
 from ..._state import TaskState
 from ...client import (
     A2AClient,
@@ -210,12 +211,6 @@ def _merge_headers(headers: Mapping[str, str], **fixed: str) -> httpx.Headers:
     for name, value in fixed.items():
         merged[name.replace("_", "-")] = value
     return merged
-
-
-async def _close(iterator: AsyncIterator[Any]) -> None:
-    closer = getattr(iterator, "aclose", None)
-    if closer is not None:
-        await closer()
 
 
 def _state(item: object) -> TaskState | None:
@@ -403,7 +398,7 @@ class BaseHTTPClient(A2AClient):
                 yield None, task
                 return
             finally:
-                await _close(inner)
+                await aclose_if_closable(inner)
             if task_id is None or failures >= self.reconnect.attempts:
                 if isinstance(error, StreamDisconnectedError):
                     error.last_event_id = last_id  # of the whole stream, not the last try
@@ -555,7 +550,7 @@ class RESTClient(BaseHTTPClient):
         except JSONRPCError as exc:
             yield StreamChunk(encode_response(ErrorResponse(request.id, exc), self.version))
         finally:
-            await _close(items)
+            await aclose_if_closable(items)
 
     def _from_envelope(self, body: bytes) -> tuple[RPCRequest, MethodSpec, Any]:
         message = parse_message(body)

@@ -15,12 +15,12 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Generator
-from types import TracebackType
 from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
+from ..._closing import AsyncRunning
 from ...server import A2AServer
 from ._app import create_app, gateway_of
 from ._limits import ConnectionLimits, protocol_class
@@ -37,7 +37,7 @@ class _EmbeddedServer(uvicorn.Server):
         yield
 
 
-class HTTPServer:
+class HTTPServer(AsyncRunning):
     """An A2A app (or an :class:`A2AServer`, wrapped by :func:`create_app`) on HTTP.
 
     ``host`` defaults to the loopback interface; listen on ``"0.0.0.0"``
@@ -178,15 +178,3 @@ class HTTPServer:
         finally:
             self._server = self._task = None
             self._port = None
-
-    async def __aenter__(self) -> HTTPServer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()

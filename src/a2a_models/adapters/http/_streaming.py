@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from ..._closing import aclose_if_closable
+
 __all__ = ["SSEResponse", "StreamRegistry"]
 
 log = logging.getLogger("a2a_models.adapters.http")
@@ -140,10 +142,8 @@ class SSEResponse(Response):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _close(self) -> None:
-        closer = getattr(self.frames, "aclose", None)
         try:
-            if closer is not None:
-                await closer()
+            await aclose_if_closable(self.frames)
         finally:
             if self.on_close is not None:
                 await self.on_close()

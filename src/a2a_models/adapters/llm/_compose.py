@@ -12,9 +12,9 @@ sources. :meth:`AgentRuntime.stop` closes the MCP servers and the models.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..._closing import AsyncRunning
 from ...models import AgentCard
 from ...tools import Adapter, Tool, Toolbox, adapt_tools, check_unique, define_skill
 from ._agent import LLMAgent
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentRuntime", "build_runtime"]
 
 
-class AgentRuntime:
+class AgentRuntime(AsyncRunning):
     """A composed workspace brought to life (an async context manager).
 
     ``url`` is where the agent is served (the card's interfaces); ``override``
@@ -156,18 +156,6 @@ class AgentRuntime:
             await model.aclose()
         self._models.clear()
         self._agent = None
-
-    async def __aenter__(self) -> AgentRuntime:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # ---------------------------------------------------------------- pieces
 

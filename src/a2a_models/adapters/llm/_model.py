@@ -31,12 +31,13 @@ from __future__ import annotations
 import abc
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType, TracebackType
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from ... import observability
+from ..._closing import AsyncClosing, GeneratorStream
 
 __all__ = [
     "AssistantMessage",
@@ -392,7 +393,7 @@ class ModelResponse:
 # -------------------------------------------------------------------------- stream
 
 
-class ModelStream(AsyncIterator[ModelEvent]):
+class ModelStream(GeneratorStream[ModelEvent]):
     """The events of one model call; an async iterator and an async context manager.
 
     Iterate it once. :meth:`aclose` (or leaving ``async with``) stops the
@@ -402,31 +403,11 @@ class ModelStream(AsyncIterator[ModelEvent]):
     from elsewhere, cancel the iterating task.
     """
 
-    __slots__ = ("_generator",)
-
-    def __init__(self, events: AsyncGenerator[ModelEvent, None]) -> None:
-        self._generator = events
-
-    def __aiter__(self) -> ModelStream:
-        return self
-
-    async def __anext__(self) -> ModelEvent:
-        return await self._generator.__anext__()
+    __slots__ = ()
 
     async def aclose(self) -> None:
         """Abort the request (if still running) and release the connection."""
-        await self._generator.aclose()
-
-    async def __aenter__(self) -> ModelStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await super().aclose()
 
     async def collect(self) -> ModelResponse:
         """Read the stream to its end and assemble a :class:`ModelResponse`."""
@@ -453,7 +434,7 @@ class ModelStream(AsyncIterator[ModelEvent]):
 # --------------------------------------------------------------------------- model
 
 
-class Model(abc.ABC):
+class Model(AsyncClosing):
     """A chat model with native tool calling, streaming its answers.
 
     ``provider`` names where it runs; ``model`` is the default model name,
@@ -508,19 +489,8 @@ class Model(abc.ABC):
     def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         """The events answering ``request`` (an async generator)."""
 
-    async def aclose(self) -> None:  # noqa: B027 - optional hook
+    async def aclose(self) -> None:
         """Release the HTTP client (no-op by default)."""
-
-    async def __aenter__(self) -> Model:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # helpers for implementations
 

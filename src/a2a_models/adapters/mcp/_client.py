@@ -9,7 +9,6 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, Literal, TextIO
 
 import anyio
@@ -23,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ... import observability
+from ..._closing import AsyncRunning
 from ...errors import A2AError
 from ...models import JSONObject
 from ...tools import (
@@ -119,7 +119,7 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-class MCPConnection:
+class MCPConnection(AsyncRunning):
     """One MCP server: its connection (official SDK ``Client``), tools and lifecycle.
 
     :meth:`start` connects (spawning the subprocess of a stdio server, with its
@@ -290,18 +290,6 @@ class MCPConnection:
             self._client = None
             self._mcp_tools = ()
             self._tools = ()
-
-    async def __aenter__(self) -> MCPConnection:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _transport(self) -> Any:
         config = self.config
@@ -671,7 +659,7 @@ def _version() -> str:
     return __version__
 
 
-class MCPToolHub:
+class MCPToolHub(AsyncRunning):
     """Every MCP server of an agent (from ``mcp.json``): connections, tools, custom context.
 
     >>> async with MCPToolHub.from_config("mcp.json") as hub:   # doctest: +SKIP
@@ -803,18 +791,6 @@ class MCPToolHub:
         await asyncio.gather(*(c.stop() for c in self.connections.values()))
         self.context = None
         self._started = False
-
-    async def __aenter__(self) -> MCPToolHub:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     async def call(
         self, name: str, arguments: JSONObject | None = None, context: ToolContext | None = None

@@ -1,0 +1,578 @@
+"""The base of the SQL stores: :class:`SQLTaskStore`, what a task store does the
+same whatever the SQL dialect (ids a database cannot hold, scoping, caches of
+histories and artifacts read, push configs, pruning in batches), and the
+:class:`TaskRead`, :class:`NewTask` and :class:`TaskWrite` a store's SQL carries out."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import builtins
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Self
+
+from .._closing import AsyncClosing
+from .._state import TaskState
+from ..errors import InvalidParamsError, TaskNotFoundError
+from ..models import Artifact, Message, StreamResponse, Task, TaskPushNotificationConfig
+from ..server import (
+    ConcurrentModificationError,
+    LeaseLostError,
+    StoredTask,
+    TaskPage,
+    TaskStore,
+    extend_history,
+    push_config_id,
+    replace_task,
+)
+from ..server.paging import task_page
+from ._common import (
+    ArtifactWrite,
+    FetchedTask,
+    ListSQL,
+    MessageRow,
+    PageRow,
+    all_messages,
+    artifact_rows,
+    as_seconds,
+    decode_config,
+    decode_task,
+    decode_with_history,
+    encode_config,
+    encode_head,
+    scope_key,
+    storable,
+)
+from ._eventlog import compact_event
+
+__all__ = [
+    "PRUNE_BATCH",
+    "ArtifactReads",
+    "HistoryCache",
+    "NewTask",
+    "SQLTaskStore",
+    "TaskRead",
+    "TaskWrite",
+]
+
+
+class HistoryCache:
+    """The decoded histories of the tasks read or written whole most recently, by task id.
+
+    History rows never change once written (a task's history only grows), so
+    a whole read of a task seen before decodes only the messages added since,
+    and hands out the tuple it has (a write of a whole history keeps it: the
+    engine's own tuple, whose message ids the engine keeps, see
+    :func:`~a2a_models.server.extend_history`). The messages a write appends
+    are kept aside until the next whole read, which copies the history once
+    for all of them. An entry is only ever a prefix of the task's history:
+    every read still asks the database how many messages the task has and
+    reads the rows beyond the entry, so a message another store instance (a
+    replica) added is seen.
+
+    Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all; a
+    history longer than ``max_messages // 4`` is not kept (its whole reads
+    read every row again). The messages are the tasks' own objects: the cost
+    is their memory, held that much longer.
+    """
+
+    def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
+        self.max_tasks = max_tasks
+        self.max_messages = max_messages
+        #: ``task id: (messages, the history as a tuple, messages written since)``.
+        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[Message, ...]]] = (
+            OrderedDict()
+        )
+        self._messages = 0
+
+    def get(self, task_id: str) -> tuple[int, tuple[Message, ...], tuple[Message, ...]] | None:
+        """``(messages, the first of them as a tuple, the others)`` of a task, if known."""
+        entry = self._entries.get(task_id)
+        if entry is not None:
+            self._entries.move_to_end(task_id)
+        return entry
+
+    def pop(self, task_id: str, default: None = None) -> None:
+        entry = self._entries.pop(task_id, None)
+        if entry is not None:
+            self._messages -= entry[0]
+
+    def remember(
+        self,
+        task_id: str,
+        count: int,
+        history: tuple[Message, ...],
+        pending: tuple[Message, ...] = (),
+    ) -> None:
+        self.pop(task_id)
+        if len(history) + len(pending) != count or count > self.max_messages // 4:
+            return
+        self._entries[task_id] = (count, history, pending)
+        self._messages += count
+        while self._entries and (
+            len(self._entries) > self.max_tasks or self._messages > self.max_messages
+        ):
+            _, (dropped, _, _) = self._entries.popitem(last=False)
+            self._messages -= dropped
+
+    def wrote(
+        self,
+        task_id: str,
+        before: int,
+        added: Sequence[Message] | None,
+        whole: tuple[Message, ...] | None,
+    ) -> None:
+        """A write took the task's history from ``before`` messages to ``before + len(added)``.
+
+        ``added``: the messages appended, in order (``None``: not known).
+        ``whole``: the whole history after the write, if the write had it.
+        """
+        if added is None:
+            return  # the entry, if any, is still a prefix
+        if whole is not None and len(whole) == before + len(added):
+            self.remember(task_id, len(whole), whole)
+            return
+        entry = self._entries.get(task_id)
+        if entry is not None and entry[0] == before and added:
+            count, history, pending = entry
+            self.remember(task_id, count + len(added), history, pending + tuple(added))
+
+
+class ArtifactReads:
+    """The artifacts of the tasks read most recently, by task id, with the version read.
+
+    A write computed from such a read keeps the artifacts it did not change
+    as the very objects read, so the store writes only the rows of the
+    others (see :meth:`SQLTaskStore._changed_artifacts`).
+    """
+
+    def __init__(self, max_tasks: int = 256) -> None:
+        self.max_tasks = max_tasks
+        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...]]] = OrderedDict()
+
+    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...]] | None:
+        return self._entries.get(task_id)
+
+    def remember(self, task_id: str, version: int, artifacts: tuple[Artifact, ...]) -> None:
+        self._entries[task_id] = (version, artifacts)
+        self._entries.move_to_end(task_id)
+        while len(self._entries) > self.max_tasks:
+            self._entries.popitem(last=False)
+
+
+def _decode_row(row: PageRow) -> Task:
+    head, count, messages, artifacts = row
+    if count is None:
+        return decode_task(head)
+    return decode_with_history(head, messages, artifacts or ())
+
+
+#: Default rows per transaction when deleting old finished tasks.
+PRUNE_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRead:
+    """What :meth:`SQLTaskStore._fetch_task` reads of the task ``task_id`` in ``scope``."""
+
+    task_id: str
+    scope: str
+    #: The newest this many history rows; ``None``: the rows from position ``since`` on.
+    history_length: int | None
+    since: int
+    #: The version at which the store holds the task's artifacts (``None``: none held);
+    #: a row still at that version need not have its artifact rows read.
+    artifacts_at: int | None = None
+
+    def first_message(self, count: int | None) -> int:
+        """Position of the first history row to read of a task with ``count`` rows."""
+        if self.history_length is None:
+            return self.since
+        return max(0, (count or 0) - self.history_length)
+
+
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """What :meth:`SQLTaskStore._insert_task` inserts: ``task`` at version 1."""
+
+    task: Task
+    scope: str
+    #: The task row's JSON (:func:`encode_head`).
+    snapshot: bytes
+    #: The stored form of the event logged as entry 1 (``None``: no event).
+    event: bytes | None
+    #: The history rows.
+    messages: Sequence[MessageRow]
+    #: The artifact rows' JSON by position.
+    artifacts: Mapping[int, bytes]
+
+    def artifact_writes(self) -> list[ArtifactWrite]:
+        """The artifact rows to write (no event refers to one yet)."""
+        return [(pos, data, None) for pos, data in self.artifacts.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWrite:
+    """What :meth:`SQLTaskStore._update_task` writes over the task's stored row.
+
+    ``changed``: the positions of the only artifacts that may differ from
+    the stored rows (``None``: any may; rows of artifacts the task no longer
+    has are deleted). ``lease``: the row's ``lease_epoch`` must still be this.
+    """
+
+    task: Task
+    expected_version: int
+    #: The task row's JSON (:func:`encode_head`).
+    snapshot: bytes
+    event: StreamResponse | None
+    #: ``task.history`` starts at history message number ``history_offset``.
+    history_offset: int
+    changed: Sequence[int] | None
+    lease: int | None = None
+
+    def check(self, row: Sequence[Any] | None) -> None:
+        """Raise unless the stored ``row`` (starting ``version, lease_epoch``; ``None``: no
+        row) is the one to write over. The lease is checked first: a run that lost it
+        learns that rather than of a version another run moved on."""
+        task_id = self.task.id
+        if row is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        version, lease_epoch = row[0], row[1]
+        if self.lease is not None and lease_epoch != self.lease:
+            raise LeaseLostError(task_id, self.lease, lease_epoch)
+        if version != self.expected_version:
+            raise ConcurrentModificationError(task_id, self.expected_version, version)
+
+    def artifact_rows(self, stored_count: int | None) -> tuple[bool, dict[int, bytes]]:
+        """``(full, rows)``: whether every artifact row is written (and the rows of removed
+        artifacts deleted), and the JSON of the rows to write by position.
+        ``stored_count``: the row's ``artifact_count`` (NULL: the artifacts move to rows now)."""
+        full = self.changed is None or stored_count is None
+        return full, artifact_rows(self.task, None if full else self.changed)
+
+    def logged(
+        self, messages: Sequence[MessageRow], stored: int, rows: Mapping[int, bytes]
+    ) -> tuple[bytes | None, int | None]:
+        """The stored form of :attr:`event` (``None``: no event) and the artifact row it
+        refers to, given the history ``messages`` appended after ``stored`` rows and the
+        artifact ``rows`` written (see ``_eventlog.compact_event``)."""
+        if self.event is None:
+            return None, None
+        positions = {message: stored + i for i, (_, message, _) in enumerate(messages)}
+        return compact_event(self.event, self.task, positions, rows)
+
+
+class SQLTaskStore(TaskStore, AsyncClosing):
+    """The task records of a database store, as far as they do not depend on the SQL dialect.
+
+    Here: the ids a database cannot hold, scoping, encoding snapshots and
+    events, the listing's filters and pages, rows to models. A store brings
+    its SQL in :meth:`_fetch_task`, :meth:`_insert_task`, :meth:`_update_task`
+    and :meth:`_fetch_page`, and says :attr:`PLACEHOLDER` (its driver's
+    parameter marker), :attr:`NUL` (whether its text columns can hold NUL)
+    and :attr:`BAD_TASK_ID` (why ``create`` refuses an id it cannot hold).
+    """
+
+    PLACEHOLDER: ClassVar[str]
+    NUL: ClassVar[bool]
+    BAD_TASK_ID: ClassVar[str]
+
+    @property
+    def _histories(self) -> HistoryCache:
+        cache: HistoryCache | None = self.__dict__.get("_history_cache")
+        if cache is None:
+            cache = self.__dict__["_history_cache"] = HistoryCache()
+        return cache
+
+    #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
+    max_active_tasks_per_owner: int | None = None
+
+    def _ok(self, *texts: str | None) -> bool:
+        """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
+        return all(storable(text, nul=self.NUL) for text in texts)
+
+    @property
+    def _artifact_reads(self) -> ArtifactReads:
+        reads: ArtifactReads | None = self.__dict__.get("_artifact_read_cache")
+        if reads is None:
+            reads = self.__dict__["_artifact_read_cache"] = ArtifactReads()
+        return reads
+
+    @abc.abstractmethod
+    async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
+        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
+
+        ``messages``: the JSON of the history rows from ``read.first_message``
+        on, oldest first, never beyond ``history_count``. ``history_count`` is
+        ``None`` for a row of an older schema whose snapshot holds the history.
+        ``artifacts``: the JSON of the artifact rows in order, or ``None`` for
+        a row whose snapshot holds its artifacts (written before migration 5);
+        a store may skip reading them (``[]``) when the row is at version
+        ``read.artifacts_at`` (this store holds the artifacts it had then).
+        """
+
+    @abc.abstractmethod
+    async def _insert_task(self, new: NewTask) -> None:
+        """Insert ``new.task`` at version 1 with its event, history and artifact rows.
+
+        Raises ``ConcurrentModificationError`` if the id is taken.
+        """
+
+    @abc.abstractmethod
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+        """Write the task's row over its ``write.expected_version``, append its new
+        history messages (see :func:`new_messages`), write its artifact rows and log
+        the event (if any, in its stored form: see ``_eventlog``), atomically, after
+        :meth:`TaskWrite.check` under the row's write lock.
+
+        Returns ``(history rows before the write, history rows appended)``.
+        Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
+        """
+
+    @abc.abstractmethod
+    async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[PageRow]]:
+        """``(how many match query.where, the next query.limit of them)``.
+
+        The page is ``query.page_where`` in ``ListSQL.ORDER``; both come from
+        one snapshot of the database. Each row is ``(snapshot JSON,
+        history_count, history JSON, artifact JSON)``: the history rows from
+        ``query.first_message(history_count)`` on and the artifact rows (for
+        the first ``query.page_size`` rows only).
+        """
+
+    async def get(
+        self,
+        task_id: str,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        history_length: int | None = None,
+    ) -> StoredTask | None:
+        if not self._ok(task_id):
+            return None
+        if history_length is not None:
+            history_length = max(0, history_length)
+        scope = scope_key(owner, tenant)
+        cached = self._histories.get(task_id) if history_length is None else None
+        since = 0 if cached is None else cached[0]
+        # Artifact rows unchanged since this store's last read (or write) are not read again.
+        known = self._artifact_reads.get(task_id)
+        at = None if known is None else known[0]
+        row = await self._fetch_task(TaskRead(task_id, scope, history_length, since, at))
+        if row is not None and cached is not None and (row[3] or 0) < since:
+            # Not the task the cache knew (history never shrinks): read it all.
+            self._histories.pop(task_id, None)
+            cached, row = None, await self._fetch_task(TaskRead(task_id, scope, None, 0, at))
+        if row is None:
+            return None
+        data, version, last_seq, count, messages, artifacts = row
+        same = artifacts is not None and known is not None and version == known[0]
+        if same:
+            artifacts = []
+        offset = 0
+        if count is None:  # an older row: the whole history is in the snapshot
+            task = decode_task(data)
+        elif history_length is not None:
+            task = decode_with_history(data, messages, artifacts or ())
+            offset = count - len(messages)
+        else:
+            # The whole history: what this store read before, plus the rows since.
+            task = decode_with_history(data, messages, artifacts or ())
+            if cached is not None:
+                # The rows read now were validated as they were decoded, the
+                # cached ones when they were: no pass over the history again.
+                added = cached[2] + task.history if cached[2] else task.history
+                task = replace_task(task, history=extend_history(cached[1], added))
+            self._histories.remember(task_id, count, task.history)
+        if same:
+            assert known is not None
+            task = replace_task(task, artifacts=known[1]) if known[1] else task
+        elif artifacts is not None:
+            self._artifact_reads.remember(task_id, version, task.artifacts)
+        return StoredTask(
+            task=task,
+            version=version,
+            owner=owner,
+            tenant=tenant,
+            last_seq=last_seq,
+            history_offset=offset,
+        )
+
+    async def create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+    ) -> StoredTask:
+        snapshot = encode_head(task)
+        if not self._ok(task.id):
+            raise InvalidParamsError(self.BAD_TASK_ID)
+        messages = all_messages(task)
+        artifacts = artifact_rows(task)
+        logged = None
+        if event is not None:
+            positions = {data: i for i, (_, data, _) in enumerate(messages)}
+            logged, _ = compact_event(event, task, positions, {})
+        await self._insert_task(
+            NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts)
+        )
+        self._artifact_reads.remember(task.id, 1, task.artifacts)
+        last_seq = 0 if event is None else 1
+        return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
+
+    def _changed_artifacts(self, task: Task, expected_version: int) -> list[int] | None:
+        """Positions of the artifacts of ``task`` that are not the very ones read at
+        ``expected_version`` (``None``: unknown, or some were removed or moved)."""
+        read = self._artifact_reads.get(task.id)
+        if read is None or read[0] != expected_version:
+            return None
+        before, after = read[1], task.artifacts
+        if len(after) < len(before) or any(
+            a.artifact_id != b.artifact_id for a, b in zip(before, after, strict=False)
+        ):
+            return None
+        return [i for i, a in enumerate(after) if i >= len(before) or a is not before[i]]
+
+    async def update(
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
+        lease: int | None = None,
+    ) -> int:
+        snapshot = encode_head(task)
+        if not self._ok(task.id):
+            raise TaskNotFoundError(f"task {task.id!r} not found")
+        changed = self._changed_artifacts(task, expected_version)
+        before, appended = await self._update_task(
+            TaskWrite(task, expected_version, snapshot, event, history_offset, changed, lease)
+        )
+        self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
+        # The next whole read of the task then reads no history row it wrote.
+        fresh = task.history[max(0, before - history_offset) :]
+        self._histories.wrote(
+            task.id,
+            before,
+            fresh if len(fresh) == appended else None,
+            task.history if history_offset == 0 else None,
+        )
+        return expected_version + 1
+
+    async def list(
+        self,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        context_id: str | None = None,
+        status: TaskState | None = None,
+        status_timestamp_after: datetime | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+        history_length: int | None = None,
+    ) -> TaskPage:
+        query = ListSQL(
+            self.PLACEHOLDER,
+            owner,
+            tenant,
+            context_id=context_id,
+            status=status,
+            status_timestamp_after=status_timestamp_after,
+            page_size=page_size,
+            page_token=page_token,
+            history_length=history_length,
+        )
+        total, rows = await self._fetch_page(query)
+        return task_page(rows, query.page_size, total, _decode_row)
+
+    # -- push configs: an id the database cannot hold names no task or config ---------------
+
+    @abc.abstractmethod
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
+        """Store the config JSON ``data`` of the task (one with ``config_id`` keeps its
+        place in the creation order). Raises ``TaskNotFoundError`` if there is no task."""
+
+    @abc.abstractmethod
+    async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
+        """The JSON of a config of the task (``None``: none)."""
+
+    @abc.abstractmethod
+    async def _select_configs(self, task_id: str) -> Sequence[bytes | str]:
+        """The JSON of the task's configs, in creation order."""
+
+    @abc.abstractmethod
+    async def _delete_config(self, task_id: str, config_id: str) -> None:
+        """Delete a config of the task, if there is one."""
+
+    async def set_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        config_id = push_config_id(config)
+        data = encode_config(config)
+        if not self._ok(task_id, config_id):
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        await self._upsert_config(task_id, config_id, data)
+        return config
+
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
+        if not self._ok(task_id, config_id):
+            return None
+        data = await self._select_config(task_id, config_id)
+        return None if data is None else decode_config(data)
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
+        if not self._ok(task_id):
+            return []
+        return [decode_config(data) for data in await self._select_configs(task_id)]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+        if self._ok(task_id, config_id):
+            await self._delete_config(task_id, config_id)
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _terminal_deleter(self, seconds: float, batch_size: int) -> Callable[[], Awaitable[int]]:
+        """A function deleting, in one transaction, up to ``batch_size`` of the tasks
+        terminal for ``seconds`` (as of now), oldest first: how many it deleted."""
+
+    async def delete_terminal_older_than(
+        self, age: timedelta | float, *, batch_size: int = PRUNE_BATCH
+    ) -> int:
+        """Delete the tasks that reached a terminal state at least ``age`` ago.
+
+        ``age`` is a ``timedelta`` or seconds. Their event logs and push
+        configs go with them. Deletes ``batch_size`` tasks per transaction,
+        oldest first, so other operations of the store run between batches.
+        Returns how many tasks were deleted.
+        """
+        seconds = as_seconds(age)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        delete_batch = self._terminal_deleter(seconds, batch_size)
+        total = 0
+        while True:
+            deleted = await delete_batch()
+            total += deleted
+            if deleted < batch_size:
+                return total
+            await asyncio.sleep(0)  # let waiting operations in before the next batch
+
+    @abc.abstractmethod
+    async def open(self) -> Self:
+        """Connect and migrate the schema now (otherwise done on first use)."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Release the store's connections; idempotent."""
+
+    async def __aenter__(self) -> Self:  # leaving ``async with`` closes the store
+        return await self.open()

@@ -285,6 +285,7 @@ def test_mutated_bytes_read_alike(dialect: str, data: st.DataObject) -> None:
 
 # --------------------------------------------------------------------------- generic JSON
 
+
 def _json_values(*, finite: bool = False) -> st.SearchStrategy[Any]:
     """Any JSON value; ``finite``: no NaN or infinity (what the models take)."""
     scalars = (

@@ -37,6 +37,10 @@ def tests(session: nox.Session) -> None:
         "-q",
         "-p",
         "no:cacheprovider",
+        "-n",  # pytest-xdist, as scripts/test.sh
+        "auto",
+        "--dist",
+        "worksteal",
         *session.posargs,
         env={"A2A_REQUIRE_ACCEL": "1"},
     )

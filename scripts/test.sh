@@ -20,4 +20,7 @@ if [[ "${A2A_SKIP_STATIC:-0}" != "1" ]]; then
 fi
 # PostgreSQL runs on every machine, CI's included: its tests must never skip.
 export A2A_REQUIRE_POSTGRES=1
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# pytest-xdist (the dev extra): one worker per core (A2A_TEST_WORKERS overrides, 0 runs
+# in this process); worksteal keeps each worker on a contiguous run of the tests (a
+# module's fixtures are made once per worker) and lets an idle worker take the rest.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${A2A_TEST_WORKERS:-auto}" --dist worksteal "$@"

@@ -1,36 +1,40 @@
 """Mutation proof: every deliberately broken server is flagged by exactly the check(s)
 written for its fault, and nothing else (compared with the unbroken server).
 
-All mutants are served at once and their suites run concurrently in one event
-loop (the runs mostly wait on the network), so the whole table costs a few
-single runs. ``python -m tests.conformance.test_broken`` prints the detection table.
+Each mutant is one test: it serves the mutant and runs the suite against it. A suite
+run is CPU-bound (about a second of this process's CPU, the servers being threads of
+it), so runs in one event loop gain nothing: they share one core (and contend for the
+GIL). One test per mutant lets pytest-xdist spread them over the workers. The unbroken
+servers' reports (one per version, transport and base) are made once per module, as
+the first test needs them. ``python -m tests.conformance.test_broken`` prints the
+detection table.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from collections.abc import Callable
 
 import pytest
 
 from a2a_models.conformance import Status, SuiteReport, run_suite
 
 from ._broken import AUTH_HEADERS, BASES, BROKEN, MUTANTS, PEER_HEADERS
-from ._servers import serving
+from ._servers import AppFactory, serving
 
 Combo = tuple[str, str, str]
+COMBOS: list[Combo] = sorted({mu.combo for mu in MUTANTS.values()})
 
 
 def _failed_ids(report: SuiteReport) -> set[str]:
     return {r.id for r in report.results if r.status is Status.FAIL}
 
 
-async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[str, SuiteReport]:
-    gate = asyncio.Semaphore(width)
-
-    async def one(url: str, combo: Combo) -> SuiteReport:
-        async with gate:
-            return await run_suite(
+def run_one(factory: AppFactory, combo: Combo) -> SuiteReport:
+    """Serve ``factory`` and run the suite on it, as ``combo`` says."""
+    with serving(factory) as url:
+        return asyncio.run(
+            run_suite(
                 url,
                 version=combo[0],
                 transport=combo[1],
@@ -38,22 +42,13 @@ async def _run_all(jobs: dict[str, tuple[str, Combo]], width: int = 12) -> dict[
                 auth_headers=AUTH_HEADERS if combo[2] == "secured" else None,
                 peer_auth_headers=PEER_HEADERS if combo[2] == "secured" else None,
             )
-
-    names = list(jobs)
-    reports = await asyncio.gather(*(one(*jobs[n]) for n in names))
-    return dict(zip(names, reports, strict=True))
+        )
 
 
 def run_mutants() -> tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]]:
-    """The unbroken server's report per (version, transport) and every mutant's report."""
-    combos = sorted({mu.combo for mu in MUTANTS.values()})
-    with contextlib.ExitStack() as stack:
-        good = {name: stack.enter_context(serving(factory)) for name, factory in BASES.items()}
-        jobs = {f"baseline {c}": (good[c[2]], c) for c in combos}
-        for name, mu in MUTANTS.items():
-            jobs[name] = (stack.enter_context(serving(mu.app)), mu.combo)
-        reports = asyncio.run(_run_all(jobs))
-    return ({c: reports[f"baseline {c}"] for c in combos}, {n: reports[n] for n in MUTANTS})
+    """The unbroken server's report per (version, transport, base) and every mutant's report."""
+    baselines = {c: run_one(BASES[c[2]], c) for c in COMBOS}
+    return baselines, {name: run_one(mu.app, mu.combo) for name, mu in MUTANTS.items()}
 
 
 def detection_table(baselines: dict[Combo, SuiteReport], reports: dict[str, SuiteReport]) -> str:
@@ -74,41 +69,49 @@ def detection_table(baselines: dict[Combo, SuiteReport], reports: dict[str, Suit
 
 
 @pytest.fixture(scope="module")
-def mutant_runs() -> tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]]:
-    return run_mutants()
+def baseline() -> Callable[[Combo], SuiteReport]:
+    """The unbroken server's report for a combo, run when first asked for."""
+    reports: dict[Combo, SuiteReport] = {}
+
+    def get(combo: Combo) -> SuiteReport:
+        if combo not in reports:
+            reports[combo] = run_one(BASES[combo[2]], combo)
+        return reports[combo]
+
+    return get
 
 
 def test_there_are_at_least_forty_mutants() -> None:
     assert len(MUTANTS) >= 40
 
 
+@pytest.mark.parametrize("combo", COMBOS, ids="-".join)
 def test_unbroken_server_fails_no_must_check(
-    mutant_runs: tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]],
+    combo: Combo, baseline: Callable[[Combo], SuiteReport]
 ) -> None:
-    baselines, _ = mutant_runs
-    for combo, report in baselines.items():
-        assert report.target.card is not None
-        assert not report.failed_must, [r.key for r in report.failed_must]
-        auth = {r.id: r.status for r in report.results if r.id.startswith("auth.")}
-        if combo[2] == "extension":
-            ext = [r.status for r in report.results if r.id == "capability.required-extension"]
-            assert ext == [Status.PASS]
-        if combo[2] == "secured":  # the secured server passes the authentication checks
-            assert auth == {
-                "auth.credentials-required": Status.PASS,
-                "auth.challenge": Status.PASS,
-                "auth.owner-isolation": Status.PASS,
-                "auth.not-found-indistinguishable": Status.PASS,
-            }
+    report = baseline(combo)
+    assert report.target.card is not None
+    assert not report.failed_must, [r.key for r in report.failed_must]
+    auth = {r.id: r.status for r in report.results if r.id.startswith("auth.")}
+    if combo[2] == "extension":
+        ext = [r.status for r in report.results if r.id == "capability.required-extension"]
+        assert ext == [Status.PASS]
+    if combo[2] == "secured":  # the secured server passes the authentication checks
+        assert auth == {
+            "auth.credentials-required": Status.PASS,
+            "auth.challenge": Status.PASS,
+            "auth.owner-isolation": Status.PASS,
+            "auth.not-found-indistinguishable": Status.PASS,
+        }
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_checks(
-    name: str, mutant_runs: tuple[dict[Combo, SuiteReport], dict[str, SuiteReport]]
+    name: str, baseline: Callable[[Combo], SuiteReport]
 ) -> None:
-    baselines, reports = mutant_runs
-    mu, report = MUTANTS[name], reports[name]
-    failed = _failed_ids(report) - _failed_ids(baselines[mu.combo])
+    mu = MUTANTS[name]
+    report = run_one(mu.app, mu.combo)
+    failed = _failed_ids(report) - _failed_ids(baseline(mu.combo))
     assert failed == mu.expect, mu.fault
     for r in report.results:
         if r.id in mu.expect and r.status is Status.FAIL:

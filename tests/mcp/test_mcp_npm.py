@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from a2a_models.adapters.mcp import MCPToolHub, from_call_result
 from a2a_models.tools import ToolResult
@@ -36,13 +37,18 @@ async def _hub(servers: dict[str, Any], env: dict[str, str]) -> MCPToolHub:
     return hub
 
 
-@pytest.fixture
-async def everything(tmp_path: Path) -> AsyncIterator[MCPToolHub]:
+# One event loop for the module: the two read-only tests of server-everything share one
+# hub (an npx start costs seconds; the connections live in tasks of their own).
+pytestmark = [pytestmark, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MCPToolHub]:
     env = {
         "A2A_GREETING": "hello ${WHO}",
         "A2A_TOKEN": "Bearer $env:TOK",
         "A2A_DEFAULT": "${UNSET_VAR:-fallback}",
-        "HOME": str(tmp_path),
+        "HOME": str(tmp_path_factory.mktemp("everything")),
     }
     async with asyncio.timeout(TIMEOUT):
         hub = await _hub({"everything": npx("server-everything", env)}, {"WHO": "ana", "TOK": "t1"})

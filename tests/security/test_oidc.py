@@ -16,7 +16,7 @@ import httpx
 import jwt
 import pytest
 from _keys import public_jwk, rsa_key
-from _sec_support import V10, message, rpc
+from _sec_support import V10, Server, message, rpc
 from cryptography.hazmat.primitives import serialization
 
 
@@ -84,9 +84,25 @@ def issuer() -> Iterator[_Issuer]:
     made.close()
 
 
+_AGENT_ARGS = ("--agent", "conformance", "--oidc-scope", "a2a.write")
+
+
 @pytest.fixture
 def agent(serve: Any, issuer: _Issuer) -> Any:
-    return serve("--agent", "conformance", "--oidc-issuer", issuer.url, "--oidc-scope", "a2a.write")
+    return serve(*_AGENT_ARGS, "--oidc-issuer", issuer.url)
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, _Issuer]]:
+    """One issuer and agent for all the refused tokens (each only reads; none changes the
+    keys), so one process's log must keep every one of those tokens out."""
+    made = _Issuer()
+    server = Server([*_AGENT_ARGS, "--oidc-issuer", made.url], cwd=tmp_path_factory.mktemp("oidc"))
+    try:
+        yield server.wait_ready(), made
+    finally:
+        server.stop()
+        made.close()
 
 
 def _call(agent: Any, token: str | None, text: str = "complete") -> httpx.Response:
@@ -177,7 +193,8 @@ def test_valid_token_and_owner_is_the_subject(agent: Any, issuer: _Issuer) -> No
         "no-subject",
     ],
 )
-def test_bad_tokens_are_refused(agent: Any, issuer: _Issuer, make: Any, expected: str) -> None:
+def test_bad_tokens_are_refused(refusing: tuple[Server, _Issuer], make: Any, expected: str) -> None:
+    agent, issuer = refusing
     token = make(issuer, agent.url)
     reply = _call(agent, token)
     assert reply.status_code == 401, reply.text

@@ -23,12 +23,12 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _pg_support import fresh_schema, store_url
 
 from a2a_models import (
     ListTasksRequest,
@@ -44,7 +44,6 @@ from a2a_models.adapters.http import HTTPClient, Reconnect, StreamDisconnectedEr
 from a2a_models.errors import TaskNotCancelableError
 
 HERE = Path(__file__).resolve().parent
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 #: Bound of every wait for one event (the broker's resync is 30 s: a lost
 #: NOTIFY shows up as a timeout, not as a slow pass).
 EVENT_TIMEOUT = 5.0
@@ -155,36 +154,18 @@ class Replica:
         return code
 
 
-def _drop_schema(schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-
-
 @pytest.fixture(scope="module")
 def schema() -> Iterator[str]:
     """A fresh schema (also the NOTIFY channel) for this run, dropped afterwards."""
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:  # no skip: CI has PostgreSQL
-        pytest.fail(f"PostgreSQL at {PG_DSN} is needed by the replica tests: {exc}")
-    name = f"a2a_replicas_{uuid.uuid4().hex[:12]}"
-    try:
+    with fresh_schema("a2a_replicas", "replica") as name:
         yield name
-    finally:
-        _drop_schema(name)
 
 
 @pytest.fixture(scope="module")
 def replicas(schema: str) -> Iterator[tuple[Replica, Replica]]:
     """Replicas A and B, started together (they migrate the fresh schema concurrently)."""
-    sep = "&" if "?" in PG_DSN else "?"
-    store_url = f"{PG_DSN}{sep}schema={schema}&channel={schema}"
-    started = [Replica("A", store_url), Replica("B", store_url)]
+    url = store_url(schema)
+    started = [Replica("A", url), Replica("B", url)]
     try:
         for replica in started:
             replica.wait_ready()

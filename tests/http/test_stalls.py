@@ -20,13 +20,13 @@ import asyncio
 import os
 import signal
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_workers import PG_DSN, Proc, _drop_schema, _free_port
+from _pg_support import PG_DSN, fresh_schema, store_url
+from test_workers import Proc, _free_port
 
 from a2a_models import (
     Message,
@@ -48,11 +48,6 @@ DELAY = 3.0
 LOST = "lost the lease on task {}"
 
 
-def _store(schema: str) -> str:
-    sep = "&" if "?" in PG_DSN else "?"
-    return f"{PG_DSN}{sep}schema={schema}&channel={schema}"
-
-
 def _env(tmp: Path) -> dict[str, str]:
     return {
         **os.environ,
@@ -64,30 +59,20 @@ def _env(tmp: Path) -> dict[str, str]:
 
 @pytest.fixture
 def schema() -> Iterator[str]:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:  # no skip: CI has PostgreSQL
-        pytest.fail(f"PostgreSQL at {PG_DSN} is needed by the stall tests: {exc}")
-    name = f"a2a_stalls_{uuid.uuid4().hex[:12]}"
-    try:
+    with fresh_schema("a2a_stalls", "stall") as name:
         yield name
-    finally:
-        _drop_schema(name)
 
 
 def _serve(name: str, schema: str, tmp: Path, *, front_end: bool = False) -> tuple[Proc, str]:
     port = _free_port()
     args = ["serve", *(["--front-end"] if front_end else []), "--host", "127.0.0.1"]
-    args += ["--port", str(port), "--store", _store(schema), "--agent", AGENT]
+    args += ["--port", str(port), "--store", store_url(schema), "--agent", AGENT]
     args += ["--lease-ttl", str(TTL), "--log-level", "warning"]
     return Proc(name, args, r"a2a-models: serving ", _env(tmp)), f"http://127.0.0.1:{port}"
 
 
 def _worker(name: str, schema: str, tmp: Path) -> Proc:
-    args = ["worker", "--store", _store(schema), "--agent", AGENT, "--lease-ttl", str(TTL)]
+    args = ["worker", "--store", store_url(schema), "--agent", AGENT, "--lease-ttl", str(TTL)]
     args += ["--concurrency", "4", "--log-level", "warning"]
     return Proc(name, args, r"a2a-models: worker .* running", _env(tmp))
 

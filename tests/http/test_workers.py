@@ -30,12 +30,12 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _pg_support import fresh_schema, store_url
 
 from a2a_models import (
     Message,
@@ -49,7 +49,6 @@ from a2a_models.adapters.http import HTTPClient, Reconnect
 from a2a_models.server import STOPPED_MESSAGE
 
 HERE = Path(__file__).resolve().parent
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 TTL = 2.0
 #: Lease time + one check interval, with room for a loaded machine.
 RECOVERY_TIMEOUT = TTL + TTL / 3 + 15
@@ -128,8 +127,7 @@ class Cluster:
     def __init__(
         self, schema: str, agent_log: Path, agent_name: str = "worker_agent:WorkerAgent"
     ) -> None:
-        sep = "&" if "?" in PG_DSN else "?"
-        store = f"{PG_DSN}{sep}schema={schema}&channel={schema}"
+        store = store_url(schema)
         self.agent_log = agent_log
         env = {
             **os.environ,
@@ -202,32 +200,17 @@ class Cluster:
         return rows
 
 
-def _drop_schema(schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-
-
 @contextlib.contextmanager
 def _running_cluster(tmp_path_factory: pytest.TempPathFactory, agent: str) -> Iterator[Cluster]:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:  # no skip: CI has PostgreSQL
-        pytest.fail(f"PostgreSQL at {PG_DSN} is needed by the worker tests: {exc}")
-    schema = f"a2a_workers_{uuid.uuid4().hex[:12]}"
-    made = Cluster(schema, tmp_path_factory.mktemp("workers") / "turns.log", agent)
-    try:
-        for proc in made.all():
-            proc.wait_ready()
-        yield made
-    finally:
-        for proc in made.all():
-            proc.stop()
-        _drop_schema(schema)
+    with fresh_schema("a2a_workers", "worker") as schema:
+        made = Cluster(schema, tmp_path_factory.mktemp("workers") / "turns.log", agent)
+        try:
+            for proc in made.all():
+                proc.wait_ready()
+            yield made
+        finally:
+            for proc in made.all():
+                proc.stop()
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,11 @@ Real ``a2a-models serve`` processes (in-memory store, the echo agent of
 (``A2A_OTEL_DETAIL``: ``requests``, the default, then ``turns`` and
 ``store``): the SDK is configured, every request makes its spans and metric
 points, nothing is exported. ``--sampled`` adds the default level with a 10%
-head sampler. One keep-alive client sends SendMessage (JSON-RPC 1.0,
-sequential) to each in turn, request by request, for a message answer (``hi``) and
-a task answer (``stream 1``: a task with one status update, completed).
+head sampler. ``--floor`` adds a server whose only tracing is one bare SDK
+span per request (``bench_span_floor.py``: started and ended, nothing else),
+the least that any tracing of every request costs. One keep-alive client
+sends SendMessage (JSON-RPC 1.0, sequential) to each in turn, request by
+request, for a message answer (``hi``) and a task answer (``stream 1``: a task with one status update, completed).
 
 Reported per configuration: wall-clock p50 latency and the server's own CPU
 time per request (per process, the median over rounds of 100 requests of the
@@ -63,7 +65,9 @@ class Serve:
     (``bench/http.py --serve sdk``: its ``DefaultRequestHandler`` under uvicorn);
     ``otel``: the OpenTelemetry SDK configured, exporting nothing."""
 
-    def __init__(self, otel: bool, sdk: bool = False, **otel_env: str) -> None:
+    def __init__(
+        self, otel: bool, sdk: bool = False, agent: str = "bench_echo_agent:Echo", **otel_env: str
+    ) -> None:
         # Started from a copy of this environment: no A2A_OTEL_DETAIL of the caller's.
         otel_env.setdefault("A2A_OTEL_DETAIL", "requests")
         self.otel = otel
@@ -81,7 +85,7 @@ class Serve:
             # The console script: `python -m` would put this folder (and bench/http.py) first.
             script = Path(sys.executable).with_name("a2a-models")
             command = [str(script), "serve", "--store", "memory:"]
-            command += ["--agent", "bench_echo_agent:Echo", "--port", str(self.port)]
+            command += ["--agent", agent, "--port", str(self.port)]
             command += ["--log-level", "warning"]
             if otel:
                 command.append("--otel")
@@ -163,6 +167,11 @@ def main() -> int:
         "--sampled", action="store_true", help="also a server sampling 10%% of the traces"
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also a server whose only tracing is one bare SDK span per request",
+    )
+    parser.add_argument(
         "--no-sdk",
         action="store_true",
         help="leave out the a2a-sdk's server (plain and with the OpenTelemetry SDK configured)",
@@ -179,6 +188,9 @@ def main() -> int:
             False,
             {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
         )
+    if args.floor:
+        # For information: one bare SDK span per request and nothing else (bench_span_floor.py).
+        configs["floor"] = (True, False, {"agent": "bench_span_floor:Echo"})
     if not args.no_sdk:
         # The official SDK's own tracing, measured the same way, for scale.
         configs["sdk"] = (False, True, {})

@@ -31,6 +31,7 @@ __all__ = [
     "ACTIVE_KEYS",
     "ArtifactWrite",
     "FetchedTask",
+    "Incarnation",
     "artifact_writes",
     "same_json",
     "PageRow",
@@ -451,9 +452,23 @@ class ListSQL:
         return 0 if self.history_length is None else max(0, count - self.history_length)
 
 
-#: A task as read: ``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
+#: What tells two rows that held the same task id apart (one deleted, the other
+#: created later with that id): compared for equality only. The caches of a store
+#: hold a task's rows as of one row; a task id can be taken again once its task is
+#: deleted (a custom id factory, a store used directly), and the new row's counts
+#: and versions start again from where the old one's had been.
+Incarnation = object
+
+#: A task as read: ``(snapshot JSON, version, last_seq, history_count, messages,
+#: artifacts, incarnation)``.
 FetchedTask = tuple[
-    bytes | str, int, int, int | None, Sequence[bytes | str], Sequence[bytes | str] | None
+    bytes | str,
+    int,
+    int,
+    int | None,
+    Sequence[bytes | str],
+    Sequence[bytes | str] | None,
+    Incarnation,
 ]
 
 #: A listed task as read: ``(snapshot JSON, history_count, history JSON, artifact JSON)``;

@@ -24,6 +24,7 @@ from ._common import (
     ACTIVE_KEYS,
     ArtifactWrite,
     FetchedTask,
+    Incarnation,
     ListSQL,
     MessageRow,
     PageRow,
@@ -280,7 +281,8 @@ class PostgresTaskStore(SQLTaskStore):
         messages = [own_message(bytes(m[0]), suffix) for m in row[8]]
         artifacts = self._artifact_list(row[4], row[5])
         head = own_head(bytes(row[0]), task_id, context)
-        return head, row[1], row[2], row[3], messages, artifacts
+        # The key (an identity column) is never given to another row.
+        return head, row[1], row[2], row[3], messages, artifacts, row[7]
 
     async def _version(self, conn: psycopg.AsyncConnection[Any], task_id: str) -> int | None:
         cursor = await conn.execute(f"SELECT version FROM {self._tasks} WHERE id = %s", (task_id,))
@@ -323,7 +325,7 @@ class PostgresTaskStore(SQLTaskStore):
         }
         return {i for i in ids if i in found}
 
-    async def _insert_task(self, new: NewTask) -> None:
+    async def _insert_task(self, new: NewTask) -> Incarnation:
         task, scope, logged = new.task, new.scope, new.event
         context_id, state, key, terminal = task_columns(task)
         insert = (
@@ -352,7 +354,7 @@ class PostgresTaskStore(SQLTaskStore):
             params = (*params, pack([logged]))
         limit = self.max_active_tasks_per_owner if not terminal else None
 
-        async def create(conn: psycopg.AsyncConnection[Any]) -> None:
+        async def create(conn: psycopg.AsyncConnection[Any]) -> Incarnation:
             async with conn.transaction():
                 if limit is not None:
                     # Creations for one scope take turns, so the count cannot be outrun.
@@ -375,8 +377,9 @@ class PostgresTaskStore(SQLTaskStore):
                 await self._append_messages(conn, inserted[0], new.messages, 0)
                 await self._write_artifacts(conn, inserted[0], new.artifact_writes())
                 await enqueue_pending(conn, self._q, self.schema, task.id)
+            return int(inserted[0])
 
-        await self._run(create)
+        return await self._run(create)
 
     async def _context_moved(
         self, conn: psycopg.AsyncConnection[Any], task_id: str, task_key: int, old: str | None
@@ -497,7 +500,7 @@ class PostgresTaskStore(SQLTaskStore):
         await self._write_artifacts(conn, task_key, writes)
         return bool(inline)
 
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
         task, expected_version = write.task, write.expected_version
         context_id, state, key, terminal = task_columns(task)
         update = (
@@ -509,7 +512,7 @@ class PostgresTaskStore(SQLTaskStore):
         )
         logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
-        async def update_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int]:
+        async def update_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int, Incarnation]:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "SELECT t.version, t.lease_epoch, t.history_count, t.last_seq,"
@@ -559,7 +562,7 @@ class PostgresTaskStore(SQLTaskStore):
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, version)
                 await enqueue_pending(conn, self._q, self.schema, task.id)
-            return stored, len(messages)
+            return stored, len(messages), int(task_key)
 
         return await self._run(update_)
 

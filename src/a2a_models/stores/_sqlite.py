@@ -27,6 +27,7 @@ from ._common import (
     ACTIVE_KEYS,
     ArtifactWrite,
     FetchedTask,
+    Incarnation,
     ListSQL,
     MessageRow,
     PageRow,
@@ -202,19 +203,21 @@ class SQLiteTaskStore(SQLTaskStore):
             with _transaction(db, write=False):  # the row and its messages from one snapshot
                 row = db.execute(
                     "SELECT task, version, last_seq, history_count, artifact_count, context_id,"
-                    " key FROM a2a_tasks WHERE id = ? AND scope = ?",
+                    " key, created_at FROM a2a_tasks WHERE id = ? AND scope = ?",
                     (task_id, read.scope),
                 ).fetchone()
                 if row is None:
                     return None
-                head, version, last_seq, count, artifact_count, context_id, task_key = row
+                head, version, last_seq, count, artifact_count, context_id, task_key, at = row
+                # A key is max + 1: the key of a deleted newest row can come back.
+                incarnation = (task_key, at)
                 artifacts: builtins.list[str] | None = None if artifact_count is None else []
                 if artifact_count and version != read.artifacts_at:
                     artifacts = self._artifacts(db, task_key)
                 first = read.first_message(count)
                 head = own_head(head, task_id, column_value(context_id))
                 if not count or first >= count:
-                    return head, version, last_seq, count, [], artifacts
+                    return head, version, last_seq, count, [], artifacts, incarnation
                 messages = db.execute(
                     "SELECT message FROM a2a_task_messages WHERE task_key = ? AND pos >= ?"
                     " AND pos < ? ORDER BY pos",
@@ -222,7 +225,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 ).fetchall()
             suffix = row_suffix(task_id, column_value(context_id))
             history = [own_message(m[0], suffix) for m in messages]
-            return head, version, last_seq, count, history, artifacts
+            return head, version, last_seq, count, history, artifacts, incarnation
 
         return await self._run(get)
 
@@ -265,7 +268,7 @@ class SQLiteTaskStore(SQLTaskStore):
 
         return known
 
-    async def _insert_task(self, new: NewTask) -> None:
+    async def _insert_task(self, new: NewTask) -> Incarnation:
         task, scope = new.task, new.scope
         data = new.snapshot.decode()
         logged = None if new.event is None else new.event.decode()
@@ -273,7 +276,7 @@ class SQLiteTaskStore(SQLTaskStore):
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
 
-        def create(db: sqlite3.Connection) -> None:
+        def create(db: sqlite3.Connection) -> Incarnation:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
@@ -316,8 +319,9 @@ class SQLiteTaskStore(SQLTaskStore):
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, 1, ?)",
                         (task_key, logged),
                     )
+            return task_key, now
 
-        await self._run(create)
+        return await self._run(create)
 
     @staticmethod
     def _context_moved(
@@ -393,21 +397,21 @@ class SQLiteTaskStore(SQLTaskStore):
             )
         SQLiteTaskStore._write_artifacts(db, task_key, writes)
 
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
         task = write.task
         data = write.snapshot.decode()
         context_id, state, key, terminal = task_columns(task)
 
-        def update(db: sqlite3.Connection) -> tuple[int, int]:
+        def update(db: sqlite3.Connection) -> tuple[int, int, Incarnation]:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
                     "SELECT version, lease_epoch, history_count, last_seq, artifact_count, key,"
-                    " context_id FROM a2a_tasks WHERE id = ?",
+                    " context_id, created_at FROM a2a_tasks WHERE id = ?",
                     (task.id,),
                 ).fetchone()
                 write.check(row)
-                _, _, history_count, last_seq, artifact_count, task_key, context = row
+                _, _, history_count, last_seq, artifact_count, task_key, context, at = row
                 stored = history_count or 0  # NULL: an older row, its history moves to rows now
                 if context != context_id:
                     self._context_moved(db, task.id, task_key, column_value(context))
@@ -442,7 +446,7 @@ class SQLiteTaskStore(SQLTaskStore):
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
                         (task_key, seq, logged.decode()),
                     )
-            return stored, len(messages)
+            return stored, len(messages), (task_key, at)
 
         return await self._run(update)
 

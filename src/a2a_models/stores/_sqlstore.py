@@ -32,6 +32,7 @@ from ..server.paging import task_page
 from ._common import (
     ArtifactWrite,
     FetchedTask,
+    Incarnation,
     ListSQL,
     MessageRow,
     PageRow,
@@ -71,7 +72,9 @@ class HistoryCache:
     for all of them. An entry is only ever a prefix of the task's history:
     every read still asks the database how many messages the task has and
     reads the rows beyond the entry, so a message another store instance (a
-    replica) added is seen.
+    replica) added is seen. An entry belongs to one row (its
+    :data:`~._common.Incarnation`): a task deleted and created again with the
+    same id is read whole.
 
     Bounded: ``max_tasks`` tasks and ``max_messages`` messages in all; a
     history longer than ``max_messages // 4`` is not kept (its whole reads
@@ -82,14 +85,12 @@ class HistoryCache:
     def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
         self.max_tasks = max_tasks
         self.max_messages = max_messages
-        #: ``task id: (messages, the history as a tuple, messages written since)``.
-        self._entries: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[Message, ...]]] = (
-            OrderedDict()
-        )
+        #: ``task id: (messages, the history as a tuple, messages written since, row)``.
+        self._entries: OrderedDict[str, _HistoryEntry] = OrderedDict()
         self._messages = 0
 
-    def get(self, task_id: str) -> tuple[int, tuple[Message, ...], tuple[Message, ...]] | None:
-        """``(messages, the first of them as a tuple, the others)`` of a task, if known."""
+    def get(self, task_id: str) -> _HistoryEntry | None:
+        """``(messages, the first of them as a tuple, the others, row)`` of a task, if known."""
         entry = self._entries.get(task_id)
         if entry is not None:
             self._entries.move_to_end(task_id)
@@ -103,6 +104,7 @@ class HistoryCache:
     def remember(
         self,
         task_id: str,
+        row: Incarnation,
         count: int,
         history: tuple[Message, ...],
         pending: tuple[Message, ...] = (),
@@ -110,35 +112,45 @@ class HistoryCache:
         self.pop(task_id)
         if len(history) + len(pending) != count or count > self.max_messages // 4:
             return
-        self._entries[task_id] = (count, history, pending)
+        self._entries[task_id] = (count, history, pending, row)
         self._messages += count
         while self._entries and (
             len(self._entries) > self.max_tasks or self._messages > self.max_messages
         ):
-            _, (dropped, _, _) = self._entries.popitem(last=False)
+            _, (dropped, _, _, _) = self._entries.popitem(last=False)
             self._messages -= dropped
 
     def wrote(
         self,
         task_id: str,
+        row: Incarnation,
         before: int,
         added: Sequence[Message] | None,
         whole: tuple[Message, ...] | None,
     ) -> None:
-        """A write took the task's history from ``before`` messages to ``before + len(added)``.
+        """A write to ``row`` took the task's history from ``before`` messages to
+        ``before + len(added)``.
 
         ``added``: the messages appended, in order (``None``: not known).
         ``whole``: the whole history after the write, if the write had it.
         """
+        entry = self._entries.get(task_id)
+        if entry is not None and entry[3] != row:
+            self.pop(task_id)  # an entry of a row deleted since
+            entry = None
         if added is None:
             return  # the entry, if any, is still a prefix
         if whole is not None and len(whole) == before + len(added):
-            self.remember(task_id, len(whole), whole)
+            self.remember(task_id, row, len(whole), whole)
             return
-        entry = self._entries.get(task_id)
         if entry is not None and entry[0] == before and added:
-            count, history, pending = entry
-            self.remember(task_id, count + len(added), history, pending + tuple(added))
+            count, history, pending, _ = entry
+            self.remember(task_id, row, count + len(added), history, pending + tuple(added))
+
+
+#: A :class:`HistoryCache` entry: ``(messages, the first of them as a tuple, the
+#: others, the row they are of)``.
+_HistoryEntry = tuple[int, tuple[Message, ...], tuple[Message, ...], Incarnation]
 
 
 class ArtifactReads:
@@ -146,18 +158,27 @@ class ArtifactReads:
 
     A write computed from such a read keeps the artifacts it did not change
     as the very objects read, so the store writes only the rows of the
-    others (see :meth:`SQLTaskStore._changed_artifacts`).
+    others (see :meth:`SQLTaskStore._changed_artifacts`). An entry belongs to
+    one row (see :class:`HistoryCache`).
     """
 
     def __init__(self, max_tasks: int = 256) -> None:
         self.max_tasks = max_tasks
-        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...]]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...], Incarnation]] = (
+            OrderedDict()
+        )
 
-    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...]] | None:
+    def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...], Incarnation] | None:
+        """``(version, artifacts, row)`` of the task, if known."""
         return self._entries.get(task_id)
 
-    def remember(self, task_id: str, version: int, artifacts: tuple[Artifact, ...]) -> None:
-        self._entries[task_id] = (version, artifacts)
+    def pop(self, task_id: str) -> None:
+        self._entries.pop(task_id, None)
+
+    def remember(
+        self, task_id: str, row: Incarnation, version: int, artifacts: tuple[Artifact, ...]
+    ) -> None:
+        self._entries[task_id] = (version, artifacts, row)
         self._entries.move_to_end(task_id)
         while len(self._entries) > self.max_tasks:
             self._entries.popitem(last=False)
@@ -303,7 +324,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
 
     @abc.abstractmethod
     async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
-        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts)``.
+        """``(snapshot JSON, version, last_seq, history_count, messages, artifacts, row)``.
 
         ``messages``: the JSON of the history rows from ``read.first_message``
         on, oldest first, never beyond ``history_count``. ``history_count`` is
@@ -312,23 +333,26 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         a row whose snapshot holds its artifacts (written before migration 5);
         a store may skip reading them (``[]``) when the row is at version
         ``read.artifacts_at`` (this store holds the artifacts it had then).
+        ``row``: the row's :data:`~._common.Incarnation`.
         """
 
     @abc.abstractmethod
-    async def _insert_task(self, new: NewTask) -> None:
-        """Insert ``new.task`` at version 1 with its event, history and artifact rows.
+    async def _insert_task(self, new: NewTask) -> Incarnation:
+        """Insert ``new.task`` at version 1 with its event, history and artifact rows;
+        the new row's :data:`~._common.Incarnation`.
 
         Raises ``ConcurrentModificationError`` if the id is taken.
         """
 
     @abc.abstractmethod
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
         """Write the task's row over its ``write.expected_version``, append its new
         history messages (see :func:`new_messages`), write its artifact rows and log
         the event (if any, in its stored form: see ``_eventlog``), atomically, after
         :meth:`TaskWrite.check` under the row's write lock.
 
-        Returns ``(history rows before the write, history rows appended)``.
+        Returns ``(history rows before the write, history rows appended, the row's
+        Incarnation)``.
         Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
         """
 
@@ -362,13 +386,19 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         known = self._artifact_reads.get(task_id)
         at = None if known is None else known[0]
         row = await self._fetch_task(TaskRead(task_id, scope, history_length, since, at))
-        if row is not None and cached is not None and (row[3] or 0) < since:
-            # Not the task the cache knew (history never shrinks): read it all.
+        if row is not None and (
+            (cached is not None and (row[6] != cached[3] or (row[3] or 0) < since))
+            or (known is not None and row[6] != known[2])
+        ):
+            # Not the row the caches knew (deleted, and its id taken again since; a
+            # history never shrinks): read it all.
             self._histories.pop(task_id, None)
-            cached, row = None, await self._fetch_task(TaskRead(task_id, scope, None, 0, at))
+            self._artifact_reads.pop(task_id)
+            cached = known = None
+            row = await self._fetch_task(TaskRead(task_id, scope, history_length, 0, None))
         if row is None:
             return None
-        data, version, last_seq, count, messages, artifacts = row
+        data, version, last_seq, count, messages, artifacts, incarnation = row
         same = artifacts is not None and known is not None and version == known[0]
         if same:
             artifacts = []
@@ -386,12 +416,12 @@ class SQLTaskStore(TaskStore, AsyncClosing):
                 # cached ones when they were: no pass over the history again.
                 added = cached[2] + task.history if cached[2] else task.history
                 task = replace_task(task, history=extend_history(cached[1], added))
-            self._histories.remember(task_id, count, task.history)
+            self._histories.remember(task_id, incarnation, count, task.history)
         if same:
             assert known is not None
             task = replace_task(task, artifacts=known[1]) if known[1] else task
         elif artifacts is not None:
-            self._artifact_reads.remember(task_id, version, task.artifacts)
+            self._artifact_reads.remember(task_id, incarnation, version, task.artifacts)
         return StoredTask(
             task=task,
             version=version,
@@ -418,10 +448,11 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         if event is not None:
             positions = {data: i for i, (_, data, _) in enumerate(messages)}
             logged, _ = compact_event(event, task, positions, {})
-        await self._insert_task(
+        row = await self._insert_task(
             NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts)
         )
-        self._artifact_reads.remember(task.id, 1, task.artifacts)
+        self._histories.pop(task.id)  # of a task that had this id before, if any
+        self._artifact_reads.remember(task.id, row, 1, task.artifacts)
         last_seq = 0 if event is None else 1
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
 
@@ -451,14 +482,15 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
         changed = self._changed_artifacts(task, expected_version)
-        before, appended = await self._update_task(
+        before, appended, row = await self._update_task(
             TaskWrite(task, expected_version, snapshot, event, history_offset, changed, lease)
         )
-        self._artifact_reads.remember(task.id, expected_version + 1, task.artifacts)
+        self._artifact_reads.remember(task.id, row, expected_version + 1, task.artifacts)
         # The next whole read of the task then reads no history row it wrote.
         fresh = task.history[max(0, before - history_offset) :]
         self._histories.wrote(
             task.id,
+            row,
             before,
             fresh if len(fresh) == appended else None,
             task.history if history_offset == 0 else None,

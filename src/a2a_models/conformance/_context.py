@@ -11,10 +11,11 @@ in ``_stream``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
@@ -627,6 +628,23 @@ class CheckContext:
         if value.status.state.is_terminal:
             self.fail(f"'slow' (returnImmediately) gave a task already {value.status.state.name}")
         return value
+
+    @contextlib.asynccontextmanager
+    async def working_task(self) -> AsyncIterator[m.Task]:
+        """A fresh :meth:`slow_task`, canceled quietly when the block ends."""
+        task = await self.slow_task()
+        try:
+            yield task
+        finally:
+            await self.cancel_quietly(task.id)
+
+    async def read_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+        """GetTask ``task_id``, decoded (fails the check unless the answer is a valid Task)."""
+        res = await self.call(
+            "GetTask", m.GetTaskRequest(id=task_id, history_length=history_length)
+        )
+        task: m.Task = self.decode(res)
+        return task
 
     async def cancel_quietly(self, task_id: str) -> None:
         """Best-effort cleanup: cancel a task, keeping no evidence."""

@@ -185,6 +185,20 @@ class CheckContext:
             self.skip("this check needs an endpoint")
         return self.endpoint
 
+    def on_endpoint(self, endpoint: Endpoint) -> CheckContext:
+        """A fresh context for another endpoint of the target, with these credentials and timeouts."""
+        return CheckContext(
+            client=self.client,
+            target=self.target,
+            version=endpoint.version,
+            transport=endpoint.transport,
+            endpoint=endpoint,
+            auth_headers=self.auth_headers,
+            shared={},
+            request_timeout=self.request_timeout,
+            stream_grace=self.stream_grace,
+        )
+
     def new_id(self) -> str:
         return f"conformance-{next(_IDS)}"
 

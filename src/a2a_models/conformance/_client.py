@@ -383,22 +383,24 @@ class ClientHarness:
             # no Last-Event-ID: the Task as it is now first (§3.1.6), then what follows
             return [snapshot, *rest], start, False
 
-        async def handle(request: Request, binding: str) -> Response:
-            body = await request.body()
-            rec = Recorded(
+        async def received(request: Request, binding: str = "") -> Recorded:
+            return Recorded(
                 request.method,
                 request.url.path,
                 request.url.query,
                 {k.lower(): v for k, v in request.headers.items()},
-                body,
+                await request.body(),
                 binding=binding,
             )
+
+        async def handle(request: Request, binding: str) -> Response:
+            rec = await received(request, binding)
             harness._read(rec)
             harness._record(rec)
             rid = None
             if binding == "JSONRPC":
                 with contextlib.suppress(ValueError, AttributeError):
-                    rid = json.loads(body).get("id")
+                    rid = json.loads(rec.body).get("id")
             try:
                 if rec.params is None:
                     from ..errors import InvalidRequestError
@@ -462,14 +464,7 @@ class ClientHarness:
             return await handle(request, "HTTP+JSON")
 
         async def stray(request: Request) -> Response:
-            body = await request.body()
-            rec = Recorded(
-                request.method,
-                request.url.path,
-                request.url.query,
-                {k.lower(): v for k, v in request.headers.items()},
-                body,
-            )
+            rec = await received(request)
             rec.problems.append(
                 f"interface: {request.method} {request.url.path} is not a declared interface"
             )
@@ -478,14 +473,7 @@ class ClientHarness:
             return Response("not a declared interface", status_code=404)
 
         async def future(request: Request) -> Response:
-            body = await request.body()
-            rec = Recorded(
-                request.method,
-                request.url.path,
-                request.url.query,
-                {k.lower(): v for k, v in request.headers.items()},
-                body,
-            )
+            rec = await received(request)
             rec.problems.append(
                 f"version: {request.method} {request.url.path} is the A2A 2.0 "
                 f"interface, sent with A2A-Version "
@@ -497,7 +485,7 @@ class ClientHarness:
             exc = VersionNotSupportedError("this interface speaks A2A 2.0 only")
             rid = None
             with contextlib.suppress(ValueError, AttributeError):
-                rid = json.loads(body).get("id")
+                rid = json.loads(rec.body).get("id")
             answer: Response = _error_response(
                 rec, exc, "JSONRPC" if request.url.path.endswith("jsonrpc") else "HTTP+JSON", rid
             )

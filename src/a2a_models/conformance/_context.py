@@ -11,10 +11,11 @@ in ``_stream``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
@@ -183,6 +184,20 @@ class CheckContext:
         if self.endpoint is None:
             self.skip("this check needs an endpoint")
         return self.endpoint
+
+    def on_endpoint(self, endpoint: Endpoint) -> CheckContext:
+        """A fresh context for another endpoint of the target, with these credentials and timeouts."""
+        return CheckContext(
+            client=self.client,
+            target=self.target,
+            version=endpoint.version,
+            transport=endpoint.transport,
+            endpoint=endpoint,
+            auth_headers=self.auth_headers,
+            shared={},
+            request_timeout=self.request_timeout,
+            stream_grace=self.stream_grace,
+        )
 
     def new_id(self) -> str:
         return f"conformance-{next(_IDS)}"
@@ -627,6 +642,23 @@ class CheckContext:
         if value.status.state.is_terminal:
             self.fail(f"'slow' (returnImmediately) gave a task already {value.status.state.name}")
         return value
+
+    @contextlib.asynccontextmanager
+    async def working_task(self) -> AsyncIterator[m.Task]:
+        """A fresh :meth:`slow_task`, canceled quietly when the block ends."""
+        task = await self.slow_task()
+        try:
+            yield task
+        finally:
+            await self.cancel_quietly(task.id)
+
+    async def read_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+        """GetTask ``task_id``, decoded (fails the check unless the answer is a valid Task)."""
+        res = await self.call(
+            "GetTask", m.GetTaskRequest(id=task_id, history_length=history_length)
+        )
+        task: m.Task = self.decode(res)
+        return task
 
     async def cancel_quietly(self, task_id: str) -> None:
         """Best-effort cleanup: cancel a task, keeping no evidence."""

@@ -24,6 +24,12 @@ def _evidence(ctx: CheckContext) -> None:
         ctx.evidence.append(ctx.target.card_exchange)
 
 
+def _served_card(ctx: CheckContext) -> dict[str, Any]:
+    """The card, with the exchange that fetched it as evidence (skips without a card)."""
+    _evidence(ctx)
+    return ctx.card
+
+
 @check(
     "card.well-known",
     "§8.2",
@@ -56,8 +62,7 @@ async def card_well_known(ctx: CheckContext) -> str | None:
     "card.content-type", "§8.2", SHOULD, "The card is served as application/json", transports=_CARD
 )
 async def card_content_type(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
-    ctx.card  # noqa: B018 - skips without a card
+    _served_card(ctx)
     media = ctx.target.card_headers.get("content-type", "").split(";")[0].strip().lower()
     ctx.expect(
         media == "application/json" or media.endswith("+json"),
@@ -74,8 +79,7 @@ async def card_content_type(ctx: CheckContext) -> str | None:
     transports=_CARD,
 )
 async def card_caching(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
-    ctx.card  # noqa: B018
+    _served_card(ctx)
     h = ctx.target.card_headers
     ctx.expect(
         "cache-control" in h or "etag" in h,
@@ -141,8 +145,7 @@ def _missing(card: dict[str, Any], version: str) -> list[str]:
     transports=_CARD,
 )
 async def card_valid(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
-    card = ctx.card
+    card = _served_card(ctx)
     problems = _missing(card, ctx.version)
     try:
         codec.from_wire(m.AgentCard, card, ctx.version)
@@ -161,8 +164,7 @@ async def card_valid(ctx: CheckContext) -> str | None:
     transports=_CARD,
 )
 async def card_interfaces(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
-    card = ctx.card
+    card = _served_card(ctx)
     problems: list[str] = []
     entries: list[tuple[str, Any, Any, Any]] = []
     if ctx.version == "1.0":
@@ -220,10 +222,9 @@ async def card_interfaces(ctx: CheckContext) -> str | None:
     transports=_CARD,
 )
 async def card_protocol_version_format(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
     bad = [
         f"supportedInterfaces[{i}].protocolVersion={iface.get('protocolVersion')!r}"
-        for i, iface in enumerate(ctx.card.get("supportedInterfaces") or [])
+        for i, iface in enumerate(_served_card(ctx).get("supportedInterfaces") or [])
         if isinstance(iface, dict)
         and isinstance(iface.get("protocolVersion"), str)
         and iface["protocolVersion"].count(".") > 1
@@ -250,16 +251,7 @@ async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
         ctx.not_applicable(f"the card declares no {ctx.version} JSON-RPC or HTTP+JSON interface")
     dead: list[str] = []
     for ep in endpoints:
-        sub = CheckContext(
-            client=ctx.client,
-            target=ctx.target,
-            version=ep.version,
-            transport=ep.transport,
-            endpoint=ep,
-            auth_headers=ctx.auth_headers,
-            shared={},
-            request_timeout=ctx.request_timeout,
-        )
+        sub = ctx.on_endpoint(ep)
         res = await sub.call("GetTask", m.GetTaskRequest(id="a2a-conformance-probe"))
         ctx.evidence.extend(sub.evidence)
         status = res.http.status
@@ -301,8 +293,7 @@ def _requirement_names(reqs: Any, version: str) -> list[str]:
     transports=_CARD,
 )
 async def card_security(ctx: CheckContext) -> str | None:
-    _evidence(ctx)
-    card = ctx.card
+    card = _served_card(ctx)
     key = "securityRequirements" if ctx.version == "1.0" else "security"
     declared = card.get("securitySchemes")
     declared_names = set(declared) if isinstance(declared, dict) else set()

@@ -436,22 +436,13 @@ async def binding_equivalence(ctx: CheckContext) -> str | None:
     got = await rpc(ctx, "GetTask", m.GetTaskRequest(id=made.id))
     ctx.expect(got.ok, f"GetTask over gRPC: {got.describe()}")
     over_grpc = _decode(ctx, m.Task, got.items[0], "Task")
-    others = [t for t in (JSONRPC, REST) if ctx.target.endpoint("1.0", t) is not None]
+    others = [e for t in (JSONRPC, REST) if (e := ctx.target.endpoint("1.0", t)) is not None]
     if not others:
         ctx.not_applicable("the card lists no other 1.0 binding")
     compared = []
-    for transport in others:
-        other = CheckContext(
-            client=ctx.client,
-            target=ctx.target,
-            version="1.0",
-            transport=transport,
-            endpoint=ctx.target.endpoint("1.0", transport),
-            auth_headers=ctx.auth_headers,
-            shared={},
-            request_timeout=ctx.request_timeout,
-            stream_grace=ctx.stream_grace,
-        )
+    for endpoint in others:
+        transport = endpoint.transport
+        other = ctx.on_endpoint(endpoint)
         try:
             res = await other.call("GetTask", m.GetTaskRequest(id=made.id))
             value = other.decode(res, m.Task)

@@ -15,7 +15,7 @@ from ...errors import (
 )
 from .._context import CheckContext
 from .._registry import JSONRPC, Level, check
-from .._replies import ERROR_INFO_TYPE, HttpReply
+from .._replies import ERROR_INFO_TYPE, HttpReply, RemoteError
 from .._target import excerpt
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -231,6 +231,11 @@ async def content_type(ctx: CheckContext) -> str | None:
     return None
 
 
+async def _task_not_found(ctx: CheckContext) -> RemoteError:
+    res = await ctx.call("GetTask", m.GetTaskRequest(id=_UNKNOWN))
+    return ctx.expect_error(res, TaskNotFoundError, "GetTask of an unknown task")
+
+
 @check(
     "jsonrpc.error-data",
     "§9.5",
@@ -240,8 +245,7 @@ async def content_type(ctx: CheckContext) -> str | None:
     transports=_RPC,
 )
 async def error_data(ctx: CheckContext) -> str | None:
-    res = await ctx.call("GetTask", m.GetTaskRequest(id=_UNKNOWN))
-    err = ctx.expect_error(res, TaskNotFoundError, "GetTask of an unknown task")
+    err = await _task_not_found(ctx)
     if err.data is None:
         return "no error data"
     ctx.expect(
@@ -261,8 +265,7 @@ async def error_data(ctx: CheckContext) -> str | None:
     transports=_RPC,
 )
 async def error_info(ctx: CheckContext) -> str | None:
-    res = await ctx.call("GetTask", m.GetTaskRequest(id=_UNKNOWN))
-    err = ctx.expect_error(res, TaskNotFoundError, "GetTask of an unknown task")
+    err = await _task_not_found(ctx)
     info = err.error_info()
     ctx.expect(info is not None, f"error.data has no {ERROR_INFO_TYPE}")
     assert info is not None

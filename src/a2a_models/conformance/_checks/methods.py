@@ -13,6 +13,7 @@ from ...errors import (
     DecodeError,
     ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
+    JSONRPCError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -22,6 +23,7 @@ from .._agent import ARTIFACT_TEXT, REPLY_TEXT
 from .._context import CheckContext
 from .._registry import Level, Requirement, check
 from .._replies import CallResult
+from .._stream import StreamSession
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 CONTRACT = (Requirement.CONTRACT,)
@@ -213,7 +215,7 @@ async def send_context_mismatch(ctx: CheckContext) -> str | None:
 @check("get.task", "§3.1.3", MUST, "GetTask returns the task with the same ids and state")
 async def get_task(ctx: CheckContext) -> str | None:
     task = await ctx.any_task()
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+    got = await ctx.read_task(task.id)
     ctx.expect(got.id == task.id, f"GetTask({task.id!r}) returned task {got.id!r}")
     ctx.expect(
         got.context_id == task.context_id,
@@ -247,8 +249,8 @@ async def _task_with_history(ctx: CheckContext) -> m.Task:
 )
 async def get_history_length(ctx: CheckContext) -> str | None:
     task = await _task_with_history(ctx)
-    full = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id, history_length=1)))
+    full = await ctx.read_task(task.id)
+    got = await ctx.read_task(task.id, history_length=1)
     ctx.expect(len(got.history) <= 1, f"historyLength=1 returned {len(got.history)} messages")
     if full.history and got.history:
         ctx.expect(
@@ -276,13 +278,13 @@ async def get_history_zero(ctx: CheckContext) -> str | None:
     return None
 
 
+async def _expect_task_not_found(ctx: CheckContext, op: str, params: object) -> None:
+    ctx.expect_error(await ctx.call(op, params), TaskNotFoundError, f"{op} of an unknown id")
+
+
 @check("get.unknown-task", "§3.1.3", MUST, "GetTask of an unknown id gets TaskNotFoundError")
 async def get_unknown(ctx: CheckContext) -> str | None:
-    ctx.expect_error(
-        await ctx.call("GetTask", m.GetTaskRequest(id=_unknown())),
-        TaskNotFoundError,
-        "GetTask of an unknown id",
-    )
+    await _expect_task_not_found(ctx, "GetTask", m.GetTaskRequest(id=_unknown()))
     return None
 
 
@@ -511,7 +513,7 @@ async def cancel_running(ctx: CheckContext) -> str | None:
         canceled.status.state is TaskState.CANCELED,
         f"CancelTask returned state {canceled.status.state.name}, expected CANCELED",
     )
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+    got = await ctx.read_task(task.id)
     ctx.expect(
         got.status.state is TaskState.CANCELED,
         f"GetTask after the cancel says {got.status.state.name}",
@@ -538,17 +540,41 @@ async def cancel_terminal(ctx: CheckContext) -> str | None:
 
 @check("cancel.unknown-task", "§3.1.5", MUST, "CancelTask of an unknown id gets TaskNotFoundError")
 async def cancel_unknown(ctx: CheckContext) -> str | None:
-    ctx.expect_error(
-        await ctx.call("CancelTask", m.CancelTaskRequest(id=_unknown())),
-        TaskNotFoundError,
-        "CancelTask of an unknown id",
-    )
+    await _expect_task_not_found(ctx, "CancelTask", m.CancelTaskRequest(id=_unknown()))
     return None
 
 
 # ---------------------------------------------------------------- SubscribeToTask
 
 STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
+
+
+async def _expect_task_first(ctx: CheckContext, *subscribers: StreamSession) -> None:
+    """Each subscriber's first event, within 5s, must be the Task."""
+    for s in subscribers:
+        try:
+            first = await s.next(5.0)
+        except TimeoutError:
+            ctx.fail("a subscriber got no event within 5s")
+        ctx.expect(
+            first is not None and first.kind == "task",
+            f"a subscriber's first event is {first.describe() if first else 'none'}",
+        )
+
+
+async def _expect_stream_error(
+    ctx: CheckContext, s: StreamSession, cls: type[JSONRPCError], op: str = ""
+) -> None:
+    try:
+        await s.next(5.0)
+    except TimeoutError:
+        ctx.fail("no answer within 5s")
+    err = s.first_error()
+    said = f"{op}: " if op else ""
+    ctx.expect(
+        err is not None and err.is_(cls),
+        f"{said}expected {cls.__name__}, got {err.describe() if err else s.outcome()}",
+    )
 
 
 @check(
@@ -561,8 +587,7 @@ STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
     timeout=20.0,
 )
 async def subscribe_first(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         async with await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id)) as s:
             err = None
             try:
@@ -585,8 +610,6 @@ async def subscribe_first(ctx: CheckContext) -> str | None:
                 f"after CancelTask the stream carried {[st.name for st in states]}, no CANCELED",
             )
             ctx.expect(s.closed, "the stream stayed open after the task was canceled (§3.1.6)")
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -600,20 +623,11 @@ async def subscribe_first(ctx: CheckContext) -> str | None:
     timeout=20.0,
 )
 async def subscribe_concurrent(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         a = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
         b = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
         async with a, b:
-            for s in (a, b):
-                try:
-                    first = await s.next(5.0)
-                except TimeoutError:
-                    ctx.fail("a subscriber got no event within 5s")
-                ctx.expect(
-                    first is not None and first.kind == "task",
-                    f"a subscriber's first event is {first.describe() if first else 'none'}",
-                )
+            await _expect_task_first(ctx, a, b)
             await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
             await a.collect(idle=5.0)
             await b.collect(idle=5.0)
@@ -621,8 +635,6 @@ async def subscribe_concurrent(ctx: CheckContext) -> str | None:
             sb = [e.state for e in b.events[1:] if e.kind == "status"]
             ctx.expect(sa == sb, f"subscribers saw different status updates: {sa} vs {sb}")
             ctx.expect(TaskState.CANCELED in sa, "the subscribers did not see the cancel")
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -637,15 +649,7 @@ async def subscribe_concurrent(ctx: CheckContext) -> str | None:
 async def subscribe_terminal(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
     async with await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id)) as s:
-        try:
-            await s.next(5.0)
-        except TimeoutError:
-            ctx.fail("no answer within 5s")
-        err = s.first_error()
-        ctx.expect(
-            err is not None and err.is_(UnsupportedOperationError),
-            f"expected UnsupportedOperationError, got {err.describe() if err else s.outcome()}",
-        )
+        await _expect_stream_error(ctx, s, UnsupportedOperationError)
     return None
 
 
@@ -658,15 +662,7 @@ async def subscribe_terminal(ctx: CheckContext) -> str | None:
 )
 async def subscribe_unknown(ctx: CheckContext) -> str | None:
     async with await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=_unknown())) as s:
-        try:
-            await s.next(5.0)
-        except TimeoutError:
-            ctx.fail("no answer within 5s")
-        err = s.first_error()
-        ctx.expect(
-            err is not None and err.is_(TaskNotFoundError),
-            f"expected TaskNotFoundError, got {err.describe() if err else s.outcome()}",
-        )
+        await _expect_stream_error(ctx, s, TaskNotFoundError)
     return None
 
 
@@ -687,8 +683,7 @@ def _config(task_id: str) -> m.TaskPushNotificationConfig:
     requires=PUSH_CONTRACT,
 )
 async def push_crud(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         created = ctx.decode(await ctx.call("CreateTaskPushNotificationConfig", _config(task.id)))
         ctx.expect(bool(created.id), "the created config has no id (§3.1.7: 'with assigned ID')")
         ctx.expect(created.url == WEBHOOK, f"the created config's url is {created.url!r}")
@@ -720,8 +715,6 @@ async def push_crud(ctx: CheckContext) -> str | None:
             m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
         )
         ctx.expect_any_error(res, "Get of a deleted config (§3.1.8: MUST fail)")
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -733,8 +726,7 @@ async def push_crud(ctx: CheckContext) -> str | None:
     requires=PUSH_CONTRACT,
 )
 async def push_delete_twice(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         created = ctx.decode(await ctx.call("CreateTaskPushNotificationConfig", _config(task.id)))
         req = m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
         ctx.decode(await ctx.call("DeleteTaskPushNotificationConfig", req))
@@ -743,8 +735,6 @@ async def push_delete_twice(ctx: CheckContext) -> str | None:
             second.error is None and second.problem is None,
             f"the second delete failed: {second.describe()}",
         )
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -809,16 +799,7 @@ async def push_not_claimed(ctx: CheckContext) -> str | None:
 )
 async def streaming_not_claimed(ctx: CheckContext) -> str | None:
     async with await ctx.stream("SendStreamingMessage", ctx.send_request("hello")) as s:
-        try:
-            await s.next(5.0)
-        except TimeoutError:
-            ctx.fail("no answer within 5s")
-        err = s.first_error()
-        ctx.expect(
-            err is not None and err.is_(UnsupportedOperationError),
-            "SendStreamingMessage: expected UnsupportedOperationError, got "
-            + (err.describe() if err else s.outcome()),
-        )
+        await _expect_stream_error(ctx, s, UnsupportedOperationError, "SendStreamingMessage")
     return None
 
 

@@ -212,6 +212,14 @@ async def rest_error_status_03(ctx: CheckContext) -> str | None:
     return None
 
 
+async def _task_media_type(ctx: CheckContext) -> str:
+    """The media type of a successful GetTask answer."""
+    task = await ctx.any_task()
+    res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
+    ctx.expect_result(res, "GetTask")
+    return res.http.media_type
+
+
 @check(
     "rest.content-type",
     "§11.1",
@@ -221,10 +229,7 @@ async def rest_error_status_03(ctx: CheckContext) -> str | None:
     transports=_REST,
 )
 async def rest_content_type(ctx: CheckContext) -> str | None:
-    task = await ctx.any_task()
-    res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
-    ctx.expect_result(res, "GetTask")
-    media = res.http.media_type
+    media = await _task_media_type(ctx)
     ctx.expect(media == "application/a2a+json", f"Content-Type {media or '(none)'!r}")
     return None
 
@@ -238,10 +243,7 @@ async def rest_content_type(ctx: CheckContext) -> str | None:
     transports=_REST,
 )
 async def rest_content_type_03(ctx: CheckContext) -> str | None:
-    task = await ctx.any_task()
-    res = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
-    ctx.expect_result(res, "GetTask")
-    media = res.http.media_type
+    media = await _task_media_type(ctx)
     ctx.expect(media == "application/json", f"Content-Type {media or '(none)'!r}")
     return None
 

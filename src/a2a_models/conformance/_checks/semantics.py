@@ -11,6 +11,7 @@ from ... import models as m
 from ..._state import TaskState
 from .._context import CheckContext
 from .._registry import Level, Requirement, check
+from .methods import _expect_task_first
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
@@ -56,21 +57,12 @@ async def stream_incremental(ctx: CheckContext) -> str | None:
     timeout=20.0,
 )
 async def subscribe_close_one(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         a = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
         b = await ctx.stream("SubscribeToTask", m.SubscribeToTaskRequest(id=task.id))
         async with b:
             async with a:
-                for s in (a, b):
-                    try:
-                        first = await s.next(5.0)
-                    except TimeoutError:
-                        ctx.fail("a subscriber got no event within 5s")
-                    ctx.expect(
-                        first is not None and first.kind == "task",
-                        f"a subscriber's first event is {first.describe() if first else 'none'}",
-                    )
+                await _expect_task_first(ctx, a, b)
             # a is closed now; b must still see the task end
             await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
             await b.collect(idle=5.0)
@@ -80,8 +72,6 @@ async def subscribe_close_one(ctx: CheckContext) -> str | None:
                 "after the other subscriber closed, this one did not see the cancel: "
                 f"{[e.describe() for e in b.events]}",
             )
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -93,8 +83,7 @@ async def subscribe_close_one(ctx: CheckContext) -> str | None:
     requires=PUSH_CONTRACT,
 )
 async def push_get_unknown(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         res = await ctx.call(
             "GetTaskPushNotificationConfig",
             m.GetTaskPushNotificationConfigRequest(
@@ -102,8 +91,6 @@ async def push_get_unknown(ctx: CheckContext) -> str | None:
             ),
         )
         ctx.expect_any_error(res, "GetTaskPushNotificationConfig of an unknown config id")
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -115,8 +102,7 @@ async def push_get_unknown(ctx: CheckContext) -> str | None:
     requires=PUSH_CONTRACT,
 )
 async def push_unsafe_url(ctx: CheckContext) -> str | None:
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         config = m.TaskPushNotificationConfig(
             task_id=task.id, url="http://169.254.169.254/latest/meta-data/", token="t"
         )
@@ -127,8 +113,6 @@ async def push_unsafe_url(ctx: CheckContext) -> str | None:
             "(§13.2: validate webhook URLs to prevent SSRF; refusing it only when delivering "
             "cannot be seen from outside and gives the client no feedback)",
         )
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 
@@ -244,10 +228,9 @@ __all__: list[str] = []
     requires=(Requirement.STREAMING,),
 )
 async def stream_event_ids(ctx: CheckContext) -> str | None:
-    from .streaming import _events_or_fail, _main_stream
+    from .streaming import _main_stream_events
 
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     ids = [e.sse_id for e in s.events]
     if not any(ids):
         ctx.not_applicable("the stream's events carry no SSE ids")
@@ -291,8 +274,7 @@ class _As:
 )
 async def owner_isolation(ctx: CheckContext) -> str | None:
     peer = _As(ctx)
-    task = await ctx.slow_task()
-    try:
+    async with ctx.working_task() as task:
         with peer:
             got = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
             ctx.expect(
@@ -326,13 +308,11 @@ async def owner_isolation(ctx: CheckContext) -> str | None:
                 ctx.expect(
                     push.error is not None, "another identity could add a push config to the task"
                 )
-        still = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+        still = await ctx.read_task(task.id)
         ctx.expect(
             not still.status.state.is_terminal,
             f"the owner's task is {still.status.state.name} after the other identity's cancel",
         )
-    finally:
-        await ctx.cancel_quietly(task.id)
     return None
 
 

@@ -39,6 +39,13 @@ def _events_or_fail(ctx: CheckContext, s: StreamSession) -> None:
         ctx.fail(f"the stream had no events ({s.outcome()})")
 
 
+async def _main_stream_events(ctx: CheckContext) -> StreamSession:
+    """The main stream; fails the check if it answered with an error or carried no events."""
+    s = await _main_stream(ctx)
+    _events_or_fail(ctx, s)
+    return s
+
+
 @check(
     "stream.content-type",
     "§9.1, §11.7 (0.3: §3.3.1)",
@@ -61,8 +68,7 @@ async def stream_content_type(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def stream_framing(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     bad = [f"#{e.index}: {e.problem}" for e in s.events if e.problem]
     ctx.expect(not bad, "; ".join(bad))
     return f"{len(s.events)} events"
@@ -76,8 +82,7 @@ async def stream_framing(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def stream_decodes(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     bad = [f"#{e.index}: {e.decode_error}" for e in s.events if e.decode_error]
     ctx.expect(not bad, "; ".join(bad))
     return None
@@ -91,8 +96,7 @@ async def stream_decodes(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def stream_first_event(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     first = s.events[0]
     ctx.expect(first.kind in ("task", "message"), f"the first event is {first.describe()}")
     if first.kind == "message":
@@ -120,8 +124,7 @@ def _after_terminal(s: StreamSession) -> list[Any]:
     requires=STREAMING,
 )
 async def stream_nothing_after_terminal(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     if s.terminal_index is None:
         ctx.skip("the stream reached no terminal state")
     extra = _after_terminal(s)
@@ -139,8 +142,7 @@ async def stream_nothing_after_terminal(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def stream_closes(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     if s.terminal_index is None:
         ctx.skip("the stream reached no terminal state")
     ctx.expect(
@@ -169,8 +171,7 @@ def _chunks(s: StreamSession) -> list[m.TaskArtifactUpdateEvent]:
     requires=STREAM_CONTRACT,
 )
 async def stream_order(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     kinds = [e.describe() for e in s.events]
     ctx.expect(s.events[0].kind == "task", f"first event is not the Task: {kinds}")
     steps = [n for n in (_step(e) for e in s.events) if n is not None]
@@ -208,8 +209,7 @@ async def stream_order(ctx: CheckContext) -> str | None:
     requires=STREAM_CONTRACT,
 )
 async def stream_chunks(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     chunks = _chunks(s)
     ctx.expect(len(chunks) == CHUNKS, f"{len(chunks)} artifact events, expected {CHUNKS}")
     ids = {c.artifact.artifact_id for c in chunks}
@@ -230,8 +230,7 @@ async def stream_chunks(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def stream_final_flag(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     updates = [e for e in s.events if e.kind == "status"]
     if not updates:
         ctx.skip("the stream had no status-update events")
@@ -275,8 +274,7 @@ async def stream_message_only(ctx: CheckContext) -> str | None:
     requires=STREAMING,
 )
 async def lifecycle_ids(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     first = s.events[0].model
     if not isinstance(first, m.Task):
         ctx.not_applicable("the agent answered with a Message, not a Task")
@@ -288,7 +286,7 @@ async def lifecycle_ids(ctx: CheckContext) -> str | None:
         if v is not None and (tid != first.id or cid != first.context_id):
             bad.append(f"#{e.index} has taskId={tid!r} contextId={cid!r}")
     ctx.expect(not bad, f"the Task is {first.id!r}/{first.context_id!r}, but " + "; ".join(bad))
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=first.id)))
+    got = await ctx.read_task(first.id)
     ctx.expect(
         got.id == first.id and got.context_id == first.context_id,
         f"GetTask gives {got.id!r}/{got.context_id!r}",
@@ -304,13 +302,12 @@ async def lifecycle_ids(ctx: CheckContext) -> str | None:
     requires=STREAM_CONTRACT,
 )
 async def lifecycle_artifacts(ctx: CheckContext) -> str | None:
-    s = await _main_stream(ctx)
-    _events_or_fail(ctx, s)
+    s = await _main_stream_events(ctx)
     first = s.events[0].model
     chunks = _chunks(s)
     if not isinstance(first, m.Task) or not chunks:
         ctx.skip("the stream had no task or no chunks")
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=first.id)))
+    got = await ctx.read_task(first.id)
     art = got.artifact(chunks[0].artifact.artifact_id)
     ctx.expect(art is not None, f"the task has no artifact {chunks[0].artifact.artifact_id!r}")
     assert art is not None
@@ -331,7 +328,7 @@ async def lifecycle_terminal(ctx: CheckContext) -> str | None:
     task = await ctx.completed_task()
     await ctx.call("CancelTask", m.CancelTaskRequest(id=task.id))
     await ctx.send("more", task_id=task.id, context_id=task.context_id)
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+    got = await ctx.read_task(task.id)
     ctx.expect(
         got.status.state is TaskState.COMPLETED,
         f"the completed task is now {got.status.state.name}",
@@ -352,7 +349,7 @@ async def lifecycle_history(ctx: CheckContext) -> str | None:
     task = ctx.decode(res)
     if not isinstance(task, m.Task):
         ctx.fail(f"'complete' gave a {type(task).__name__}")
-    got = ctx.decode(await ctx.call("GetTask", m.GetTaskRequest(id=task.id)))
+    got = await ctx.read_task(task.id)
     sent = [h for h in got.history if h.message_id == msg.message_id]
     ctx.expect(
         sent, f"the history ({len(got.history)} messages) lacks the sent message {msg.message_id!r}"

@@ -84,6 +84,12 @@ class Requirement(enum.Enum):
     REQUIRED_EXTENSION = "required-extension"
 
 
+#: The requirements of the checks of the streaming and the push-notification
+#: contract (what the conformance agent does when asked).
+STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
+PUSH_CONTRACT = (Requirement.PUSH, Requirement.CONTRACT)
+
+
 class CheckFailed(A2AError):
     """The server broke the rule."""
 

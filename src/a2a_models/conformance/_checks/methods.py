@@ -21,7 +21,7 @@ from ...errors import (
 )
 from .._agent import ARTIFACT_TEXT, REPLY_TEXT
 from .._context import CheckContext
-from .._registry import Level, Requirement, check
+from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
 from .._replies import CallResult
 from .._stream import StreamSession
 
@@ -546,8 +546,6 @@ async def cancel_unknown(ctx: CheckContext) -> str | None:
 
 # ---------------------------------------------------------------- SubscribeToTask
 
-STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
-
 
 async def _expect_task_first(ctx: CheckContext, *subscribers: StreamSession) -> None:
     """Each subscriber's first event, within 5s, must be the Task."""
@@ -667,8 +665,6 @@ async def subscribe_unknown(ctx: CheckContext) -> str | None:
 
 
 # ---------------------------------------------------------------- push notification configs
-
-PUSH_CONTRACT = (Requirement.PUSH, Requirement.CONTRACT)
 
 
 def _config(task_id: str) -> m.TaskPushNotificationConfig:

@@ -10,12 +10,10 @@ from typing import Any
 from ... import models as m
 from ..._state import TaskState
 from .._context import CheckContext
-from .._registry import Level, Requirement, check
-from .methods import _expect_task_first
+from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
+from .methods import WEBHOOK, _expect_task_first
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
-STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
-PUSH_CONTRACT = (Requirement.PUSH, Requirement.CONTRACT)
 SECURED = (Requirement.SECURED,)
 
 
@@ -301,9 +299,7 @@ async def owner_isolation(ctx: CheckContext) -> str | None:
             if ctx.claims(Requirement.PUSH):
                 push = await ctx.call(
                     "CreateTaskPushNotificationConfig",
-                    m.TaskPushNotificationConfig(
-                        task_id=task.id, url="http://127.0.0.1:9/a2a-conformance-webhook", token="t"
-                    ),
+                    m.TaskPushNotificationConfig(task_id=task.id, url=WEBHOOK, token="t"),
                 )
                 ctx.expect(
                     push.error is not None, "another identity could add a push config to the task"

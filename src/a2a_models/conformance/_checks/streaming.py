@@ -8,12 +8,11 @@ from typing import Any
 from ... import models as m
 from ..._state import TaskState
 from .._context import CheckContext
-from .._registry import Level, Requirement, check
+from .._registry import STREAM_CONTRACT, Level, Requirement, check
 from .._stream import StreamSession
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 STREAMING = (Requirement.STREAMING,)
-STREAM_CONTRACT = (Requirement.STREAMING, Requirement.CONTRACT)
 CHUNKS = 3
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -17,7 +18,9 @@ from ._common import (
     _tuples,
     texts,
 )
-from ._rules import _dialect_cached, _rules
+from ._rules import _dialect_cached, _Rules, _rules
+
+T = TypeVar("T")
 
 # --------------------------------------------------------------------------- security
 
@@ -26,18 +29,25 @@ def _scopes() -> st.SearchStrategy[dict[str, str]]:
     return st.dictionaries(texts(max_size=8), texts(), max_size=3)
 
 
+def _oauth_flow(
+    flow: Callable[..., T], r: _Rules, **urls: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``flow`` values: its own ``urls`` (and flags) and what every OAuth flow has beside
+    them, ``scopes`` and an optional ``refresh_url``."""
+    return st.builds(flow, **urls, scopes=_scopes(), refresh_url=_opt_str(r))
+
+
 @_dialect_cached
 def authorization_code_oauth_flows(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.AuthorizationCodeOAuthFlow]:
     """:class:`AuthorizationCodeOAuthFlow` values (0.3: no ``pkce_required``)."""
     r = _rules(dialect)
-    return st.builds(
+    return _oauth_flow(
         m.AuthorizationCodeOAuthFlow,
+        r,
         authorization_url=_NONEMPTY,
         token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
         pkce_required=st.booleans() if r.device_code else st.just(False),
     )
 
@@ -48,23 +58,15 @@ def client_credentials_oauth_flows(
 ) -> st.SearchStrategy[m.ClientCredentialsOAuthFlow]:
     """:class:`ClientCredentialsOAuthFlow` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.ClientCredentialsOAuthFlow,
-        token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
-    )
+    return _oauth_flow(m.ClientCredentialsOAuthFlow, r, token_url=_NONEMPTY)
 
 
 @_dialect_cached
 def implicit_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.ImplicitOAuthFlow]:
     """:class:`ImplicitOAuthFlow` values (0.3: ``authorization_url`` is required)."""
     r = _rules(dialect)
-    return st.builds(
-        m.ImplicitOAuthFlow,
-        authorization_url=_NONEMPTY if r.required_urls else _opt_str(r),
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.ImplicitOAuthFlow, r, authorization_url=_NONEMPTY if r.required_urls else _opt_str(r)
     )
 
 
@@ -72,11 +74,8 @@ def implicit_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.ImplicitOA
 def password_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.PasswordOAuthFlow]:
     """:class:`PasswordOAuthFlow` values (0.3: ``token_url`` is required)."""
     r = _rules(dialect)
-    return st.builds(
-        m.PasswordOAuthFlow,
-        token_url=_NONEMPTY if r.required_urls else _opt_str(r),
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.PasswordOAuthFlow, r, token_url=_NONEMPTY if r.required_urls else _opt_str(r)
     )
 
 
@@ -84,12 +83,8 @@ def password_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.PasswordOA
 def device_code_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.DeviceCodeOAuthFlow]:
     """:class:`DeviceCodeOAuthFlow` values (new in 1.0; as a standalone object in any dialect)."""
     r = _rules(dialect)
-    return st.builds(
-        m.DeviceCodeOAuthFlow,
-        device_authorization_url=_NONEMPTY,
-        token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.DeviceCodeOAuthFlow, r, device_authorization_url=_NONEMPTY, token_url=_NONEMPTY
     )
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from hypothesis import strategies as st
 
 from ... import models as m
 from ._common import (
     _NONEMPTY,
+    T,
     _metadata,
     _opt,
     _opt_bool,
@@ -20,8 +21,6 @@ from ._common import (
 )
 from ._rules import _dialect_cached, _Rules, _rules
 
-T = TypeVar("T")
-
 # --------------------------------------------------------------------------- security
 
 
@@ -30,11 +29,11 @@ def _scopes() -> st.SearchStrategy[dict[str, str]]:
 
 
 def _oauth_flow(
-    flow: Callable[..., T], r: _Rules, **urls: st.SearchStrategy[Any]
+    flow: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
 ) -> st.SearchStrategy[T]:
-    """``flow`` values: its own ``urls`` (and flags) and what every OAuth flow has beside
+    """``flow`` values: its own ``fields`` (its URLs) and what every OAuth flow has beside
     them, ``scopes`` and an optional ``refresh_url``."""
-    return st.builds(flow, **urls, scopes=_scopes(), refresh_url=_opt_str(r))
+    return st.builds(flow, **fields, scopes=_scopes(), refresh_url=_opt_str(r))
 
 
 @_dialect_cached
@@ -117,15 +116,23 @@ def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
     return build()
 
 
+def _security_scheme(
+    kind: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``kind`` values: its own ``fields`` and what every security scheme has beside
+    them, an optional ``description``."""
+    return st.builds(kind, **fields, description=_opt_str(r))
+
+
 @_dialect_cached
 def api_key_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.APIKeySecurityScheme]:
     """:class:`APIKeySecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
+    return _security_scheme(
         m.APIKeySecurityScheme,
+        r,
         location=st.sampled_from(["header", "query", "cookie"]),
         name=_NONEMPTY,
-        description=_opt_str(r),
     )
 
 
@@ -135,11 +142,11 @@ def http_auth_security_schemes(
 ) -> st.SearchStrategy[m.HTTPAuthSecurityScheme]:
     """:class:`HTTPAuthSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
+    return _security_scheme(
         m.HTTPAuthSecurityScheme,
+        r,
         scheme=_NONEMPTY | st.sampled_from(["Bearer", "Basic"]),
         bearer_format=_opt_str(r),
-        description=_opt_str(r),
     )
 
 
@@ -147,11 +154,8 @@ def http_auth_security_schemes(
 def oauth2_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.OAuth2SecurityScheme]:
     """:class:`OAuth2SecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.OAuth2SecurityScheme,
-        flows=oauth_flows(dialect),
-        oauth2_metadata_url=_opt_str(r),
-        description=_opt_str(r),
+    return _security_scheme(
+        m.OAuth2SecurityScheme, r, flows=oauth_flows(dialect), oauth2_metadata_url=_opt_str(r)
     )
 
 
@@ -161,9 +165,7 @@ def open_id_connect_security_schemes(
 ) -> st.SearchStrategy[m.OpenIdConnectSecurityScheme]:
     """:class:`OpenIdConnectSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.OpenIdConnectSecurityScheme, open_id_connect_url=_NONEMPTY, description=_opt_str(r)
-    )
+    return _security_scheme(m.OpenIdConnectSecurityScheme, r, open_id_connect_url=_NONEMPTY)
 
 
 @_dialect_cached
@@ -172,7 +174,7 @@ def mutual_tls_security_schemes(
 ) -> st.SearchStrategy[m.MutualTlsSecurityScheme]:
     """:class:`MutualTlsSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(m.MutualTlsSecurityScheme, description=_opt_str(r))
+    return _security_scheme(m.MutualTlsSecurityScheme, r)
 
 
 @_dialect_cached

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -11,6 +11,7 @@ from ... import models as m
 from ...models.rules import INT32_RANGE
 from ._common import (
     _NONEMPTY,
+    T,
     _ids,
     _metadata,
     _opt,
@@ -24,13 +25,11 @@ from ._common import (
 from ._rules import _dialect_cached, _Rules, _rules
 from ._tasks import _push_configs, messages, task_push_notification_configs, task_states, tasks
 
-T = TypeVar("T")
-
 # --------------------------------------------------------------------------- requests
 
 
 def _task_reads(
-    request: Callable[..., T], r: _Rules, **fields: st.SearchStrategy[Any]
+    request: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
 ) -> st.SearchStrategy[T]:
     """``request`` values: ``fields``, and the tenant and metadata of every request that
     reads one task or its push configs (the requests :attr:`_Rules.read_metadata` is

@@ -8,6 +8,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import builtins
+import functools
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -301,12 +302,11 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     NUL: ClassVar[bool]
     BAD_TASK_ID: ClassVar[str]
 
-    @property
+    # The caches are made on first use, not in ``__init__``: the stores' own
+    # ``__init__`` (and a subclass's) need not call this class's.
+    @functools.cached_property
     def _histories(self) -> HistoryCache:
-        cache: HistoryCache | None = self.__dict__.get("_history_cache")
-        if cache is None:
-            cache = self.__dict__["_history_cache"] = HistoryCache()
-        return cache
+        return HistoryCache()
 
     #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
     max_active_tasks_per_owner: int | None = None
@@ -315,12 +315,9 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
         return all(storable(text, nul=self.NUL) for text in texts)
 
-    @property
+    @functools.cached_property
     def _artifact_reads(self) -> ArtifactReads:
-        reads: ArtifactReads | None = self.__dict__.get("_artifact_read_cache")
-        if reads is None:
-            reads = self.__dict__["_artifact_read_cache"] = ArtifactReads()
-        return reads
+        return ArtifactReads()
 
     @abc.abstractmethod
     async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from ... import models as m
 from ._common import (
     _NONEMPTY,
+    T,
     _metadata,
     _opt,
     _opt_bool,
@@ -17,7 +19,7 @@ from ._common import (
     _tuples,
     texts,
 )
-from ._rules import _dialect_cached, _rules
+from ._rules import _dialect_cached, _Rules, _rules
 
 # --------------------------------------------------------------------------- security
 
@@ -26,18 +28,25 @@ def _scopes() -> st.SearchStrategy[dict[str, str]]:
     return st.dictionaries(texts(max_size=8), texts(), max_size=3)
 
 
+def _oauth_flow(
+    flow: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``flow`` values: its own ``fields`` (its URLs) and what every OAuth flow has beside
+    them, ``scopes`` and an optional ``refresh_url``."""
+    return st.builds(flow, **fields, scopes=_scopes(), refresh_url=_opt_str(r))
+
+
 @_dialect_cached
 def authorization_code_oauth_flows(
     dialect: str = "1.0",
 ) -> st.SearchStrategy[m.AuthorizationCodeOAuthFlow]:
     """:class:`AuthorizationCodeOAuthFlow` values (0.3: no ``pkce_required``)."""
     r = _rules(dialect)
-    return st.builds(
+    return _oauth_flow(
         m.AuthorizationCodeOAuthFlow,
+        r,
         authorization_url=_NONEMPTY,
         token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
         pkce_required=st.booleans() if r.device_code else st.just(False),
     )
 
@@ -48,23 +57,15 @@ def client_credentials_oauth_flows(
 ) -> st.SearchStrategy[m.ClientCredentialsOAuthFlow]:
     """:class:`ClientCredentialsOAuthFlow` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.ClientCredentialsOAuthFlow,
-        token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
-    )
+    return _oauth_flow(m.ClientCredentialsOAuthFlow, r, token_url=_NONEMPTY)
 
 
 @_dialect_cached
 def implicit_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.ImplicitOAuthFlow]:
     """:class:`ImplicitOAuthFlow` values (0.3: ``authorization_url`` is required)."""
     r = _rules(dialect)
-    return st.builds(
-        m.ImplicitOAuthFlow,
-        authorization_url=_NONEMPTY if r.required_urls else _opt_str(r),
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.ImplicitOAuthFlow, r, authorization_url=_NONEMPTY if r.required_urls else _opt_str(r)
     )
 
 
@@ -72,11 +73,8 @@ def implicit_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.ImplicitOA
 def password_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.PasswordOAuthFlow]:
     """:class:`PasswordOAuthFlow` values (0.3: ``token_url`` is required)."""
     r = _rules(dialect)
-    return st.builds(
-        m.PasswordOAuthFlow,
-        token_url=_NONEMPTY if r.required_urls else _opt_str(r),
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.PasswordOAuthFlow, r, token_url=_NONEMPTY if r.required_urls else _opt_str(r)
     )
 
 
@@ -84,12 +82,8 @@ def password_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.PasswordOA
 def device_code_oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.DeviceCodeOAuthFlow]:
     """:class:`DeviceCodeOAuthFlow` values (new in 1.0; as a standalone object in any dialect)."""
     r = _rules(dialect)
-    return st.builds(
-        m.DeviceCodeOAuthFlow,
-        device_authorization_url=_NONEMPTY,
-        token_url=_NONEMPTY,
-        scopes=_scopes(),
-        refresh_url=_opt_str(r),
+    return _oauth_flow(
+        m.DeviceCodeOAuthFlow, r, device_authorization_url=_NONEMPTY, token_url=_NONEMPTY
     )
 
 
@@ -122,15 +116,23 @@ def oauth_flows(dialect: str = "1.0") -> st.SearchStrategy[m.OAuthFlows]:
     return build()
 
 
+def _security_scheme(
+    kind: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``kind`` values: its own ``fields`` and what every security scheme has beside
+    them, an optional ``description``."""
+    return st.builds(kind, **fields, description=_opt_str(r))
+
+
 @_dialect_cached
 def api_key_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.APIKeySecurityScheme]:
     """:class:`APIKeySecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
+    return _security_scheme(
         m.APIKeySecurityScheme,
+        r,
         location=st.sampled_from(["header", "query", "cookie"]),
         name=_NONEMPTY,
-        description=_opt_str(r),
     )
 
 
@@ -140,11 +142,11 @@ def http_auth_security_schemes(
 ) -> st.SearchStrategy[m.HTTPAuthSecurityScheme]:
     """:class:`HTTPAuthSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
+    return _security_scheme(
         m.HTTPAuthSecurityScheme,
+        r,
         scheme=_NONEMPTY | st.sampled_from(["Bearer", "Basic"]),
         bearer_format=_opt_str(r),
-        description=_opt_str(r),
     )
 
 
@@ -152,11 +154,8 @@ def http_auth_security_schemes(
 def oauth2_security_schemes(dialect: str = "1.0") -> st.SearchStrategy[m.OAuth2SecurityScheme]:
     """:class:`OAuth2SecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.OAuth2SecurityScheme,
-        flows=oauth_flows(dialect),
-        oauth2_metadata_url=_opt_str(r),
-        description=_opt_str(r),
+    return _security_scheme(
+        m.OAuth2SecurityScheme, r, flows=oauth_flows(dialect), oauth2_metadata_url=_opt_str(r)
     )
 
 
@@ -166,9 +165,7 @@ def open_id_connect_security_schemes(
 ) -> st.SearchStrategy[m.OpenIdConnectSecurityScheme]:
     """:class:`OpenIdConnectSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(
-        m.OpenIdConnectSecurityScheme, open_id_connect_url=_NONEMPTY, description=_opt_str(r)
-    )
+    return _security_scheme(m.OpenIdConnectSecurityScheme, r, open_id_connect_url=_NONEMPTY)
 
 
 @_dialect_cached
@@ -177,7 +174,7 @@ def mutual_tls_security_schemes(
 ) -> st.SearchStrategy[m.MutualTlsSecurityScheme]:
     """:class:`MutualTlsSecurityScheme` values."""
     r = _rules(dialect)
-    return st.builds(m.MutualTlsSecurityScheme, description=_opt_str(r))
+    return _security_scheme(m.MutualTlsSecurityScheme, r)
 
 
 @_dialect_cached

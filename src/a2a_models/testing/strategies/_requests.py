@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from hypothesis import strategies as st
 
 from ... import models as m
 from ...models.rules import INT32_RANGE
 from ._common import (
     _NONEMPTY,
+    T,
     _ids,
     _metadata,
     _opt,
@@ -18,10 +22,21 @@ from ._common import (
     _tuples,
     timestamps,
 )
-from ._rules import _dialect_cached, _rules
+from ._rules import _dialect_cached, _Rules, _rules
 from ._tasks import _push_configs, messages, task_push_notification_configs, task_states, tasks
 
 # --------------------------------------------------------------------------- requests
+
+
+def _task_reads(
+    request: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``request`` values: ``fields``, and the tenant and metadata of every request that
+    reads one task or its push configs (the requests :attr:`_Rules.read_metadata` is
+    about; a cancel's metadata has a rule of its own)."""
+    return st.builds(
+        request, **fields, tenant=_opt_str(r, r.tenant), metadata=_metadata(r.read_metadata)
+    )
 
 
 @_dialect_cached
@@ -56,13 +71,7 @@ def send_message_requests(dialect: str = "1.0") -> st.SearchStrategy[m.SendMessa
 def get_task_requests(dialect: str = "1.0") -> st.SearchStrategy[m.GetTaskRequest]:
     """:class:`GetTaskRequest` values (1.0: no metadata)."""
     r = _rules(dialect)
-    return st.builds(
-        m.GetTaskRequest,
-        id=_ids(r),
-        history_length=_opt_count(r),
-        tenant=_opt_str(r, r.tenant),
-        metadata=_metadata(r.read_metadata),
-    )
+    return _task_reads(m.GetTaskRequest, r, id=_ids(r), history_length=_opt_count(r))
 
 
 @_dialect_cached
@@ -112,12 +121,7 @@ def subscribe_to_task_requests(
 ) -> st.SearchStrategy[m.SubscribeToTaskRequest]:
     """:class:`SubscribeToTaskRequest` values (1.0: no metadata)."""
     r = _rules(dialect)
-    return st.builds(
-        m.SubscribeToTaskRequest,
-        id=_ids(r),
-        tenant=_opt_str(r, r.tenant),
-        metadata=_metadata(r.read_metadata),
-    )
+    return _task_reads(m.SubscribeToTaskRequest, r, id=_ids(r))
 
 
 @_dialect_cached
@@ -135,13 +139,7 @@ def get_task_push_notification_config_requests(
     else:
         # 0.3 JSON-RPC may omit it (the task's first config); python: any value.
         config_id = _opt_str(r)
-    return st.builds(
-        m.GetTaskPushNotificationConfigRequest,
-        task_id=_ids(r),
-        id=config_id,
-        tenant=_opt_str(r, r.tenant),
-        metadata=_metadata(r.read_metadata),
-    )
+    return _task_reads(m.GetTaskPushNotificationConfigRequest, r, task_id=_ids(r), id=config_id)
 
 
 @_dialect_cached
@@ -150,13 +148,7 @@ def delete_task_push_notification_config_requests(
 ) -> st.SearchStrategy[m.DeleteTaskPushNotificationConfigRequest]:
     """:class:`DeleteTaskPushNotificationConfigRequest` values (1.0: no metadata)."""
     r = _rules(dialect)
-    return st.builds(
-        m.DeleteTaskPushNotificationConfigRequest,
-        task_id=_ids(r),
-        id=_ids(r),
-        tenant=_opt_str(r, r.tenant),
-        metadata=_metadata(r.read_metadata),
-    )
+    return _task_reads(m.DeleteTaskPushNotificationConfigRequest, r, task_id=_ids(r), id=_ids(r))
 
 
 @_dialect_cached
@@ -165,8 +157,9 @@ def list_task_push_notification_configs_requests(
 ) -> st.SearchStrategy[m.ListTaskPushNotificationConfigsRequest]:
     """:class:`ListTaskPushNotificationConfigsRequest` values (1.0: no metadata)."""
     r = _rules(dialect)
-    return st.builds(
+    return _task_reads(
         m.ListTaskPushNotificationConfigsRequest,
+        r,
         task_id=_ids(r),
         # A plain int32 in every proto: 0 means unset.
         page_size=_opt_count(
@@ -175,8 +168,6 @@ def list_task_push_notification_configs_requests(
         if r.push_paging
         else st.none(),
         page_token=_opt_str(r, r.push_paging),
-        tenant=_opt_str(r, r.tenant),
-        metadata=_metadata(r.read_metadata),
     )
 
 

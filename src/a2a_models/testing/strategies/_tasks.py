@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from hypothesis import strategies as st
 
 from ... import models as m
 from ..._state import TaskState
 from ._common import (
     _NONEMPTY,
+    T,
     _ids,
     _metadata,
     _opt,
@@ -19,7 +23,7 @@ from ._common import (
     texts,
     timestamps,
 )
-from ._rules import _dialect_cached, _rules
+from ._rules import _dialect_cached, _Rules, _rules
 
 # --------------------------------------------------------------------------- enums
 
@@ -155,16 +159,22 @@ def tasks(dialect: str = "1.0") -> st.SearchStrategy[m.Task]:
 # --------------------------------------------------------------------------- events, unions
 
 
+def _task_event(
+    event: Callable[..., T], r: _Rules, /, **fields: st.SearchStrategy[Any]
+) -> st.SearchStrategy[T]:
+    """``event`` values: its own ``fields`` and what every task event has beside them,
+    the (required) ids of its task and context and optional metadata."""
+    return st.builds(event, task_id=_ids(r), context_id=_ids(r), **fields, metadata=_metadata())
+
+
 @_dialect_cached
 def task_status_update_events(dialect: str = "1.0") -> st.SearchStrategy[m.TaskStatusUpdateEvent]:
     """:class:`TaskStatusUpdateEvent` values (1.0: ``final`` is False)."""
     r = _rules(dialect)
-    return st.builds(
+    return _task_event(
         m.TaskStatusUpdateEvent,
-        task_id=_ids(r),
-        context_id=_ids(r),
+        r,
         status=task_statuses(dialect),
-        metadata=_metadata(),
         final=st.booleans() if r.final else st.just(False),
     )
 
@@ -175,14 +185,12 @@ def task_artifact_update_events(
 ) -> st.SearchStrategy[m.TaskArtifactUpdateEvent]:
     """:class:`TaskArtifactUpdateEvent` values."""
     r = _rules(dialect)
-    return st.builds(
+    return _task_event(
         m.TaskArtifactUpdateEvent,
-        task_id=_ids(r),
-        context_id=_ids(r),
+        r,
         artifact=artifacts(dialect),
         append=st.booleans(),
         last_chunk=st.booleans(),
-        metadata=_metadata(),
     )
 
 

@@ -721,31 +721,13 @@ def _install_oneofs() -> None:
         m.OpenIdConnectSecurityScheme: "open_id_connect_security_scheme",
         m.MutualTlsSecurityScheme: "mtls_security_scheme",
     }
-    by_field = {f: c.__name__ for c, f in schemes.items()}
-
-    def fill_scheme(r: Any, x: Any) -> None:
-        key = schemes.get(type(x))
-        if key is None:
-            raise Loss(f"unknown SecurityScheme subclass {type(x).__name__}")
-        sub = getattr(r, key)
-        sub.SetInParent()
-        try:
-            ns[f"_fill_{type(x).__name__}"](sub, x)
-        except Loss as exc:
-            exc.path.append(key)
-            raise
-
-    def from_scheme(p: Any) -> m.SecurityScheme:
-        which = p.WhichOneof("scheme")
-        if which is None:
-            raise Fail(f"expected exactly one of {', '.join(by_field)}")
-        try:
-            return ns[f"_from_{by_field[which]}"](getattr(p, which))  # type: ignore[no-any-return]
-        except Fail as exc:
-            exc.path.append(which)
-            raise
-
-    ns["_fill_SecurityScheme"], ns["_from_SecurityScheme"] = fill_scheme, from_scheme
+    _install_union(
+        "SecurityScheme",
+        P.SecurityScheme,
+        "scheme",
+        schemes,
+        refuse=lambda x: f"unknown SecurityScheme subclass {type(x).__name__}",
+    )
 
     flows = {
         "authorization_code": "AuthorizationCodeOAuthFlow",
@@ -807,7 +789,7 @@ def _install_oneofs() -> None:
         from_requirement,
     )
 
-    for hooked in ("Part", "SecurityScheme", "OAuthFlows", "SecurityRequirement"):
+    for hooked in ("Part", "OAuthFlows", "SecurityRequirement"):
         ns[f"_to_{hooked}"] = _to_via_fill(getattr(P, hooked), ns[f"_fill_{hooked}"])
 
     stream_fields = {
@@ -828,7 +810,20 @@ def _install_oneofs() -> None:
         _install_union(union, getattr(P, proto_name), oneof, keys)
 
 
-def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], str]) -> None:
+def _install_union(
+    name: str,
+    proto_cls: Any,
+    oneof: str,
+    keys: dict[type[Any], str],
+    *,
+    refuse: Callable[[Any], str] | None = None,
+) -> None:
+    """Install ``_fill_``/``_from_``/``_to_<name>`` for a model union carried as the
+    protobuf oneof ``oneof``: ``keys`` maps each member class to its oneof field.
+
+    ``refuse(x)`` words the encode error for a value of no member class (default:
+    "<name> cannot hold a <class>").
+    """
     ns = _NS
     by_field = {f: c.__name__ for c, f in keys.items()}
     fillers = {c: ns[f"_fill_{c.__name__}"] for c in keys}
@@ -836,7 +831,9 @@ def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], 
     def fill_union(r: Any, x: Any) -> None:
         key = keys.get(type(x))
         if key is None:
-            raise Loss(f"{name} cannot hold a {type(x).__name__}")
+            raise Loss(
+                refuse(x) if refuse is not None else f"{name} cannot hold a {type(x).__name__}"
+            )
         sub = getattr(r, key)
         sub.SetInParent()
         try:

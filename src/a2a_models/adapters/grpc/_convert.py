@@ -729,13 +729,7 @@ def _install_oneofs() -> None:
         refuse=lambda x: f"unknown SecurityScheme subclass {type(x).__name__}",
     )
 
-    flows = {
-        "authorization_code": "AuthorizationCodeOAuthFlow",
-        "client_credentials": "ClientCredentialsOAuthFlow",
-        "implicit": "ImplicitOAuthFlow",
-        "password": "PasswordOAuthFlow",
-        "device_code": "DeviceCodeOAuthFlow",
-    }
+    flows = facts.OAUTH_FLOW_CLASSES  # (the proto's oneof fields are the attribute names)
     FlowsB = builder(m.OAuthFlows)
 
     def fill_flows(r: Any, x: m.OAuthFlows) -> None:

@@ -439,59 +439,38 @@ def _fill_lines(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD) ->
     presence = (cls, name) in facts.PRESENCE_TRACKED
     origin = typing.get_origin(inner)
     args = typing.get_args(inner)
-    get = f"        v = o.{name}"
-    here = f"        f = {name!r}"
+
+    def when(test: str, *body: str, located: bool = False) -> list[str]:
+        # ``located``: the body may raise Loss, so ``f`` first names the field for its path.
+        lines = [f"        v = o.{name}", f"        if {test}:"]
+        if located:
+            lines.append(f"            f = {name!r}")
+        return lines + [f"            {line}" for line in body]
+
     if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
-        return [
-            get,
-            "        if v is not None:",
-            here.replace("        ", "            "),
-            f"            s = r.{name}",
-            "            s.SetInParent()",
-            "            _struct_into(s, v)",
-        ]
+        return when(
+            "v is not None", f"s = r.{name}", "s.SetInParent()", "_struct_into(s, v)", located=True
+        )
     if inner is datetime:
-        return [get, "        if v is not None:", f"            _fill_ts(r.{name}, v)"]
+        return when("v is not None", f"_fill_ts(r.{name}, v)")
     if inner in (TaskState, m.Role):
-        en = inner.__name__
         test = "v is not None and v._value_" if optional else "True"
-        return [get, f"        if {test}:", f"            r.{name} = _X_{en}[v._value_]"]
+        return when(test, f"r.{name} = _X_{inner.__name__}[v._value_]")
     if origin is tuple:
         item = args[0]
         if item is str:
-            return [get, "        if v:", f"            r.{name}.extend(v)"]
-        n = item.__name__
-        return [
-            get,
-            "        if v:",
-            here.replace("        ", "            "),
-            f"            c = r.{name}",
-            f"            _fill_list(_fill_{n}, c, v)",
-        ]
+            return when("v", f"r.{name}.extend(v)")
+        return when("v", f"c = r.{name}", f"_fill_list(_fill_{item.__name__}, c, v)", located=True)
     if origin is dict:
         value = args[1]
         if value is str:
-            return [get, "        if v:", f"            r.{name}.update(v)"]
-        n = value.__name__
-        return [
-            get,
-            "        if v:",
-            here.replace("        ", "            "),
-            f"            _fill_map(_fill_{n}, r.{name}, v)",
-        ]
+            return when("v", f"r.{name}.update(v)")
+        return when("v", f"_fill_map(_fill_{value.__name__}, r.{name}, v)", located=True)
     if attrs.has(inner):
-        n = inner.__name__
-        return [
-            get,
-            "        if v is not None:",
-            here.replace("        ", "            "),
-            f"            s = r.{name}",
-            "            s.SetInParent()",
-            f"            _fill_{n}(s, v)",
-        ]
+        fill = f"_fill_{inner.__name__}(s, v)"
+        return when("v is not None", f"s = r.{name}", "s.SetInParent()", fill, located=True)
     if inner in (str, int, bool):
-        test = "v is not None" if presence else "v"
-        return [get, f"        if {test}:", f"            r.{name} = v"]
+        return when("v is not None" if presence else "v", f"r.{name} = v")
     raise TypeError(f"{cls.__name__}.{name}: no protobuf conversion for {tp!r}")
 
 

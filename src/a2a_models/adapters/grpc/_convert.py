@@ -39,6 +39,7 @@ from ..._state import TaskState
 from ...codec import facts
 from ...codec.facts import Fail, Loss, builder, render_path, unwrap_optional
 from ...errors import DecodeError, EncodeError
+from ...models.rules import api_key_location_problem
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -277,8 +278,9 @@ def _nonneg(n: int) -> int:
 
 
 def _api_key_location(value: str) -> str:
-    if value not in ("header", "query", "cookie"):
-        raise Fail(f"expected one of header, query, cookie; got {value!r}")
+    problem = api_key_location_problem(value)  # the models' rule, as the JSON codec checks it
+    if problem is not None:
+        raise Fail(problem)
     return value
 
 

@@ -149,12 +149,9 @@ async def send(args: argparse.Namespace, out: Output) -> int:
 async def get(args: argparse.Namespace, out: Output) -> int:
     async with await open_client(args) as client:
         task = await client.get_task(args.task_id, history_length=args.history)
-    if out.json:
-        out.emit_wire(task)
-    else:
-        out.task(task)
-        if args.history:
-            _history(out, task)
+    out.show(task, out.task)
+    if args.history and not out.json:
+        _history(out, task)
     return 0
 
 
@@ -187,20 +184,14 @@ async def list_tasks(args: argparse.Namespace, out: Output) -> int:
     )
     async with await open_client(args) as client:
         page = await client.list_tasks(request)
-    if out.json:
-        out.emit_wire(page)
-    else:
-        out.tasks(page)
+    out.show(page, out.tasks)
     return 0
 
 
 async def cancel(args: argparse.Namespace, out: Output) -> int:
     async with await open_client(args) as client:
         task = await client.cancel_task(args.task_id)
-    if out.json:
-        out.emit_wire(task)
-    else:
-        out.task(task)
+    out.show(task, out.task)
     return 0
 
 
@@ -251,10 +242,7 @@ async def push(args: argparse.Namespace, out: Output) -> int:
             return _show_push(out, await client.get_push_config(args.task_id, args.config_id))
         if args.push_command == "list":
             page = await client.list_push_configs(args.task_id)
-            if out.json:
-                out.emit_wire(page)
-            else:
-                out.push_configs(page.configs)
+            out.show(page, lambda page: out.push_configs(page.configs))
             return 0
         await client.delete_push_config(args.task_id, args.config_id)
     if out.json:
@@ -265,10 +253,7 @@ async def push(args: argparse.Namespace, out: Output) -> int:
 
 
 def _show_push(out: Output, config: m.TaskPushNotificationConfig) -> int:
-    if out.json:
-        out.emit_wire(config)
-    else:
-        out.push_config(config)
+    out.show(config, out.push_config)
     return 0
 
 

@@ -85,6 +85,18 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
 
 
+def _add_header_option(parser: argparse.ArgumentParser, about: str) -> None:
+    parser.add_argument(
+        "--header",
+        "-H",
+        action="append",
+        type=_header,
+        default=[],
+        metavar="NAME:VALUE",
+        help=about,
+    )
+
+
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
     parser.add_argument("--key", metavar="FILE", help="the client certificate's private key")
@@ -99,14 +111,9 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
             help="the agent's base URL (its card says where to call) or, with --no-card, "
             "the endpoint",
         )
-    parser.add_argument(
-        "--header",
-        "-H",
-        action="append",
-        type=_header,
-        default=[],
-        metavar="NAME:VALUE",
-        help="add an HTTP header to every request (repeatable), e.g. 'Authorization: Bearer T'",
+    _add_header_option(
+        parser,
+        "add an HTTP header to every request (repeatable), e.g. 'Authorization: Bearer T'",
     )
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
@@ -282,15 +289,7 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="http: the well-known card; grpc: URL is a grpc://host:port endpoint and the "
         "card is its GetExtendedAgentCard answer",
     )
-    card.add_argument(
-        "--header",
-        "-H",
-        action="append",
-        type=_header,
-        default=[],
-        metavar="NAME:VALUE",
-        help="add an HTTP header to the request (repeatable)",
-    )
+    _add_header_option(card, "add an HTTP header to the request (repeatable)")
     card.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit")
     _add_tls_options(card)
     _add_output_options(card)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
 from .. import models as m
 from ..observability import USAGE_METADATA_KEY
@@ -38,6 +38,8 @@ __all__ = [
     "state_name",
     "usage_of",
 ]
+
+_T = TypeVar("_T")
 
 #: The exit status of ``send`` and ``follow`` per final task state (anything else: 0).
 STATE_EXIT_STATUS: Final[Mapping[m.TaskState, int]] = {
@@ -297,6 +299,13 @@ class Output:
         from .. import codec
 
         self.emit_json(codec.to_wire(item, "1.0", as_type=as_type))
+
+    def show(self, item: _T, render: Callable[[_T], None]) -> None:
+        """``item`` as 1.0 ProtoJSON under ``--json``, else drawn for people by ``render``."""
+        if self.json:
+            self.emit_wire(item)
+        else:
+            render(item)
 
     # -------------------------------------------------------------- results
 

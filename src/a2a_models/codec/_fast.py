@@ -100,6 +100,11 @@ def _planner(ns: Namespace, dialect: str) -> _Planner:
     return planner
 
 
+def _defaults(cls: type[Any]) -> dict[str, tuple[str, Any]]:
+    """Attribute name -> ``("value", v)`` or ``("factory", f)``, in attribute order."""
+    return {a.name: _gen.default_of(a) for a in attrs.fields(cls)}
+
+
 def _slots(cls: type[Any]) -> dict[str, Any]:
     """Attribute name -> its slot member descriptor."""
     out = {}
@@ -209,14 +214,12 @@ class _Planner:
     def _decode_tables(self, spec: ClassSpec) -> tuple[Any, ...]:
         n = _native
         assert n is not None
-        cls = spec.cls
-        by_attr = {a.name: a for a in attrs.fields(cls)}
-        slots = _slots(cls)
+        defaults, slots = _defaults(spec.cls), _slots(spec.cls)
         fields = []
         for fld in spec.fields:
             if fld.unsupported is not None:
                 continue
-            how, default = _gen.default_of(by_attr[fld.attr])
+            how, default = defaults[fld.attr]
             kind = fld.kind
             unset = fld.empty_is_unset and kind.empty is not None
             flags = (
@@ -264,31 +267,29 @@ class _Planner:
         tail = []
         placeholders = dict(spec.placeholders)
         carried = {f.attr for f in spec.fields if f.unsupported is None}
-        for attr in by_attr:
+        for attr in defaults:
             if attr in carried:
                 continue
             if attr in placeholders:
                 how, default = "value", placeholders[attr]
             else:
-                how, default = _gen.default_of(by_attr[attr])
+                how, default = defaults[attr]
                 if default is attrs.NOTHING:
                     raise _Unplannable(f"{spec.name}: no value for {attr}")
             flags = n.F_FACTORY if how == "factory" else 0
             tail.append((attr, slots[attr], 0, flags, None, None, default))
         aliases = tuple(alias for alias, _ in spec.aliases) or None
         constants = tuple(spec.constants) or None
-        validate = _gen.validate_model if _gen.needs_post_validation(cls) else None
+        validate = _gen.validate_model if _gen.needs_post_validation(spec.cls) else None
         return tuple(fields), tuple(tail), aliases, constants, validate
 
     def _encode_tables(self, spec: ClassSpec) -> tuple[Any, ...]:
         n = _native
         assert n is not None
-        cls = spec.cls
-        by_attr = {a.name: a for a in attrs.fields(cls)}
-        slots = _slots(cls)
+        defaults, slots = _defaults(spec.cls), _slots(spec.cls)
         fields = []
         for fld in spec.fields:
-            how, default = _gen.default_of(by_attr[fld.attr])
+            how, default = defaults[fld.attr]
             test = _gen.present_test(how, default)
             presence = {"v is not None": n.P_NOT_NONE, "v": n.P_TRUTHY}.get(test, n.P_NE)
             if fld.unsupported is not None:

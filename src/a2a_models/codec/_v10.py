@@ -336,7 +336,14 @@ _SCHEME_KEYS = {
     m.OpenIdConnectSecurityScheme: "openIdConnectSecurityScheme",
     m.MutualTlsSecurityScheme: "mtlsSecurityScheme",
 }
-_FLOW_ATTRS = ("authorization_code", "client_credentials", "implicit", "password", "device_code")
+#: OAuthFlows attribute -> the name of the flow class it holds: 1.0's oneof members, in order.
+OAUTH_FLOW_CLASSES: dict[str, str] = {
+    "authorization_code": "AuthorizationCodeOAuthFlow",
+    "client_credentials": "ClientCredentialsOAuthFlow",
+    "implicit": "ImplicitOAuthFlow",
+    "password": "PasswordOAuthFlow",
+    "device_code": "DeviceCodeOAuthFlow",
+}
 _STREAM_KEYS = {
     m.Task: "task",
     m.Message: "message",
@@ -505,14 +512,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
 
     ns["_s_SecurityScheme"], ns["_u_SecurityScheme"] = s_scheme, u_scheme
 
-    flow_keys = {attr: w(attr) for attr in _FLOW_ATTRS}
-    flow_classes = {
-        "authorization_code": "AuthorizationCodeOAuthFlow",
-        "client_credentials": "ClientCredentialsOAuthFlow",
-        "implicit": "ImplicitOAuthFlow",
-        "password": "PasswordOAuthFlow",
-        "device_code": "DeviceCodeOAuthFlow",
-    }
+    flow_keys = {attr: w(attr) for attr in OAUTH_FLOW_CLASSES}
     s_flows_set = slot_setters(m.OAuthFlows)
     flow_choices = ", ".join(flow_keys.values())
 
@@ -526,7 +526,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
             if value is not None:
                 count += 1
                 try:
-                    value = ns[f"_s_{flow_classes[attr]}"](value)
+                    value = ns[f"_s_{OAUTH_FLOW_CLASSES[attr]}"](value)
                 except Fail as exc:
                     exc.path.append(key)
                     raise
@@ -547,7 +547,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
                 if r and not python:
                     lose("A2A 1.0 allows exactly one OAuth flow per scheme", key)
                     continue
-                r[key] = ns[f"_u_{flow_classes[attr]}"](value)
+                r[key] = ns[f"_u_{OAUTH_FLOW_CLASSES[attr]}"](value)
         if not r and not python:
             lose("A2A 1.0 needs exactly one OAuth flow per scheme")
         return r

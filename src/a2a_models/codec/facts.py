@@ -6,7 +6,8 @@ strategies (:mod:`a2a_models.testing.strategies`), so none of them restates it:
 
 * :func:`specs` - the field tables (member names, required, unsupported) the
   decoders and encoders are generated from; :data:`V03_STATES` - the 0.3
-  JSON-RPC state spellings; :func:`enum_names` - every dialect's enum spellings.
+  JSON-RPC state spellings; :func:`enum_names` - every dialect's enum spellings;
+  :data:`OAUTH_FLOW_CLASSES` - the flow class each ``OAuthFlows`` attribute holds.
 * :func:`expresses` - whether a dialect writes a model attribute (from the tables).
 * :func:`dialect_facts` - the facts the tables do not hold as one member
   (the oneofs: parts, OAuth flows, cards' interfaces, enums), asked of the
@@ -31,6 +32,7 @@ from ._v03 import V03_STATES
 from ._v03 import specs as _v03_specs
 from ._v10 import (
     MUST_BE_PRESENT,
+    OAUTH_FLOW_CLASSES,
     ONLY_IN_V03,
     PRESENCE_TRACKED,
     REQUIRED_WITH_DEFAULT,
@@ -42,6 +44,7 @@ from ._v10 import (
 __all__ = [
     "DIALECTS",
     "MUST_BE_PRESENT",
+    "OAUTH_FLOW_CLASSES",
     "ONLY_IN_V03",
     "PRESENCE_TRACKED",
     "REQUIRED_WITH_DEFAULT",

@@ -39,6 +39,7 @@ from ..._state import TaskState
 from ...codec import facts
 from ...codec.facts import Fail, Loss, builder, render_path, unwrap_optional
 from ...errors import DecodeError, EncodeError
+from ...models.rules import api_key_location_problem
 from ._pb import a2a_pb2 as pb
 
 __all__ = ["PROTO_CLASSES", "from_proto", "proto_class", "to_proto"]
@@ -277,8 +278,9 @@ def _nonneg(n: int) -> int:
 
 
 def _api_key_location(value: str) -> str:
-    if value not in ("header", "query", "cookie"):
-        raise Fail(f"expected one of header, query, cookie; got {value!r}")
+    problem = api_key_location_problem(value)  # the models' rule, as the JSON codec checks it
+    if problem is not None:
+        raise Fail(problem)
     return value
 
 
@@ -439,59 +441,38 @@ def _fill_lines(cls: type[Any], attr: attrs.Attribute[Any], tp: Any, fd: _FD) ->
     presence = (cls, name) in facts.PRESENCE_TRACKED
     origin = typing.get_origin(inner)
     args = typing.get_args(inner)
-    get = f"        v = o.{name}"
-    here = f"        f = {name!r}"
+
+    def when(test: str, *body: str, located: bool = False) -> list[str]:
+        # ``located``: the body may raise Loss, so ``f`` first names the field for its path.
+        lines = [f"        v = o.{name}", f"        if {test}:"]
+        if located:
+            lines.append(f"            f = {name!r}")
+        return lines + [f"            {line}" for line in body]
+
     if name in _JSON_OBJECT_ATTRS and fd.message_type is not None:
-        return [
-            get,
-            "        if v is not None:",
-            here.replace("        ", "            "),
-            f"            s = r.{name}",
-            "            s.SetInParent()",
-            "            _struct_into(s, v)",
-        ]
+        return when(
+            "v is not None", f"s = r.{name}", "s.SetInParent()", "_struct_into(s, v)", located=True
+        )
     if inner is datetime:
-        return [get, "        if v is not None:", f"            _fill_ts(r.{name}, v)"]
+        return when("v is not None", f"_fill_ts(r.{name}, v)")
     if inner in (TaskState, m.Role):
-        en = inner.__name__
         test = "v is not None and v._value_" if optional else "True"
-        return [get, f"        if {test}:", f"            r.{name} = _X_{en}[v._value_]"]
+        return when(test, f"r.{name} = _X_{inner.__name__}[v._value_]")
     if origin is tuple:
         item = args[0]
         if item is str:
-            return [get, "        if v:", f"            r.{name}.extend(v)"]
-        n = item.__name__
-        return [
-            get,
-            "        if v:",
-            here.replace("        ", "            "),
-            f"            c = r.{name}",
-            f"            _fill_list(_fill_{n}, c, v)",
-        ]
+            return when("v", f"r.{name}.extend(v)")
+        return when("v", f"c = r.{name}", f"_fill_list(_fill_{item.__name__}, c, v)", located=True)
     if origin is dict:
         value = args[1]
         if value is str:
-            return [get, "        if v:", f"            r.{name}.update(v)"]
-        n = value.__name__
-        return [
-            get,
-            "        if v:",
-            here.replace("        ", "            "),
-            f"            _fill_map(_fill_{n}, r.{name}, v)",
-        ]
+            return when("v", f"r.{name}.update(v)")
+        return when("v", f"_fill_map(_fill_{value.__name__}, r.{name}, v)", located=True)
     if attrs.has(inner):
-        n = inner.__name__
-        return [
-            get,
-            "        if v is not None:",
-            here.replace("        ", "            "),
-            f"            s = r.{name}",
-            "            s.SetInParent()",
-            f"            _fill_{n}(s, v)",
-        ]
+        fill = f"_fill_{inner.__name__}(s, v)"
+        return when("v is not None", f"s = r.{name}", "s.SetInParent()", fill, located=True)
     if inner in (str, int, bool):
-        test = "v is not None" if presence else "v"
-        return [get, f"        if {test}:", f"            r.{name} = v"]
+        return when("v is not None" if presence else "v", f"r.{name} = v")
     raise TypeError(f"{cls.__name__}.{name}: no protobuf conversion for {tp!r}")
 
 
@@ -721,39 +702,15 @@ def _install_oneofs() -> None:
         m.OpenIdConnectSecurityScheme: "open_id_connect_security_scheme",
         m.MutualTlsSecurityScheme: "mtls_security_scheme",
     }
-    by_field = {f: c.__name__ for c, f in schemes.items()}
+    _install_union(
+        "SecurityScheme",
+        P.SecurityScheme,
+        "scheme",
+        schemes,
+        refuse=lambda x: f"unknown SecurityScheme subclass {type(x).__name__}",
+    )
 
-    def fill_scheme(r: Any, x: Any) -> None:
-        key = schemes.get(type(x))
-        if key is None:
-            raise Loss(f"unknown SecurityScheme subclass {type(x).__name__}")
-        sub = getattr(r, key)
-        sub.SetInParent()
-        try:
-            ns[f"_fill_{type(x).__name__}"](sub, x)
-        except Loss as exc:
-            exc.path.append(key)
-            raise
-
-    def from_scheme(p: Any) -> m.SecurityScheme:
-        which = p.WhichOneof("scheme")
-        if which is None:
-            raise Fail(f"expected exactly one of {', '.join(by_field)}")
-        try:
-            return ns[f"_from_{by_field[which]}"](getattr(p, which))  # type: ignore[no-any-return]
-        except Fail as exc:
-            exc.path.append(which)
-            raise
-
-    ns["_fill_SecurityScheme"], ns["_from_SecurityScheme"] = fill_scheme, from_scheme
-
-    flows = {
-        "authorization_code": "AuthorizationCodeOAuthFlow",
-        "client_credentials": "ClientCredentialsOAuthFlow",
-        "implicit": "ImplicitOAuthFlow",
-        "password": "PasswordOAuthFlow",
-        "device_code": "DeviceCodeOAuthFlow",
-    }
+    flows = facts.OAUTH_FLOW_CLASSES  # (the proto's oneof fields are the attribute names)
     FlowsB = builder(m.OAuthFlows)
 
     def fill_flows(r: Any, x: m.OAuthFlows) -> None:
@@ -807,7 +764,7 @@ def _install_oneofs() -> None:
         from_requirement,
     )
 
-    for hooked in ("Part", "SecurityScheme", "OAuthFlows", "SecurityRequirement"):
+    for hooked in ("Part", "OAuthFlows", "SecurityRequirement"):
         ns[f"_to_{hooked}"] = _to_via_fill(getattr(P, hooked), ns[f"_fill_{hooked}"])
 
     stream_fields = {
@@ -828,7 +785,20 @@ def _install_oneofs() -> None:
         _install_union(union, getattr(P, proto_name), oneof, keys)
 
 
-def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], str]) -> None:
+def _install_union(
+    name: str,
+    proto_cls: Any,
+    oneof: str,
+    keys: dict[type[Any], str],
+    *,
+    refuse: Callable[[Any], str] | None = None,
+) -> None:
+    """Install ``_fill_``/``_from_``/``_to_<name>`` for a model union carried as the
+    protobuf oneof ``oneof``: ``keys`` maps each member class to its oneof field.
+
+    ``refuse(x)`` words the encode error for a value of no member class (default:
+    "<name> cannot hold a <class>").
+    """
     ns = _NS
     by_field = {f: c.__name__ for c, f in keys.items()}
     fillers = {c: ns[f"_fill_{c.__name__}"] for c in keys}
@@ -836,7 +806,9 @@ def _install_union(name: str, proto_cls: Any, oneof: str, keys: dict[type[Any], 
     def fill_union(r: Any, x: Any) -> None:
         key = keys.get(type(x))
         if key is None:
-            raise Loss(f"{name} cannot hold a {type(x).__name__}")
+            raise Loss(
+                refuse(x) if refuse is not None else f"{name} cannot hold a {type(x).__name__}"
+            )
         sub = getattr(r, key)
         sub.SetInParent()
         try:

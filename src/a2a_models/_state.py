@@ -75,17 +75,58 @@ _BY_NUMBER: Final = MappingProxyType({i: state for state, i in _NUMBERS.items()}
 _S = TaskState
 # A state may repeat itself while non-terminal: a fresh status message
 # ("still working: 40%") is a legal update. Terminal states are absorbing.
-# Once working, a task keeps working, waits on its client, or ends.
-_FROM_WORKING: Final = frozenset({_S.WORKING, *_INTERRUPTED}) | _TERMINAL
 TRANSITIONS: Final[MappingProxyType[TaskState, frozenset[TaskState]]] = MappingProxyType(
     {
         _S.UNSPECIFIED: frozenset(set(_S) - {_S.UNSPECIFIED}),
-        _S.SUBMITTED: _FROM_WORKING | {_S.SUBMITTED},
-        _S.WORKING: _FROM_WORKING,
+        _S.SUBMITTED: frozenset(
+            {
+                _S.SUBMITTED,
+                _S.WORKING,
+                _S.INPUT_REQUIRED,
+                _S.AUTH_REQUIRED,
+                _S.COMPLETED,
+                _S.FAILED,
+                _S.CANCELED,
+                _S.REJECTED,
+            }
+        ),
+        _S.WORKING: frozenset(
+            {
+                _S.WORKING,
+                _S.INPUT_REQUIRED,
+                _S.AUTH_REQUIRED,
+                _S.COMPLETED,
+                _S.FAILED,
+                _S.CANCELED,
+                _S.REJECTED,
+            }
+        ),
         # The client answered (or will answer): work resumes, or the agent
         # finishes straight away, or the task is abandoned.
-        _S.INPUT_REQUIRED: _FROM_WORKING | {_S.SUBMITTED},
-        _S.AUTH_REQUIRED: _FROM_WORKING | {_S.SUBMITTED},
+        _S.INPUT_REQUIRED: frozenset(
+            {
+                _S.INPUT_REQUIRED,
+                _S.AUTH_REQUIRED,
+                _S.SUBMITTED,
+                _S.WORKING,
+                _S.COMPLETED,
+                _S.FAILED,
+                _S.CANCELED,
+                _S.REJECTED,
+            }
+        ),
+        _S.AUTH_REQUIRED: frozenset(
+            {
+                _S.AUTH_REQUIRED,
+                _S.INPUT_REQUIRED,
+                _S.SUBMITTED,
+                _S.WORKING,
+                _S.COMPLETED,
+                _S.FAILED,
+                _S.CANCELED,
+                _S.REJECTED,
+            }
+        ),
         _S.COMPLETED: frozenset(),
         _S.FAILED: frozenset(),
         _S.CANCELED: frozenset(),

@@ -510,22 +510,6 @@ part_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *
 
 /* ------------------------------------------------------------------ building plans */
 
-static int
-slot_offset(PyObject *descr, Py_ssize_t *out)
-{
-    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyErr_SetString(PyExc_TypeError, "expected a slot member descriptor");
-        return -1;
-    }
-    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-    if (m->type != T_OBJECT_EX || (m->flags & READONLY)) {
-        PyErr_SetString(PyExc_TypeError, "expected a writable object slot");
-        return -1;
-    }
-    *out = m->offset;
-    return 0;
-}
-
 static void
 clear_fields(Field *fs, Py_ssize_t n)
 {

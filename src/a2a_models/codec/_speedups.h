@@ -3,7 +3,8 @@
 #define A2A_SPEEDUPS_H
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+
+#include "_slots.h" /* SLOT, slot_offset */
 
 #include <stdint.h>
 #include <string.h>
@@ -89,8 +90,6 @@ int a2a_direct_init(PyObject *mod);
 int a2a_direct_plan_ready(Plan *p);
 PyObject *a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *a2a_direct_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-
-#define SLOT(obj, off) ((PyObject **)((char *)(obj) + (off)))
 
 /* A K_CALL member's value v (not null): 1 and *x (a new reference) for a value,
  * 0 for "unset" (ProtoJSON: the kind's empty value), -1 to give up. */

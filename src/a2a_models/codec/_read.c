@@ -233,8 +233,12 @@ scan_string(Reader *r, const unsigned char **s, const unsigned char **e, int *fl
     return 0;
 }
 
-static PyObject *
-read_str(Reader *r)
+/* A string (r->p at its opening quote): its text, unescaped or UTF-8 decoded
+ * where it must be; plain ASCII directly (an object key through the key cache).
+ * Always inlined: read_str and read_key each get their own copy, as when they
+ * were written out (no call and no test of key per string). */
+static inline Py_ALWAYS_INLINE PyObject *
+read_text(Reader *r, int key)
 {
     const unsigned char *s, *e;
     int flags;
@@ -244,21 +248,32 @@ read_str(Reader *r)
         return unescape(r, s, e);
     if (flags & 2)
         return PyUnicode_DecodeUTF8((const char *)s, e - s, NULL);
-    return ascii_str(s, e - s);
+    return key ? cached_key(s, e - s) : ascii_str(s, e - s);
+}
+
+static PyObject *
+read_str(Reader *r)
+{
+    return read_text(r, 0);
 }
 
 static PyObject *
 read_key(Reader *r)
 {
-    const unsigned char *s, *e;
-    int flags;
-    if (r->p >= r->end || *r->p != '"' || scan_string(r, &s, &e, &flags) < 0)
+    if (r->p >= r->end || *r->p != '"')
         return GIVE_UP;
-    if (flags & 1)
-        return unescape(r, s, e);
-    if (flags & 2)
-        return PyUnicode_DecodeUTF8((const char *)s, e - s, NULL);
-    return cached_key(s, e - s);
+    return read_text(r, 1);
+}
+
+/* Past the 1 to 18 digits at p (a fraction's or an exponent's), or NULL (none,
+ * or more: the existing path). */
+static inline const unsigned char *
+digits(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *d = p;
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    return p == d || p - d > 18 ? NULL : p;
 }
 
 /* A number: int64 integers of at most 18 digits, finite doubles; else give up. */
@@ -289,11 +304,8 @@ read_number(Reader *r)
         return GIVE_UP;
     if (p < end && *p == '.') {
         is_float = 1;
-        p++;
-        const unsigned char *d = p;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == d || p - d > 18)
+        p = digits(p + 1, end);
+        if (p == NULL)
             return GIVE_UP;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
@@ -301,10 +313,8 @@ read_number(Reader *r)
         p++;
         if (p < end && (*p == '+' || *p == '-'))
             p++;
-        const unsigned char *d = p;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == d || p - d > 18)
+        p = digits(p, end);
+        if (p == NULL)
             return GIVE_UP;
     }
     r->p = p;

@@ -192,47 +192,11 @@ encode_obj(Plan *p, PyObject *o, int depth)
         PyObject *x;
         if (v == NULL)
             goto fail;
-        switch (f->flags) {
-        case P_ALWAYS:
-            break;
-        case P_REQUIRED:
-            if (v == Py_None)
+        int present = field_present(f, v);
+        if (present <= 0) {
+            if (present < 0)
                 goto fail;
-            break;
-        case P_NOT_NONE:
-            if (v == Py_None)
-                continue;
-            break;
-        case P_TRUTHY: {
-            int t = PyObject_IsTrue(v);
-            if (t < 0)
-                goto fail;
-            if (!t)
-                continue;
-            break;
-        }
-        case P_NE: {
-            int t = PyObject_RichCompareBool(v, f->deflt, Py_NE);
-            if (t < 0)
-                goto fail;
-            if (!t)
-                continue;
-            break;
-        }
-        case P_UNSUPPORTED: {
-            /* f->deflt: the presence test of the attribute (P_* value as int) */
-            long how = PyLong_AsLong(f->deflt);
-            int present;
-            if (how == P_NOT_NONE)
-                present = v != Py_None;
-            else
-                present = PyObject_IsTrue(v);
-            if (present)
-                goto fail; /* a loss: the pure path reports (or drops) it */
             continue;
-        }
-        default:
-            goto fail;
         }
         switch (f->kind) {
         case E_PLAIN:
@@ -391,7 +355,7 @@ encode_file(PartPlan *p, PyObject *o)
     PyObject *media = *SLOT(o, p->file_off[4]);
     if (!raw || !url || !meta || !name || !media)
         return PyObject_CallOneArg(p->fallback, o);
-    PyObject *r = new_dict(4), *f = NULL, *content;
+    PyObject *r = new_dict(4), *f = NULL, *content, *ckey;
     if (r == NULL)
         return NULL;
     if (p->tagged) {
@@ -400,16 +364,10 @@ encode_file(PartPlan *p, PyObject *o)
             goto fail;
     }
     PyObject *inner = p->tagged ? f : r;
-    if (raw != Py_None) {
-        content = PyObject_CallOneArg(p->b64e, raw);
-        if (content == NULL)
-            goto fail;
-    }
-    else {
-        Py_INCREF(url);
-        content = url;
-    }
-    int rc = PyDict_SetItem(inner, raw != Py_None ? p->fk_raw : p->fk_url, content);
+    content = file_content(p, raw, url, &ckey);
+    if (content == NULL)
+        goto fail;
+    int rc = PyDict_SetItem(inner, ckey, content);
     Py_DECREF(content);
     if (rc < 0)
         goto fail;
@@ -440,29 +398,15 @@ PyObject *
 encode_part(PartPlan *p, PyObject *o)
 {
     /* Text and data parts without filename or media type; the rest: the hook. */
-    PyTypeObject *tp = Py_TYPE(o);
-    Py_ssize_t *off;
-    PyObject *key, *val;
-    if (tp == p->text_cls) {
-        off = p->text_off;
-        key = p->k_text;
-        val = p->v_text;
-    }
-    else if (tp == p->data_cls) {
-        off = p->data_off;
-        key = p->k_data;
-        val = p->v_data;
-    }
-    else if (tp == p->file_cls && p->file_cls != NULL)
+    PyObject *content, *meta, *key, *val;
+    switch (part_shape(p, o, &content, &meta, &key, &val)) {
+    case PART_BARE:
+        break;
+    case PART_FILE:
         return encode_file(p, o);
-    else
+    default:
         return PyObject_CallOneArg(p->fallback, o);
-    PyObject *content = *SLOT(o, off[0]), *meta = *SLOT(o, off[1]);
-    if (content == NULL || meta == NULL || *SLOT(o, off[2]) != Py_None ||
-        *SLOT(o, off[3]) != Py_None)
-        return PyObject_CallOneArg(p->fallback, o);
-    if (p->tagged && tp == p->data_cls && !PyDict_CheckExact(content))
-        return PyObject_CallOneArg(p->fallback, o);
+    }
     PyObject *r = PyDict_New();
     if (r == NULL)
         return NULL;
@@ -509,22 +453,6 @@ part_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *
 }
 
 /* ------------------------------------------------------------------ building plans */
-
-static int
-slot_offset(PyObject *descr, Py_ssize_t *out)
-{
-    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyErr_SetString(PyExc_TypeError, "expected a slot member descriptor");
-        return -1;
-    }
-    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-    if (m->type != T_OBJECT_EX || (m->flags & READONLY)) {
-        PyErr_SetString(PyExc_TypeError, "expected a writable object slot");
-        return -1;
-    }
-    *out = m->offset;
-    return 0;
-}
 
 static void
 clear_fields(Field *fs, Py_ssize_t n)

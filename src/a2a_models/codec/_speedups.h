@@ -3,7 +3,8 @@
 #define A2A_SPEEDUPS_H
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+
+#include "_slots.h" /* SLOT, slot_offset */
 
 #include <stdint.h>
 #include <string.h>
@@ -90,8 +91,6 @@ int a2a_direct_plan_ready(Plan *p);
 PyObject *a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *a2a_direct_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
-#define SLOT(obj, off) ((PyObject **)((char *)(obj) + (off)))
-
 /* A K_CALL member's value v (not null): 1 and *x (a new reference) for a value,
  * 0 for "unset" (ProtoJSON: the kind's empty value), -1 to give up. */
 static inline int
@@ -132,6 +131,85 @@ field_default(Field *f)
         return PyObject_CallNoArgs(f->deflt);
     Py_INCREF(f->deflt);
     return f->deflt;
+}
+
+/* An encoder's member with value v (not null), by its presence test (f->flags):
+ * 1 written, 0 left out, -1 give up (encode_obj and the writer's write_obj). */
+static inline int
+field_present(Field *f, PyObject *v)
+{
+    switch (f->flags) {
+    case P_ALWAYS:
+        return 1;
+    case P_REQUIRED:
+        return v == Py_None ? -1 : 1;
+    case P_NOT_NONE:
+        return v != Py_None;
+    case P_TRUTHY:
+        return PyObject_IsTrue(v);
+    case P_NE:
+        return PyObject_RichCompareBool(v, f->deflt, Py_NE);
+    case P_UNSUPPORTED: {
+        /* f->deflt: the presence test of the attribute (P_* value as int) */
+        long how = PyLong_AsLong(f->deflt);
+        int present = how == P_NOT_NONE ? v != Py_None : PyObject_IsTrue(v);
+        return present ? -1 : 0; /* a loss: the pure path reports (or drops) it */
+    }
+    default:
+        return -1;
+    }
+}
+
+/* The shapes of a part the encoder handles itself (encode_part and the writer's
+ * write_part_direct): PART_BARE, a text or data part without filename or media
+ * type (*content and *meta its members, *key its content's key, *kind 0.3's
+ * "kind"); PART_FILE, a file part (once set_file() is called); PART_HOOK, the
+ * rest (the pure hook). */
+enum { PART_HOOK = 0, PART_BARE = 1, PART_FILE = 2 };
+
+static inline int
+part_shape(PartPlan *p, PyObject *o, PyObject **content, PyObject **meta, PyObject **key,
+           PyObject **kind)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    Py_ssize_t *off;
+    if (tp == p->text_cls) {
+        off = p->text_off;
+        *key = p->k_text;
+        *kind = p->v_text;
+    }
+    else if (tp == p->data_cls) {
+        off = p->data_off;
+        *key = p->k_data;
+        *kind = p->v_data;
+    }
+    else if (tp == p->file_cls && p->file_cls != NULL)
+        return PART_FILE;
+    else
+        return PART_HOOK;
+    *content = *SLOT(o, off[0]);
+    *meta = *SLOT(o, off[1]);
+    if (*content == NULL || *meta == NULL || *SLOT(o, off[2]) != Py_None ||
+        *SLOT(o, off[3]) != Py_None)
+        return PART_HOOK;
+    if (p->tagged && tp == p->data_cls && !PyDict_CheckExact(*content))
+        return PART_HOOK;
+    return PART_BARE;
+}
+
+/* A file part's content member (encode_file and the writer's write_file): its
+ * value, a new reference (the base64 text of raw, else the url; NULL on an
+ * error), and its key in *key. */
+static inline PyObject *
+file_content(PartPlan *p, PyObject *raw, PyObject *url, PyObject **key)
+{
+    if (raw != Py_None) {
+        *key = p->fk_raw;
+        return PyObject_CallOneArg(p->b64e, raw);
+    }
+    *key = p->fk_url;
+    Py_INCREF(url);
+    return url;
 }
 
 /* Eight bytes at a time: whether any byte is < 0x20, '"', '\\' or >= 0x80 (the

@@ -273,17 +273,9 @@ write_file(PartPlan *p, Writer *w, PyObject *o, int depth)
     PyObject *media = *SLOT(o, p->file_off[4]);
     if (!raw || !url || !meta || !name || !media)
         return -2; /* (encode_file calls the hook) */
-    PyObject *content;
-    if (raw != Py_None) {
-        content = PyObject_CallOneArg(p->b64e, raw);
-        if (content == NULL)
-            return -1;
-    }
-    else {
-        Py_INCREF(url);
-        content = url;
-    }
-    PyObject *ckey = raw != Py_None ? p->fk_raw : p->fk_url;
+    PyObject *ckey, *content = file_content(p, raw, url, &ckey);
+    if (content == NULL)
+        return -1;
     int rc = put_ch(w, '{');
     if (p->tagged) {
         /* {"kind":"file","file":{raw|url, mimeType, name},"metadata"} */
@@ -314,29 +306,15 @@ write_file(PartPlan *p, Writer *w, PyObject *o, int depth)
 static int
 write_part_direct(PartPlan *p, Writer *w, PyObject *o, int depth)
 {
-    PyTypeObject *tp = Py_TYPE(o);
-    Py_ssize_t *off;
-    PyObject *key, *val;
-    if (tp == p->text_cls) {
-        off = p->text_off;
-        key = p->k_text;
-        val = p->v_text;
-    }
-    else if (tp == p->data_cls) {
-        off = p->data_off;
-        key = p->k_data;
-        val = p->v_data;
-    }
-    else if (tp == p->file_cls && p->file_cls != NULL)
+    PyObject *content, *meta, *key, *val;
+    switch (part_shape(p, o, &content, &meta, &key, &val)) {
+    case PART_BARE:
+        break;
+    case PART_FILE:
         return write_file(p, w, o, depth);
-    else
+    default:
         return -2;
-    PyObject *content = *SLOT(o, off[0]), *meta = *SLOT(o, off[1]);
-    if (content == NULL || meta == NULL || *SLOT(o, off[2]) != Py_None ||
-        *SLOT(o, off[3]) != Py_None)
-        return -2;
-    if (p->tagged && tp == p->data_cls && !PyDict_CheckExact(content))
-        return -2;
+    }
     if (put_ch(w, '{') < 0 ||
         (p->tagged && (put_key(w, p->k_kind, 0) < 0 || put_str(w, val) < 0)) ||
         put_key(w, key, p->tagged) < 0 || put_any(w, content, depth + 1) < 0 ||
@@ -405,42 +383,11 @@ write_obj(Plan *p, Writer *w, PyObject *o, int depth)
         PyObject *v = *SLOT(o, f->offset);
         if (v == NULL)
             return -1;
-        switch (f->flags) {
-        case P_ALWAYS:
-            break;
-        case P_REQUIRED:
-            if (v == Py_None)
-                return -1;
-            break;
-        case P_NOT_NONE:
-            if (v == Py_None)
-                continue;
-            break;
-        case P_TRUTHY: {
-            int t = PyObject_IsTrue(v);
-            if (t < 0)
-                return -1;
-            if (!t)
-                continue;
-            break;
-        }
-        case P_NE: {
-            int t = PyObject_RichCompareBool(v, f->deflt, Py_NE);
-            if (t < 0)
-                return -1;
-            if (!t)
-                continue;
-            break;
-        }
-        case P_UNSUPPORTED: {
-            long how = PyLong_AsLong(f->deflt);
-            int present = how == P_NOT_NONE ? v != Py_None : PyObject_IsTrue(v);
-            if (present)
+        int present = field_present(f, v);
+        if (present <= 0) {
+            if (present < 0)
                 return -1;
             continue;
-        }
-        default:
-            return -1;
         }
         /* "key": (checked plain ASCII by a2a_direct_plan_ready) */
         if (RESERVE(w, f->klen + 4) < 0)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../../codec/_slots.h" /* SLOT, slot_offset (shared with the codec) */
+
 #define MAX_DEPTH 100
 /* The writer counts messages as protobuf's parser does (a Struct, a map entry, a
  * Value, a ListValue: one each) and gives up below its limit of 100: the message

@@ -62,7 +62,7 @@ or_none(PyObject *s)
 static void
 put(PyObject *obj, Py_ssize_t off, PyObject *v)
 {
-    Py_XSETREF(*(PyObject **)((char *)obj + off), v);
+    Py_XSETREF(*SLOT(obj, off), v);
 }
 
 static PyObject *
@@ -320,22 +320,6 @@ fail:
     return NULL;
 }
 
-static int
-descr_offset(PyObject *descr, Py_ssize_t *out)
-{
-    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyErr_SetString(PyExc_TypeError, "expected a slot member descriptor");
-        return -1;
-    }
-    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-    if (m->type != T_OBJECT_EX || (m->flags & READONLY)) {
-        PyErr_SetString(PyExc_TypeError, "expected a writable object slot");
-        return -1;
-    }
-    *out = m->offset;
-    return 0;
-}
-
 static PyObject *
 msgplan_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -368,7 +352,7 @@ msgplan_setup(MsgPlan *p, PyObject *args)
         PyObject *descr, *arg;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "iiiOO", &f->number, &f->kind,
                               &f->mode, &descr, &arg) ||
-            descr_offset(descr, &f->offset) < 0)
+            slot_offset(descr, &f->offset) < 0)
             return NULL;
         if ((f->kind == Q_MSG || f->kind == Q_LIST_MSG) && !Py_IS_TYPE(arg, &MsgPlan_Type)) {
             PyErr_SetString(PyExc_TypeError, "a nested message needs a plan");
@@ -384,7 +368,7 @@ msgplan_setup(MsgPlan *p, PyObject *args)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tail); i++) {
         PyObject *descr, *value;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(tail, i), "OO", &descr, &value) ||
-            descr_offset(descr, &p->tail_off[i]) < 0)
+            slot_offset(descr, &p->tail_off[i]) < 0)
             return NULL;
         p->tail_val[i] = Py_NewRef(value);
         p->ntail = i + 1;
@@ -476,9 +460,9 @@ set_part(PyObject *self, PyObject *args)
         return NULL;
     }
     for (int i = 0; i < 5; i++) {
-        if ((i < 4 && (descr_offset(PyTuple_GET_ITEM(ts, i), &part.text_off[i]) < 0 ||
-                       descr_offset(PyTuple_GET_ITEM(ds, i), &part.data_off[i]) < 0)) ||
-            descr_offset(PyTuple_GET_ITEM(fs, i), &part.file_off[i]) < 0)
+        if ((i < 4 && (slot_offset(PyTuple_GET_ITEM(ts, i), &part.text_off[i]) < 0 ||
+                       slot_offset(PyTuple_GET_ITEM(ds, i), &part.data_off[i]) < 0)) ||
+            slot_offset(PyTuple_GET_ITEM(fs, i), &part.file_off[i]) < 0)
             return NULL;
     }
     for (int i = 0; i < 7; i++) {

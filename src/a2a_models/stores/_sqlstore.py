@@ -97,7 +97,7 @@ class HistoryCache:
             self._entries.move_to_end(task_id)
         return entry
 
-    def pop(self, task_id: str, default: None = None) -> None:
+    def pop(self, task_id: str) -> None:
         entry = self._entries.pop(task_id, None)
         if entry is not None:
             self._messages -= entry[0]
@@ -389,7 +389,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         ):
             # Not the row the caches knew (deleted, and its id taken again since; a
             # history never shrinks): read it all.
-            self._histories.pop(task_id, None)
+            self._histories.pop(task_id)
             self._artifact_reads.pop(task_id)
             cached = known = None
             row = await self._fetch_task(TaskRead(task_id, scope, history_length, 0, None))

@@ -17,6 +17,7 @@ from bench_echo_agent import Echo
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
+from a2a_models.observability import _otel
 from a2a_models.server import set_dispatch_interceptor
 
 __all__ = ["Echo"]
@@ -33,15 +34,11 @@ async def _span_only(
     after_seq: int | None,
     binding: str,
 ) -> Any:
-    span = _tracer.start_span(
-        f"lf.a2a.v1.A2AService/{spec.name}",
-        kind=SpanKind.SERVER,
-        attributes={
-            "rpc.system": binding or "inprocess",
-            "rpc.method": spec.name,
-            "a2a.protocol.version": call.version,
-        },
+    # The real interceptor's span name and attributes, made once per method as it makes them.
+    method = _otel._METHODS.get((binding, spec.name, call.version)) or _otel._method(
+        binding, spec.name, call.version
     )
+    span = _tracer.start_span(method.span_name, kind=SpanKind.SERVER, attributes=method.attributes)
     try:
         return await call_operation(ops, spec, params, call, after_seq)
     finally:

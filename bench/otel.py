@@ -12,7 +12,8 @@ head sampler. ``--floor`` adds a server whose only tracing is one bare SDK
 span per request (``bench_span_floor.py``: started and ended, nothing else),
 the least that any tracing of every request costs. One keep-alive client
 sends SendMessage (JSON-RPC 1.0, sequential) to each in turn, request by
-request, for a message answer (``hi``) and a task answer (``stream 1``: a task with one status update, completed).
+request, for a message answer (``hi``) and a task answer (``stream 1``: a
+task with one status update, completed).
 
 Reported per configuration: wall-clock p50 latency and the server's own CPU
 time per request (per process, the median over rounds of 100 requests of the

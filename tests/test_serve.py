@@ -428,6 +428,115 @@ def test_bad_store_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _pg_with(
+    database: str | None = None, password: str | None = None, port: int | None = None
+) -> str:
+    """``PG_DSN`` with its database, password or port replaced."""
+    parts = urlsplit(PG_DSN)
+    user = parts.username or "postgres"
+    if password is not None:
+        user += f":{password}"
+    netloc = f"{user}@{parts.hostname}:{port or parts.port or 5432}"
+    path = f"/{database}" if database is not None else parts.path
+    return parts._replace(netloc=netloc, path=path).geturl()
+
+
+def _refused_at_start(done: subprocess.CompletedProcess[str], command: str) -> str:
+    """The one line a command printed when it could not open its store."""
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "serving" not in done.stdout and "running" not in done.stdout, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"a2a-models {command}: cannot open the task store "), lines[0]
+    return lines[0]
+
+
+def test_sqlite_store_in_a_missing_folder_stops_serve_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "tasks.db"
+    done = cli("serve", "--port", "0", "--store", f"sqlite:///{missing}", cwd=tmp_path, timeout=20)
+    line = _refused_at_start(done, "serve")
+    assert f"(the folder {missing.parent} does not exist)" in line
+    assert not missing.parent.exists()
+
+
+def test_three_slash_sqlite_url_gets_the_four_slash_hint(tmp_path: Path) -> None:
+    # sqlite:///tmp/.../tasks.db is relative (SQLAlchemy's convention): from another
+    # folder it names a folder that does not exist; the absolute one does.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    relative = str(tmp_path / "tasks.db").lstrip("/")
+    done = cli("serve", "--port", "0", "--store", f"sqlite:///{relative}", cwd=elsewhere)
+    line = _refused_at_start(done, "serve")
+    assert f"write sqlite:////{relative}" in line, line
+    assert not (tmp_path / "tasks.db").exists()
+
+
+def test_unreachable_postgres_stops_serve_and_worker_without_showing_the_password(
+    tmp_path: Path,
+) -> None:
+    url = _pg_with(password="hunter2-secret", port=_free_port())  # released: nothing listens
+    for command in ("serve", "worker"):
+        args = ("--port", "0") if command == "serve" else ()
+        done = cli(command, *args, "--store", url, cwd=tmp_path, timeout=30)
+        line = _refused_at_start(done, command)
+        assert "hunter2-secret" not in done.stdout + done.stderr
+        assert ":***@" in line
+        assert "Connection refused" in line or "connection" in line.lower(), line
+
+
+def test_missing_postgres_database_stops_serve_at_start(tmp_path: Path) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        psycopg.connect(PG_DSN, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        if os.environ.get("A2A_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL at {PG_DSN} is unreachable: {exc}")
+        pytest.skip(f"PostgreSQL at {PG_DSN} is unreachable: {exc}")
+    url = _pg_with(database="a2a_no_such_database")
+    done = cli("serve", "--port", "0", "--store", url, cwd=tmp_path, timeout=30)
+    line = _refused_at_start(done, "serve")
+    assert 'database "a2a_no_such_database" does not exist' in line, line
+
+
+def test_a_store_failing_a_write_is_the_servers_error_not_the_agents(
+    serve: Any, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "tasks.db"
+    served = serve("--store", f"sqlite:///{path}?busy_timeout=0.2")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN EXCLUSIVE")  # every write of the server now times out
+        for i, method in enumerate(("SendMessage", "SendStreamingMessage")):
+            reply = httpx.post(
+                served.url, json=rpc(method, send_params("task"), id=i), headers=V10, timeout=20
+            )
+            assert reply.status_code == 200
+            body = reply.text.removeprefix("data: ").strip()  # SSE: one event
+            error = json.loads(body)["error"]
+            assert error == {
+                "code": -32603,
+                "message": "the server could not record the task (OperationalError)",
+            }, error
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    # The store is whole again, and what failed left nothing behind.
+    reply = httpx.post(served.url, json=rpc("SendMessage", send_params("task")), headers=V10)
+    assert reply.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    listed = httpx.post(served.url, json=rpc("ListTasks", {}), headers=V10, timeout=20).json()
+    assert len(listed["result"]["tasks"]) == 1, listed
+    assert served.stop() == 0, served.log()
+    log = served.log()
+    assert log.count("could not record the progress of task") == 2, log
+    assert "agent failed" not in log
+
+
 def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -92,6 +92,19 @@ def test_main_delegates_to_agent(workspace: Path, capsys: pytest.CaptureFixture[
     assert "doctor" in capsys.readouterr().out
 
 
+def test_run_stops_at_once_when_its_store_cannot_be_opened(workspace: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "tasks.db"
+    code, out, err = run_cli(
+        "run", str(workspace), "--port", "0", "--store", f"sqlite:///{missing}"
+    )
+    assert code == 1
+    assert "serving" not in out
+    assert err.strip() == (
+        f"a2a-models agent run: cannot open the task store sqlite:///{missing}: "
+        f"unable to open database file (the folder {missing.parent} does not exist)"
+    )
+
+
 async def test_bundle_then_run_it_with_mcp(workspace: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "out" / "agent.json"
     bundle.parent.mkdir()

@@ -117,7 +117,7 @@ def main(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None =
             return _print_config(args, stdout)
         if args.command == "bundle":
             return _bundle(args, stdout)
-        return asyncio.run(_run(args, stdout))
+        return asyncio.run(_run(args, stdout, stderr))
     except WorkspaceError as exc:
         print(f"{PROG} {args.command}: {exc}", file=stderr)
         return 1
@@ -422,13 +422,14 @@ def _default_store(target: str) -> str:
     return f"sqlite:///{db}"
 
 
-async def _run(args: argparse.Namespace, out: TextIO) -> int:
+async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .._closing import aclose_if_closable
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
     from ..server import AgentServer
     from ..stores import store_from_url
     from ._serve import handling_stop_signals
+    from ._store import open_at_start
 
     port = args.port or _free_port(args.host)
     url = (args.public_url or f"http://{args.host}:{port}").rstrip("/")
@@ -437,7 +438,14 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
         composed, url=url, override={"provider": args.provider, "model": args.model}
     )
     await runtime.start()
-    store = store_from_url(args.store or _default_store(args.dir))
+    store_url = args.store or _default_store(args.dir)
+    store = store_from_url(store_url)
+    problem = await open_at_start(store, store_url)
+    if problem is not None:
+        await aclose_if_closable(store)
+        await runtime.stop()
+        print(f"{PROG} run: {problem}", file=err)
+        return 1
     server = AgentServer(runtime.agent, runtime.card, store=store)
     app = create_app(server)
     if args.mcp:

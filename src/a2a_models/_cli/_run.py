@@ -26,6 +26,7 @@ from ..models import AgentCard, HTTPAuthSecurityScheme, ProtocolBinding, Securit
 from ..server import AgentServer
 from ._secure import JWKSApp, limits_of
 from ._serve import handling_stop_signals
+from ._store import open_at_start
 
 if TYPE_CHECKING:
     from ..signing import CardSigner
@@ -219,6 +220,13 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
+    problem = await open_at_start(server.handler.store, options.store)
+    if problem is not None:
+        print(f"a2a-models serve: {problem}", file=sys.stderr)
+        await server.aclose()
+        for resource in (server.handler.store, getattr(server.handler, "broker", None)):
+            await aclose_if_closable(resource)
+        return 1
     retention = None
     if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
         from ..stores import Retention

@@ -1,11 +1,62 @@
-"""``a2a-models store prune URL --older-than AGE``."""
+"""``a2a-models store prune URL --older-than AGE``, and opening a store at start-up."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["prune"]
+__all__ = ["open_at_start", "prune", "shown_url"]
+
+
+def shown_url(url: str) -> str:
+    """``url`` for a message: a password in it (``user:secret@``, ``?password=``)
+    shown as ``***``."""
+    parts = original = urlsplit(url)
+    if parts.password is not None:
+        user, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(name == "password" for name, _ in query):
+        hidden = [(name, "***" if name == "password" else value) for name, value in query]
+        parts = parts._replace(query=urlencode(hidden, safe="*"))
+    # Rebuilt only when changed: urlunsplit would turn sqlite:///a.db into sqlite:/a.db.
+    return url if parts == original else urlunsplit(parts)
+
+
+async def open_at_start(store: object, url: str) -> str | None:
+    """Open ``store`` now (connect, create or migrate its schema): ``None``, or why it
+    cannot, in one line that names the store (``url``, its password hidden).
+
+    ``serve`` and ``worker`` call it before they announce themselves, so that a
+    store that cannot be opened stops them at once, instead of failing each
+    request that comes in.
+    """
+    opener = getattr(store, "open", None)
+    if opener is None:  # memory: nothing to open
+        return None
+    try:
+        await opener()
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return f"cannot open the task store {shown_url(url)}: {reason}{_sqlite_hint(store, url)}"
+    return None
+
+
+def _sqlite_hint(store: object, url: str) -> str:
+    """Why an SQLite file cannot be opened, when its folder is missing."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, str) or path == ":memory:":
+        return ""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(folder):
+        return ""
+    hint = f" (the folder {folder} does not exist"
+    if not os.path.isabs(path) and os.path.isdir(os.path.dirname("/" + path)):
+        # sqlite:///tmp/x.db is the relative path tmp/x.db (SQLAlchemy's convention).
+        hint += f"; for the absolute path /{path} write sqlite:////{url[len('sqlite:///') :]}"
+    return hint + ")"
 
 
 def prune(url: str, older_than: str) -> int:

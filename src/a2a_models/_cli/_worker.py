@@ -60,6 +60,7 @@ async def _serve(options: WorkerOptions) -> int:
     from ..stores import PostgresTaskStore, PostgresTurnQueue, broker_from_url, store_from_url
     from ._run import _agent_and_card
     from ._serve import handling_stop_signals
+    from ._store import open_at_start
 
     try:
         agent, card = _agent_and_card(options.agent, "http://worker.invalid")
@@ -86,8 +87,11 @@ async def _serve(options: WorkerOptions) -> int:
     )
     stop = asyncio.Event()
     try:
+        problem = await open_at_start(store, options.store)
+        if problem is not None:
+            print(f"a2a-models worker: {problem}", file=sys.stderr)
+            return 1
         with handling_stop_signals(stop.set):
-            await store.open()
             print(f"a2a-models: worker {worker.worker_id} running {card.name}", flush=True)
             await worker.run(stop, grace=options.grace)
     finally:

@@ -22,7 +22,7 @@ import attrs
 
 from .._closing import aclose_if_closable
 from .._state import TaskState
-from ..errors import A2AError, InvalidAgentResponseError
+from ..errors import A2AError, InternalError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
 from ._agent import Agent, AgentEvent
 from ._eager import start_eager_task
@@ -35,6 +35,11 @@ from ._writer import TaskWriter, written
 __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
 
 log = logging.getLogger("a2a_models.server")
+
+
+class _RecordingFailed(Exception):
+    """Applying an agent's event failed in the store or the engine (``__cause__``):
+    not the agent's fault."""
 
 
 @runtime_checkable
@@ -156,6 +161,15 @@ class InProcessExecutor(RunTable):
         except InvalidAgentResponseError as exc:
             log.warning("agent response for task %s rejected: %s", run.task_id, exc.message)
             await self._fail(run, f"The agent produced an invalid response: {exc.message}")
+        except _RecordingFailed as failed:
+            # The store (or the engine), not the agent: the caller is told so.
+            cause = failed.__cause__
+            log.error("could not record the progress of task %s", run.task_id, exc_info=cause)
+            if not run.created:
+                run.error = InternalError(
+                    f"the server could not record the task ({type(cause).__name__})"
+                )
+            await self._fail(run, "The server could not record the task's progress.")
         except Exception:
             log.exception("agent failed on task %s", run.task_id)
             await self._fail(run, "The agent failed with an internal error.")
@@ -177,7 +191,13 @@ class InProcessExecutor(RunTable):
                         type(event).__name__,
                     )
                     return
-                if await self._on_event(run, event):
+                try:
+                    over = await self._on_event(run, event)
+                except A2AError:
+                    raise
+                except Exception as exc:
+                    raise _RecordingFailed from exc
+                if over:
                     return
         finally:
             try:

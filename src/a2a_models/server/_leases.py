@@ -48,6 +48,7 @@ import os
 import uuid
 from typing import Any
 
+from .._outages import FailureStreak
 from .._state import TaskState
 from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
@@ -114,13 +115,16 @@ class LeasingExecutor(InProcessExecutor):
             self._keeper = asyncio.create_task(self._keep(), name="a2a-lease-keeper")
 
     async def _keep(self) -> None:
+        streak = FailureStreak(log, "lease upkeep")
         while True:
             try:
                 await self.check()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("lease upkeep failed; retrying in %.1f s", self.interval)
+            except Exception as exc:
+                streak.failed(exc, self.interval)
+            else:
+                streak.succeeded()
             await asyncio.sleep(self.interval)
 
     async def check(self) -> int:

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import attrs
 
 from .. import codec
+from .._outages import FailureStreak
 from .._state import TaskState
 from ..errors import A2AError
 from ..models import (
@@ -451,6 +452,7 @@ class Worker:
     async def run(self, stop: asyncio.Event, *, grace: float = 30.0) -> None:
         """Pull and run turns until ``stop`` is set, then stop (see :meth:`drain`)."""
         await self.executor.open()
+        pulls = FailureStreak(log, "pulling a turn")
         stopping = asyncio.create_task(stop.wait())
         try:
             while not stop.is_set():
@@ -460,10 +462,11 @@ class Worker:
                     continue
                 try:
                     turn = await self.queue.pull(self.worker_id, self.executor.ttl)
-                except Exception:
-                    log.exception("pulling a turn failed; retrying in %.1f s", self.poll)
+                except Exception as exc:
+                    pulls.failed(exc, self.poll)
                     await _first(stopping, asyncio.sleep(self.poll))
                     continue
+                pulls.succeeded()
                 if turn is None:
                     await _first(stopping, self.queue.wait(self.poll))
                     continue

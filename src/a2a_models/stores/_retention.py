@@ -13,6 +13,8 @@ import logging
 import re
 from typing import Any
 
+from .._outages import FailureStreak
+
 __all__ = ["DEFAULT_RETAIN_TERMINAL", "Retention", "format_age", "parse_age"]
 
 log = logging.getLogger("a2a_models.stores")
@@ -85,13 +87,16 @@ class Retention:
             self._task = asyncio.create_task(self._loop(), name="a2a-retention")
 
     async def _loop(self) -> None:
+        streak = FailureStreak(log, "retention: deleting old finished tasks")
         while True:
             try:
                 await self.run_once()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("retention: deleting old finished tasks failed; retrying later")
+            except Exception as exc:
+                streak.failed(exc, self.interval)
+            else:
+                streak.succeeded()
             await asyncio.sleep(self.interval)
 
     async def aclose(self) -> None:

@@ -28,6 +28,12 @@ For scale, the same run measures the a2a-sdk's server (``bench/http.py
 configured the same way (its own tracing then records spans): ``sdk+otel/sdk``
 (``--no-sdk`` leaves it out). Each ratio line also gives the CPU time added
 per request.
+``--load N`` measures again under load: each server in turn is kept busy by
+``N`` keep-alive connections sending SendMessage back to back (a minimal
+HTTP/1.1 client, so that the client is not the bottleneck), in blocks taken in
+a random order, one process per configuration; reported: the server's CPU
+time per request and its requests per second. A busy server runs with warm
+caches, an idle one with cold: the two show the range a deployment sees.
 Target: the default level's CPU ratio <= 1.10. Exit status 1 when missed.
 """
 
@@ -41,6 +47,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
     del sys.path[0]
 
 import argparse
+import asyncio
 import os
 import random
 import statistics
@@ -177,6 +184,13 @@ def main() -> int:
         action="store_true",
         help="leave out the a2a-sdk's server (plain and with the OpenTelemetry SDK configured)",
     )
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure under load: N connections sending back to back (e.g. 8)",
+    )
     args = parser.parse_args()
     # name -> (OpenTelemetry configured, the a2a-sdk's server, extra environment)
     configs: dict[str, tuple[bool, bool, dict[str, str]]] = {"plain": (False, False, {})}
@@ -203,6 +217,9 @@ def main() -> int:
             for config, (otel, sdk, env) in configs.items():
                 servers[f"{config}#{i}"] = Serve(otel, sdk, **env)
         worst = _measure(servers, list(configs), args.rounds, args.requests)
+        if args.load:
+            busy = {config: servers[f"{config}#0"] for config in configs}
+            _measure_under_load(busy, args.load, seconds=2.0, blocks=8)
     finally:
         for server in servers.values():
             server.stop()
@@ -260,3 +277,75 @@ def _measure(servers: dict[str, Serve], configs: list[str], rounds: int, request
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _request(i: int, text: str, port: int) -> bytes:
+    body = _body(i, text)
+    head = (
+        f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nA2A-Version: 1.0\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def _send_until(port: int, text: str, deadline: float) -> int:
+    """SendMessage back to back on one keep-alive connection until ``deadline``; how many."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    sent = 0
+    try:
+        while time.monotonic() < deadline:
+            writer.write(_request(sent, text, port))
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            body = await reader.readexactly(length)
+            assert head.startswith(b"HTTP/1.1 200") and b'"result"' in body, body[:200]
+            sent += 1
+    finally:
+        writer.close()
+    return sent
+
+
+async def _load(port: int, text: str, connections: int, seconds: float) -> int:
+    deadline = time.monotonic() + seconds
+    counts = await asyncio.gather(*(_send_until(port, text, deadline) for _ in range(connections)))
+    return sum(counts)
+
+
+def _measure_under_load(
+    servers: dict[str, Serve], connections: int, seconds: float, blocks: int
+) -> None:
+    """Print CPU per request and throughput of each server kept busy by ``connections``
+    connections, ``blocks`` blocks of ``seconds`` each, one server at a time."""
+    configs = list(servers)
+    print(f"\nunder load: {connections} connections sending back to back, ", end="")
+    print(f"{blocks} blocks of {seconds:.0f} s per server, one server at a time")
+    print(f"{'case':10} {'server':11} {'req/s':>8} {'cpu us/req':>11}")
+    for text in ("hi", "stream 1"):
+        for server in servers.values():  # warm up
+            asyncio.run(_load(server.port, text, connections, 1.0))
+        cpu: dict[str, list[float]] = {config: [] for config in configs}
+        rate: dict[str, list[float]] = {config: [] for config in configs}
+        order = list(servers.items())
+        for _ in range(blocks):
+            _ORDER.shuffle(order)
+            for config, server in order:
+                used, start = server.cpu(), time.perf_counter()
+                done = asyncio.run(_load(server.port, text, connections, seconds))
+                rate[config].append(done / (time.perf_counter() - start))
+                cpu[config].append((server.cpu() - used) / done * 1e6)
+        per = {config: statistics.median(cpu[config]) for config in configs}
+        for config in configs:
+            print(
+                f"{text!r:10} {config:11} {statistics.median(rate[config]):8.0f} "
+                f"{per[config]:11.1f}"
+            )
+        for config in configs[1:]:
+            base = "sdk" if config.startswith("sdk") else "plain"
+            if config != base:
+                print(
+                    f"{text!r:10} {config}/{base} under load: cpu {per[config] / per[base]:.3f}x "
+                    f"(+{per[config] - per[base]:.1f} us)"
+                )

@@ -537,6 +537,50 @@ def test_a_store_failing_a_write_is_the_servers_error_not_the_agents(
     assert "agent failed" not in log
 
 
+def test_a_run_cut_short_by_the_store_still_ends_its_task_and_stream(
+    serve: Any, tmp_path: Path
+) -> None:
+    """The store refuses writes for 2 s while the demo task works: the run cannot record
+    its next step, nor (at first) the task's failure; once the store takes writes
+    again the task is failed, and the open stream ends with that."""
+    import sqlite3
+
+    path = tmp_path / "tasks.db"
+    served = serve("--store", f"sqlite:///{path}?busy_timeout=0.2")
+    blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    released = threading.Event()
+
+    def release() -> None:
+        blocker.execute("ROLLBACK")
+        released.set()
+
+    events: list[dict[str, Any]] = []
+    body = rpc("SendStreamingMessage", send_params("task"))
+    deadline = time.monotonic() + 30  # a stream left open gets keep-alive lines
+    with httpx.stream("POST", served.url, json=body, headers=V10, timeout=30) as stream:
+        for line in stream.iter_lines():
+            assert time.monotonic() < deadline, f"the stream did not end: {events}"
+            if line.startswith("data:"):
+                events.append(json.loads(line.removeprefix("data:"))["result"])
+                if len(events) == 1:  # the task exists; its next step is 0.5 s away
+                    blocker.execute("BEGIN EXCLUSIVE")
+                    threading.Timer(2.0, release).start()
+    assert released.wait(5)
+    blocker.close()
+    last = events[-1]["statusUpdate"]["status"]
+    assert last["state"] == "TASK_STATE_FAILED", events
+    assert last["message"]["parts"] == [
+        {"text": "The server could not record the task's progress."}
+    ]
+    task_id = events[0]["task"]["id"]
+    stored = httpx.post(served.url, json=rpc("GetTask", {"id": task_id}), headers=V10).json()
+    assert stored["result"]["status"]["state"] == "TASK_STATE_FAILED", stored
+    assert served.stop() == 0, served.log()
+    log = served.log()
+    assert f"could not mark task {task_id} failed (database is locked); trying again" in log, log
+    assert re.search(rf"marked task {task_id} failed after \d+ attempts", log), log
+
+
 def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

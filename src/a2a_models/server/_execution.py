@@ -36,6 +36,10 @@ __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
 
 log = logging.getLogger("a2a_models.server")
 
+#: Seconds before marking a task failed is tried again, doubling up to the most.
+_FAIL_RETRY_FIRST = 0.25
+_FAIL_RETRY_MAX = 10.0
+
 
 class _RecordingFailed(Exception):
     """Applying an agent's event failed in the store or the engine (``__cause__``):
@@ -321,20 +325,44 @@ class InProcessExecutor(RunTable):
             pass
 
     async def _fail(self, run: AgentRun, text: str) -> None:
-        """Move the run's task to failed with ``text`` as the status message."""
-        try:
-            if run.error is not None or run.direct is not None:
+        """Move the run's task to failed with ``text`` as the status message.
+
+        A store that cannot take the write is tried again (backing off to every
+        10 s) until it can or the executor stops: a task left working would
+        keep its subscribers waiting for an end that never comes.
+        """
+        delay, attempts = _FAIL_RETRY_FIRST, 0
+        while True:
+            try:
+                if run.error is not None or run.direct is not None:
+                    return
+                if not await run.proceed():
+                    return
+                if not run.created:
+                    await self._create(run, None)
+                event = run.context.status(TaskState.FAILED, text)
+                await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
+                run.settled.set()
+                if attempts:
+                    log.warning(
+                        "marked task %s failed after %d attempts", run.task_id, attempts + 1
+                    )
                 return
-            if not await run.proceed():
+            except (RunAborted, RunFinished):
                 return
-            if not run.created:
-                await self._create(run, None)
-            event = run.context.status(TaskState.FAILED, text)
-            await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
-            run.settled.set()
-        except (RunAborted, RunFinished):
-            pass
-        except LeaseLostError:
-            log.warning("lost the lease on task %s to another worker; not failing it", run.task_id)
-        except Exception:
-            log.exception("could not mark task %s failed", run.task_id)
+            except LeaseLostError:
+                log.warning(
+                    "lost the lease on task %s to another worker; not failing it", run.task_id
+                )
+                return
+            except Exception as exc:
+                attempts += 1
+                if attempts == 1:
+                    log.error(
+                        "could not mark task %s failed (%s); trying again",
+                        run.task_id,
+                        " ".join(str(exc).split()) or type(exc).__name__,
+                        exc_info=exc,
+                    )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _FAIL_RETRY_MAX)

@@ -518,3 +518,37 @@ async def test_a_cancel_on_a_front_end_stops_a_taken_over_turn(
         assert final.artifacts == ()
         _no_overlap(cluster.turns(), {victim.pid: killed_at})
         assert survivor.proc.poll() is None, survivor.log()
+
+
+def test_a_front_end_that_cannot_record_a_task_says_so(tmp_path: Path) -> None:
+    """The store fails the front end's write of a new task (its schema dropped under it):
+    the caller gets the server's error, not 'the task of this request is gone'."""
+    import httpx
+    from _pg_support import drop_schema
+
+    with fresh_schema("a2a_front_fail", "worker") as schema:
+        port = _free_port()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        args = ["serve", "--front-end", "--port", str(port), "--store", store_url(schema)]
+        front = Proc("front end", [*args, "--log-level", "warning"], r"a2a-models: serving ", env)
+        try:
+            front.wait_ready()
+            drop_schema(schema)
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {
+                    "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+                },
+            }
+            reply = httpx.post(
+                f"http://127.0.0.1:{port}/", json=body, headers={"A2A-Version": "1.0"}, timeout=20
+            )
+            assert reply.json()["error"] == {
+                "code": -32603,
+                "message": "the server could not record the task (UndefinedTable)",
+            }, reply.text
+        finally:
+            front.stop()
+        assert "could not record the new task" in front.log(), front.log()

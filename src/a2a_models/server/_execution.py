@@ -22,13 +22,13 @@ import attrs
 
 from .._closing import aclose_if_closable
 from .._state import TaskState
-from ..errors import A2AError, InternalError, InvalidAgentResponseError
+from ..errors import A2AError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
 from ._agent import Agent, AgentEvent
 from ._eager import start_eager_task
 from ._lifecycle import merge_metadata, state_of, track_chunks
 from ._operations import engine_observer
-from ._run import AgentRun, RunAborted, RunFinished
+from ._run import AgentRun, RunAborted, RunFinished, unrecorded
 from ._store import LeaseLostError
 from ._writer import TaskWriter, written
 
@@ -169,10 +169,8 @@ class InProcessExecutor(RunTable):
             # The store (or the engine), not the agent: the caller is told so.
             cause = failed.__cause__
             log.error("could not record the progress of task %s", run.task_id, exc_info=cause)
-            if not run.created:
-                run.error = InternalError(
-                    f"the server could not record the task ({type(cause).__name__})"
-                )
+            if not run.created and cause is not None:
+                run.error = unrecorded(cause)
             await self._fail(run, "The server could not record the task's progress.")
         except Exception:
             log.exception("agent failed on task %s", run.task_id)

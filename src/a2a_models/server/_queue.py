@@ -54,7 +54,7 @@ from ._handler import RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
 from ._push import PushDispatcher, PushNotificationSender
-from ._run import AgentRun
+from ._run import AgentRun, unrecorded
 from ._store import TaskStore
 from ._streams import BrokerSubscription, EventBroker, task_event_stream
 from ._writer import TaskWriter, written
@@ -245,6 +245,10 @@ class QueueExecutor(RunTable):
         except A2AError as exc:
             log.warning("could not create task %s: %s", run.task_id, exc)
             run.error = exc
+            return None
+        except Exception as exc:
+            log.error("could not record the new task %s", run.task_id, exc_info=exc)
+            run.error = unrecorded(exc)
             return None
         await self.writer.created(task)
         run.started.set()

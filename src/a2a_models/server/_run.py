@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 
-from ..errors import A2AError
+from ..errors import A2AError, InternalError
 from ..models import Message, Task
 from ._agent import RequestContext
 from ._store import StoredTask
 
-__all__ = ["AgentRun", "RunAborted", "RunFinished"]
+__all__ = ["AgentRun", "RunAborted", "RunFinished", "unrecorded"]
 
 
 class RunFinished(A2AError):
@@ -28,6 +28,12 @@ class RunFinished(A2AError):
 
 class RunAborted(A2AError):
     """The run cannot go on (its task could not be created); ``run.error`` says why."""
+
+
+def unrecorded(exc: BaseException) -> InternalError:
+    """What the caller of a run is told when its task could not be written (``exc``:
+    the store's error; its text, which may name hosts, stays in the server's log)."""
+    return InternalError(f"the server could not record the task ({type(exc).__name__})")
 
 
 class AgentRun:

@@ -112,7 +112,9 @@ async def test_wrong_content_type_is_415() -> None:
     assert response.status_code == 415
     body = response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] is None
-    assert "Content-Type" in body["error"]["message"]
+    assert body["error"]["message"] == (
+        "Unsupported Content-Type 'application/x-www-form-urlencoded': send application/json"
+    )
 
 
 async def test_body_limit_is_413_declared_and_streamed() -> None:

@@ -144,6 +144,10 @@ async def test_errors(client: httpx.AsyncClient) -> None:
     )
     assert media.status_code == 415
     assert media.json()["error"]["code"] == 415
+    assert media.json()["error"]["message"] == (
+        "Unsupported Content-Type 'text/plain': send application/a2a+json"
+        " (application/json is accepted too)"
+    )
     a2a_json = await client.post(
         "/message:send",
         content=b'{"message": {"messageId": "x", "role": "ROLE_USER", "parts": [{"text": "echo"}]}}',

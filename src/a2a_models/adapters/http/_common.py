@@ -139,8 +139,7 @@ def too_large(limit: int) -> InvalidRequestError:
 
 
 def unsupported_media(value: str | None, accepted: str) -> InvalidRequestError:
-    """The error reported for a body that is not JSON."""
+    """The error reported for a body that is not JSON (``accepted``: the binding's media type)."""
     shown = (value or "")[:80]
-    return InvalidRequestError(
-        f"Unsupported Content-Type {shown!r}: send {accepted} (application/json is accepted too)"
-    )
+    also = "" if accepted == "application/json" else " (application/json is accepted too)"
+    return InvalidRequestError(f"Unsupported Content-Type {shown!r}: send {accepted}{also}")

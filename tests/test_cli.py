@@ -606,6 +606,45 @@ def test_usage_errors() -> None:
         assert f"    {command}" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["serve", "--port", "70000"], "argument --port: expected at most 65535, got 70000"),
+        (["serve", "--grpc-port", "-1"], "argument --grpc-port: expected at least 0, got -1"),
+        (["demo", "--port", "65536"], "argument --port: expected at most 65535, got 65536"),
+        (["serve", "--lease-ttl", "nan"], "argument --lease-ttl: expected a finite number"),
+        (["serve", "--lease-ttl", "0"], "argument --lease-ttl: expected a number above 0"),
+        (["serve", "--header-timeout", "inf"], "argument --header-timeout: expected a finite"),
+        (["serve", "--push-rate", "0"], "argument --push-rate: expected a number above 0"),
+        (["serve", "--max-connections", "0"], "argument --max-connections: expected at least 1"),
+        (["serve", "--max-active-tasks-per-owner", "-5"], "expected at least 0, got -5"),
+        (["worker", "--grace", "-1"], "argument --grace: expected 0 or more, got '-1'"),
+        (["worker", "--lease-ttl", "inf"], "argument --lease-ttl: expected a finite number"),
+        (["send", "http://x", "hi", "--timeout", "nan"], "argument --timeout: expected a finite"),
+        (["card", "http://x", "--timeout", "0"], "argument --timeout: expected a number above 0"),
+        (["serve", "--port", "eighty"], "argument --port: expected a whole number, got 'eighty'"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from a2a_models._cli import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(argv)
+    assert exited.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_agent_run_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from a2a_models._cli._agent import build_agent_parser
+
+    with pytest.raises(SystemExit) as exited:
+        build_agent_parser().parse_args(["run", "ws", "--port", "99999"])
+    assert exited.value.code == 2
+    assert "argument --port: expected at most 65535, got 99999" in capsys.readouterr().err
+
+
 def test_agent_run_reports_an_mcp_server_that_cannot_start(tmp_path: Path) -> None:
     pytest.importorskip("openai")
     pytest.importorskip("mcp")

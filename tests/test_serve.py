@@ -592,6 +592,16 @@ def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     assert "a2a-models serve:" in done.stderr and str(port) in done.stderr
 
 
+@pytest.mark.parametrize("port", ["0", "8000"])
+def test_an_address_this_machine_lacks_is_a_clear_error(tmp_path: Path, port: str) -> None:
+    # 192.0.2.1: TEST-NET-1 (RFC 5737), never an address of this machine.
+    done = cli("serve", "--host", "192.0.2.1", "--port", port, "--store", "memory:", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("a2a-models serve: cannot listen on 192.0.2.1"), done.stderr
+    assert "Cannot assign requested address" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_port_zero_picks_a_free_port(serve: Any) -> None:
     served = serve("--store", "memory:", port=0)
     assert served.port > 0

@@ -299,3 +299,17 @@ async def test_allow_private_checks_only_the_form() -> None:
     assert await push.check_url("http://localhost:1/") == []
     with pytest.raises(UnsafeWebhookURLError):
         await push.check_url("file:///etc/passwd")
+
+
+@pytest.mark.parametrize("rate", [0.0, -1.0, float("nan"), float("inf")])
+def test_the_delivery_rate_must_be_a_positive_finite_number(rate: float) -> None:
+    with pytest.raises(ValueError, match="rate_per_task must be positive"):
+        WebhookPushSender(rate_per_task=rate)
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), float("inf")])
+def test_connection_limits_must_be_positive_finite_numbers(seconds: float) -> None:
+    from a2a_models.adapters.http import ConnectionLimits
+
+    with pytest.raises(ValueError, match="header_timeout must be a positive number, not"):
+        ConnectionLimits(header_timeout=seconds)

@@ -276,3 +276,10 @@ async def test_a_store_whose_update_takes_no_lease_runs_unfenced(tmp_path: Path)
     finally:
         await handler.aclose()
         await store.aclose()
+
+
+@pytest.mark.parametrize("ttl", [0.0, -1.0, float("nan"), float("inf")])
+async def test_the_lease_ttl_must_be_a_positive_finite_number(sql_store: Any, ttl: float) -> None:
+    writer = TaskWriter(sql_store, InMemoryEventBroker(), None, fast_id)
+    with pytest.raises(ValueError, match="the lease ttl must be a positive number of seconds"):
+        LeasingExecutor(Pid("A"), writer, ttl=ttl)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from ._options import port_number
 
 if TYPE_CHECKING:
     from ..adapters.llm import ComposedWorkspace
@@ -66,7 +67,9 @@ def build_agent_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="serve a workspace (or a bundle) over A2A HTTP")
     run.add_argument("dir", metavar="DIR|BUNDLE.json")
     run.add_argument("--host", default="127.0.0.1", help="interface to listen on")
-    run.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
+    run.add_argument(
+        "--port", type=port_number, default=8000, help="port to listen on (0: any free port)"
+    )
     run.add_argument(
         "--store",
         default=None,
@@ -410,12 +413,6 @@ def _bundle(args: argparse.Namespace, out: TextIO) -> int:
 # ------------------------------------------------------------------------------- run
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 def _default_store(target: str) -> str:
     path = Path(target).resolve()
     db = path.with_suffix(".tasks.db") if path.is_file() else path / "tasks.db"
@@ -428,6 +425,7 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..adapters.llm import AgentRuntime
     from ..server import AgentServer
     from ..stores import store_from_url
+    from ._run import _free_port
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 

@@ -12,9 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._options import (
+    header,
+    non_negative_number,
+    port_number,
+    positive_number,
+    whole_number,
+)
+
 TYPE_CHECKING = False  # typing and collections cost start-up time; mypy knows the name
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["build_parser", "main"]
 
@@ -29,26 +37,6 @@ _STATES = (
     "input-required",
     "auth-required",
 )
-
-
-def _header(value: str) -> tuple[str, str]:
-    name, sep, content = value.partition(":")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME:VALUE, got {value!r}")
-    return name.strip(), content.strip()
-
-
-def _at_least(least: int) -> Callable[[str], int]:
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-        if number < least:
-            raise argparse.ArgumentTypeError(f"expected at least {least}, got {number}")
-        return number
-
-    return parse
 
 
 class _Ignored:
@@ -90,7 +78,7 @@ def _add_header_option(parser: argparse.ArgumentParser, about: str) -> None:
         "--header",
         "-H",
         action="append",
-        type=_header,
+        type=header,
         default=[],
         metavar="NAME:VALUE",
         help=about,
@@ -116,7 +104,11 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
         "add an HTTP header to every request (repeatable), e.g. 'Authorization: Bearer T'",
     )
     parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="per-call time limit"
+        "--timeout",
+        type=positive_number,
+        default=None,
+        metavar="SECONDS",
+        help="per-call time limit",
     )
     _add_tls_options(parser)
     parser.add_argument(
@@ -179,7 +171,7 @@ def _add_get(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     get.add_argument("task_id", metavar="TASK", help="the task's id")
     get.add_argument(
         "--history",
-        type=_at_least(0),
+        type=whole_number(0),
         default=None,
         metavar="N",
         help="also show the last N messages",
@@ -191,7 +183,7 @@ def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     _add_connection_options(tasks)
     tasks.add_argument("--context", metavar="ID", help="only the tasks of this context")
     tasks.add_argument("--state", choices=_STATES, help="only tasks in this state")
-    tasks.add_argument("--limit", type=_at_least(1), default=None, metavar="N", help="at most N")
+    tasks.add_argument("--limit", type=whole_number(1), default=None, metavar="N", help="at most N")
     tasks.add_argument("--page-token", metavar="TOKEN", help="the next page of an earlier list")
 
 
@@ -246,7 +238,7 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     demo.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=None,
         help="port to listen on (default: 8000, or a free one if 8000 is taken; 0: any)",
     )
@@ -290,7 +282,9 @@ def _add_card(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "card is its GetExtendedAgentCard answer",
     )
     _add_header_option(card, "add an HTTP header to the request (repeatable)")
-    card.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit")
+    card.add_argument(
+        "--timeout", type=positive_number, default=None, metavar="SECONDS", help="time limit"
+    )
     _add_tls_options(card)
     _add_output_options(card)
 
@@ -316,14 +310,14 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     worker.add_argument(
         "--concurrency",
-        type=_at_least(1),
+        type=whole_number(1),
         default=16,
         metavar="N",
         help="most turns this worker runs at once (default: 16)",
     )
     worker.add_argument(
         "--lease-ttl",
-        type=float,
+        type=positive_number,
         default=15.0,
         metavar="SECONDS",
         help="a running turn's lease lasts this long unless renewed; the tasks of a worker "
@@ -331,7 +325,7 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     worker.add_argument(
         "--grace",
-        type=float,
+        type=non_negative_number,
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM, let running turns finish this long before handing them back "
@@ -382,7 +376,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Serve an agent over HTTP until interrupted (Ctrl-C or SIGTERM).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on (0: any)")
+    serve.add_argument("--port", type=port_number, default=8000, help="port to listen on (0: any)")
     serve.add_argument(
         "--store",
         default="sqlite:///a2a-tasks.db",
@@ -410,7 +404,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     serve.add_argument(
         "--grpc-port",
-        type=int,
+        type=port_number,
         default=None,
         metavar="PORT",
         help="also serve gRPC (lf.a2a.v1) on this port, same agent and store (0: any; "
@@ -426,7 +420,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-active-tasks-per-owner",
-        type=int,
+        type=whole_number(0),
         default=1000,
         metavar="N",
         help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
@@ -434,7 +428,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--lease-ttl",
-        type=float,
+        type=positive_number,
         default=15.0,
         metavar="SECONDS",
         help="SQL stores: a running task's lease lasts this long unless renewed; the tasks "

@@ -183,7 +183,14 @@ def _build(
 
 async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
     """Serve ``options`` until SIGINT/SIGTERM (or until the task is cancelled)."""
-    port = options.port or _free_port(options.host)
+    try:
+        port = options.port or _free_port(options.host)
+    except OSError as exc:  # e.g. an address this machine does not have
+        print(
+            f"a2a-models serve: cannot listen on {options.host}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 1
     base = options.base_path.strip("/")
     security = getattr(options, "security", None)
     tls = None

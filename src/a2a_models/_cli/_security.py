@@ -28,6 +28,8 @@ from typing import Any
 
 import attrs
 
+from ._options import positive_number, whole_number
+
 __all__ = ["SecurityOptions", "add_security_arguments", "security_from_args"]
 
 #: Defaults of the slow-client protections (seconds; connections).
@@ -144,42 +146,42 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
     )
     guard.add_argument(
         "--push-max-configs",
-        type=int,
+        type=whole_number(1),
         default=10,
         metavar="N",
         help="most push configs per task (default: 10)",
     )
     guard.add_argument(
         "--push-rate",
-        type=float,
+        type=positive_number,
         default=5.0,
         metavar="PER_SECOND",
         help="webhook deliveries per second per task (default: 5, bursts of 20)",
     )
     guard.add_argument(
         "--header-timeout",
-        type=float,
+        type=positive_number,
         default=HEADER_TIMEOUT,
         metavar="SECONDS",
         help=f"time to send a request's headers (default: {HEADER_TIMEOUT:g})",
     )
     guard.add_argument(
         "--body-timeout",
-        type=float,
+        type=positive_number,
         default=BODY_TIMEOUT,
         metavar="SECONDS",
         help=f"longest pause inside a request body (default: {BODY_TIMEOUT:g})",
     )
     guard.add_argument(
         "--keep-alive-timeout",
-        type=float,
+        type=positive_number,
         default=KEEP_ALIVE_TIMEOUT,
         metavar="SECONDS",
         help=f"idle keep-alive connections close after (default: {KEEP_ALIVE_TIMEOUT:g})",
     )
     guard.add_argument(
         "--max-connections",
-        type=int,
+        type=whole_number(1),
         default=MAX_CONNECTIONS,
         metavar="N",
         help=f"open connections at most; more are refused with 503 (default: {MAX_CONNECTIONS})",
@@ -234,12 +236,6 @@ def security_from_args(
         raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
     if args.oidc_jwks and not args.oidc_issuer:
         raise ValueError("--oidc-jwks needs --oidc-issuer (the tokens' iss)")
-    for name in ("header_timeout", "body_timeout", "keep_alive_timeout", "push_rate"):
-        if getattr(args, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive")
-    for name in ("max_connections", "push_max_configs"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
     options = SecurityOptions(
         push_allowlist=tuple(args.push_allow),
         push_max_configs=args.push_max_configs,

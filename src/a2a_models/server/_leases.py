@@ -44,6 +44,7 @@ import contextlib
 import inspect
 import json
 import logging
+import math
 import os
 import uuid
 from typing import Any
@@ -90,8 +91,8 @@ class LeasingExecutor(InProcessExecutor):
     ) -> None:
         if not supports_leases(writer.store):
             raise TypeError(f"{writer.store!r} keeps no leases")
-        if ttl <= 0:
-            raise ValueError("the lease ttl must be positive")
+        if not 0 < ttl < math.inf:  # NaN too
+            raise ValueError(f"the lease ttl must be a positive number of seconds, not {ttl!r}")
         super().__init__(agent, writer)
         self.worker_id = worker_id or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.ttl = ttl

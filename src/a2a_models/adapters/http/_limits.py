@@ -21,6 +21,7 @@ watch ``data_received`` and the request cycle uvicorn creates.
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any, Final
 
 import attrs
@@ -38,8 +39,8 @@ _BUSY_503: Final = (
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{attribute.name} must be positive, not {value!r}")
+    if not 0 < value < math.inf:  # NaN too
+        raise ValueError(f"{attribute.name} must be a positive number, not {value!r}")
 
 
 @attrs.frozen(slots=True, kw_only=True)

@@ -38,6 +38,7 @@ import asyncio
 import datetime as dt
 import ipaddress
 import logging
+import math
 import random
 import socket
 import time
@@ -220,7 +221,7 @@ class WebhookPushSender(PushNotificationSender):
             raise ValueError("max_attempts must be at least 1")
         if max_configs_per_task is not None and max_configs_per_task < 1:
             raise ValueError("max_configs_per_task must be at least 1 (or None)")
-        if rate_per_task is not None and (rate_per_task <= 0 or burst_per_task < 1):
+        if rate_per_task is not None and (not 0 < rate_per_task < math.inf or burst_per_task < 1):
             raise ValueError("rate_per_task must be positive and burst_per_task at least 1")
         self.max_configs_per_task = max_configs_per_task
         self._buckets = _Buckets(rate_per_task, burst_per_task) if rate_per_task else None

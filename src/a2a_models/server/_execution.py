@@ -36,9 +36,11 @@ __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
 
 log = logging.getLogger("a2a_models.server")
 
-#: Seconds before marking a task failed is tried again, doubling up to the most.
+#: Seconds before marking a task failed is tried again, doubling up to the most;
+#: and for how long it is tried (a store back within minutes: a restart, a failover).
 _FAIL_RETRY_FIRST = 0.25
 _FAIL_RETRY_MAX = 10.0
+_FAIL_RETRY_FOR = 300.0
 
 
 class _RecordingFailed(Exception):
@@ -326,10 +328,11 @@ class InProcessExecutor(RunTable):
         """Move the run's task to failed with ``text`` as the status message.
 
         A store that cannot take the write is tried again (backing off to every
-        10 s) until it can or the executor stops: a task left working would
-        keep its subscribers waiting for an end that never comes.
+        10 s) for 5 minutes, or until the executor stops: a task left working
+        would keep its subscribers waiting for an end that never comes.
         """
         delay, attempts = _FAIL_RETRY_FIRST, 0
+        give_up = asyncio.get_running_loop().time() + _FAIL_RETRY_FOR
         while True:
             try:
                 if run.error is not None or run.direct is not None:
@@ -355,11 +358,20 @@ class InProcessExecutor(RunTable):
                 return
             except Exception as exc:
                 attempts += 1
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                if asyncio.get_running_loop().time() + delay > give_up:
+                    log.error(
+                        "gave up marking task %s failed after %d attempts (%s)",
+                        run.task_id,
+                        attempts,
+                        reason,
+                    )
+                    return
                 if attempts == 1:
                     log.error(
                         "could not mark task %s failed (%s); trying again",
                         run.task_id,
-                        " ".join(str(exc).split()) or type(exc).__name__,
+                        reason,
                         exc_info=exc,
                     )
             await asyncio.sleep(delay)

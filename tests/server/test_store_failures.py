@@ -1,0 +1,111 @@
+"""A store that fails the engine's writes: the agent is not blamed, the caller is told,
+and the task is failed once the store takes writes again (or given up on, in time)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from a2a_models import Message, SendMessageRequest, StreamResponse, Task, TaskState
+from a2a_models.errors import InternalError
+from a2a_models.server import CallContext, InMemoryTaskStore, RequestHandler, _execution
+
+from ._support import FuncAgent, make_card
+
+
+class _Refusing(InMemoryTaskStore):
+    """Refuses creates and/or updates (as a disk that is full would) while told to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refuse_create = False
+        self.refuse_update = 0  # how many more updates to refuse (-1: all)
+
+    async def create(self, task: Task, *args: Any, **kwargs: Any) -> Any:
+        if self.refuse_create:
+            raise OSError(28, "No space left on device")
+        return await super().create(task, *args, **kwargs)
+
+    async def update(
+        self,
+        task: Task,
+        expected_version: int,
+        *,
+        event: StreamResponse | None = None,
+        history_offset: int = 0,
+    ) -> int:
+        if self.refuse_update:
+            self.refuse_update -= 1
+            raise OSError(28, "No space left on device")
+        return await super().update(
+            task, expected_version, event=event, history_offset=history_offset
+        )
+
+
+async def _works(context: Any) -> Any:
+    yield context.working("step 1")
+    yield context.complete("done")
+
+
+def _handler(store: _Refusing) -> RequestHandler:
+    return RequestHandler(FuncAgent(_works), make_card(), store=store)
+
+
+async def test_a_task_that_cannot_be_created_is_the_servers_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = _Refusing()
+    store.refuse_create = True
+    handler = _handler(store)
+    with pytest.raises(InternalError, match=r"could not record the task \(OSError\)"):
+        await handler.on_send_message(SendMessageRequest(message=Message.user("go")), CallContext())
+    assert "could not record the progress of task" in caplog.text
+    assert "agent failed" not in caplog.text
+    await handler.aclose()
+
+
+async def test_the_task_is_failed_once_the_store_takes_writes_again(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FIRST", 0.01)
+    store = _Refusing()
+    store.refuse_update = 4  # "working" fails, then marking it failed fails 3 times
+    handler = _handler(store)
+    caplog.set_level(logging.WARNING, logger="a2a_models.server")
+    async with asyncio.timeout(10):
+        task = await handler.on_send_message(
+            SendMessageRequest(message=Message.user("go")), CallContext()
+        )
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert task.status.message.text == "The server could not record the task's progress."
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == [
+        f"could not record the progress of task {task.id}",
+        f"could not mark task {task.id} failed ([Errno 28] No space left on device); trying again",
+    ]
+    assert f"marked task {task.id} failed after 4 attempts" in caplog.text
+    await handler.aclose()
+
+
+async def test_marking_a_task_failed_is_given_up_in_time(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FOR", 0.3)
+    store = _Refusing()
+    store.refuse_update = -1  # never again
+    handler = _handler(store)
+    async with asyncio.timeout(10):
+        task = await handler.on_send_message(
+            SendMessageRequest(message=Message.user("go")), CallContext()
+        )
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.SUBMITTED  # all the store has
+    assert f"gave up marking task {task.id} failed after" in caplog.text
+    assert caplog.text.count("trying again") == 1
+    await handler.aclose()

@@ -128,6 +128,18 @@ def test_store_prune_command(tmp_path: Path) -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "not an age" in bad.stderr
+    missing = tmp_path / "no-such-folder" / "prune.db"
+    unopened = subprocess.run(
+        [*cmd, "store", "prune", f"sqlite:///{missing}", "--older-than", "7d"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert unopened.returncode == 1
+    assert unopened.stderr == (
+        f"a2a-models store prune: cannot open the task store sqlite:///{missing}: unable to "
+        f"open database file (the folder {missing.parent} does not exist)\n"
+    )
 
     async def left() -> list[str]:
         async with SQLiteTaskStore(path) as store:

@@ -29,9 +29,9 @@ async def open_at_start(store: object, url: str) -> str | None:
     """Open ``store`` now (connect, create or migrate its schema): ``None``, or why it
     cannot, in one line that names the store (``url``, its password hidden).
 
-    ``serve`` and ``worker`` call it before they announce themselves, so that a
-    store that cannot be opened stops them at once, instead of failing each
-    request that comes in.
+    ``serve``, ``worker`` and ``agent run`` call it before they announce
+    themselves, so that a store that cannot be opened stops them at once,
+    instead of failing each request that comes in.
     """
     opener = getattr(store, "open", None)
     if opener is None:  # memory: nothing to open
@@ -73,11 +73,14 @@ def prune(url: str, older_than: str) -> int:
         return 2
     delete = getattr(store, "delete_terminal_older_than", None)
     if delete is None:
-        print(f"a2a-models store prune: {url!r} is not an SQL store", file=sys.stderr)
+        print(f"a2a-models store prune: {shown_url(url)!r} is not an SQL store", file=sys.stderr)
         return 2
 
-    async def run() -> int:
+    async def run() -> int | str:
         try:
+            problem = await open_at_start(store, url)
+            if problem is not None:
+                return problem
             deleted: int = await delete(age)
         finally:
             await store.aclose()  # type: ignore[attr-defined]
@@ -87,6 +90,9 @@ def prune(url: str, older_than: str) -> int:
         deleted = asyncio.run(run())
     except Exception as exc:
         print(f"a2a-models store prune: error: {exc}", file=sys.stderr)
+        return 1
+    if isinstance(deleted, str):
+        print(f"a2a-models store prune: {deleted}", file=sys.stderr)
         return 1
     print(f"deleted {deleted} finished task{'s' if deleted != 1 else ''} older than {older_than}")
     return 0

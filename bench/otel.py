@@ -275,10 +275,6 @@ def _measure(servers: dict[str, Serve], configs: list[str], rounds: int, request
     return worst
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _request(i: int, text: str, port: int) -> bytes:
     body = _body(i, text)
     head = (
@@ -349,3 +345,7 @@ def _measure_under_load(
                     f"{text!r:10} {config}/{base} under load: cpu {per[config] / per[base]:.3f}x "
                     f"(+{per[config] - per[base]:.1f} us)"
                 )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,14 @@ import pytest
 
 from a2a_models import Message, SendMessageRequest, StreamResponse, Task, TaskState
 from a2a_models.errors import InternalError
-from a2a_models.server import CallContext, InMemoryTaskStore, RequestHandler, _execution
+from a2a_models.server import (
+    CallContext,
+    InMemoryTaskStore,
+    LeasingExecutor,
+    RequestHandler,
+    _execution,
+)
+from a2a_models.stores import SQLiteTaskStore
 
 from ._support import FuncAgent, make_card
 
@@ -109,3 +116,47 @@ async def test_marking_a_task_failed_is_given_up_in_time(
     assert f"gave up marking task {task.id} failed after" in caplog.text
     assert caplog.text.count("trying again") == 1
     await handler.aclose()
+
+
+class _NoLeases(SQLiteTaskStore):
+    """Fails to hand out leases (its disk failing) while told to."""
+
+    broken = False
+
+    async def acquire_lease(self, *args: Any, **kwargs: Any) -> Any:
+        if self.broken:
+            raise OSError(5, "Input/output error")
+        return await super().acquire_lease(*args, **kwargs)
+
+
+async def test_a_follow_up_whose_lease_cannot_be_taken_fails_its_task_instead_of_hanging(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def ask(context: Any) -> Any:
+        if context.message.text == "start":
+            yield context.status(TaskState.INPUT_REQUIRED, "more?")
+        else:
+            yield context.complete("done")
+
+    store = _NoLeases(":memory:")
+    handler = RequestHandler(
+        FuncAgent(ask),
+        make_card(),
+        store=store,
+        executor=lambda agent, writer: LeasingExecutor(agent, writer, ttl=5),
+    )
+    first = await handler.on_send_message(
+        SendMessageRequest(message=Message.user("start")), CallContext()
+    )
+    assert isinstance(first, Task) and first.status.state is TaskState.INPUT_REQUIRED
+    store.broken = True
+    follow_up = Message.user("go", task_id=first.id, context_id=first.context_id)
+    async with asyncio.timeout(10):  # the old code waited for ever here
+        answer = await handler.on_send_message(SendMessageRequest(message=follow_up), CallContext())
+    assert isinstance(answer, Task)
+    assert answer.status.state is TaskState.FAILED
+    assert answer.status.message is not None
+    assert answer.status.message.text == "The server could not record the task's progress."
+    assert f"could not take the lease on task {first.id}" in caplog.text
+    await handler.aclose()
+    await store.aclose()

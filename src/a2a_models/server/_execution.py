@@ -42,6 +42,9 @@ _FAIL_RETRY_FIRST = 0.25
 _FAIL_RETRY_MAX = 10.0
 _FAIL_RETRY_FOR = 300.0
 
+#: The status message of a task failed because the store would not take its progress.
+UNRECORDED_TEXT = "The server could not record the task's progress."
+
 
 class _RecordingFailed(Exception):
     """Applying an agent's event failed in the store or the engine (``__cause__``):
@@ -173,16 +176,20 @@ class InProcessExecutor(RunTable):
             log.error("could not record the progress of task %s", run.task_id, exc_info=cause)
             if not run.created and cause is not None:
                 run.error = unrecorded(cause)
-            await self._fail(run, "The server could not record the task's progress.")
+            await self._fail(run, UNRECORDED_TEXT)
         except Exception:
             log.exception("agent failed on task %s", run.task_id)
             await self._fail(run, "The agent failed with an internal error.")
         finally:
-            run.started.set()
-            run.settled.set()
-            run.done.set()
-            if self._runs.get(run.task_id) is run:
-                del self._runs[run.task_id]
+            self._end(run)
+
+    def _end(self, run: AgentRun) -> None:
+        """The run is over: whoever waits on it is let go."""
+        run.started.set()
+        run.settled.set()
+        run.done.set()
+        if self._runs.get(run.task_id) is run:
+            del self._runs[run.task_id]
 
     async def _drive(self, run: AgentRun) -> None:
         events = self.agent.execute(run.context)

@@ -53,7 +53,7 @@ from .._outages import FailureStreak
 from .._state import TaskState
 from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
-from ._execution import InProcessExecutor
+from ._execution import UNRECORDED_TEXT, InProcessExecutor
 from ._run import AgentRun, RunAborted, RunFinished
 from ._writer import TaskWriter, written
 
@@ -197,16 +197,25 @@ class LeasingExecutor(InProcessExecutor):
         super().start(run)
 
     async def _execute(self, run: AgentRun) -> None:
-        if run.created and not await self._acquire(run):
-            # Another live worker runs this task's turn: never run it twice at once.
-            log.warning("task %s is running on another worker; not starting it here", run.task_id)
-            run.started.set()
-            run.settled.set()
-            run.done.set()
-            if self._runs.get(run.task_id) is run:
-                del self._runs[run.task_id]
-            return
         if run.created:
+            try:
+                acquired = await self._acquire(run)
+            except Exception as exc:
+                # The store failed: the turn cannot start, and its task (already
+                # working, with the caller's message) would be left so for ever.
+                log.error("could not take the lease on task %s", run.task_id, exc_info=exc)
+                try:
+                    await self._fail(run, UNRECORDED_TEXT)
+                finally:
+                    self._end(run)
+                return
+            if not acquired:
+                # Another live worker runs this task's turn: never run it twice at once.
+                log.warning(
+                    "task %s is running on another worker; not starting it here", run.task_id
+                )
+                self._end(run)
+                return
             self._leased.add(run.task_id)
         try:
             await super()._execute(run)

@@ -95,7 +95,7 @@ async def test_the_task_is_failed_once_the_store_takes_writes_again(
         f"could not record the progress of task {task.id}",
         f"could not mark task {task.id} failed ([Errno 28] No space left on device); trying again",
     ]
-    assert f"marked task {task.id} failed after 4 attempts" in caplog.text
+    assert f"mark task {task.id} failed: done after 4 attempts" in caplog.text
     await handler.aclose()
 
 
@@ -113,7 +113,7 @@ async def test_marking_a_task_failed_is_given_up_in_time(
         )
     assert isinstance(task, Task)
     assert task.status.state is TaskState.SUBMITTED  # all the store has
-    assert f"gave up marking task {task.id} failed after" in caplog.text
+    assert f"gave up trying to mark task {task.id} failed after" in caplog.text
     assert caplog.text.count("trying again") == 1
     await handler.aclose()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeAlias, runtime_checkable
 
 import attrs
@@ -36,14 +36,41 @@ __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
 
 log = logging.getLogger("a2a_models.server")
 
-#: Seconds before marking a task failed is tried again, doubling up to the most;
-#: and for how long it is tried (a store back within minutes: a restart, a failover).
+#: Seconds before a write the store refused is tried again, doubling up to the most;
+#: and for how long it is tried (:func:`keep_trying`).
 _FAIL_RETRY_FIRST = 0.25
 _FAIL_RETRY_MAX = 10.0
 _FAIL_RETRY_FOR = 300.0
 
 #: The status message of a task failed because the store would not take its progress.
 UNRECORDED_TEXT = "The server could not record the task's progress."
+
+
+async def keep_trying(what: str, attempt: Callable[[], Awaitable[None]]) -> bool:
+    """Await ``attempt()`` until it raises nothing, backing off from a quarter of a
+    second to every 10 s, for 5 minutes at most (a store back within minutes: a
+    restart, a failover); ``False`` when given up. ``what`` (``mark task X failed``)
+    names it in the log: the first failure (with its traceback), the success
+    after failures, giving up."""
+    loop = asyncio.get_running_loop()
+    delay, attempts, give_up = _FAIL_RETRY_FIRST, 0, loop.time() + _FAIL_RETRY_FOR
+    while True:
+        try:
+            await attempt()
+        except Exception as exc:
+            attempts += 1
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            if loop.time() + delay > give_up:
+                log.error("gave up trying to %s after %d attempts (%s)", what, attempts, reason)
+                return False
+            if attempts == 1:
+                log.error("could not %s (%s); trying again", what, reason, exc_info=exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _FAIL_RETRY_MAX)
+        else:
+            if attempts:
+                log.warning("%s: done after %d attempts", what, attempts + 1)
+            return True
 
 
 class _RecordingFailed(Exception):
@@ -334,13 +361,12 @@ class InProcessExecutor(RunTable):
     async def _fail(self, run: AgentRun, text: str) -> None:
         """Move the run's task to failed with ``text`` as the status message.
 
-        A store that cannot take the write is tried again (backing off to every
-        10 s) for 5 minutes, or until the executor stops: a task left working
-        would keep its subscribers waiting for an end that never comes.
+        A store that cannot take the write is tried again (:func:`keep_trying`),
+        or until the executor stops: a task left working would keep its
+        subscribers waiting for an end that never comes.
         """
-        delay, attempts = _FAIL_RETRY_FIRST, 0
-        give_up = asyncio.get_running_loop().time() + _FAIL_RETRY_FOR
-        while True:
+
+        async def attempt() -> None:
             try:
                 if run.error is not None or run.direct is not None:
                     return
@@ -351,35 +377,11 @@ class InProcessExecutor(RunTable):
                 event = run.context.status(TaskState.FAILED, text)
                 await self.writer.commit(run.task_id, run.owner, run.tenant, event, run=run)
                 run.settled.set()
-                if attempts:
-                    log.warning(
-                        "marked task %s failed after %d attempts", run.task_id, attempts + 1
-                    )
-                return
             except (RunAborted, RunFinished):
-                return
+                pass
             except LeaseLostError:
                 log.warning(
                     "lost the lease on task %s to another worker; not failing it", run.task_id
                 )
-                return
-            except Exception as exc:
-                attempts += 1
-                reason = " ".join(str(exc).split()) or type(exc).__name__
-                if asyncio.get_running_loop().time() + delay > give_up:
-                    log.error(
-                        "gave up marking task %s failed after %d attempts (%s)",
-                        run.task_id,
-                        attempts,
-                        reason,
-                    )
-                    return
-                if attempts == 1:
-                    log.error(
-                        "could not mark task %s failed (%s); trying again",
-                        run.task_id,
-                        reason,
-                        exc_info=exc,
-                    )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, _FAIL_RETRY_MAX)
+
+        await keep_trying(f"mark task {run.task_id} failed", attempt)

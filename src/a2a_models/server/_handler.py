@@ -16,6 +16,8 @@ so nothing they do can stall the agent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -54,12 +56,18 @@ from ..models import (
     utc_now,
 )
 from ._agent import Agent, CallContext, RequestContext
-from ._execution import ExecutorFactory, InProcessExecutor, TaskExecutor
+from ._execution import (
+    UNRECORDED_TEXT,
+    ExecutorFactory,
+    InProcessExecutor,
+    TaskExecutor,
+    keep_trying,
+)
 from ._ids import fast_id
 from ._lifecycle import apply_event, trim_history, without_artifacts
 from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
-from ._run import AgentRun
+from ._run import AgentRun, RunFinished
 from ._store import InMemoryTaskStore, StoredTask, TaskStore
 from ._streams import EventBroker, EventStream, InMemoryEventBroker, task_event_stream
 from ._writer import TaskWriter
@@ -114,6 +122,8 @@ class RequestHandler:
         self.writer = TaskWriter(self.store, self.broker, self._push, id_factory)
         #: Runs the agent (in this process unless ``executor`` says otherwise).
         self.executor: TaskExecutor = executor(agent, self.writer)
+        #: Writes that go on after their request answered (failing a stranded task).
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- capabilities --------------------------------------------------------------------
 
@@ -298,23 +308,55 @@ class RequestHandler:
         await self.writer.commit(
             task.id, call.owner, tenant, working, build=accept, base=stored, history=False
         )
-        # The task as the turn starts, whole, for the agent: the one copy of the history
-        # a turn makes (a tuple of the stored one and the messages added since). Its
-        # last_seq is the accepting write's, or a later write's that came in between.
-        turn = await self._get(task.id, call, tenant)
-        seq, accepted = turn.last_seq, turn.task
-        context = RequestContext(
-            message=attrs.evolve(message, task_id=task.id, context_id=context_id),
-            task_id=task.id,
-            context_id=context_id,
-            task=accepted,
-            configuration=request.configuration,
-            metadata=request.metadata,
-            call=call,
-        )
-        run = AgentRun(context, call.owner, tenant, created=True, first=(seq, accepted))
-        await self.writer.register_request_push(run)
+        try:
+            # The task as the turn starts, whole, for the agent: the one copy of the
+            # history a turn makes (a tuple of the stored one and the messages added
+            # since). Its last_seq is the accepting write's, or a later one's.
+            turn = await self._get(task.id, call, tenant)
+            seq, accepted = turn.last_seq, turn.task
+            context = RequestContext(
+                message=attrs.evolve(message, task_id=task.id, context_id=context_id),
+                task_id=task.id,
+                context_id=context_id,
+                task=accepted,
+                configuration=request.configuration,
+                metadata=request.metadata,
+                call=call,
+            )
+            run = AgentRun(context, call.owner, tenant, created=True, first=(seq, accepted))
+            await self.writer.register_request_push(run)
+        except Exception:
+            # Accepted (the task is working on the message) but no turn can start:
+            # left so, the task would stay working with nobody on it. The caller
+            # gets the error now; the task is failed as soon as the store lets it.
+            failing = asyncio.create_task(
+                self._fail_unstarted(task.id, context_id, call.owner, tenant),
+                name=f"a2a-fail-{task.id}",
+            )
+            self._background.add(failing)
+            failing.add_done_callback(self._background.discard)
+            raise
         return run
+
+    async def _fail_unstarted(
+        self, task_id: str, context_id: str, owner: str | None, tenant: str | None
+    ) -> None:
+        """Fail a task whose accepted turn could not start."""
+        failed = TaskStatusUpdateEvent(
+            task_id=task_id,
+            context_id=context_id,
+            status=TaskStatus(
+                state=TaskState.FAILED,
+                message=Message.agent(UNRECORDED_TEXT, task_id=task_id, context_id=context_id),
+                timestamp=utc_now(),
+            ),
+        )
+
+        async def attempt() -> None:
+            with contextlib.suppress(RunFinished):  # it ended meanwhile (a cancel)
+                await self.writer.commit(task_id, owner, tenant, failed)
+
+        await keep_trying(f"mark task {task_id} failed", attempt)
 
     # -- GetTask / ListTasks -------------------------------------------------------------
 
@@ -614,6 +656,9 @@ class RequestHandler:
         subscribers (here or on another replica) see it end instead of waiting.
         """
         await self.executor.aclose()
+        for pending in list(self._background):
+            pending.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._push is not None:
             await self._push.aclose()
 

@@ -16,11 +16,14 @@ import pytest
 
 from a2a_models import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
     SendMessageRequest,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a_models.errors import A2AError
@@ -33,7 +36,7 @@ from a2a_models.server import (
 )
 from a2a_models.stores import SQLiteTaskStore
 
-from ._support import FuncAgent, make_card
+from ._support import FuncAgent, RecordingSender, make_card, send
 
 STEP_TIMEOUT = 5.0
 
@@ -81,12 +84,16 @@ async def _agent(context: Any) -> Any:
 def _handler(kind: str) -> tuple[RequestHandler, Any]:
     if kind == "memory":
         store = FaultyMemory()
-        return RequestHandler(FuncAgent(_agent), make_card(), store=store), store
+        handler = RequestHandler(
+            FuncAgent(_agent), make_card(), store=store, push_sender=RecordingSender()
+        )
+        return handler, store
     store = FaultySQLite(":memory:")
     handler = RequestHandler(
         FuncAgent(_agent),
         make_card(),
         store=store,
+        push_sender=RecordingSender(),
         executor=lambda agent, writer: LeasingExecutor(agent, writer, ttl=5),
     )
     return handler, store
@@ -128,11 +135,32 @@ async def _scenario(handler: RequestHandler) -> list[str]:
 
     await step("stream", stream())
     await step("list", handler.on_list_tasks(ListTasksRequest(), call))
+    hook = TaskPushNotificationConfig(url="https://client.example/hook", token="t")
+    await step("send with a webhook", handler.on_send_message(send("work", push=hook), call))
     waiting = await step(
         "send ask again",
         handler.on_send_message(SendMessageRequest(message=Message.user("ask")), call),
     )
     if isinstance(waiting, Task):
+        config = await step(
+            "set webhook",
+            handler.on_create_task_push_notification_config(
+                TaskPushNotificationConfig(url="https://client.example/b", task_id=waiting.id), call
+            ),
+        )
+        await step(
+            "list webhooks",
+            handler.on_list_task_push_notification_configs(
+                ListTaskPushNotificationConfigsRequest(task_id=waiting.id), call
+            ),
+        )
+        if isinstance(config, TaskPushNotificationConfig):
+            await step(
+                "delete webhook",
+                handler.on_delete_task_push_notification_config(
+                    DeleteTaskPushNotificationConfigRequest(task_id=waiting.id, id=config.id), call
+                ),
+            )
         await step("cancel", handler.on_cancel_task(CancelTaskRequest(id=waiting.id), call))
     return outcomes
 
@@ -162,11 +190,20 @@ async def test_whatever_store_call_fails_every_request_answers_and_no_task_is_st
         "get: ok",
         "stream: ok",
         "list: ok",
+        "send with a webhook: ok",
         "send ask again: ok",
+        "set webhook: ok",
+        "list webhooks: ok",
+        "delete webhook: ok",
         "cancel: ok",
     ]
     states = await _settled_states(handler, store)
-    assert sorted(state.name for state in states.values()) == ["CANCELED", "COMPLETED", "COMPLETED"]
+    assert sorted(state.name for state in states.values()) == [
+        "CANCELED",
+        "COMPLETED",
+        "COMPLETED",
+        "COMPLETED",
+    ]
     total = store.calls
     await handler.aclose()
     assert total > 10

@@ -520,11 +520,12 @@ async def test_a_cancel_on_a_front_end_stops_a_taken_over_turn(
         assert survivor.proc.poll() is None, survivor.log()
 
 
-def test_a_front_end_that_cannot_record_a_task_says_so(tmp_path: Path) -> None:
+async def test_a_front_end_that_cannot_record_a_task_says_so() -> None:
     """The store fails the front end's write of a new task (its schema dropped under it):
     the caller gets the server's error, not 'the task of this request is gone'."""
-    import httpx
     from _pg_support import drop_schema
+
+    from a2a_models.errors import InternalError
 
     with fresh_schema("a2a_front_fail", "worker") as schema:
         port = _free_port()
@@ -534,21 +535,11 @@ def test_a_front_end_that_cannot_record_a_task_says_so(tmp_path: Path) -> None:
         try:
             front.wait_ready()
             drop_schema(schema)
-            body = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "SendMessage",
-                "params": {
-                    "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-                },
-            }
-            reply = httpx.post(
-                f"http://127.0.0.1:{port}/", json=body, headers={"A2A-Version": "1.0"}, timeout=20
-            )
-            assert reply.json()["error"] == {
-                "code": -32603,
-                "message": "the server could not record the task (UndefinedTable)",
-            }, reply.text
+            url = f"http://127.0.0.1:{port}"
+            async with HTTPClient(url, timeout=20, reconnect=Reconnect(attempts=0)) as client:
+                with pytest.raises(InternalError) as refused:
+                    await client.send_message(Message.user("hi"))
+            assert refused.value.message == "the server could not record the task (UndefinedTable)"
         finally:
             front.stop()
         assert "could not record the new task" in front.log(), front.log()

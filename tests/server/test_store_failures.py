@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from a2a_models import Message, SendMessageRequest, StreamResponse, Task, TaskState
+from a2a_models import Message, SendMessageRequest, Task, TaskState
 from a2a_models.errors import InternalError
 from a2a_models.server import (
     CallContext,
@@ -36,20 +36,11 @@ class _Refusing(InMemoryTaskStore):
             raise OSError(28, "No space left on device")
         return await super().create(task, *args, **kwargs)
 
-    async def update(
-        self,
-        task: Task,
-        expected_version: int,
-        *,
-        event: StreamResponse | None = None,
-        history_offset: int = 0,
-    ) -> int:
+    async def update(self, task: Task, *args: Any, **kwargs: Any) -> int:
         if self.refuse_update:
             self.refuse_update -= 1
             raise OSError(28, "No space left on device")
-        return await super().update(
-            task, expected_version, event=event, history_offset=history_offset
-        )
+        return await super().update(task, *args, **kwargs)
 
 
 async def _works(context: Any) -> Any:

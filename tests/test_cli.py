@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _procs import a2a_command, free_port
 
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
@@ -109,12 +110,6 @@ class CliAgent(Agent):
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _env(**extra: str) -> dict[str, str]:
     path = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", **extra}
@@ -122,19 +117,14 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
 class Server:
     """``a2a-models serve`` in a subprocess, stopped (SIGTERM) by the fixture."""
 
     def __init__(self, folder: Path, *args: str) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [*_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
+            [*a2a_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -190,7 +180,7 @@ def server(agent_dir: Path) -> Iterator[Server]:
 def cli(*args: str, timeout: float = TIMEOUT, **env: str) -> subprocess.CompletedProcess[str]:
     """``a2a-models ARGS`` with stdout and stderr as pipes (not a terminal)."""
     return subprocess.run(
-        [*_command(), *args],
+        [*a2a_command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -204,7 +194,7 @@ def on_a_terminal(*args: str, timeout: float = TIMEOUT) -> tuple[int, str]:
     """``a2a-models ARGS`` with stdout and stderr on a pseudo-terminal: status and output."""
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [*_command(), *args],
+        [*a2a_command(), *args],
         stdout=terminal,
         stderr=terminal,
         stdin=subprocess.DEVNULL,
@@ -322,7 +312,7 @@ def test_send_data_file_and_stdin(server: Server, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "echo: hi\n"
     piped = subprocess.run(
-        [*_command(), "send", server.url, "-"],
+        [*a2a_command(), "send", server.url, "-"],
         input="from stdin",
         capture_output=True,
         text=True,
@@ -349,10 +339,10 @@ def test_send_live_view_on_a_terminal(server: Server) -> None:
 
 
 def test_demo_serves_sends_a_task_and_keeps_serving(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     demo = subprocess.Popen(
-        [*_command(), "demo", "--port", str(port), "--store", f"sqlite:///{tmp_path / 't.db'}"],
+        [*a2a_command(), "demo", "--port", str(port), "--store", f"sqlite:///{tmp_path / 't.db'}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -421,7 +411,7 @@ def test_demo_port_falls_back_only_when_not_given() -> None:
 def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "slow", "--no-wait", "--json"))
     follower = subprocess.Popen(
-        [*_command(), "follow", server.url, task_id],
+        [*a2a_command(), "follow", server.url, task_id],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -564,7 +554,7 @@ def test_card_summary_on_a_terminal_and_with_security(agent_dir: Path) -> None:
 
 
 def test_errors_are_one_line_and_debug_shows_the_traceback() -> None:
-    port = _free_port()
+    port = free_port()
     down = cli("get", f"http://127.0.0.1:{port}", "some-task")
     assert down.returncode == 1
     assert down.stderr == (

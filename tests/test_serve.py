@@ -16,7 +16,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -26,6 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from _procs import a2a_command, free_port
 
 from a2a_models import Message, SendMessageConfiguration, Task
 from a2a_models.adapters.http import HTTPClient
@@ -57,17 +57,6 @@ STOP_TIMEOUT = 5.0
 V10 = {"A2A-Version": "1.0"}
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _env(pythonpath: Path | None = None) -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if pythonpath is not None:
@@ -87,9 +76,9 @@ class Served:
         port: int | None = None,
     ) -> None:
         #: ``None``: a free port chosen here; 0: left to the server (read from its output).
-        self.port = _free_port() if port is None else port
+        self.port = free_port() if port is None else port
         self.proc = subprocess.Popen(
-            [*_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
+            [*a2a_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -197,7 +186,7 @@ def cli(
     *args: str, cwd: Path | None = None, timeout: float = 30
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*_command(), *args],
+        [*a2a_command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -478,7 +467,7 @@ def test_three_slash_sqlite_url_gets_the_four_slash_hint(tmp_path: Path) -> None
 def test_unreachable_postgres_stops_serve_and_worker_without_showing_the_password(
     tmp_path: Path,
 ) -> None:
-    url = _pg_with(password="hunter2-secret", port=_free_port())  # released: nothing listens
+    url = _pg_with(password="hunter2-secret", port=free_port())  # released: nothing listens
     for command in ("serve", "worker"):
         args = ("--port", "0") if command == "serve" else ()
         done = cli(command, *args, "--store", url, cwd=tmp_path, timeout=30)

@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -20,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _procs import a2a_command, free_port
 
 from a2a_models.server import STOPPED_MESSAGE
 
@@ -46,20 +45,9 @@ TTL = 2.0
 RECOVERY_TIMEOUT = TTL + TTL / 3 + 20
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Proc:
     def __init__(self, tmp: Path, store: str, agent: str, slow: float) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
@@ -68,7 +56,7 @@ class Proc:
         }
         self.proc = subprocess.Popen(
             [
-                *_command(),
+                *a2a_command(),
                 "serve",
                 "--port",
                 str(self.port),

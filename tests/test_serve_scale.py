@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from _procs import a2a_command, free_port
 
 AGENT = '''
 import asyncio
@@ -33,24 +32,13 @@ class Waits(Agent):
 V10 = {"A2A-Version": "1.0"}
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[object]:
     (tmp_path / "waits_agent.py").write_text(AGENT)
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(*args: str) -> str:
-        port = _free_port()
+        port = free_port()
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(
@@ -59,7 +47,7 @@ def serve(tmp_path: Path) -> Iterator[object]:
         }
         proc = subprocess.Popen(
             [
-                *_command(),
+                *a2a_command(),
                 "serve",
                 "--port",
                 str(port),
@@ -136,7 +124,7 @@ def test_active_task_limit_answers_32603_and_429(serve: object, tmp_path: Path) 
 
 def test_bad_retain_terminal_exits_2(tmp_path: Path) -> None:
     done = subprocess.run(
-        [*_command(), "serve", "--port", "0", "--store", "memory:", "--retain-terminal", "soon"],
+        [*a2a_command(), "serve", "--port", "0", "--store", "memory:", "--retain-terminal", "soon"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
 import grpc
 import pytest
+from _procs import free_port
 
 from a2a_models import models as m
 from a2a_models.adapters.grpc import A2AServicer, GrpcServer
@@ -47,15 +47,9 @@ GRPC_CHECKS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def agent(servicer: Callable[[AgentServer], A2AServicer] = A2AServicer) -> AsyncIterator[str]:
-    http_port, grpc_port = _free_port(), _free_port()
+    http_port, grpc_port = free_port(), free_port()
     url = f"http://127.0.0.1:{http_port}"
     card = conformance_card(url)
     card = attrs.evolve(

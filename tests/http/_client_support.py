@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -81,13 +80,6 @@ def serve_in_thread(app: Any, port: int = 0) -> Iterator[str]:
         server.should_exit = True
         server.force_exit = True
         thread.join(5)
-
-
-def free_port() -> int:
-    """A port nothing listens on (right now)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class ScriptAgent(Agent):

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from _client_support import free_port, sdk_app, serve_in_thread
+from _client_support import sdk_app, serve_in_thread
+from _procs import free_port
 
 from a2a_models import Message, TaskState
 from a2a_models import models as m

@@ -10,11 +10,11 @@ import pytest
 from _client_support import (
     Recorder,
     ScriptAgent,
-    free_port,
     jsonrpc_app,
     make_card,
     serve_in_thread,
 )
+from _procs import free_port
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from _client_support import ScriptAgent, free_port, make_card, serve_in_thread
+from _client_support import ScriptAgent, make_card, serve_in_thread
+from _procs import free_port
 
 from a2a_models import Message, TaskState
 from a2a_models import models as m

@@ -18,9 +18,7 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from typing import Any
 
 import pytest
 from _pg_support import fresh_schema, store_url
+from _procs import a2a_command, free_port
 
 from a2a_models import (
     ListTasksRequest,
@@ -59,23 +58,12 @@ STOP_TIMEOUT = 20.0
 GRACE_EXCEEDED = "timeout graceful shutdown exceeded"
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Replica:
     """One ``a2a-models serve`` subprocess; its output is collected by a thread."""
 
     def __init__(self, name: str, store_url: str) -> None:
         self.name = name
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
@@ -84,7 +72,7 @@ class Replica:
         }
         self.proc = subprocess.Popen(
             [
-                *_command(),
+                *a2a_command(),
                 "serve",
                 "--host",
                 "127.0.0.1",

@@ -10,12 +10,12 @@ the four push-config operations, plus a typed error.
 from __future__ import annotations
 
 import asyncio
-import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from _procs import free_port
 from _server_support import GateAgent, make_card, make_server
 
 # Import order matters in the SDK (see tests/interop/sdk_vectors.py, quirk 13).
@@ -27,12 +27,6 @@ from a2a.utils import errors as sdk_errors
 from a2a_models.adapters.http import HTTPServer
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _message(text: str) -> pb.Message:
     return pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)])
 
@@ -41,7 +35,7 @@ def _message(text: str) -> pb.Message:
 async def agent_url(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, str, GateAgent]]:
     """Our server on a free port, its card naming exactly one (binding, version) interface."""
     binding, version = request.param
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     server, agent = make_server(make_card(url, interfaces=[(binding, version)]))
     async with HTTPServer(server, port=port):

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 from _pg_support import PG_DSN, fresh_schema, store_url
-from test_workers import Proc, _free_port
+from _procs import free_port
+from test_workers import Proc
 
 from a2a_models import (
     Message,
@@ -64,7 +65,7 @@ def schema() -> Iterator[str]:
 
 
 def _serve(name: str, schema: str, tmp: Path, *, front_end: bool = False) -> tuple[Proc, str]:
-    port = _free_port()
+    port = free_port()
     args = ["serve", *(["--front-end"] if front_end else []), "--host", "127.0.0.1"]
     args += ["--port", str(port), "--store", store_url(schema), "--agent", AGENT]
     args += ["--lease-ttl", str(TTL), "--log-level", "warning"]

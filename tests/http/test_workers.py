@@ -25,9 +25,7 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +34,7 @@ from typing import Any
 
 import pytest
 from _pg_support import fresh_schema, store_url
+from _procs import a2a_command, free_port
 
 from a2a_models import (
     Message,
@@ -56,17 +55,6 @@ CONCURRENCY = 4
 NON_BLOCKING = SendMessageConfiguration(return_immediately=True)
 
 
-def _command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Proc:
     """One ``a2a-models`` subprocess; its output is collected by a thread."""
 
@@ -74,7 +62,7 @@ class Proc:
         self.name = name
         self.ready = re.compile(ready)
         self.proc = subprocess.Popen(
-            [*_command(), *args],
+            [*a2a_command(), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -136,7 +124,7 @@ class Cluster:
             "WORKER_AGENT_LOG": str(agent_log),
         }
         agent = ["--agent", agent_name]
-        self.ports = [_free_port(), _free_port()]
+        self.ports = [free_port(), free_port()]
         self.front_ends = [
             Proc(
                 f"front end {i}",
@@ -528,7 +516,7 @@ async def test_a_front_end_that_cannot_record_a_task_says_so() -> None:
     from a2a_models.errors import InternalError
 
     with fresh_schema("a2a_front_fail", "worker") as schema:
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         args = ["serve", "--front-end", "--port", str(port), "--store", store_url(schema)]
         front = Proc("front end", [*args, "--log-level", "warning"], r"a2a-models: serving ", env)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import httpx
 import mcp_types as types
 from _mcp_skills import AGENT_NAME, SKILLS
+from _procs import free_port
 from mcp import Client
 
 from a2a_models import AgentCard, Message, Task, TaskState, codec
@@ -25,14 +25,8 @@ class EchoAgent(Agent):
         yield context.reply(f"a2a: {context.message.text}")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_a2a_and_mcp_share_one_app_and_port() -> None:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     card = build_card(
         SKILLS, name=AGENT_NAME, description="Skills over A2A and MCP", version="1.2.3", url=url

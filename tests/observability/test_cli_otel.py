@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import httpx
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from _procs import free_port
 
 
 def _wait_healthy(proc: subprocess.Popen[str], port: int) -> None:
@@ -33,7 +27,7 @@ def _wait_healthy(proc: subprocess.Popen[str], port: int) -> None:
 
 
 def test_serve_otel_exports_spans_with_the_console_exporter() -> None:
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
     env["OTEL_SERVICE_NAME"] = "otel-cli-test"
     command = [sys.executable, "-m", "a2a_models", "serve", "--otel", "--store", "memory:"]
@@ -136,7 +130,7 @@ def test_worker_otel_continues_the_callers_trace_in_its_turn_span(tmp_path: obje
     store = f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}&channel={schema}"
     env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
     env["A2A_OTEL_DETAIL"] = "turns"
-    port = _free_port()
+    port = free_port()
     base = [sys.executable, "-m", "a2a_models"]
     front = subprocess.Popen(
         [*base, "serve", "--front-end", "--otel", "--store", store, "--port", str(port)],

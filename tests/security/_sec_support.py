@@ -6,9 +6,7 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -16,19 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _procs import a2a_command, free_port
 
 START_TIMEOUT = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def command() -> list[str]:
-    script = Path(sys.executable).with_name("a2a-models")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
 
 
 class Server:
@@ -45,7 +33,7 @@ class Server:
     ) -> None:
         self.port = free_port()
         self.args = [
-            *command(),
+            *a2a_command(),
             "serve",
             "--port",
             str(self.port),

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from _keys import ec_key, pem, private_jwk, public_jwk, rsa_key
-from _sec_support import command
+from _procs import a2a_command
 
 from a2a_models.adapters.http import resolve_card
 from a2a_models.signing import CardSignatureError, CardVerifier
@@ -25,7 +25,7 @@ JWKS = "/.well-known/jwks.json"
 
 def _cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*command(), *args],
+        [*a2a_command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,

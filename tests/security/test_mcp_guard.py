@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _sec_support import free_port
+from _procs import free_port
 
 MCP_TESTS = Path(__file__).resolve().parent.parent / "mcp"
 TOKEN = "mcp-guard-token-7f3a"

@@ -176,7 +176,7 @@ def test_encrypted_key_password_from_the_environment(
 def test_cli_takes_a_client_certificate(serve: Any, pki: dict[str, Path]) -> None:
     import subprocess
 
-    from _sec_support import command
+    from _procs import a2a_command
 
     server = serve(
         "--agent",
@@ -199,7 +199,7 @@ def test_cli_takes_a_client_certificate(serve: Any, pki: dict[str, Path]) -> Non
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*command(), *args],
+            [*a2a_command(), *args],
             capture_output=True,
             text=True,
             timeout=60,

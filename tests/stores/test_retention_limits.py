@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from _procs import a2a_command
 
 from a2a_models import Task, TaskState, TaskStatus
 from a2a_models.server import ActiveTaskLimitError, InMemoryTaskStore, TaskStore
@@ -103,8 +103,7 @@ def test_store_prune_command(tmp_path: Path) -> None:
             await store.create(_task("live"), None)
 
     asyncio.run(fill())
-    script = Path(sys.executable).with_name("a2a-models")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+    cmd = a2a_command()
     kept = subprocess.run(
         [*cmd, "store", "prune", f"sqlite:///{path}", "--older-than", "7d"],
         capture_output=True,

@@ -835,3 +835,39 @@ def test_load_agent() -> None:
         load_agent("a2a_models._cli._demo:TASK_TRIGGER")
     with pytest.raises(ValueError, match="cannot import"):
         load_agent("no_such_module:x")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["http://x", "--request-timeout", "nan"], "--request-timeout: expected a finite number"),
+        (["http://x", "--timeout-scale", "0"], "--timeout-scale: expected a number above 0"),
+    ],
+)
+def test_conformance_numbers_out_of_range_are_usage_errors(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from a2a_models.conformance._cli import build_parser as conformance_parser
+
+    with pytest.raises(SystemExit) as exited:
+        conformance_parser().parse_args(argv)
+    assert exited.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--port", "70000", "--", "true"], "argument --port: expected at most 65535"),
+        (["--timeout", "inf", "--", "true"], "argument --timeout: expected a finite number"),
+    ],
+)
+def test_conformance_client_numbers_out_of_range_are_usage_errors(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from a2a_models.conformance._client_cli import client_main
+
+    with pytest.raises(SystemExit) as exited:
+        client_main(argv)
+    assert exited.value.code == 2
+    assert says in capsys.readouterr().err

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._options import port_number
+from .._argtypes import port_number
 
 if TYPE_CHECKING:
     from ..adapters.llm import ComposedWorkspace

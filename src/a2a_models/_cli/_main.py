@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._options import (
+from .._argtypes import (
     header,
     non_negative_number,
     port_number,

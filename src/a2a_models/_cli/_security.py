@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from ._options import positive_number, whole_number
+from .._argtypes import positive_number, whole_number
 
 __all__ = ["SecurityOptions", "add_security_arguments", "security_from_args"]
 

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from .._argtypes import positive_number
 from ._registry import CheckResult
 from ._report import progress_line, render
 from ._runner import PlannedRun, run_suite
@@ -95,12 +96,15 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
     )
     p.add_argument(
         "--timeout-scale",
-        type=float,
+        type=positive_number,
         default=1.0,
         help="multiply every check's time limit (slow agents)",
     )
     p.add_argument(
-        "--request-timeout", type=float, default=10.0, help="seconds per HTTP request (default 10)"
+        "--request-timeout",
+        type=positive_number,
+        default=10.0,
+        help="seconds per HTTP request (default 10)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--list", action="store_true", help="list the checks and exit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from .._argtypes import port_number, positive_number
 from ._client import ClientHarness
 from ._client_checks import render_client_report
 
@@ -32,9 +33,11 @@ def client_main(
         help="the interface the card lists first (default jsonrpc)",
     )
     p.add_argument(
-        "--port", type=int, default=0, help="port of the reference server (default: any)"
+        "--port", type=port_number, default=0, help="port of the reference server (default: any)"
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds the driver may run")
+    p.add_argument(
+        "--timeout", type=positive_number, default=120.0, help="seconds the driver may run"
+    )
     p.add_argument("--report", choices=["text", "json"], default="text")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the driver command (after --)")

@@ -1,4 +1,5 @@
-"""Argument types the command lines share (argparse only: parsing stays fast)."""
+"""Argument types the command lines share: ``a2a-models`` and the conformance harness's
+(argparse only: parsing stays fast)."""
 
 from __future__ import annotations
 

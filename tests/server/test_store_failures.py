@@ -4,7 +4,9 @@ and the task is failed once the store takes writes again (or given up on, in tim
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import sqlite3
 from typing import Any
 
 import pytest
@@ -12,11 +14,14 @@ import pytest
 from a2a_models import Message, SendMessageRequest, Task, TaskState
 from a2a_models.errors import InternalError
 from a2a_models.server import (
+    AgentServer,
     CallContext,
     InMemoryTaskStore,
     LeasingExecutor,
+    Reply,
     RequestHandler,
     _execution,
+    error_for,
 )
 from a2a_models.stores import SQLiteTaskStore
 
@@ -151,3 +156,39 @@ async def test_a_follow_up_whose_lease_cannot_be_taken_fails_its_task_instead_of
     assert f"could not take the lease on task {first.id}" in caplog.text
     await handler.aclose()
     await store.aclose()
+
+
+class _Locked(InMemoryTaskStore):
+    """Every read fails as an SQLite database locked by another process does."""
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+
+async def test_a_request_the_store_fails_is_one_line_and_says_the_store_failed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = AgentServer(FuncAgent(_works), make_card(), store=_Locked())
+    body = b'{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"t1"}}'
+    reply = await server.handle(body, {"A2A-Version": "1.0"})
+    assert isinstance(reply, Reply)
+    assert json.loads(reply.body)["error"] == {
+        "code": -32603,
+        "message": "the task store failed (OperationalError)",
+    }
+    records = [r for r in caplog.records if r.name == "a2a_models.server"]
+    assert [(r.getMessage(), r.exc_info) for r in records] == [
+        ("GetTask failed: the task store failed (OperationalError: database is locked)", None)
+    ]
+    await server.aclose()
+
+
+def test_only_a_database_drivers_operational_errors_count_as_the_store_failing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    down = error_for(psycopg.OperationalError("connection refused"), "ListTasks")
+    assert down.message == "the task store failed (OperationalError)"
+    bug = error_for(ValueError("a bug of ours"), "ListTasks")
+    assert bug.message == "Internal error"  # the text stays in the log, with the traceback
+    assert caplog.records[-1].exc_info is not None

@@ -1,5 +1,6 @@
-"""How a background loop that retries (lease upkeep, retention, a worker's pulls)
-reports a failure that lasts: once, not on every attempt.
+"""How a failure is told in the log: an exception on one line (:func:`one_line`), and a
+background loop that retries (lease upkeep, retention, a worker's pulls) reporting a
+failure that lasts once, not on every attempt (:class:`FailureStreak`).
 
 A store that is down fails every attempt the same way; a log line (and a
 traceback) per attempt buries everything else in the log while it lasts.
@@ -9,15 +10,35 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["FailureStreak"]
+__all__ = ["FailureStreak", "database_failure", "one_line", "traceback_of"]
+
+
+def one_line(exc: BaseException | None) -> str:
+    """An exception's text on one line (its class name when it has none), for a log line."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def database_failure(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a database driver's error for a database it cannot use
+    (PEP 249's ``OperationalError``/``InterfaceError``: sqlite3, psycopg and others
+    name them so), not a mistake in a statement."""
+    return exc is not None and any(
+        cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__
+    )
+
+
+def traceback_of(exc: BaseException | None) -> BaseException | None:
+    """``exc_info`` for logging ``exc``: none for a database that is down or locked
+    (no bug to trace: the traceback would say nothing the line does not)."""
+    return None if database_failure(exc) else exc
 
 
 class FailureStreak:
     """The failures of one retrying loop, logged once per outage.
 
     :meth:`failed` logs the first failure of a streak (an error, with its
-    traceback) and any failure that differs from the one before it; repeats go
-    to debug. :meth:`succeeded` ends the streak, saying how long it was.
+    traceback unless :func:`traceback_of` says none) and any failure that
+    differs from the one before it; repeats go to debug. :meth:`succeeded` ends the streak, saying how long it was.
     """
 
     __slots__ = ("_failures", "_last", "_log", "_what")
@@ -35,9 +56,9 @@ class FailureStreak:
             self._log.error(
                 "%s failed (%s); retrying every %.3g s",
                 self._what,
-                " ".join(str(exc).split()) or type(exc).__name__,
+                one_line(exc),
                 retry_in,
-                exc_info=exc,
+                exc_info=traceback_of(exc),
             )
         else:
             self._log.debug("%s failed again (%d in a row)", self._what, self._failures + 1)

@@ -88,7 +88,7 @@ async def test_the_task_is_failed_once_the_store_takes_writes_again(
     assert task.status.message.text == "The server could not record the task's progress."
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert errors == [
-        f"could not record the progress of task {task.id}",
+        f"could not record the progress of task {task.id} ([Errno 28] No space left on device)",
         f"could not mark task {task.id} failed ([Errno 28] No space left on device); trying again",
     ]
     assert f"mark task {task.id} failed: done after 4 attempts" in caplog.text

@@ -7,6 +7,8 @@ import os
 import sys
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .._outages import one_line
+
 __all__ = ["open_at_start", "prune", "shown_url"]
 
 
@@ -39,7 +41,7 @@ async def open_at_start(store: object, url: str) -> str | None:
     try:
         await opener()
     except Exception as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
+        reason = one_line(exc)
         return f"cannot open the task store {shown_url(url)}: {reason}{_sqlite_hint(store, url)}"
     return None
 

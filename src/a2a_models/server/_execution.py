@@ -21,6 +21,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import attrs
 
 from .._closing import aclose_if_closable
+from .._outages import one_line, traceback_of
 from .._state import TaskState
 from ..errors import A2AError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
@@ -59,12 +60,14 @@ async def keep_trying(what: str, attempt: Callable[[], Awaitable[None]]) -> bool
             await attempt()
         except Exception as exc:
             attempts += 1
-            reason = " ".join(str(exc).split()) or type(exc).__name__
+            reason = one_line(exc)
             if loop.time() + delay > give_up:
                 log.error("gave up trying to %s after %d attempts (%s)", what, attempts, reason)
                 return False
             if attempts == 1:
-                log.error("could not %s (%s); trying again", what, reason, exc_info=exc)
+                log.error(
+                    "could not %s (%s); trying again", what, reason, exc_info=traceback_of(exc)
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, _FAIL_RETRY_MAX)
         else:
@@ -200,7 +203,12 @@ class InProcessExecutor(RunTable):
         except _RecordingFailed as failed:
             # The store (or the engine), not the agent: the caller is told so.
             cause = failed.__cause__
-            log.error("could not record the progress of task %s", run.task_id, exc_info=cause)
+            log.error(
+                "could not record the progress of task %s (%s)",
+                run.task_id,
+                one_line(cause),
+                exc_info=traceback_of(cause),
+            )
             if not run.created and cause is not None:
                 run.error = unrecorded(cause)
             await self._fail(run, UNRECORDED_TEXT)

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeAlias
 import attrs
 
 from .. import models as m
+from .._outages import database_failure, one_line
 from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError
 from ..protocol import V0_3, MethodSpec
 from ._agent import CallContext
@@ -173,20 +174,13 @@ def error_for(exc: BaseException, method: str) -> JSONRPCError:
     if isinstance(exc, EncodeError):
         log.warning("%s: result not expressible for the caller: %s", method, exc)
         return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
-    if _database_failure(exc):
+    if database_failure(exc):
         # The store is down or locked: no bug to trace, one line per request.
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        log.error("%s failed: the task store failed (%s: %s)", method, type(exc).__name__, reason)
-        return InternalError(f"the task store failed ({type(exc).__name__})")
+        name = type(exc).__name__
+        log.error("%s failed: the task store failed (%s: %s)", method, name, one_line(exc))
+        return InternalError(f"the task store failed ({name})")
     log.error("unexpected error while handling %s", method, exc_info=exc)
     return InternalError()
-
-
-def _database_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` is a database driver's error for a database it cannot use
-    (PEP 249's ``OperationalError``/``InterfaceError``: sqlite3, psycopg and others
-    name them so), not a mistake in a statement."""
-    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__)
 
 
 def resume_point(value: str | None) -> int | None:

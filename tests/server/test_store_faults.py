@@ -169,9 +169,7 @@ async def _settled_states(handler: RequestHandler, store: Any) -> dict[str, Task
     """The stored tasks' states once every run is over (the store working again)."""
     store.fail_at = 0
     async with asyncio.timeout(15):
-        # Runs, and writes left to finish after their request answered.
-        while handler.executor._runs or handler._background:  # type: ignore[attr-defined]
-            await asyncio.sleep(0.01)
+        await handler.idle()
     listed = await store.list(None, page_size=100)
     return {t.id: t.status.state for t in listed.tasks}
 

@@ -644,8 +644,10 @@ class RequestHandler:
         return self.executor.active_runs()
 
     async def idle(self) -> None:
-        """Wait until no agent execution and no push notification is in progress."""
+        """Wait until no agent execution, no push notification and no write left
+        over from a request (failing a task whose turn could not start) is in progress."""
         await self.executor.idle()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._push is not None:
             await self._push.idle()
 

@@ -609,6 +609,8 @@ def test_usage_errors() -> None:
         (["serve", "--max-connections", "0"], "argument --max-connections: expected at least 1"),
         (["serve", "--max-active-tasks-per-owner", "-5"], "expected at least 0, got -5"),
         (["worker", "--grace", "-1"], "argument --grace: expected 0 or more, got '-1'"),
+        (["serve", "--store-wait", "-1"], "argument --store-wait: expected 0 or more"),
+        (["worker", "--store-wait", "nan"], "argument --store-wait: expected a finite number"),
         (["worker", "--lease-ttl", "inf"], "argument --lease-ttl: expected a finite number"),
         (["send", "http://x", "hi", "--timeout", "nan"], "argument --timeout: expected a finite"),
         (["card", "http://x", "--timeout", "0"], "argument --timeout: expected a number above 0"),

@@ -452,6 +452,38 @@ def test_sqlite_store_in_a_missing_folder_stops_serve_at_start(tmp_path: Path) -
     assert not missing.parent.exists()
 
 
+def test_store_wait_starts_serving_once_the_store_can_be_opened(tmp_path: Path) -> None:
+    later = tmp_path / "comes-later"
+    served = Served(
+        ["--store", f"sqlite:///{later / 'tasks.db'}", "--store-wait", "30"], cwd=tmp_path
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not any("waiting up to 30 s" in line for line in served.output):
+            assert served.proc.poll() is None, served.log()
+            assert time.monotonic() < deadline, served.log()
+            time.sleep(0.05)
+        later.mkdir()  # the store can be opened from now on
+        served.wait_ready()
+        assert f"the task store sqlite:///{later / 'tasks.db'} is open" in served.log()
+        assert cli("send", served.url, "hello").stdout == "echo: hello\n"
+    finally:
+        if served.proc.poll() is None:
+            served.kill()
+
+
+def test_store_wait_gives_up_with_the_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "never" / "tasks.db"
+    started = time.monotonic()
+    done = cli("serve", "--port", "0", "--store", f"sqlite:///{missing}", "--store-wait", "1")
+    assert time.monotonic() - started >= 1.0
+    assert done.returncode == 1, done.stdout + done.stderr
+    waiting, refused = done.stderr.strip().splitlines()
+    assert waiting.startswith("a2a-models serve: waiting up to 1 s: cannot open the task store")
+    assert refused.startswith("a2a-models serve: cannot open the task store")
+    assert "serving" not in done.stdout
+
+
 def test_three_slash_sqlite_url_gets_the_four_slash_hint(tmp_path: Path) -> None:
     # sqlite:///tmp/.../tasks.db is relative (SQLAlchemy's convention): from another
     # folder it names a folder that does not exist; the absolute one does.

@@ -316,6 +316,14 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="most turns this worker runs at once (default: 16)",
     )
     worker.add_argument(
+        "--store-wait",
+        type=non_negative_number,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep trying to open the store this long at start (a database that starts "
+        "with this one); default 0: a store that cannot be opened stops it at once",
+    )
+    worker.add_argument(
         "--lease-ttl",
         type=positive_number,
         default=15.0,
@@ -425,6 +433,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         metavar="N",
         help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
         "(default: 1000; 0: no limit)",
+    )
+    serve.add_argument(
+        "--store-wait",
+        type=non_negative_number,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep trying to open the store this long at start (a database that starts "
+        "with this one); default 0: a store that cannot be opened stops it at once",
     )
     serve.add_argument(
         "--lease-ttl",
@@ -545,6 +561,7 @@ def _run(argv: list[str]) -> int:
                 retain_terminal=args.retain_terminal,
                 max_active_tasks_per_owner=args.max_active_tasks_per_owner or None,
                 lease_ttl=args.lease_ttl,
+                store_wait=args.store_wait,
                 front_end=args.front_end,
                 grpc_port=args.grpc_port,
                 otel=args.otel,
@@ -560,6 +577,7 @@ def _run(argv: list[str]) -> int:
                 concurrency=args.concurrency,
                 lease_ttl=args.lease_ttl,
                 grace=args.grace,
+                store_wait=args.store_wait,
                 log_level=args.log_level,
                 otel=args.otel,
             )

@@ -227,7 +227,9 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     except ValueError as exc:
         print(f"a2a-models serve: {exc}", file=sys.stderr)
         return 2
-    problem = await open_at_start(server.handler.store, options.store)
+    problem = await open_at_start(
+        server.handler.store, options.store, wait=options.store_wait, command="a2a-models serve"
+    )
     if problem is not None:
         print(f"a2a-models serve: {problem}", file=sys.stderr)
         await server.aclose()

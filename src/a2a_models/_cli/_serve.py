@@ -52,6 +52,8 @@ class ServeOptions:
       have (``None``: no limit).
     * ``lease_ttl``: seconds a running turn's lease lasts without renewal (SQL
       stores): a task of a process that died is taken over within about that.
+    * ``store_wait``: seconds to keep trying to open the store at start (a
+      database that starts with the server); 0: refuse to start at once.
     * ``front_end``: run no agent here: queue each turn in the (PostgreSQL) store
       for ``a2a-models worker`` processes (see docs/replicas.md).
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
@@ -70,6 +72,7 @@ class ServeOptions:
     retain_terminal: str = "7d"
     max_active_tasks_per_owner: int | None = 1000
     lease_ttl: float = 15.0
+    store_wait: float = 0.0
     front_end: bool = False
     grpc_port: int | None = None
     #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).

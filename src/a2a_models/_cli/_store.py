@@ -27,23 +27,41 @@ def shown_url(url: str) -> str:
     return url if parts == original else urlunsplit(parts)
 
 
-async def open_at_start(store: object, url: str) -> str | None:
+async def open_at_start(
+    store: object, url: str, *, wait: float = 0.0, command: str = "a2a-models"
+) -> str | None:
     """Open ``store`` now (connect, create or migrate its schema): ``None``, or why it
     cannot, in one line that names the store (``url``, its password hidden).
 
     ``serve``, ``worker`` and ``agent run`` call it before they announce
     themselves, so that a store that cannot be opened stops them at once,
-    instead of failing each request that comes in.
+    instead of failing each request that comes in. ``wait``: seconds to keep
+    trying (every 0.5 s, backing off to every 5 s), saying once on stderr
+    (as ``command``) that it waits.
     """
     opener = getattr(store, "open", None)
     if opener is None:  # memory: nothing to open
         return None
-    try:
-        await opener()
-    except Exception as exc:
-        reason = one_line(exc)
-        return f"cannot open the task store {shown_url(url)}: {reason}{_sqlite_hint(store, url)}"
-    return None
+    loop = asyncio.get_running_loop()
+    deadline, delay, told = loop.time() + wait, 0.5, False
+    while True:
+        try:
+            await opener()
+        except Exception as exc:
+            problem = f"cannot open the task store {shown_url(url)}: {one_line(exc)}"
+            problem += _sqlite_hint(store, url)
+            left = deadline - loop.time()
+            if left <= 0:
+                return problem
+            if not told:
+                print(f"{command}: waiting up to {wait:g} s: {problem}", file=sys.stderr)
+                told = True
+            await asyncio.sleep(min(delay, left))  # the last try at the deadline
+            delay = min(delay * 2, 5.0)
+        else:
+            if told:
+                print(f"{command}: the task store {shown_url(url)} is open", file=sys.stderr)
+            return None
 
 
 def _sqlite_hint(store: object, url: str) -> str:

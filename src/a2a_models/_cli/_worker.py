@@ -27,6 +27,7 @@ class WorkerOptions:
     concurrency: int = 16
     lease_ttl: float = 15.0
     grace: float = 30.0
+    store_wait: float = 0.0
     log_level: str = "info"
     otel: bool = False
 
@@ -87,7 +88,9 @@ async def _serve(options: WorkerOptions) -> int:
     )
     stop = asyncio.Event()
     try:
-        problem = await open_at_start(store, options.store)
+        problem = await open_at_start(
+            store, options.store, wait=options.store_wait, command="a2a-models worker"
+        )
         if problem is not None:
             print(f"a2a-models worker: {problem}", file=sys.stderr)
             return 1

@@ -49,7 +49,7 @@ import os
 import uuid
 from typing import Any
 
-from .._outages import FailureStreak
+from .._outages import FailureStreak, one_line, traceback_of
 from .._state import TaskState
 from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
@@ -203,7 +203,12 @@ class LeasingExecutor(InProcessExecutor):
             except Exception as exc:
                 # The store failed: the turn cannot start, and its task (already
                 # working, with the caller's message) would be left so for ever.
-                log.error("could not take the lease on task %s", run.task_id, exc_info=exc)
+                log.error(
+                    "could not take the lease on task %s (%s)",
+                    run.task_id,
+                    one_line(exc),
+                    exc_info=traceback_of(exc),
+                )
                 try:
                     await self._fail(run, UNRECORDED_TEXT)
                 finally:

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 import attrs
 
 from .. import codec
-from .._outages import FailureStreak
+from .._outages import FailureStreak, one_line, traceback_of
 from .._state import TaskState
 from ..errors import A2AError
 from ..models import (
@@ -247,7 +247,12 @@ class QueueExecutor(RunTable):
             run.error = exc
             return None
         except Exception as exc:
-            log.error("could not record the new task %s", run.task_id, exc_info=exc)
+            log.error(
+                "could not record the new task %s (%s)",
+                run.task_id,
+                one_line(exc),
+                exc_info=traceback_of(exc),
+            )
             run.error = unrecorded(exc)
             return None
         await self.writer.created(task)

@@ -50,11 +50,12 @@ class FailureStreak:
         self._last: tuple[type[BaseException], str] | None = None
 
     def failed(self, exc: BaseException, retry_in: float) -> None:
-        """Record a failed attempt; the loop tries again in ``retry_in`` seconds."""
+        """Record a failed attempt; the loop tries again in ``retry_in`` seconds (the
+        first wait of a streak, when the loop backs off)."""
         key = (type(exc), str(exc))
         if key != self._last:
             self._log.error(
-                "%s failed (%s); retrying every %.3g s",
+                "%s failed (%s); retrying in %.3g s",
                 self._what,
                 one_line(exc),
                 retry_in,
@@ -68,6 +69,11 @@ class FailureStreak:
     def succeeded(self) -> None:
         """Record a successful attempt (ends a streak of failures)."""
         if self._failures:
-            self._log.warning("%s works again after %d failed attempts", self._what, self._failures)
+            self._log.warning(
+                "%s works again after %d failed attempt%s",
+                self._what,
+                self._failures,
+                "" if self._failures == 1 else "s",
+            )
             self._failures = 0
             self._last = None

@@ -33,8 +33,8 @@ def test_a_streak_of_one_failure_is_one_error_and_one_recovery(
 
     errors = _records(caplog, logging.ERROR)
     assert [r.getMessage() for r in errors] == [
-        "lease upkeep failed (database is locked); retrying every 0.5 s",
-        "lease upkeep failed (connection refused); retrying every 0.5 s",
+        "lease upkeep failed (database is locked); retrying in 0.5 s",
+        "lease upkeep failed (connection refused); retrying in 0.5 s",
     ]
     assert errors[0].exc_info is None  # a database down or locked: no bug to trace
     assert errors[1].exc_info is not None  # anything else: the traceback too
@@ -75,6 +75,6 @@ async def test_retention_logs_an_outage_once(caplog: pytest.LogCaptureFixture) -
         await retention.aclose()
     messages = [r.getMessage() for r in caplog.records if r.name == "a2a_models.stores"]
     assert messages == [
-        "retention: deleting old finished tasks failed (database is locked); retrying every 0.01 s",
+        "retention: deleting old finished tasks failed (database is locked); retrying in 0.01 s",
         "retention: deleting old finished tasks works again after 8 failed attempts",
     ]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._closing import AsyncClosing
+from .._outages import FailureStreak
 from ..models import StreamResponse
 from ..server import BrokerItem as Notification
 from ..server import BrokerSubscription, BufferedSubscription, EventBroker
@@ -140,6 +141,7 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
 
     async def _send_loop(self) -> None:
         delay = self._reconnect_delay
+        streak = FailureStreak(log, "sending NOTIFY")
         while True:
             if not self._pending:
                 self._drained.set()
@@ -157,12 +159,13 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
                     (self.channel, batch),
                 )
             except Exception as exc:
-                log.warning("sending NOTIFY failed (%s); retrying in %.1fs", exc, delay)
+                streak.failed(exc, delay)
                 await self._close_quietly(self._publish_conn)
                 self._publish_conn = None
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self._max_reconnect_delay)
                 continue
+            streak.succeeded()
             delay = self._reconnect_delay
             for _ in batch:
                 if self._pending:
@@ -211,11 +214,12 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
 
     async def _listen_loop(self, conn: psycopg.AsyncConnection[Any] | None) -> None:
         delay = self._reconnect_delay
+        streak = FailureStreak(log, "listening for a2a events")
         while True:
             try:
                 if conn is None:
                     conn = await self._listen()
-                    log.info("listening for a2a events again")
+                    streak.succeeded()
                     delay = self._reconnect_delay
                     # Whatever was notified while we were away is lost: re-read the logs.
                     for subscribers in tuple(self._subscribers.values()):
@@ -226,7 +230,7 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
                         self._dispatch(notify.payload, notify.pid)
                     await conn.execute("SELECT 1")  # quiet: is the connection still alive?
             except Exception as exc:
-                log.warning("lost the LISTEN connection (%s); reconnecting in %.1fs", exc, delay)
+                streak.failed(exc, delay)
                 await self._close_quietly(conn)
                 conn = self._listen_conn = None
                 await asyncio.sleep(delay)

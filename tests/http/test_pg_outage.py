@@ -1,0 +1,179 @@
+"""PostgreSQL goes away for a few seconds under a real ``a2a-models serve``.
+
+The server reaches the database through a TCP proxy that the test cuts (every
+connection reset, new ones refused) and restores. A task working through the
+outage ends (failed, saying why) and its open stream with it; the server keeps
+running and answers normally afterwards; the outage is logged once per loop,
+without a traceback per attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from _pg_support import PG_DSN, fresh_schema, store_url
+from _procs import free_port
+from test_workers import Proc
+
+V10 = {"A2A-Version": "1.0"}
+
+
+class CuttableProxy:
+    """A TCP proxy to PostgreSQL on 127.0.0.1, run by its own event loop in a thread."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self._loop = asyncio.new_event_loop()
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        threading.Thread(target=self._loop.run_forever, daemon=True, name="pg-proxy").start()
+        self.restore()
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.close()
+            return
+        self._writers |= {writer, up_writer}
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        self._writers -= {writer, up_writer}
+
+    async def _listen(self) -> None:
+        self._server = await asyncio.start_server(
+            self._client, "127.0.0.1", self.port, reuse_address=True
+        )
+
+    async def _cut(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._writers):
+            with contextlib.suppress(Exception):
+                writer.transport.abort()  # a reset, as a database that went away gives
+        self._writers.clear()
+
+    def restore(self) -> None:
+        self._call(self._listen())
+
+    def cut(self) -> None:
+        self._call(self._cut())
+
+    def close(self) -> None:
+        self.cut()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+@pytest.fixture
+def proxied_store() -> Iterator[tuple[str, CuttableProxy]]:
+    parts = urlsplit(PG_DSN)
+    proxy = CuttableProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    try:
+        with fresh_schema("a2a_outage", "PostgreSQL outage") as schema:
+            url = urlsplit(store_url(schema))
+            netloc = url.netloc.replace(f"{url.hostname}:{url.port or 5432}", "")
+            user = netloc.rstrip("@")
+            proxied = url._replace(netloc=f"{user}@127.0.0.1:{proxy.port}").geturl()
+            yield proxied, proxy
+    finally:
+        proxy.close()
+
+
+def _send(url: str, method: str, text: str) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {
+            "message": {
+                "messageId": f"m-{time.monotonic_ns()}",
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }
+        },
+    }
+    return httpx.post(url, json=body, headers=V10, timeout=30).json()
+
+
+def test_a_task_working_through_a_database_outage_ends_and_the_server_recovers(
+    proxied_store: tuple[str, CuttableProxy],
+) -> None:
+    store, proxy = proxied_store
+    port = free_port()
+    server = Proc(
+        "serve",
+        ["serve", "--port", str(port), "--store", store, "--lease-ttl", "3", "--log-level", "info"],
+        r"a2a-models: serving ",
+        {**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        server.wait_ready()
+        events: list[dict[str, Any]] = []
+        cut_at = restored_at = 0.0
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendStreamingMessage",
+            "params": {
+                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "task"}]}
+            },
+        }
+        deadline = time.monotonic() + 60
+        with httpx.stream("POST", url, json=body, headers=V10, timeout=30) as stream:
+            for line in stream.iter_lines():
+                assert time.monotonic() < deadline, f"the stream did not end: {events}"
+                if not line.startswith("data:"):
+                    continue
+                events.append(json.loads(line.removeprefix("data:"))["result"])
+                if len(events) == 1:  # the task exists; its next step is 0.5 s away
+                    proxy.cut()
+                    cut_at = time.monotonic()
+                    threading.Timer(3.0, proxy.restore).start()
+                    restored_at = cut_at + 3.0
+        assert cut_at and time.monotonic() >= restored_at
+        last = events[-1].get("statusUpdate", {}).get("status", {})
+        assert last.get("state") in ("TASK_STATE_FAILED", "TASK_STATE_COMPLETED"), events
+        if last["state"] == "TASK_STATE_FAILED":
+            assert last["message"]["parts"] == [
+                {"text": "The server could not record the task's progress."}
+            ]
+
+        # The server is whole again: a new task runs to the end.
+        again = _send(url, "SendMessage", "task")
+        assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", again
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
+    log = "\n".join(server.output)
+    # A database that went away is no bug: no tracebacks. Each retrying loop says
+    # once that it fails, and once that it works again.
+    assert "Traceback" not in log, log
+    # The connection dropped, then new ones refused: two failures, each said once.
+    assert log.count("listening for a2a events failed") <= 2, log
+    assert "listening for a2a events works again" in log, log
+    assert log.count("lease upkeep failed") <= 1, log

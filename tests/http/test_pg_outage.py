@@ -103,20 +103,14 @@ def proxied_store() -> Iterator[tuple[str, CuttableProxy]]:
         proxy.close()
 
 
-def _send(url: str, method: str, text: str) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {
-            "message": {
-                "messageId": f"m-{time.monotonic_ns()}",
-                "role": "ROLE_USER",
-                "parts": [{"text": text}],
-            }
-        },
+def _body(method: str, text: str) -> dict[str, Any]:
+    """A JSON-RPC ``method`` (SendMessage or SendStreamingMessage) with a user ``text``."""
+    message = {
+        "messageId": f"m-{time.monotonic_ns()}",
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
     }
-    return httpx.post(url, json=body, headers=V10, timeout=30).json()
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
 
 
 def test_a_task_working_through_a_database_outage_ends_and_the_server_recovers(
@@ -135,14 +129,7 @@ def test_a_task_working_through_a_database_outage_ends_and_the_server_recovers(
         server.wait_ready()
         events: list[dict[str, Any]] = []
         cut_at = restored_at = 0.0
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "SendStreamingMessage",
-            "params": {
-                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "task"}]}
-            },
-        }
+        body = _body("SendStreamingMessage", "task")
         deadline = time.monotonic() + 60
         with httpx.stream("POST", url, json=body, headers=V10, timeout=30) as stream:
             for line in stream.iter_lines():
@@ -164,7 +151,8 @@ def test_a_task_working_through_a_database_outage_ends_and_the_server_recovers(
             ]
 
         # The server is whole again: a new task runs to the end.
-        again = _send(url, "SendMessage", "task")
+        body = _body("SendMessage", "task")
+        again = httpx.post(url, json=body, headers=V10, timeout=30).json()
         assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", again
         assert server.proc.poll() is None
     finally:

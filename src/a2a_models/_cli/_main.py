@@ -73,6 +73,17 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
 
 
+def _add_store_wait_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store-wait",
+        type=non_negative_number,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep trying to open the store this long at start (a database that starts "
+        "with this one); default 0: a store that cannot be opened stops it at once",
+    )
+
+
 def _add_header_option(parser: argparse.ArgumentParser, about: str) -> None:
     parser.add_argument(
         "--header",
@@ -315,14 +326,7 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="N",
         help="most turns this worker runs at once (default: 16)",
     )
-    worker.add_argument(
-        "--store-wait",
-        type=non_negative_number,
-        default=0.0,
-        metavar="SECONDS",
-        help="keep trying to open the store this long at start (a database that starts "
-        "with this one); default 0: a store that cannot be opened stops it at once",
-    )
+    _add_store_wait_option(worker)
     worker.add_argument(
         "--lease-ttl",
         type=positive_number,
@@ -434,14 +438,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="most unfinished tasks one caller may have; more get a -32603 / HTTP 429 error "
         "(default: 1000; 0: no limit)",
     )
-    serve.add_argument(
-        "--store-wait",
-        type=non_negative_number,
-        default=0.0,
-        metavar="SECONDS",
-        help="keep trying to open the store this long at start (a database that starts "
-        "with this one); default 0: a store that cannot be opened stops it at once",
-    )
+    _add_store_wait_option(serve)
     serve.add_argument(
         "--lease-ttl",
         type=positive_number,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["FailureStreak", "database_failure", "one_line", "traceback_of"]
+__all__ = ["FailureStreak", "database_failure", "log_failure", "one_line", "traceback_of"]
 
 
 def one_line(exc: BaseException | None) -> str:
@@ -31,6 +31,14 @@ def traceback_of(exc: BaseException | None) -> BaseException | None:
     """``exc_info`` for logging ``exc``: none for a database that is down or locked
     (no bug to trace: the traceback would say nothing the line does not)."""
     return None if database_failure(exc) else exc
+
+
+def log_failure(
+    log: logging.Logger, what: str, exc: BaseException | None, level: int = logging.ERROR
+) -> None:
+    """Log that ``what`` failed: one line with the reason, and the traceback unless
+    :func:`traceback_of` says none."""
+    log.log(level, "%s (%s)", what, one_line(exc), exc_info=traceback_of(exc))
 
 
 class FailureStreak:

@@ -113,55 +113,101 @@ def _body(method: str, text: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
 
 
+def _stream_through_an_outage(url: str, proxy: CuttableProxy) -> dict[str, Any]:
+    """Stream the demo ``task`` from ``url``, cutting the database for 3 s once the task
+    exists; the status the stream ended with (it must end, failed or completed)."""
+    events: list[dict[str, Any]] = []
+    cut_at = 0.0
+    deadline = time.monotonic() + 60
+    body = _body("SendStreamingMessage", "task")
+    with httpx.stream("POST", url, json=body, headers=V10, timeout=30) as stream:
+        for line in stream.iter_lines():
+            assert time.monotonic() < deadline, f"the stream did not end: {events}"
+            if not line.startswith("data:"):
+                continue
+            events.append(json.loads(line.removeprefix("data:"))["result"])
+            if len(events) == 1:  # the task exists; its next step is 0.5 s away
+                proxy.cut()
+                cut_at = time.monotonic()
+                threading.Timer(3.0, proxy.restore).start()
+    assert cut_at and time.monotonic() >= cut_at + 3.0, events
+    last: dict[str, Any] = events[-1].get("statusUpdate", {}).get("status", {})
+    assert last.get("state") in ("TASK_STATE_FAILED", "TASK_STATE_COMPLETED"), events
+    if last["state"] == "TASK_STATE_FAILED":
+        assert last["message"]["parts"] == [
+            {"text": "The server could not record the task's progress."}
+        ]
+    return last
+
+
+def _completes(url: str) -> None:
+    """A new task sent to ``url`` runs to the end (the database is back)."""
+    reply = httpx.post(url, json=_body("SendMessage", "task"), headers=V10, timeout=30).json()
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", reply
+
+
+#: The loops that retry while the database is gone, as their log lines name them.
+_LOOPS = ("listening for a2a events", "sending NOTIFY", "lease upkeep", "pulling a turn")
+
+
+def _logged_once_per_loop(proc: Proc) -> None:
+    """A database that went away is no bug: no tracebacks. Each retrying loop that
+    failed says so (the connection dropped, then new ones refused: at most two
+    different failures) and says that it works again."""
+    log = "\n".join(proc.output)
+    assert "Traceback" not in log, log
+    for loop in _LOOPS:
+        failures = log.count(f"{loop} failed (")
+        assert failures <= 2, log
+        if failures:
+            assert f"{loop} works again" in log, log
+
+
 def test_a_task_working_through_a_database_outage_ends_and_the_server_recovers(
     proxied_store: tuple[str, CuttableProxy],
 ) -> None:
     store, proxy = proxied_store
     port = free_port()
-    server = Proc(
-        "serve",
-        ["serve", "--port", str(port), "--store", store, "--lease-ttl", "3", "--log-level", "info"],
-        r"a2a-models: serving ",
-        {**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    args = ["serve", "--port", str(port), "--store", store, "--lease-ttl", "3"]
+    server = Proc("serve", args, r"a2a-models: serving ", {**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}"
     try:
         server.wait_ready()
-        events: list[dict[str, Any]] = []
-        cut_at = restored_at = 0.0
-        body = _body("SendStreamingMessage", "task")
-        deadline = time.monotonic() + 60
-        with httpx.stream("POST", url, json=body, headers=V10, timeout=30) as stream:
-            for line in stream.iter_lines():
-                assert time.monotonic() < deadline, f"the stream did not end: {events}"
-                if not line.startswith("data:"):
-                    continue
-                events.append(json.loads(line.removeprefix("data:"))["result"])
-                if len(events) == 1:  # the task exists; its next step is 0.5 s away
-                    proxy.cut()
-                    cut_at = time.monotonic()
-                    threading.Timer(3.0, proxy.restore).start()
-                    restored_at = cut_at + 3.0
-        assert cut_at and time.monotonic() >= restored_at
-        last = events[-1].get("statusUpdate", {}).get("status", {})
-        assert last.get("state") in ("TASK_STATE_FAILED", "TASK_STATE_COMPLETED"), events
-        if last["state"] == "TASK_STATE_FAILED":
-            assert last["message"]["parts"] == [
-                {"text": "The server could not record the task's progress."}
-            ]
-
-        # The server is whole again: a new task runs to the end.
-        body = _body("SendMessage", "task")
-        again = httpx.post(url, json=body, headers=V10, timeout=30).json()
-        assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", again
+        _stream_through_an_outage(url, proxy)
+        _completes(url)
         assert server.proc.poll() is None
     finally:
         server.stop()
-    log = "\n".join(server.output)
-    # A database that went away is no bug: no tracebacks. Each retrying loop says
-    # once that it fails, and once that it works again.
-    assert "Traceback" not in log, log
-    # The connection dropped, then new ones refused: two failures, each said once.
-    assert log.count("listening for a2a events failed") <= 2, log
-    assert "listening for a2a events works again" in log, log
-    assert log.count("lease upkeep failed") <= 1, log
+    _logged_once_per_loop(server)
+
+
+def test_a_front_end_and_a_worker_come_through_a_database_outage(
+    proxied_store: tuple[str, CuttableProxy],
+) -> None:
+    store, proxy = proxied_store
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    port = free_port()
+    front = Proc(
+        "front end",
+        ["serve", "--front-end", "--port", str(port), "--store", store],
+        r"a2a-models: serving ",
+        env,
+    )
+    worker = Proc(
+        "worker",
+        ["worker", "--store", store, "--lease-ttl", "3"],
+        r"a2a-models: worker .* running",
+        env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        front.wait_ready()
+        worker.wait_ready()
+        _stream_through_an_outage(url, proxy)
+        _completes(url)
+        assert front.proc.poll() is None and worker.proc.poll() is None
+    finally:
+        front.stop()
+        worker.stop()
+    _logged_once_per_loop(worker)
+    _logged_once_per_loop(front)

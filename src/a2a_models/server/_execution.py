@@ -21,7 +21,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import attrs
 
 from .._closing import aclose_if_closable
-from .._outages import one_line, traceback_of
+from .._outages import log_failure, one_line, traceback_of
 from .._state import TaskState
 from ..errors import A2AError, InvalidAgentResponseError
 from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
@@ -203,12 +203,7 @@ class InProcessExecutor(RunTable):
         except _RecordingFailed as failed:
             # The store (or the engine), not the agent: the caller is told so.
             cause = failed.__cause__
-            log.error(
-                "could not record the progress of task %s (%s)",
-                run.task_id,
-                one_line(cause),
-                exc_info=traceback_of(cause),
-            )
+            log_failure(log, f"could not record the progress of task {run.task_id}", cause)
             if not run.created and cause is not None:
                 run.error = unrecorded(cause)
             await self._fail(run, UNRECORDED_TEXT)

@@ -49,7 +49,7 @@ import os
 import uuid
 from typing import Any
 
-from .._outages import FailureStreak, one_line, traceback_of
+from .._outages import FailureStreak, log_failure
 from .._state import TaskState
 from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
@@ -145,8 +145,8 @@ class LeasingExecutor(InProcessExecutor):
         for task_id, scope in claimed:
             try:
                 await self._take_over(task_id, scope)
-            except Exception:
-                log.exception("taking over task %s failed", task_id)
+            except Exception as exc:
+                log_failure(log, f"taking over task {task_id} failed", exc)
         return len(claimed)
 
     async def _take_over(self, task_id: str, scope: str) -> None:
@@ -203,12 +203,7 @@ class LeasingExecutor(InProcessExecutor):
             except Exception as exc:
                 # The store failed: the turn cannot start, and its task (already
                 # working, with the caller's message) would be left so for ever.
-                log.error(
-                    "could not take the lease on task %s (%s)",
-                    run.task_id,
-                    one_line(exc),
-                    exc_info=traceback_of(exc),
-                )
+                log_failure(log, f"could not take the lease on task {run.task_id}", exc)
                 try:
                     await self._fail(run, UNRECORDED_TEXT)
                 finally:

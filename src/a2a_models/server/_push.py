@@ -14,6 +14,7 @@ import asyncio
 import collections
 import logging
 
+from .._outages import log_failure
 from ..errors import A2AError, InvalidParamsError
 from ..models import StreamResponse, TaskPushNotificationConfig
 from ._store import TaskStore
@@ -98,8 +99,8 @@ class PushDispatcher:
                 # Configs are read at send time: a deleted one gets nothing more.
                 try:
                     configs = await self._store.list_push_configs(task_id)
-                except Exception:
-                    log.exception("reading push configs of task %s failed", task_id)
+                except Exception as exc:
+                    log_failure(log, f"reading push configs of task {task_id} failed", exc)
                     continue
                 for config in configs:
                     try:

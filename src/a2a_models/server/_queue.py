@@ -36,7 +36,7 @@ from typing import Any, Protocol
 import attrs
 
 from .. import codec
-from .._outages import FailureStreak, one_line, traceback_of
+from .._outages import FailureStreak, log_failure
 from .._state import TaskState
 from ..errors import A2AError
 from ..models import (
@@ -49,7 +49,7 @@ from ..models import (
     utc_now,
 )
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
-from ._execution import RunTable
+from ._execution import RunTable, keep_trying
 from ._handler import RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
@@ -218,8 +218,8 @@ class QueueExecutor(RunTable):
                 pass  # the stream ends at a terminal or interrupted state
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("following task %s failed", run.task_id)
+        except Exception as exc:
+            log_failure(log, f"following task {run.task_id} failed", exc)
         finally:
             run.started.set()
             run.settled.set()
@@ -247,12 +247,7 @@ class QueueExecutor(RunTable):
             run.error = exc
             return None
         except Exception as exc:
-            log.error(
-                "could not record the new task %s (%s)",
-                run.task_id,
-                one_line(exc),
-                exc_info=traceback_of(exc),
-            )
+            log_failure(log, f"could not record the new task {run.task_id}", exc)
             run.error = unrecorded(exc)
             return None
         await self.writer.created(task)
@@ -451,6 +446,8 @@ class Worker:
         self.started = 0
         self._turns: dict[str, Turn] = {}
         self._waiters: set[asyncio.Task[None]] = set()
+        #: Turns being queued again (see ``_queue_again``).
+        self._requeues: set[asyncio.Task[None]] = set()
         self._slot = asyncio.Event()
 
     @property
@@ -481,12 +478,34 @@ class Worker:
                     continue
                 try:
                     await self._start(turn)
-                except Exception:
-                    # Its lease lapses and the task is taken over like a dead worker's.
-                    log.exception("starting the turn of task %s failed", turn.task_id)
+                except Exception as exc:
+                    log_failure(
+                        log,
+                        f"starting the turn of task {turn.task_id} failed; queueing it again",
+                        exc,
+                    )
+                    self._queue_again(turn)
         finally:
             stopping.cancel()
             await self.drain(grace)
+
+    def _queue_again(self, turn: Turn) -> None:
+        """Give back a turn that never reached the agent, for any worker to take.
+
+        Its lease is this worker's, and this worker renews all of its leases:
+        kept, it would never lapse, and the task would wait for ever. Queued
+        again (which makes the lease the queue's), it runs once the store
+        takes the write (:func:`keep_trying`: the store is likely what failed).
+        """
+
+        async def requeue() -> None:
+            await keep_trying(
+                f"queue the turn of task {turn.task_id} again", lambda: self.queue.push(turn)
+            )
+
+        requeuing = asyncio.create_task(requeue(), name=f"a2a-requeue-{turn.task_id}")
+        self._requeues.add(requeuing)
+        requeuing.add_done_callback(self._requeues.discard)
 
     async def _start(self, turn: Turn) -> None:
         owner, tenant = turn.call.owner, turn.tenant
@@ -539,6 +558,11 @@ class Worker:
         otherwise failed), and release the worker's resources."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.executor.idle(), grace)
+        # A turn not queued again by now: its lease lapses once this worker is gone,
+        # and another worker takes the task over.
+        for requeuing in list(self._requeues):
+            requeuing.cancel()
+        await asyncio.gather(*self._requeues, return_exceptions=True)
         if getattr(self.agent, "restartable", False):
             for task_id in list(self._turns):
                 turn = self._turns.get(task_id)
@@ -550,8 +574,8 @@ class Worker:
                     await run.runner
                 try:
                     await self.queue.push(turn)
-                except Exception:
-                    log.exception("could not queue the turn of task %s again", task_id)
+                except Exception as exc:
+                    log_failure(log, f"could not queue the turn of task {task_id} again", exc)
                 else:
                     log.warning("stopping: the turn of task %s goes to another worker", task_id)
         await self.executor.aclose()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._outages import one_line
 from ..server import Turn, pending_turn
 from ._common import split_url
 
@@ -149,7 +150,7 @@ class PostgresTurnQueue:
             async for _ in self._listener.notifies(timeout=timeout, stop_after=1):
                 pass
         except psycopg.OperationalError as exc:
-            log.warning("listening for turns failed (%s); polling", exc)
+            log.warning("listening for turns failed (%s); polling", one_line(exc))
             await self._drop_listener()
             await asyncio.sleep(timeout)
 

@@ -211,3 +211,31 @@ def test_a_front_end_and_a_worker_come_through_a_database_outage(
         worker.stop()
     _logged_once_per_loop(worker)
     _logged_once_per_loop(front)
+
+
+def test_serve_stops_cleanly_while_the_database_is_gone(
+    proxied_store: tuple[str, CuttableProxy],
+) -> None:
+    """SIGTERM while the database is cut: the task the stop cuts short cannot be marked
+    failed (its lease lapses for a replica to take it over); the server says so in
+    one line and stops, exit status 0 (it raised the store's error before)."""
+    store, proxy = proxied_store
+    port = free_port()
+    args = ["serve", "--port", str(port), "--store", store]
+    server = Proc("serve", args, r"a2a-models: serving ", {**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        server.wait_ready()
+        body = _body("SendMessage", "task")
+        body["params"]["configuration"] = {"returnImmediately": True}
+        reply = httpx.post(f"http://127.0.0.1:{port}", json=body, headers=V10, timeout=30).json()
+        task_id = reply["result"]["task"]["id"]
+        proxy.cut()
+        time.sleep(1.0)  # the run meets the outage
+        assert server.stop() == 0, server.log()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+    log = "\n".join(server.output)
+    assert f"could not mark task {task_id} failed while stopping (" in log, log
+    assert log.rstrip().endswith("a2a-models: stopped"), log
+    assert "Traceback" not in log and "error:" not in log, log

@@ -167,11 +167,16 @@ class InProcessExecutor(RunTable):
         for run in await self._cancel_runners():
             if not run.created or run.canceled:
                 continue
-            stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)
-            if stored is None or not stored.task.status.state.is_active:
-                continue  # finished, or waiting for its client: nothing was cut short
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_failed(run), 5.0)
+            try:
+                stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)
+                if stored is None or not stored.task.status.state.is_active:
+                    continue  # finished, or waiting for its client: nothing was cut short
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop_failed(run), 5.0)
+            except Exception as exc:
+                # The store is gone too: stop anyway. (An SQL store's lease on the
+                # task lapses, and a replica that is still up takes it over.)
+                log_failure(log, f"could not mark task {run.task_id} failed while stopping", exc)
 
     async def _execute(self, run: AgentRun) -> None:
         try:

@@ -46,7 +46,8 @@ class FailureStreak:
 
     :meth:`failed` logs the first failure of a streak (an error, with its
     traceback unless :func:`traceback_of` says none) and any failure that
-    differs from the one before it; repeats go to debug. :meth:`succeeded` ends the streak, saying how long it was.
+    differs from the one before it; repeats go to debug. :meth:`succeeded`
+    ends the streak, saying how long it was.
     """
 
     __slots__ = ("_failures", "_last", "_log", "_what")

@@ -51,8 +51,9 @@ async def keep_trying(what: str, attempt: Callable[[], Awaitable[None]]) -> bool
     """Await ``attempt()`` until it raises nothing, backing off from a quarter of a
     second to every 10 s, for 5 minutes at most (a store back within minutes: a
     restart, a failover); ``False`` when given up. ``what`` (``mark task X failed``)
-    names it in the log: the first failure (with its traceback), the success
-    after failures, giving up."""
+    names it in the log: the first failure (with its traceback, unless
+    :func:`~a2a_models._outages.traceback_of` says none), the success after
+    failures, giving up."""
     loop = asyncio.get_running_loop()
     delay, attempts, give_up = _FAIL_RETRY_FIRST, 0, loop.time() + _FAIL_RETRY_FOR
     while True:
@@ -134,6 +135,14 @@ class RunTable:
             await asyncio.gather(
                 *(r.done.wait() for r in list(self._runs.values())), return_exceptions=True
             )
+
+    def _end(self, run: AgentRun) -> None:
+        """The run is over: whoever waits on it is let go."""
+        run.started.set()
+        run.settled.set()
+        run.done.set()
+        if self._runs.get(run.task_id) is run:
+            del self._runs[run.task_id]
 
     async def _cancel_runners(self) -> list[AgentRun]:
         """Cancel every run's asyncio task and wait for them; the runs there were."""
@@ -217,14 +226,6 @@ class InProcessExecutor(RunTable):
             await self._fail(run, "The agent failed with an internal error.")
         finally:
             self._end(run)
-
-    def _end(self, run: AgentRun) -> None:
-        """The run is over: whoever waits on it is let go."""
-        run.started.set()
-        run.settled.set()
-        run.done.set()
-        if self._runs.get(run.task_id) is run:
-            del self._runs[run.task_id]
 
     async def _drive(self, run: AgentRun) -> None:
         events = self.agent.execute(run.context)
@@ -369,8 +370,8 @@ class InProcessExecutor(RunTable):
     async def _fail(self, run: AgentRun, text: str) -> None:
         """Move the run's task to failed with ``text`` as the status message.
 
-        A store that cannot take the write is tried again (:func:`keep_trying`),
-        or until the executor stops: a task left working would keep its
+        A store that cannot take the write is tried again (:func:`keep_trying`;
+        cancelled when the executor stops): a task left working would keep its
         subscribers waiting for an end that never comes.
         """
 

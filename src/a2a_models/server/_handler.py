@@ -329,8 +329,11 @@ class RequestHandler:
             # Accepted (the task is working on the message) but no turn can start:
             # left so, the task would stay working with nobody on it. The caller
             # gets the error now; the task is failed as soon as the store lets it.
+            unstarted = RequestContext(
+                message=message, task_id=task.id, context_id=context_id, task=task, call=call
+            )
             failing = asyncio.create_task(
-                self._fail_unstarted(task.id, context_id, call.owner, tenant),
+                self._fail_unstarted(unstarted.fail(UNRECORDED_TEXT), call.owner, tenant),
                 name=f"a2a-fail-{task.id}",
             )
             self._background.add(failing)
@@ -339,24 +342,15 @@ class RequestHandler:
         return run
 
     async def _fail_unstarted(
-        self, task_id: str, context_id: str, owner: str | None, tenant: str | None
+        self, failed: TaskStatusUpdateEvent, owner: str | None, tenant: str | None
     ) -> None:
-        """Fail a task whose accepted turn could not start."""
-        failed = TaskStatusUpdateEvent(
-            task_id=task_id,
-            context_id=context_id,
-            status=TaskStatus(
-                state=TaskState.FAILED,
-                message=Message.agent(UNRECORDED_TEXT, task_id=task_id, context_id=context_id),
-                timestamp=utc_now(),
-            ),
-        )
+        """Write ``failed`` (the status of a task whose accepted turn could not start)."""
 
         async def attempt() -> None:
             with contextlib.suppress(RunFinished):  # it ended meanwhile (a cancel)
-                await self.writer.commit(task_id, owner, tenant, failed)
+                await self.writer.commit(failed.task_id, owner, tenant, failed)
 
-        await keep_trying(f"mark task {task_id} failed", attempt)
+        await keep_trying(f"mark task {failed.task_id} failed", attempt)
 
     # -- GetTask / ListTasks -------------------------------------------------------------
 

@@ -221,11 +221,7 @@ class QueueExecutor(RunTable):
         except Exception as exc:
             log_failure(log, f"following task {run.task_id} failed", exc)
         finally:
-            run.started.set()
-            run.settled.set()
-            run.done.set()
-            if self._runs.get(run.task_id) is run:
-                del self._runs[run.task_id]
+            self._end(run)
 
     async def _create(self, run: AgentRun) -> int | None:
         message = run.context.message

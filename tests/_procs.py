@@ -1,11 +1,16 @@
-"""What the tests that start real processes share: the ``a2a-models`` command and free
-ports (on 127.0.0.1). ``tests/`` is on ``sys.path`` (its ``conftest.py`` puts it there)."""
+"""What the tests that start real processes share: the ``a2a-models`` command, free
+ports (on 127.0.0.1) and the PostgreSQL they use. ``tests/`` is on ``sys.path`` (its
+``conftest.py`` puts it there)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
+
+#: The PostgreSQL of the tests (CI's and every machine's: trust auth, database ``test``).
+PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def a2a_command() -> list[str]:

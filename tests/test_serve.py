@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from _procs import a2a_command, free_port
+from _procs import PG_DSN, a2a_command, free_port
 
 from a2a_models import Message, SendMessageConfiguration, Task
 from a2a_models.adapters.http import HTTPClient
@@ -415,9 +415,6 @@ def test_bad_store_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "unsupported task store URL 'bogus://x'" in done.stderr
     assert "Traceback" not in done.stderr
-
-
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def _pg_with(

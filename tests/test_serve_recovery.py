@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _procs import a2a_command, free_port
+from _procs import PG_DSN, a2a_command, free_port
 
 from a2a_models.server import STOPPED_MESSAGE
 
@@ -167,9 +167,6 @@ def _wait_terminal(url: str, ids: list[str], timeout: float) -> dict[str, dict[s
 
 def _text(status: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in status.get("message", {}).get("parts", []))
-
-
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture

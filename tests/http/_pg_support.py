@@ -7,13 +7,11 @@ each other; it is dropped afterwards. PostgreSQL is never skipped: CI has it.
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 from collections.abc import Iterator
 
 import pytest
-
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+from _procs import PG_DSN
 
 
 def store_url(schema: str) -> str:

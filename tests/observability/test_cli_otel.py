@@ -9,7 +9,7 @@ import sys
 import time
 
 import httpx
-from _procs import free_port
+from _procs import PG_DSN, free_port
 
 
 def _wait_healthy(proc: subprocess.Popen[str], port: int) -> None:
@@ -125,7 +125,7 @@ def test_worker_otel_continues_the_callers_trace_in_its_turn_span(tmp_path: obje
 
     import psycopg
 
-    dsn = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+    dsn = PG_DSN
     schema = f"a2a_otel_worker_{uuid.uuid4().hex[:10]}"
     store = f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}&channel={schema}"
     env = dict(os.environ, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")

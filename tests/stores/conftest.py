@@ -14,11 +14,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from _procs import PG_DSN
 
 from a2a_models.server import InMemoryTaskStore, TaskStore
 from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
-
-PG_DSN = os.environ.get("A2A_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @functools.cache

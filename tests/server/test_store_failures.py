@@ -192,3 +192,74 @@ def test_only_a_database_drivers_operational_errors_count_as_the_store_failing(
     bug = error_for(ValueError("a bug of ours"), "ListTasks")
     assert bug.message == "Internal error"  # the text stays in the log, with the traceback
     assert caplog.records[-1].exc_info is not None
+
+
+class _Outage(SQLiteTaskStore):
+    """Refuses task writes and lease releases while ``down`` (its database gone)."""
+
+    down = False
+
+    async def update(self, *args: Any, **kwargs: Any) -> int:
+        if self.down:
+            raise sqlite3.OperationalError("disk I/O error")
+        return await super().update(*args, **kwargs)
+
+    async def release_lease(self, *args: Any, **kwargs: Any) -> None:
+        if self.down:
+            raise sqlite3.OperationalError("disk I/O error")
+        await super().release_lease(*args, **kwargs)
+
+
+async def test_a_task_given_up_on_in_an_outage_is_taken_over_once_the_store_is_back(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    # The store stays down longer than marking the task failed is tried; the run's
+    # lease cannot be released either. Its worker renews every lease it holds: a
+    # lease left unreleased never lapsed, and the task stayed working for ever.
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FOR", 0.3)
+    caplog.set_level(logging.WARNING, logger="a2a_models.server")
+    started: list[str] = []
+    gate = asyncio.Event()
+
+    async def waits(context: Any) -> Any:
+        yield context.working("step 1")
+        started.append(context.task_id)
+        await gate.wait()
+        yield context.complete("done")
+
+    store = _Outage(str(tmp_path / "tasks.db"))
+    handler = RequestHandler(
+        FuncAgent(waits),
+        make_card(),
+        store=store,
+        executor=lambda agent, writer: LeasingExecutor(agent, writer, ttl=0.6),
+    )
+    send = asyncio.create_task(
+        handler.on_send_message(SendMessageRequest(message=Message.user("go")), CallContext())
+    )
+    async with asyncio.timeout(10):
+        while not started:
+            await asyncio.sleep(0.01)
+        (task_id,) = started
+        store.down = True
+        gate.set()
+        while f"gave up trying to mark task {task_id} failed" not in caplog.text:
+            await asyncio.sleep(0.01)
+        answer = await send
+        assert isinstance(answer, Task)
+        assert answer.status.state is TaskState.WORKING  # all the store has
+        store.down = False
+        while True:  # the keeper releases the lease, then the task is taken over
+            stored = await store.get(task_id, None)
+            assert stored is not None
+            if stored.task.status.state is not TaskState.WORKING:
+                break
+            await asyncio.sleep(0.05)
+    assert stored.task.status.state is TaskState.FAILED
+    assert stored.task.status.message is not None
+    assert stored.task.status.message.text == "the agent process stopped while working on this task"
+    assert f"could not release the lease on task {task_id}; will try again" in caplog.text
+    assert f"released the lease on task {task_id} at last" in caplog.text
+    await handler.aclose()
+    await store.aclose()

@@ -278,3 +278,76 @@ def _ask(task: Task) -> Any:
             timestamp=utc_now(),
         ),
     )
+
+
+class _GoneStore(PostgresTaskStore):
+    """Fails task reads and lease releases while ``down`` (the database gone for them)."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            import psycopg
+
+            raise psycopg.OperationalError("the database is gone")
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        return await super().get(*args, **kwargs)
+
+    async def release_lease(self, *args: Any, **kwargs: Any) -> None:
+        self._check()
+        await super().release_lease(*args, **kwargs)
+
+
+class _GoneQueue(PostgresTurnQueue):
+    async def push(self, *args: Any, **kwargs: Any) -> Any:
+        self.store._check()  # type: ignore[attr-defined]
+        return await super().push(*args, **kwargs)
+
+
+async def test_a_turn_that_could_not_be_queued_again_is_taken_over_once_the_store_is_back(
+    front: tuple[FrontEndHandler, PostgresTurnQueue],
+    pg_dsn: str,
+    pg_schema: str,
+    channel: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A pulled turn cannot start (the store is down) nor go back to the queue for
+    # longer than that is tried. The pull gave this worker the task's lease and the
+    # worker renews all of its leases: kept, the task stayed submitted for ever.
+    from a2a_models.server import STOPPED_MESSAGE, _execution
+
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(_execution, "_FAIL_RETRY_FOR", 0.3)
+    handler, _ = front
+    store = _GoneStore(pg_dsn, schema=pg_schema)
+    broker = PostgresEventBroker(pg_dsn, channel=channel)
+    queue = _GoneQueue(store, _url(pg_dsn, pg_schema))
+    agent = Steps()
+    worker = Worker(agent, store, broker, queue, concurrency=4, ttl=1.0, poll=0.2)
+    store.down = True
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, grace=5))
+    try:
+        task = await _queue(handler, "1 0")
+        async with asyncio.timeout(30):
+            while f"gave up trying to queue the turn of task {task.id}" not in caplog.text:
+                await asyncio.sleep(0.02)
+            store.down = False
+            while True:
+                stored = await handler.store.get(task.id, None)
+                assert stored is not None
+                if stored.task.status.state is not TaskState.SUBMITTED:
+                    break
+                await asyncio.sleep(0.05)
+        assert stored.task.status.state is TaskState.FAILED
+        assert stored.task.status.message is not None
+        assert stored.task.status.message.text == STOPPED_MESSAGE
+        assert agent.ran == []
+    finally:
+        stop.set()
+        await running
+        for closer in (queue, broker, store):
+            await closer.aclose()

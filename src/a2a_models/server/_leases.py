@@ -4,7 +4,9 @@
 :class:`~a2a_models.server.InProcessExecutor`, and also
 
 * takes a lease on a task when its turn starts (in the store, shared by every
-  process on the same database) and gives it up when the turn settles;
+  process on the same database) and gives it up when the turn settles (a release
+  the store refuses is tried again every round until it passes: a lease of this
+  worker's left behind would be renewed, and its task never taken over);
 * renews its leases every ``ttl / 3`` seconds; a run whose lease another
   worker took over (this process stalled past ``ttl``) is stopped;
 * fences every write of a run with its lease: each acquisition of a task's
@@ -104,6 +106,11 @@ class LeasingExecutor(InProcessExecutor):
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
+        #: Leases whose release the store refused, by task id (their epoch, if known).
+        #: The keeper renews every lease of this worker: one left unreleased would
+        #: never lapse, and its task (still working, if the store failed long enough
+        #: that marking it failed was given up) would never be taken over.
+        self._unreleased: dict[str, int | None] = {}
 
     # -- the keeper ----------------------------------------------------------------------
 
@@ -141,6 +148,7 @@ class LeasingExecutor(InProcessExecutor):
                     "lost the lease on task %s to another worker; stopping its run", task_id
                 )
                 run.runner.cancel()
+        await self._release_owed()
         claimed = await self._store.claim_expired_leases(self.worker_id, self.ttl)
         for task_id, scope in claimed:
             try:
@@ -149,13 +157,45 @@ class LeasingExecutor(InProcessExecutor):
                 log_failure(log, f"taking over task {task_id} failed", exc)
         return len(claimed)
 
+    async def release_lease(self, task_id: str, epoch: int | None = None) -> None:
+        """Give up this worker's lease on a task (``epoch``: only that acquisition's).
+
+        A release the store refuses is not lost: the keeper tries it again every
+        round until the store takes it, so the lease lapses as it should.
+        """
+        try:
+            await self._release_now(task_id, epoch)
+        except Exception as exc:
+            log_failure(log, f"could not release the lease on task {task_id}; will try again", exc)
+            self._unreleased[task_id] = epoch
+
+    async def _release_now(self, task_id: str, epoch: int | None) -> None:
+        if epoch is None:
+            await self._store.release_lease(task_id, self.worker_id)
+        else:  # not a lease taken again since (by this worker, for a newer run)
+            await self._store.release_lease(task_id, self.worker_id, epoch)
+
+    async def _release_owed(self) -> None:
+        """Release the leases the store refused to release before (raises while it still
+        refuses: the keeper's failure streak logs it)."""
+        for task_id, epoch in list(self._unreleased.items()):
+            if epoch is None and (task_id in self._leased or task_id in self._runs):
+                # Held again by a run of this worker, which releases it when it ends
+                # (without an epoch, releasing now would take that run's lease).
+                del self._unreleased[task_id]
+                continue
+            await self._release_now(task_id, epoch)
+            if self._unreleased.get(task_id, -1) == epoch:
+                del self._unreleased[task_id]
+                log.warning("released the lease on task %s at last", task_id)
+
     async def _take_over(self, task_id: str, scope: str) -> None:
         owner, tenant = json.loads(scope)
         if task_id in self._runs:
             return  # our own run (its lease was just renewed by a slow round)
         stored = await self.writer.store.get(task_id, owner, tenant)
         if stored is None or stored.task.status.state not in _RUNNING:
-            await self._store.release_lease(task_id, self.worker_id)
+            await self.release_lease(task_id)
             return
         self.recovered += 1
         task = stored.task
@@ -184,7 +224,7 @@ class LeasingExecutor(InProcessExecutor):
         event = context.status(TaskState.FAILED, STOPPED_MESSAGE)
         with contextlib.suppress(RunFinished, RunAborted):
             await self.writer.commit(task_id, owner, tenant, event)
-        await self._store.release_lease(task_id, self.worker_id)
+        await self.release_lease(task_id)
 
     async def _run_again(self, run: AgentRun) -> None:
         """Start the run of a taken-over turn (a worker also watches it for cancels)."""
@@ -222,11 +262,7 @@ class LeasingExecutor(InProcessExecutor):
         finally:
             if run.task_id in self._leased:
                 self._leased.discard(run.task_id)
-                with contextlib.suppress(Exception):
-                    if run.lease is None:
-                        await self._store.release_lease(run.task_id, self.worker_id)
-                    else:  # not a lease taken again since (by this worker, for a newer run)
-                        await self._store.release_lease(run.task_id, self.worker_id, run.lease)
+                await self.release_lease(run.task_id, run.lease)
 
     async def _acquire(self, run: AgentRun) -> bool:
         """Take the lease of a run's task (False: another live worker holds it); the

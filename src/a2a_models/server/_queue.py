@@ -492,16 +492,24 @@ class Worker:
         kept, it would never lapse, and the task would wait for ever. Queued
         again (which makes the lease the queue's), it runs once the store
         takes the write (:func:`keep_trying`: the store is likely what failed).
+        Given up, the lease is released (when the store allows): the task is
+        then taken over like one whose worker died.
         """
 
         async def requeue() -> None:
-            await keep_trying(
+            queued = await keep_trying(
                 f"queue the turn of task {turn.task_id} again", lambda: self.queue.push(turn)
             )
+            if not queued:
+                await self.executor.release_lease(turn.task_id, self._epoch(turn))
 
         requeuing = asyncio.create_task(requeue(), name=f"a2a-requeue-{turn.task_id}")
         self._requeues.add(requeuing)
         requeuing.add_done_callback(self._requeues.discard)
+
+    def _epoch(self, turn: Turn) -> int | None:
+        """The lease epoch of a pulled turn, for a store that fences writes."""
+        return turn.lease if self.executor.fenced else None
 
     async def _start(self, turn: Turn) -> None:
         owner, tenant = turn.call.owner, turn.tenant
@@ -518,7 +526,7 @@ class Worker:
         if stored is None or stored.task.status.state not in _RUNNING:
             # Canceled (or deleted) before any worker got to it.
             await subscription.aclose()
-            await self.executor._store.release_lease(turn.task_id, self.worker_id)
+            await self.executor.release_lease(turn.task_id, self._epoch(turn))
             return
         task = stored.task
         context_id = task.context_id or task.id
@@ -534,7 +542,7 @@ class Worker:
         )
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
         run.written = written(stored)
-        run.lease = turn.lease if self.executor.fenced else None
+        run.lease = self._epoch(turn)
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _procs import a2a_command, free_port
+from _procs import CliProcess, a2a_command, free_port
 
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
@@ -117,42 +117,18 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-class Server:
-    """``a2a-models serve`` in a subprocess, stopped (SIGTERM) by the fixture."""
+class Server(CliProcess):
+    """``a2a-models serve`` in a subprocess, started (ready) here and stopped by the fixture."""
 
     def __init__(self, folder: Path, *args: str) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [*a2a_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
+        super().__init__(
+            ["serve", "--port", str(self.port), "--log-level", "warning", *args],
+            name="serve",
             cwd=folder,
             env=_env(PYTHONPATH=os.pathsep.join([str(folder), SRC])),
         )
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + TIMEOUT
-        seen = []
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "a2a-models: serving" in line:
-                return
-        self.stop()
-        pytest.fail("serve did not start:\n" + "".join(seen))
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        self.wait_ready(TIMEOUT)
 
 
 @pytest.fixture(scope="module")

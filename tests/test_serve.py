@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
 import re
 import signal
 import socket
@@ -20,12 +19,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from _procs import PG_DSN, a2a_command, free_port
+from _procs import PG_DSN, CliProcess, a2a_command, cli_env, free_port
 
 from a2a_models import Message, SendMessageConfiguration, Task
 from a2a_models.adapters.http import HTTPClient
@@ -57,15 +56,8 @@ STOP_TIMEOUT = 5.0
 V10 = {"A2A-Version": "1.0"}
 
 
-def _env(pythonpath: Path | None = None) -> dict[str, str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
-    return env
-
-
-class Served:
-    """``a2a-models serve ARGS`` in a subprocess; output collected by a thread."""
+class Served(CliProcess):
+    """``a2a-models serve ARGS`` in a subprocess (see :class:`CliProcess`)."""
 
     def __init__(
         self,
@@ -77,77 +69,27 @@ class Served:
     ) -> None:
         #: ``None``: a free port chosen here; 0: left to the server (read from its output).
         self.port = free_port() if port is None else port
-        self.proc = subprocess.Popen(
-            [*a2a_command(), "serve", "--port", str(self.port), "--log-level", "warning", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
+        super().__init__(
+            ["serve", "--port", str(self.port), "--log-level", "warning", *args],
+            name="serve",
             cwd=cwd,
-            env=_env(pythonpath),
+            env=cli_env(pythonpath=pythonpath),
         )
-        self.output: list[str] = []
-        self.url = ""
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._eof = threading.Event()
-        threading.Thread(target=self._pump, daemon=True).start()
 
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line.rstrip("\n"))
-            self._lines.put(line)
-        self._lines.put(None)
-        self._eof.set()
-
-    def log(self) -> str:
-        return f"--- serve output (pid {self.proc.pid}) ---\n" + "\n".join(self.output)
-
-    def wait_ready(self, timeout: float = START_TIMEOUT) -> Served:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                pytest.fail(f"serve exited ({self.proc.wait()}) while starting\n" + self.log())
-            match = re.search(r"a2a-models: serving .* at (\S+)", line)
-            if match:
-                self.url = match.group(1)
-                self.port = urlsplit(self.url).port or self.port
-                return self
-        pytest.fail(f"serve did not start within {timeout} s\n" + self.log())
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> Self:
+        super().wait_ready(timeout)
+        self.port = urlsplit(self.url).port or self.port
+        return self
 
     @property
     def root(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> int | None:
-        """Send ``sig``; the exit code, or ``None`` if it had to be killed."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            return None
-        self._eof.wait(5)  # all its output is in self.output
-        return code
+        return super().stop(sig, timeout)
 
     def wait(self, timeout: float = STOP_TIMEOUT) -> int | None:
-        """The exit code once the process ends by itself (``None``: still running)."""
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        self._eof.wait(5)  # all its output is in self.output
-        return code
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait(5)
+        return super().wait(timeout)
 
 
 @pytest.fixture
@@ -191,7 +133,7 @@ def cli(
         text=True,
         timeout=timeout,
         cwd=cwd,
-        env=_env(),
+        env=cli_env(),
         stdin=subprocess.DEVNULL,
         check=False,
     )

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -18,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _procs import PG_DSN, a2a_command, free_port
+from _procs import PG_DSN, CliProcess, cli_env, free_port
 
 from a2a_models.server import STOPPED_MESSAGE
 
@@ -45,58 +43,16 @@ TTL = 2.0
 RECOVERY_TIMEOUT = TTL + TTL / 3 + 20
 
 
-class Proc:
+class Proc(CliProcess):
+    """``a2a-models serve`` of ``slow_agent:AGENT`` on ``store``, ready (see :class:`CliProcess`)."""
+
     def __init__(self, tmp: Path, store: str, agent: str, slow: float) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "SLOW": str(slow),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp), os.environ.get("PYTHONPATH")])),
-        }
-        self.proc = subprocess.Popen(
-            [
-                *a2a_command(),
-                "serve",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-                "--store",
-                store,
-                "--agent",
-                f"slow_agent:{agent}",
-                "--lease-ttl",
-                str(TTL),
-            ],
-            cwd=tmp,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(self.proc.stderr.read().decode() if self.proc.stderr else "")
-            try:
-                httpx.get(self.url + "/.well-known/agent-card.json", timeout=2).raise_for_status()
-                return
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise AssertionError("serve did not start")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        args = ["serve", "--port", str(self.port), "--log-level", "warning", "--store", store]
+        args += ["--agent", f"slow_agent:{agent}", "--lease-ttl", str(TTL)]
+        env = cli_env({"SLOW": str(slow)}, pythonpath=tmp)
+        super().__init__(args, name="serve", cwd=tmp, env=env)
+        self.wait_ready()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _procs import a2a_command, free_port
+from _procs import CliProcess, a2a_command, cli_env, free_port
 
 AGENT = '''
 import asyncio
@@ -35,53 +34,27 @@ V10 = {"A2A-Version": "1.0"}
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[object]:
     (tmp_path / "waits_agent.py").write_text(AGENT)
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[CliProcess] = []
 
     def start(*args: str) -> str:
         port = free_port()
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(
-                filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])
-            ),
-        }
-        proc = subprocess.Popen(
-            [
-                *a2a_command(),
-                "serve",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--agent",
-                "waits_agent:Waits",
-                *args,
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+        args = (
+            "serve",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--agent",
+            "waits_agent:Waits",
+            *args,
         )
+        proc = CliProcess(args, name="serve", cwd=tmp_path, env=cli_env(pythonpath=tmp_path))
         procs.append(proc)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            try:
-                httpx.get(url + "/.well-known/agent-card.json", timeout=2).raise_for_status()
-                return url
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise AssertionError("serve did not start")
+        return proc.wait_ready(20).url
 
     yield start
     for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        proc.stop()
 
 
 def _rpc(text: str) -> dict[str, object]:

@@ -14,20 +14,15 @@ It is required: these tests fail, rather than skip, when it is unreachable.
 from __future__ import annotations
 
 import asyncio
-import os
-import queue
-import re
 import signal
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 from _pg_support import fresh_schema, store_url
-from _procs import a2a_command, free_port
+from _procs import CliProcess, cli_env, free_port
 
 from a2a_models import (
     ListTasksRequest,
@@ -58,88 +53,24 @@ STOP_TIMEOUT = 20.0
 GRACE_EXCEEDED = "timeout graceful shutdown exceeded"
 
 
-class Replica:
-    """One ``a2a-models serve`` subprocess; its output is collected by a thread."""
+class Replica(CliProcess):
+    """One ``a2a-models serve`` subprocess (see :class:`CliProcess`)."""
 
     def __init__(self, name: str, store_url: str) -> None:
-        self.name = name
         self.port = free_port()
+        args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--store", store_url]
+        args += ["--agent", "replica_agent:ReplicaAgent", "--log-level", "warning"]
+        super().__init__(args, name=f"replica {name}", env=cli_env(pythonpath=HERE))
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-            "PYTHONUNBUFFERED": "1",
-        }
-        self.proc = subprocess.Popen(
-            [
-                *a2a_command(),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--store",
-                store_url,
-                "--agent",
-                "replica_agent:ReplicaAgent",
-                "--log-level",
-                "warning",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        self.output: list[str] = []
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._eof = threading.Event()
-        threading.Thread(target=self._pump, daemon=True, name=f"{name}-output").start()
 
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line.rstrip("\n"))
-            self._lines.put(line)
-        self._lines.put(None)
-        self._eof.set()
-
-    def log(self) -> str:
-        return f"--- output of replica {self.name} (pid {self.pid}) ---\n" + "\n".join(self.output)
-
-    def wait_ready(self, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                pytest.fail(
-                    f"replica {self.name} exited ({self.proc.wait()}) while starting\n" + self.log()
-                )
-            match = re.search(r"a2a-models: serving .* at (\S+)", line)
-            if match:
-                assert match.group(1) == self.url, self.log()
-                return
-        pytest.fail(f"replica {self.name} did not start within {timeout} s\n" + self.log())
+    def wait_ready(self, timeout: float = 20.0) -> Self:
+        expected = self.url
+        super().wait_ready(timeout)
+        assert self.url == expected, self.log()
+        return self
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 5.0) -> int | None:
-        """Send ``sig``; the exit code, or ``None`` if it had to be killed."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            return None
-        self._eof.wait(5)  # all its output is in self.output
-        return code
+        return super().stop(sig, timeout)
 
 
 @pytest.fixture(scope="module")

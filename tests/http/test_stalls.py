@@ -17,7 +17,6 @@ its events carry the pid of the process that made them.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 from _pg_support import PG_DSN, fresh_schema, store_url
-from _procs import free_port
+from _procs import cli_env, free_port
 from test_workers import Proc
 
 from a2a_models import (
@@ -50,12 +49,7 @@ LOST = "lost the lease on task {}"
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-        "PYTHONUNBUFFERED": "1",
-        "WORKER_AGENT_LOG": str(tmp / "turns.log"),
-    }
+    return cli_env({"WORKER_AGENT_LOG": str(tmp / "turns.log")}, pythonpath=HERE)
 
 
 @pytest.fixture

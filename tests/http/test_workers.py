@@ -21,12 +21,8 @@ import asyncio
 import collections
 import contextlib
 import itertools
-import os
-import queue
 import re
 import signal
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +30,7 @@ from typing import Any
 
 import pytest
 from _pg_support import fresh_schema, store_url
-from _procs import a2a_command, free_port
+from _procs import CliProcess, cli_env, free_port
 
 from a2a_models import (
     Message,
@@ -55,60 +51,11 @@ CONCURRENCY = 4
 NON_BLOCKING = SendMessageConfiguration(return_immediately=True)
 
 
-class Proc:
-    """One ``a2a-models`` subprocess; its output is collected by a thread."""
+class Proc(CliProcess):
+    """One ``a2a-models`` subprocess, ready once it prints a line ``ready`` finds."""
 
     def __init__(self, name: str, args: list[str], ready: str, env: dict[str, str]) -> None:
-        self.name = name
-        self.ready = re.compile(ready)
-        self.proc = subprocess.Popen(
-            [*a2a_command(), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        self.output: list[str] = []
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True, name=f"{name}-output").start()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line.rstrip("\n"))
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def log(self) -> str:
-        return f"--- output of {self.name} (pid {self.pid}) ---\n" + "\n".join(self.output[-60:])
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                pytest.fail(f"{self.name} exited ({self.proc.wait()}) while starting\n{self.log()}")
-            if self.ready.search(line):
-                return
-        pytest.fail(f"{self.name} did not start within {timeout} s\n{self.log()}")
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            return None
+        super().__init__(args, name=name, env=env, ready=ready)
 
 
 class Cluster:
@@ -117,12 +64,7 @@ class Cluster:
     ) -> None:
         store = store_url(schema)
         self.agent_log = agent_log
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-            "PYTHONUNBUFFERED": "1",
-            "WORKER_AGENT_LOG": str(agent_log),
-        }
+        env = cli_env({"WORKER_AGENT_LOG": str(agent_log)}, pythonpath=HERE)
         agent = ["--agent", agent_name]
         self.ports = [free_port(), free_port()]
         self.front_ends = [
@@ -517,7 +459,7 @@ async def test_a_front_end_that_cannot_record_a_task_says_so() -> None:
 
     with fresh_schema("a2a_front_fail", "worker") as schema:
         port = free_port()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = cli_env()
         args = ["serve", "--front-end", "--port", str(port), "--store", store_url(schema)]
         front = Proc("front end", [*args, "--log-level", "warning"], r"a2a-models: serving ", env)
         try:

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import queue
-import re
-import signal
-import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
-from _procs import a2a_command, free_port
+from _procs import CliProcess, cli_env, free_port
 
 START_TIMEOUT = 30.0
 
 
-class Server:
-    """``a2a-models serve ARGS``; all its output (stdout and stderr) is kept in ``output``."""
+class Server(CliProcess):
+    """``a2a-models serve ARGS`` (see :class:`CliProcess`)."""
 
     def __init__(
         self,
@@ -32,8 +26,7 @@ class Server:
         store: str | None = "memory:",
     ) -> None:
         self.port = free_port()
-        self.args = [
-            *a2a_command(),
+        args = [
             "serve",
             "--port",
             str(self.port),
@@ -42,62 +35,13 @@ class Server:
             *(("--store", store) if store else ()),
             *args,
         ]
-        self.proc = subprocess.Popen(
-            self.args,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            cwd=cwd,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        )
-        self.output: list[str] = []
-        self.url = ""
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._eof = threading.Event()
-        threading.Thread(target=self._pump, daemon=True).start()
+        super().__init__(args, name="serve", cwd=cwd, env=cli_env(env))
 
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line.rstrip("\n"))
-            self._lines.put(line)
-        self._lines.put(None)
-        self._eof.set()
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> Self:
+        return super().wait_ready(timeout)
 
-    @property
-    def log(self) -> str:
-        return "\n".join(self.output)
-
-    def wait_ready(self) -> Server:
-        deadline = time.monotonic() + START_TIMEOUT
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                pytest.fail(f"serve exited ({self.proc.wait()}) while starting:\n{self.log}")
-            match = re.search(r"a2a-models: serving .* at (\S+)", line)
-            if match:
-                self.url = match.group(1)
-                return self
-        pytest.fail(f"serve did not start within {START_TIMEOUT} s:\n{self.log}")
-
-    def exit_code(self, timeout: float = 20.0) -> int:
-        code = self.proc.wait(timeout)
-        self._eof.wait(5)
-        return code
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._eof.wait(5)
+    def wait(self, timeout: float = 20.0) -> int | None:
+        return super().wait(timeout)
 
 
 @pytest.fixture

@@ -150,7 +150,7 @@ def test_jwk_key_from_the_environment(serve: Any) -> None:
     card = httpx.get(server.url + CARD, timeout=10).json()
     verifier = CardVerifier([public_jwk(key, "rsa-1")], mode="require")
     assert verifier.verify(card) == "rsa-1"
-    assert "PRIVATE" not in server.log and '"d"' not in server.log
+    assert "PRIVATE" not in server.text and '"d"' not in server.text
 
 
 def test_conformance_suite_verifies_the_signature(signed: Any) -> None:

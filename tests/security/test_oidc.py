@@ -201,7 +201,7 @@ def test_bad_tokens_are_refused(refusing: tuple[Server, _Issuer], make: Any, exp
     assert expected in reply.json()["error"]["message"], reply.text
     assert reply.headers["www-authenticate"].startswith("Bearer")
     if token:
-        assert token not in agent.log and token not in reply.text  # never echoed or logged
+        assert token not in agent.text and token not in reply.text  # never echoed or logged
 
 
 def _hs_confusion(issuer: _Issuer, audience: str) -> str:

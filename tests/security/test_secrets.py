@@ -35,8 +35,8 @@ def test_token_file_keeps_the_secret_off_the_command_line(serve: Any, tmp_path: 
     refused = _send(server, "wrong-" + TOKEN)
     assert refused.status_code == 401 and TOKEN not in refused.text
     assert _send(server, None).status_code == 401
-    assert TOKEN not in server.log and OTHER not in server.log, server.log
-    assert "--auth-token puts" not in server.log  # no deprecation warning for the file
+    assert TOKEN not in server.text and OTHER not in server.text, server.text
+    assert "--auth-token puts" not in server.text  # no deprecation warning for the file
 
 
 def test_tokens_from_the_environment(serve: Any, tmp_path: Path) -> None:
@@ -56,18 +56,18 @@ def test_tokens_from_the_environment(serve: Any, tmp_path: Path) -> None:
 def test_old_flag_still_works_with_a_warning(serve: Any) -> None:
     server = serve("--agent", "conformance", "--auth-token", TOKEN)
     assert _send(server, TOKEN).status_code == 200
-    assert "warning: --auth-token puts the secret on the command line" in server.log
-    assert TOKEN not in server.log
+    assert "warning: --auth-token puts the secret on the command line" in server.text
+    assert TOKEN not in server.text
 
 
 def test_unreadable_token_file_names_the_file_not_a_secret(serve: Any, tmp_path: Path) -> None:
     server = serve("--auth-token-file", str(tmp_path / "missing"), ready=False)
-    assert server.exit_code() == 2
-    assert "cannot read the token file" in server.log and "missing" in server.log
+    assert server.wait() == 2
+    assert "cannot read the token file" in server.text and "missing" in server.text
     empty = tmp_path / "empty"
     empty.write_text("\n")
     server = serve("--auth-token-file", str(empty), ready=False)
-    assert server.exit_code() == 2 and "holds no token" in server.log
+    assert server.wait() == 2 and "holds no token" in server.text
 
 
 def test_store_url_from_the_environment(serve: Any, tmp_path: Path) -> None:
@@ -96,8 +96,8 @@ def test_push_credentials_and_query_stay_out_of_logs(serve: Any) -> None:
     reply = httpx.post(server.url, json=send, headers=V10, timeout=10).json()
     assert "result" in reply, reply
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and "push notification" not in server.log:
+    while time.monotonic() < deadline and "push notification" not in server.text:
         time.sleep(0.1)
-    assert "push notification" in server.log
+    assert "push notification" in server.text
     for secret in ("q-secret-123", "notif-token-456", "push-cred-789"):
-        assert secret not in server.log, server.log
+        assert secret not in server.text, server.text

@@ -141,9 +141,9 @@ def test_bad_certificate_files_are_a_clear_error(serve: Any, pki: dict[str, Path
     server = serve(
         "--tls-cert", str(pki["server"]), "--tls-key", str(pki["client_key"]), ready=False
     )
-    assert server.exit_code() == 2
-    assert "cannot load the TLS certificate" in server.log
-    assert "PRIVATE KEY" not in server.log
+    assert server.wait() == 2
+    assert "cannot load the TLS certificate" in server.text
+    assert "PRIVATE KEY" not in server.text
 
 
 def test_encrypted_key_password_from_the_environment(
@@ -167,10 +167,10 @@ def test_encrypted_key_password_from_the_environment(
         server.url + "/.well-known/agent-card.json", verify=_tls(pki, None), timeout=10
     )
     assert card.status_code == 200
-    assert password not in server.log
+    assert password not in server.text
     wrong = serve(*args, env={"A2A_TLS_KEY_PASSWORD": "wrong"}, ready=False)
-    assert wrong.exit_code() == 2 and "cannot load the TLS certificate" in wrong.log
-    assert "wrong" not in wrong.log.replace("cannot load", "")
+    assert wrong.wait() == 2 and "cannot load the TLS certificate" in wrong.text
+    assert "wrong" not in wrong.text.replace("cannot load", "")
 
 
 def test_cli_takes_a_client_certificate(serve: Any, pki: dict[str, Path]) -> None:

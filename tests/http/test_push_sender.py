@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Iterator
 
 import attrs
 import httpx
 import pytest
-from _client_support import ScriptAgent, jsonrpc_app, make_card, serve_in_thread
+from _client_support import ScriptAgent, jsonrpc_app, make_card, raw_peer, serve_in_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -132,39 +131,6 @@ async def test_each_request_has_a_timeout(receiver: Receiver) -> None:
     assert len(receiver.received) == 2
 
 
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@contextlib.asynccontextmanager
-async def raw_webhook(answer: Handler) -> AsyncIterator[tuple[str, list[int]]]:
-    """A webhook on 127.0.0.1 that reads a request's head, then lets ``answer`` write
-    (bytes by hand: what a misbehaving peer sends); yields its URL and the count of
-    requests it got (one int per request)."""
-    requests: list[int] = []
-    handlers: set[asyncio.Task[object]] = set()
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-            requests.append(1)
-            await answer(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass  # the sender hung up, or the test is over
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/hook", requests
-    finally:
-        server.close()
-        for handler in handlers:  # answers that never end, by design
-            handler.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
-
-
 async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None:
     # The status line, then headers a byte every 0.1 s that never end: every read
     # gets data, so only a deadline on the whole attempt stops it.
@@ -175,12 +141,12 @@ async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None
             await asyncio.sleep(0.1)
             writer.write(b"x")
 
-    async with raw_webhook(stall) as (url, requests):
+    async with raw_peer(stall) as (url, requests):
         push = sender(allow_private=True, timeout=0.5, max_attempts=2)
         with pytest.raises(WebhookDeliveryError, match=r"after 2 attempts: .*within 0\.5 s"):
-            await asyncio.wait_for(push.send(config(url), ITEM), 15)
+            await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 15)
         await push.aclose()
-    assert len(requests) == 2
+    assert requests == ["POST /hook"] * 2
 
 
 async def test_the_body_of_a_webhook_answer_is_not_read() -> None:
@@ -194,11 +160,11 @@ async def test_the_body_of_a_webhook_answer_is_not_read() -> None:
             await writer.drain()
             await asyncio.sleep(0.01)
 
-    async with raw_webhook(endless) as (url, requests):
+    async with raw_peer(endless) as (url, requests):
         push = sender(allow_private=True, timeout=5)
-        await asyncio.wait_for(push.send(config(url), ITEM), 10)
+        await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 10)
         await push.aclose()
-    assert len(requests) == 1
+    assert requests == ["POST /hook"]
 
 
 async def test_rate_limit_retry_after_is_honoured_up_to_the_cap() -> None:

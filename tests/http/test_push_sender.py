@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 
 import attrs
@@ -22,6 +23,7 @@ from a2a_models.adapters.http import (
     WebhookDeliveryError,
     WebhookPushSender,
 )
+from a2a_models.errors import InvalidParamsError
 from a2a_models.server import AgentServer
 
 ITEM = m.TaskStatusUpdateEvent(
@@ -198,6 +200,53 @@ async def test_the_engine_pushes_task_updates(receiver: Receiver) -> None:
     assert items[-1].status.state is TaskState.COMPLETED
     assert all(h["x-a2a-notification-token"] == "tk" for h, _ in receiver.received)
     assert {getattr(i, "task_id", None) or getattr(i, "id", None) for i in items} == {task.id}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "says"),
+    [
+        ({"token": "a" * 5000}, "token", "5000 characters long, more than the 4096"),
+        ({"token": "t\r\nX-Injected: 1"}, "token", "control character '\\r'"),
+        ({"token": "caf\u00e9"}, "token", "outside ASCII"),
+        (
+            {"authentication": m.AuthenticationInfo(scheme="Bearer\n", credentials="c")},
+            "authentication.scheme",
+            "control character",
+        ),
+        (
+            {"authentication": m.AuthenticationInfo(scheme="Bearer", credentials="x\x00")},
+            "authentication.credentials",
+            "control character '\\x00'",
+        ),
+    ],
+)
+async def test_configs_whose_headers_could_never_be_sent_are_refused(
+    fields: dict[str, object], field: str, says: str
+) -> None:
+    # Accepted, such a config failed at every delivery (httpx refuses the header;
+    # a non-ASCII one even logged a traceback each time), seen only in the logs.
+    server = AgentServer(
+        ScriptAgent(), make_card("http://x/"), push_sender=sender(allow_private=True)
+    )
+    with serve_in_thread(jsonrpc_app(server)) as url:
+        async with HTTPClient(url + "/") as client:
+            task = await client.send_message(
+                Message.user("ask"),
+                configuration=m.SendMessageConfiguration(return_immediately=True),
+            )
+            assert isinstance(task, m.Task)
+            bad = m.TaskPushNotificationConfig(url=url + "/hook", task_id=task.id, **fields)  # type: ignore[arg-type]
+            with pytest.raises(
+                InvalidParamsError, match=f"pushNotificationConfig.{field} .*{re.escape(says)}"
+            ):
+                await client.create_push_config(bad)
+            assert (await client.list_push_configs(task.id)).configs == ()
+            with pytest.raises(InvalidParamsError, match=f"pushNotificationConfig.{field}"):
+                await client.send_message(
+                    Message.user("ask"),
+                    configuration=m.SendMessageConfiguration(task_push_notification_config=bad),
+                )
+    await server.aclose()
 
 
 # ------------------------------------------------------------------------ the guard

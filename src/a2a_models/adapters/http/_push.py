@@ -52,7 +52,7 @@ import httpx
 
 from ... import codec, observability
 from ... import models as m
-from ...errors import A2AError
+from ...errors import A2AError, InvalidParamsError
 from ...server import PushNotificationSender
 from ._client import A2A_MEDIA_TYPE
 
@@ -166,6 +166,23 @@ class _Buckets:
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
 
+#: The longest token or credentials a config may carry (webhook servers refuse
+#: headers much beyond 8 KiB with 431).
+MAX_HEADER_VALUE: Final = 4096
+
+
+def _header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an HTTP header value (``None``: it can)."""
+    if len(value) > MAX_HEADER_VALUE:
+        return f"is {len(value)} characters long, more than the {MAX_HEADER_VALUE} allowed"
+    bad = next((c for c in value if (c < " " and c != "\t") or c == "\x7f"), None)
+    if bad is not None:
+        return f"contains the control character {bad!r}"
+    if not value.isascii():
+        return "contains characters outside ASCII"
+    return None
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
@@ -267,8 +284,22 @@ class WebhookPushSender(PushNotificationSender):
         return addresses
 
     async def check_config(self, config: m.TaskPushNotificationConfig) -> None:
-        """Refuse a config whose URL the guard would refuse at delivery (:class:`UnsafeWebhookURLError`)."""
+        """Refuse a config that could never be delivered: a URL the guard refuses
+        (:class:`UnsafeWebhookURLError`), or a token or authentication that cannot be
+        sent as a header value (``InvalidParams`` naming the field)."""
         await self._vet(config.url)
+        auth = config.authentication
+        for field, value in (
+            ("token", config.token),
+            ("authentication.scheme", auth.scheme if auth is not None else None),
+            ("authentication.credentials", auth.credentials if auth is not None else None),
+        ):
+            reason = _header_value_problem(value or "")
+            if reason is not None:
+                raise InvalidParamsError(
+                    f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header",
+                    {"field": field},
+                )
 
     async def _vet(self, url: str) -> tuple[list[str], bool]:
         """The host's addresses, and whether the request must be pinned to them."""

@@ -3,7 +3,8 @@
 * :func:`serve_in_thread` runs any ASGI app under uvicorn on an ephemeral
   port, in a thread with its own event loop (start it once per module: a
   uvicorn shutdown takes ~0.2 s); :func:`serve` does the same in the test's
-  own event loop.
+  own event loop; :func:`raw_peer` is a socket server whose answers the test
+  writes byte by byte (stalls, endless bodies).
 * :func:`jsonrpc_app` is a small JSON-RPC binding of our :class:`AgentServer`
   (it stands in for the HTTP server adapter), with hooks to record requests
   and to break streams on purpose.
@@ -21,7 +22,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import attrs
@@ -57,6 +58,39 @@ async def serve(app: Any) -> AsyncIterator[str]:
         server.should_exit = True
         server.force_exit = True
         await asyncio.wait_for(task, 5)
+
+
+RawAnswer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def raw_peer(answer: RawAnswer) -> AsyncIterator[tuple[str, list[str]]]:
+    """An HTTP peer on 127.0.0.1 that reads each request's head, then lets ``answer``
+    write bytes by hand (what a misbehaving webhook or agent sends); yields its base
+    URL and the request lines it got (``"POST /hook"``)."""
+    requests: list[str] = []
+    handlers: set[asyncio.Task[object]] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            requests.append(" ".join(head.decode("latin-1").split(" ", 2)[:2]))
+            await answer(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the sender hung up, or the test is over
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", requests
+    finally:
+        server.close()
+        for handler in handlers:  # answers that never end, by design
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
 
 @contextlib.contextmanager

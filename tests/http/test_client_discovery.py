@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from _client_support import ScriptAgent, jsonrpc_app, serve_in_thread
+from _client_support import ScriptAgent, jsonrpc_app, raw_peer, serve_in_thread
 
 from a2a_models import Message, codec
 from a2a_models import models as m
 from a2a_models.adapters.http import (
+    MAX_CARD_BYTES,
     CardResolutionError,
     HTTPClient,
     NoCompatibleInterfaceError,
@@ -129,6 +133,73 @@ async def test_resolution_errors(response: httpx.Response, match: str) -> None:
     async with http:
         with pytest.raises(CardResolutionError, match=match):
             await resolve_card("http://a.test", http_client=http)
+
+
+async def trickle_a_card(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """200 and a promised 100000-byte body, one byte every 0.1 s: every read gets data."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    writer.write(b"Content-Length: 100000\r\n\r\n")
+    while True:
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        writer.write(b" ")
+
+
+async def endless_card(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """200 and a body that never ends (64 KiB every 10 ms)."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+    block = b" " * 65536
+    while True:
+        writer.write(b"%x\r\n%s\r\n" % (len(block), block))
+        await writer.drain()
+        await asyncio.sleep(0.01)
+
+
+async def test_a_card_trickled_a_byte_at_a_time_is_given_up_at_the_timeout() -> None:
+    async with raw_peer(trickle_a_card) as (url, requests):
+        with pytest.raises(CardResolutionError, match=r"no complete answer within 1 s"):
+            await asyncio.wait_for(resolve_card(url, timeout=1), 15)
+    assert requests == ["GET /.well-known/agent-card.json"]
+
+
+async def test_connect_bounds_the_card_fetch_by_the_call_timeout() -> None:
+    async with raw_peer(trickle_a_card) as (url, _):
+        with pytest.raises(CardResolutionError, match=r"within 0\.5 s"):
+            await asyncio.wait_for(connect(url, timeout=0.5), 15)
+
+
+async def test_a_huge_card_is_refused_not_held() -> None:
+    async with raw_peer(endless_card) as (url, _):
+        with pytest.raises(CardResolutionError, match=f"larger than {MAX_CARD_BYTES} bytes"):
+            await asyncio.wait_for(resolve_card(url), 15)
+        with pytest.raises(CardResolutionError, match="larger than 1000 bytes"):
+            await asyncio.wait_for(resolve_card(url, max_size=1000), 15)
+
+
+def test_the_card_command_has_a_time_limit_without_timeout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An agent that accepts the connection and never answers: the kernel
+    # completes the handshake for a listening socket nobody accepts on.
+    import a2a_models.adapters.http as http_adapter
+    from a2a_models._cli import main
+
+    monkeypatch.setattr(http_adapter, "CARD_TIMEOUT", 0.5, raising=False)  # 30 s in use
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        for argv in (["card", url], ["card", url, "--format", "raw"]):
+            status: list[int] = []
+            runner = threading.Thread(
+                target=lambda a=argv, s=status: s.append(main(a)), daemon=True
+            )
+            runner.start()
+            runner.join(20)
+            assert status == [1], f"a2a-models {' '.join(argv)} did not end"
+            err = capsys.readouterr().err
+            assert "no complete answer within 0.5 s" in err and err.count("\n") == 1
 
 
 def test_decode_card_picks_the_version() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import Iterator
 
 import httpx
@@ -12,6 +13,7 @@ from _client_support import (
     ScriptAgent,
     jsonrpc_app,
     make_card,
+    raw_peer,
     serve_in_thread,
 )
 from _procs import free_port
@@ -23,11 +25,13 @@ from a2a_models.adapters.http import (
     HTTPStatusError,
     HTTPTransportError,
     Reconnect,
+    RESTClient,
     StreamDisconnectedError,
     Timeouts,
 )
 from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError
 from a2a_models.errors import (
+    InvalidAgentResponseError,
     InvalidParamsError,
     MethodNotFoundError,
     TaskNotFoundError,
@@ -325,6 +329,46 @@ async def test_read_timeout_is_a_client_timeout(site: Site) -> None:
     async with site.client(timeout=0.2) as client:
         with pytest.raises(ClientTimeoutError):
             await client.send_message(Message.user("sleep"))
+
+
+async def endless_json(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A 200 JSON answer that never ends (64 KiB of spaces every 10 ms)."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+    block = b" " * 65536
+    while True:
+        writer.write(b"%x\r\n%s\r\n" % (len(block), block))
+        await writer.drain()
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("kind", [HTTPClient, RESTClient])
+async def test_an_answer_larger_than_max_event_size_is_refused_not_held(
+    kind: type[HTTPClient | RESTClient],
+) -> None:
+    async with raw_peer(endless_json) as (url, requests):
+        async with kind(url, max_event_size=500_000) as client:
+            with pytest.raises(InvalidAgentResponseError, match="larger than 500000 bytes"):
+                await asyncio.wait_for(client.get_task("t"), 15)
+            # The stream calls read a non-stream answer the same way.
+            with pytest.raises(InvalidAgentResponseError, match="larger than 500000 bytes"):
+                await asyncio.wait_for(anext(client.subscribe("t")), 15)
+    assert len(requests) == 2
+
+
+async def test_a_compressed_answer_is_read_once() -> None:
+    task = m.Task(id="t", context_id="c", status=m.TaskStatus(state=TaskState.COMPLETED))
+    body = codec.dumps({"jsonrpc": "2.0", "id": 1, "result": codec.to_wire(task, "1.0")})
+    zipped = gzip.compress(body)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        return httpx.Response(200, headers=headers, content=zipped)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+        async with HTTPClient("http://agent.test/", http_client=http) as client:
+            assert await client.get_task("t") == task
+            assert client.last_headers["content-encoding"] == "gzip"
 
 
 async def test_shared_http_client_is_not_closed(site: Site) -> None:

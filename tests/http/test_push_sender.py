@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 
 import attrs
 import httpx
 import pytest
-from _client_support import ScriptAgent, jsonrpc_app, make_card, serve_in_thread
+from _client_support import ScriptAgent, jsonrpc_app, make_card, raw_peer, serve_in_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,6 +23,7 @@ from a2a_models.adapters.http import (
     WebhookDeliveryError,
     WebhookPushSender,
 )
+from a2a_models.errors import InvalidParamsError
 from a2a_models.server import AgentServer
 
 ITEM = m.TaskStatusUpdateEvent(
@@ -131,6 +133,42 @@ async def test_each_request_has_a_timeout(receiver: Receiver) -> None:
     assert len(receiver.received) == 2
 
 
+async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None:
+    # The status line, then headers a byte every 0.1 s that never end: every read
+    # gets data, so only a deadline on the whole attempt stops it.
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        while True:
+            await writer.drain()
+            await asyncio.sleep(0.1)
+            writer.write(b"x")
+
+    async with raw_peer(stall) as (url, requests):
+        push = sender(allow_private=True, timeout=0.5, max_attempts=2)
+        with pytest.raises(WebhookDeliveryError, match=r"after 2 attempts: .*within 0\.5 s"):
+            await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 15)
+        await push.aclose()
+    assert requests == ["POST /hook"] * 2
+
+
+async def test_the_body_of_a_webhook_answer_is_not_read() -> None:
+    # A 200 followed by a body that never ends (64 KiB every 10 ms): the status is
+    # the answer; reading the body would hold the delivery and its memory for ever.
+    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        block = b"x" * 65536
+        while True:
+            writer.write(b"%x\r\n%s\r\n" % (len(block), block))
+            await writer.drain()
+            await asyncio.sleep(0.01)
+
+    async with raw_peer(endless) as (url, requests):
+        push = sender(allow_private=True, timeout=5)
+        await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 10)
+        await push.aclose()
+    assert requests == ["POST /hook"]
+
+
 async def test_rate_limit_retry_after_is_honoured_up_to_the_cap() -> None:
     answers = [httpx.Response(429, headers={"Retry-After": "120"}), httpx.Response(204)]
     http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: answers.pop(0)))
@@ -162,6 +200,53 @@ async def test_the_engine_pushes_task_updates(receiver: Receiver) -> None:
     assert items[-1].status.state is TaskState.COMPLETED
     assert all(h["x-a2a-notification-token"] == "tk" for h, _ in receiver.received)
     assert {getattr(i, "task_id", None) or getattr(i, "id", None) for i in items} == {task.id}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "says"),
+    [
+        ({"token": "a" * 5000}, "token", "5000 characters long, more than the 4096"),
+        ({"token": "t\r\nX-Injected: 1"}, "token", "control character '\\r'"),
+        ({"token": "caf\u00e9"}, "token", "outside ASCII"),
+        (
+            {"authentication": m.AuthenticationInfo(scheme="Bearer\n", credentials="c")},
+            "authentication.scheme",
+            "control character",
+        ),
+        (
+            {"authentication": m.AuthenticationInfo(scheme="Bearer", credentials="x\x00")},
+            "authentication.credentials",
+            "control character '\\x00'",
+        ),
+    ],
+)
+async def test_configs_whose_headers_could_never_be_sent_are_refused(
+    fields: dict[str, object], field: str, says: str
+) -> None:
+    # Accepted, such a config failed at every delivery (httpx refuses the header;
+    # a non-ASCII one even logged a traceback each time), seen only in the logs.
+    server = AgentServer(
+        ScriptAgent(), make_card("http://x/"), push_sender=sender(allow_private=True)
+    )
+    with serve_in_thread(jsonrpc_app(server)) as url:
+        async with HTTPClient(url + "/") as client:
+            task = await client.send_message(
+                Message.user("ask"),
+                configuration=m.SendMessageConfiguration(return_immediately=True),
+            )
+            assert isinstance(task, m.Task)
+            bad = m.TaskPushNotificationConfig(url=url + "/hook", task_id=task.id, **fields)  # type: ignore[arg-type]
+            with pytest.raises(
+                InvalidParamsError, match=f"pushNotificationConfig.{field} .*{re.escape(says)}"
+            ):
+                await client.create_push_config(bad)
+            assert (await client.list_push_configs(task.id)).configs == ()
+            with pytest.raises(InvalidParamsError, match=f"pushNotificationConfig.{field}"):
+                await client.send_message(
+                    Message.user("ask"),
+                    configuration=m.SendMessageConfiguration(task_push_notification_config=bad),
+                )
+    await server.aclose()
 
 
 # ------------------------------------------------------------------------ the guard

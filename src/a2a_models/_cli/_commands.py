@@ -275,19 +275,7 @@ async def card(args: argparse.Namespace, out: Output) -> int:
         out.emit_json(await _raw_card(args))
         return 0
     else:
-        import httpx
-
-        from ..adapters.http import resolve_card
-
-        tls = tls_context(args)
-        async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
-            agent_card = await resolve_card(
-                args.url,
-                headers=dict(args.header),
-                timeout=args.timeout,
-                verifier=await _card_verifier(args),
-                http_client=http,
-            )
+        agent_card, _ = await _fetch_card(args)
     if out.json or args.format:
         out.emit_json(codec.to_wire(agent_card, fmt, lossy=fmt == "0.3"))
     else:
@@ -297,28 +285,27 @@ async def card(args: argparse.Namespace, out: Output) -> int:
 
 async def _raw_card(args: argparse.Namespace) -> Any:
     """The card's JSON exactly as served (checked to be a card, and its signatures if asked)."""
+    from .. import codec
+
+    _, raw = await _fetch_card(args)
+    return codec.loads(raw)
+
+
+async def _fetch_card(args: argparse.Namespace) -> tuple[m.AgentCard, bytes]:
+    """The card at ``args.url`` and its bytes; ``--timeout`` (else 30 s) bounds each fetch."""
     import httpx
 
-    from ..adapters.http import CardResolutionError, card_urls, decode_card
+    from ..adapters.http import CARD_TIMEOUT, fetch_card
 
-    verifier = await _card_verifier(args)
     tls = tls_context(args)
     async with httpx.AsyncClient(verify=tls if tls is not None else True) as http:
-        for url in card_urls(args.url):
-            try:
-                response = await http.get(url, headers=dict(args.header), timeout=args.timeout)
-            except httpx.HTTPError as exc:
-                raise CardResolutionError(f"fetching {url} failed: {exc!r}", url) from exc
-            if response.status_code in (404, 410):
-                continue
-            if not response.is_success:
-                raise CardResolutionError(f"{url} answered {response.status_code}", url)
-            decode_card(response.content)  # it must be a card
-            value = response.json()
-            if verifier is not None:
-                verifier.verify(value)
-            return value
-    raise CardResolutionError(f"no agent card for {args.url}", args.url)
+        return await fetch_card(
+            args.url,
+            headers=dict(args.header),
+            timeout=CARD_TIMEOUT if args.timeout is None else args.timeout,
+            verifier=await _card_verifier(args),
+            http_client=http,
+        )
 
 
 async def _card_verifier(args: argparse.Namespace) -> Any:

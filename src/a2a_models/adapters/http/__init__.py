@@ -122,10 +122,16 @@ if TYPE_CHECKING:
         AGENT_CARD_PATH as AGENT_CARD_PATH,
     )
     from ._discovery import (
+        CARD_TIMEOUT as CARD_TIMEOUT,
+    )
+    from ._discovery import (
         DEFAULT_BINDINGS as DEFAULT_BINDINGS,
     )
     from ._discovery import (
         LEGACY_AGENT_CARD_PATH as LEGACY_AGENT_CARD_PATH,
+    )
+    from ._discovery import (
+        MAX_CARD_BYTES as MAX_CARD_BYTES,
     )
     from ._discovery import (
         CardResolutionError as CardResolutionError,
@@ -141,6 +147,9 @@ if TYPE_CHECKING:
     )
     from ._discovery import (
         decode_card as decode_card,
+    )
+    from ._discovery import (
+        fetch_card as fetch_card,
     )
     from ._discovery import (
         resolve_card as resolve_card,
@@ -213,13 +222,16 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "AGENT_CARD_PATH",
+            "CARD_TIMEOUT",
             "DEFAULT_BINDINGS",
             "LEGACY_AGENT_CARD_PATH",
+            "MAX_CARD_BYTES",
             "CardResolutionError",
             "card_urls",
             "NoCompatibleInterfaceError",
             "connect",
             "decode_card",
+            "fetch_card",
             "resolve_card",
             "select_interface",
         ],

@@ -87,6 +87,8 @@ __all__ = [
 ]
 
 _ERROR_BODY_LIMIT: Final = 2000
+#: Headers about the body as sent (its length and encoding), dropped once it is read.
+_BODY_HEADERS: Final = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 # ---------------------------------------------------------------------------- errors
@@ -308,13 +310,38 @@ class BaseHTTPClient(A2AClient):
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         try:
-            response = await self._http.send(request)
+            response = await self._http.send(request, stream=True)
+            self.last_headers = response.headers
+            return await self._read(response)
         except httpx.TimeoutException as exc:
             raise ClientTimeoutError(f"{request.method} {request.url}: {exc!r}") from exc
         except httpx.HTTPError as exc:
             raise HTTPTransportError(f"{request.method} {request.url} failed: {exc!r}") from exc
-        self.last_headers = response.headers
-        return response
+
+    async def _read(self, response: httpx.Response) -> httpx.Response:
+        """``response`` read whole, up to ``max_event_size`` bytes (like one event of a
+        stream): a bigger answer is refused as it arrives, not held in memory."""
+        limit = self.max_event_size
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if limit is not None and len(body) > limit:
+                    raise InvalidAgentResponseError(
+                        f"Invalid agent response: the answer from {response.request.url} "
+                        f"is larger than {limit} bytes"
+                    )
+        finally:
+            await response.aclose()
+        # The body is decoded already: its length and encoding headers no longer apply.
+        headers = [
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in _BODY_HEADERS
+        ]
+        return httpx.Response(
+            response.status_code, headers=headers, content=bytes(body), request=response.request
+        )
 
     async def _events(
         self, request: httpx.Request
@@ -331,10 +358,10 @@ class BaseHTTPClient(A2AClient):
             media = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if not response.is_success or media != SSE_MEDIA_TYPE:
                 try:
-                    await response.aread()
+                    answer = await self._read(response)
                 except httpx.HTTPError as exc:
                     raise HTTPTransportError(f"reading {request.url} failed: {exc!r}") from exc
-                yield response
+                yield answer
                 return
             parser = SSEParser(max_event_size=self.max_event_size)
             try:
@@ -438,7 +465,8 @@ class HTTPClient(BaseHTTPClient):
     JSON-RPC response. ``tenant`` (from the chosen card interface) is set in
     every request's params (1.0 only). Options are those of :class:`A2AClient`
     plus ``http_client`` (an ``httpx.AsyncClient`` to share; it is not closed),
-    ``timeouts``, ``reconnect``, ``max_event_size`` and ``card``.
+    ``timeouts``, ``reconnect``, ``max_event_size`` (the largest stream event or
+    answer, in bytes) and ``card``.
     """
 
     binding = "JSONRPC"

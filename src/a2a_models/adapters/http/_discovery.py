@@ -18,6 +18,7 @@ speaks that interface's version (0.3 agents get a 0.3 client) and sends its
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -41,13 +42,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_CARD_PATH",
+    "CARD_TIMEOUT",
     "LEGACY_AGENT_CARD_PATH",
     "DEFAULT_BINDINGS",
+    "MAX_CARD_BYTES",
     "CardResolutionError",
     "NoCompatibleInterfaceError",
     "card_urls",
     "connect",
     "decode_card",
+    "fetch_card",
     "resolve_card",
     "select_interface",
 ]
@@ -118,14 +122,105 @@ def card_urls(base_url: str, path: str | None = None) -> list[str]:
     return urls
 
 
+#: How long :func:`resolve_card` waits for a card, by default (each URL it tries, as a whole).
+CARD_TIMEOUT: Final = 30.0
+#: The largest agent card :func:`resolve_card` reads (a card of thousands of skills is far smaller).
+MAX_CARD_BYTES: Final = 4 * 1024 * 1024
+#: How much of an error answer's text is kept for the message.
+_ERROR_TEXT_LIMIT: Final = 200
+
+
+async def _read_card(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    timeout: float | None,
+    max_size: int,
+) -> bytes | tuple[int, str]:
+    """The body of a 2xx answer from ``url``; else its status and the start of its text.
+
+    ``timeout`` bounds the whole fetch (httpx's timeouts are per read: a peer
+    trickling the card a byte at a time would never hit them) and ``max_size``
+    the body, which is read in chunks so that a huge one is refused, not held.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            async with client.stream("GET", url, headers=headers, timeout=timeout) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if not response.is_success and len(body) >= _ERROR_TEXT_LIMIT:
+                        break
+                    if len(body) > max_size:
+                        raise CardResolutionError(
+                            f"the agent card at {url} is larger than {max_size} bytes "
+                            "(the agent's fault, or not an agent card)",
+                            url,
+                        )
+                if not response.is_success:
+                    text = body[:_ERROR_TEXT_LIMIT].decode("utf-8", "replace")
+                    return response.status_code, text
+                return bytes(body)
+    except TimeoutError:
+        raise CardResolutionError(
+            f"fetching the agent card {url} failed: no complete answer within {timeout:g} s",
+            url,
+        ) from None
+    except httpx.HTTPError as exc:
+        raise CardResolutionError(f"fetching the agent card {url} failed: {exc!r}", url) from exc
+
+
+async def fetch_card(
+    base_url: str,
+    *,
+    http_client: httpx.AsyncClient | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = CARD_TIMEOUT,
+    path: str | None = None,
+    verifier: CardVerifier | None = None,
+    max_size: int = MAX_CARD_BYTES,
+) -> tuple[m.AgentCard, bytes]:
+    """:func:`resolve_card`, also giving the card's JSON exactly as it was served."""
+    client = http_client if http_client is not None else httpx.AsyncClient()
+    try:
+        last = base_url
+        missing: list[str] = []
+        for url in card_urls(base_url, path):
+            last = url
+            answer = await _read_card(
+                client, url, {"Accept": "application/json", **(headers or {})}, timeout, max_size
+            )
+            if isinstance(answer, tuple):
+                status, text = answer
+                if status in (404, 410):
+                    missing.append(url)
+                    continue
+                raise CardResolutionError(
+                    f"fetching the agent card {url} failed: {HTTPStatusError(status, text, url)}",
+                    url,
+                )
+            try:
+                card = decode_card(answer)
+            except (DecodeError, ValueError) as exc:
+                raise CardResolutionError(f"{url} is not a valid agent card: {exc}", url) from exc
+            if verifier is not None:
+                verifier.verify(codec.loads(answer))
+            return card, answer
+        raise CardResolutionError(f"no agent card at {', '.join(missing)}", last)
+    finally:
+        if http_client is None:
+            await client.aclose()
+
+
 async def resolve_card(
     base_url: str,
     *,
     http_client: httpx.AsyncClient | None = None,
     headers: dict[str, str] | None = None,
-    timeout: float | None = 30.0,
+    timeout: float | None = CARD_TIMEOUT,
     path: str | None = None,
     verifier: CardVerifier | None = None,
+    max_size: int = MAX_CARD_BYTES,
 ) -> m.AgentCard:
     """Fetch and decode the agent card of the agent at ``base_url``.
 
@@ -134,42 +229,19 @@ async def resolve_card(
     ``agent.json`` names; the first 200 answer that is a valid card wins
     (404s and 410s go on to the next URL; other failures raise). A URL
     ending in ``.json`` is fetched as is; ``path`` replaces the well-known
-    path. Raises :class:`CardResolutionError`.
+    path. ``timeout`` bounds each URL's fetch as a whole and ``max_size`` the
+    card's bytes. Raises :class:`CardResolutionError`.
     """
-    client = http_client if http_client is not None else httpx.AsyncClient()
-    try:
-        last = base_url
-        missing: list[str] = []
-        for url in card_urls(base_url, path):
-            last = url
-            try:
-                response = await client.get(
-                    url, headers={"Accept": "application/json", **(headers or {})}, timeout=timeout
-                )
-            except httpx.HTTPError as exc:
-                raise CardResolutionError(
-                    f"fetching the agent card {url} failed: {exc!r}", url
-                ) from exc
-            if response.status_code in (404, 410):
-                missing.append(url)
-                continue
-            if not response.is_success:
-                raise CardResolutionError(
-                    f"fetching the agent card {url} failed: "
-                    f"{HTTPStatusError(response.status_code, response.text[:200], url)}",
-                    url,
-                )
-            try:
-                card = decode_card(response.content)
-            except (DecodeError, ValueError) as exc:
-                raise CardResolutionError(f"{url} is not a valid agent card: {exc}", url) from exc
-            if verifier is not None:
-                verifier.verify(codec.loads(response.content))
-            return card
-        raise CardResolutionError(f"no agent card at {', '.join(missing)}", last)
-    finally:
-        if http_client is None:
-            await client.aclose()
+    card, _ = await fetch_card(
+        base_url,
+        http_client=http_client,
+        headers=headers,
+        timeout=timeout,
+        path=path,
+        verifier=verifier,
+        max_size=max_size,
+    )
+    return card
 
 
 # GrpcClient options among what connect() passes on to a client.
@@ -249,12 +321,15 @@ async def connect(
         else:
             base = card_url or target
             timeouts = options.get("timeouts")
-            connect_timeout = timeouts.connect if isinstance(timeouts, Timeouts) else 30.0
+            card_timeout = timeouts.connect if isinstance(timeouts, Timeouts) else CARD_TIMEOUT
+            per_call = options.get("timeout")  # the card is fetched by a call too
+            if per_call is not None:
+                card_timeout = per_call if card_timeout is None else min(card_timeout, per_call)
             card = await resolve_card(
                 target,
                 http_client=http,
                 headers=options.get("headers"),
-                timeout=connect_timeout,
+                timeout=card_timeout,
                 verifier=verifier,
             )
         interface, version = select_interface(card, prefer=prefer, transports=transports)

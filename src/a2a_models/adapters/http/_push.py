@@ -12,7 +12,8 @@ Each notification is one ``POST`` of the StreamResponse (1.0 ProtoJSON,
 (connection errors, timeouts, 408/425/429 and 5xx answers) are retried with
 exponential backoff, a bounded number of times; any other answer is final.
 The engine calls senders in a background task per task, in order, so a slow
-webhook never holds up the task; every request still has a timeout.
+webhook never holds up the task; every attempt still has a timeout, for all
+of it (the answer's body is not read: only its status counts).
 
 SSRF guard: only ``http``/``https`` URLs are accepted, and the host's
 addresses (every one ``getaddrinfo`` returns) must be public: loopback,
@@ -51,7 +52,7 @@ import httpx
 
 from ... import codec, observability
 from ... import models as m
-from ...errors import A2AError
+from ...errors import A2AError, InvalidParamsError
 from ...server import PushNotificationSender
 from ._client import A2A_MEDIA_TYPE
 
@@ -165,6 +166,23 @@ class _Buckets:
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
 
+#: The longest token or credentials a config may carry (webhook servers refuse
+#: headers much beyond 8 KiB with 431).
+MAX_HEADER_VALUE: Final = 4096
+
+
+def _header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an HTTP header value (``None``: it can)."""
+    if len(value) > MAX_HEADER_VALUE:
+        return f"is {len(value)} characters long, more than the {MAX_HEADER_VALUE} allowed"
+    bad = next((c for c in value if (c < " " and c != "\t") or c == "\x7f"), None)
+    if bad is not None:
+        return f"contains the control character {bad!r}"
+    if not value.isascii():
+        return "contains characters outside ASCII"
+    return None
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
@@ -183,7 +201,8 @@ def _retry_after(response: httpx.Response) -> float | None:
 class WebhookPushSender(PushNotificationSender):
     """POSTs notifications to webhooks, with retries and an SSRF guard.
 
-    * ``timeout``: seconds per request (connect, write and read each).
+    * ``timeout``: seconds one attempt may take in all (connecting, sending,
+      and the answer's status line and headers; the answer's body is not read).
     * ``max_attempts``: tries per notification (1 = no retry).
     * ``backoff`` / ``max_backoff``: the wait before retry *n* is
       ``backoff * 2**n`` seconds (at most ``max_backoff``, plus jitter; a
@@ -265,8 +284,22 @@ class WebhookPushSender(PushNotificationSender):
         return addresses
 
     async def check_config(self, config: m.TaskPushNotificationConfig) -> None:
-        """Refuse a config whose URL the guard would refuse at delivery (:class:`UnsafeWebhookURLError`)."""
+        """Refuse a config that could never be delivered: a URL the guard refuses
+        (:class:`UnsafeWebhookURLError`), or a token or authentication that cannot be
+        sent as a header value (``InvalidParams`` naming the field)."""
         await self._vet(config.url)
+        auth = config.authentication
+        for field, value in (
+            ("token", config.token),
+            ("authentication.scheme", auth.scheme if auth is not None else None),
+            ("authentication.credentials", auth.credentials if auth is not None else None),
+        ):
+            reason = _header_value_problem(value or "")
+            if reason is not None:
+                raise InvalidParamsError(
+                    f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header",
+                    {"field": field},
+                )
 
     async def _vet(self, url: str) -> tuple[list[str], bool]:
         """The host's addresses, and whether the request must be pinned to them."""
@@ -346,6 +379,25 @@ class WebhookPushSender(PushNotificationSender):
         extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
         return pinned, {"Host": host_header}, extensions
 
+    async def _post(
+        self, url: str, body: bytes, headers: dict[str, str], extensions: dict[str, str]
+    ) -> httpx.Response:
+        """One attempt: the webhook's answer, its status and headers only.
+
+        The whole attempt is bounded by ``timeout`` (httpx's timeouts are per
+        phase and per read, so a webhook trickling its answer a byte at a time
+        would hold the task's deliveries for ever), and the answer's body is
+        never read (it means nothing to the sender, and a huge one would be
+        held in memory).
+        """
+        request = self._http.build_request(
+            "POST", url, content=body, headers=headers, timeout=self.timeout, extensions=extensions
+        )
+        async with asyncio.timeout(self.timeout):
+            response = await self._http.send(request, stream=True)
+        await response.aclose()
+        return response
+
     async def send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
         """Deliver ``item`` to ``config.url``; raise when every attempt failed."""
         if observability.instrumented():
@@ -375,17 +427,13 @@ class WebhookPushSender(PushNotificationSender):
                 )
                 headers.update(host_header)
             try:
-                response = await self._http.post(
-                    url,
-                    content=body,
-                    headers=headers,
-                    timeout=self.timeout,
-                    extensions=extensions,
-                )
+                response = await self._post(url, body, headers, extensions)
             except httpx.HTTPError as exc:
                 last, status = f"{type(exc).__name__}: {exc}", None
                 if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
                     unreachable += 1
+            except TimeoutError:
+                last, status = f"TimeoutError: no answer within {self.timeout:g} s", None
             else:
                 if response.is_success:
                     return

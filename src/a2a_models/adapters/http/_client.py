@@ -322,6 +322,13 @@ class BaseHTTPClient(A2AClient):
         """``response`` read whole, up to ``max_event_size`` bytes (like one event of a
         stream): a bigger answer is refused as it arrives, not held in memory."""
         limit = self.max_event_size
+        length = response.headers.get("content-length", "")
+        if limit is None or (
+            length.isdigit() and int(length) <= limit and "content-encoding" not in response.headers
+        ):
+            # Framed by its length (h11 reads no byte past it), not inflated: within the limit.
+            await response.aread()
+            return response
         body = bytearray()
         try:
             async for chunk in response.aiter_bytes():

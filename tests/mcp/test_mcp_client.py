@@ -52,6 +52,7 @@ PLAIN_TOOLS = [
     "tools__header",
     "tools__crash",
     "tools__sleep",
+    "tools__block",
     "tools__enable_extra",
 ]
 
@@ -366,6 +367,25 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(tmp_path: P
         third = (await hub.call("tools__pid", {})).data  # type: ignore[union-attr]
         assert third["result"] not in (first_pid["result"], second_pid["result"])
     assert children() <= before
+
+
+async def test_a_long_call_on_a_server_answering_one_request_at_a_time_is_not_cut_short(
+    tmp_path: Path,
+) -> None:
+    # The server answers no probe while the call runs: that is no sign that it
+    # died, so the call must complete and the server must not be restarted.
+    policy = RestartPolicy(initial_delay=0.05, health_interval=0.1, probe_timeout=0.3)
+    async with running(tmp_path, restart=policy) as hub:
+        connection = hub.connections["Tools"]
+        result = await hub.call("tools__block", {"seconds": 2.0})
+        assert isinstance(result, ToolResult) and result.text == "unblocked"
+        assert connection.connected and connection.restarts == 0
+        # an idle server that stops answering is still found dead by the probe
+        pid = (await hub.call("tools__pid", {})).data["result"]  # type: ignore[union-attr]
+        os.kill(pid, signal.SIGSTOP)
+        await eventually(lambda: not connection.connected, 10)
+        os.kill(pid, signal.SIGCONT)  # so that it sees its stdin closed and exits at once
+        await eventually(lambda: connection.restarts == 1 and connection.connected, 10)
 
 
 async def test_restarts_are_bounded_and_tools_stay_withdrawn(tmp_path: Path) -> None:

@@ -482,6 +482,23 @@ async def test_invalid_or_colliding_tool_names_name_both_sources(
         assert fragment in str(info.value)
 
 
+async def test_tool_schemas_with_ecma_regexes_are_taken_as_json_schema_defines_them(
+    tmp_path: Path,
+) -> None:
+    # A JavaScript server's named group and \p{...} escapes are valid JSON Schema:
+    # the server starts, a named group is checked here, a pattern Python cannot
+    # express goes to the server unchecked (which validates its own input).
+    server = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_js_server.py"))]}
+    async with running(tmp_path, {"js": server}) as hub:
+        assert [t.name for t in hub.tools] == ["js__log_day"]
+        result = await hub.call("js__log_day", {"day": "2024-05", "mood": "x", "Note": "ok"})
+        assert isinstance(result, ToolResult)
+        assert json.loads(result.text) == {"day": "2024-05", "mood": "x", "Note": "ok"}
+        with pytest.raises(ToolInputError) as info:
+            await hub.call("js__log_day", {"day": "May 2024"})
+        assert "$.day: 'May 2024' does not match" in str(info.value)
+
+
 async def test_server_names_that_collide_as_prefixes_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ToolNameError, match="'my-server' and 'my_server' both become"):
         MCPToolHub.from_config(write_config(tmp_path, {"my-server": stdio(), "my_server": stdio()}))

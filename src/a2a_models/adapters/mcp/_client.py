@@ -273,8 +273,10 @@ class MCPConnection(AsyncRunning):
     async def stop(self) -> None:
         """Close the session and terminate the subprocess (idempotent).
 
-        A stdio server gets its stdin closed, then SIGTERM, then SIGKILL (the
-        SDK's escalation, each step bounded): no process is left behind.
+        A stdio server gets its stdin closed, then, if still running, SIGTERM
+        and SIGKILL to its process group (the SDK's escalation, each step
+        bounded): no server process is left behind (a server that exits by
+        itself must stop what it started).
         """
         task = self._task
         if task is None:

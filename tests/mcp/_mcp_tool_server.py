@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from typing import Any
 
 if __name__ == "__main__" and sys.argv[1:2] == ["once"]:
@@ -57,6 +58,11 @@ def build(variant: str = "plain") -> MCPServer:
     async def sleep(seconds: float) -> str:
         await asyncio.sleep(seconds)
         return "awake"
+
+    @server.tool(name="block", description="Answers nothing else meanwhile (a blocking tool).")
+    async def block(seconds: float) -> str:
+        time.sleep(seconds)  # holds the event loop, as a server serving one request at a time
+        return "unblocked"
 
     @server.tool(name="enable.extra", description="Adds the tool extra-tool and announces it.")
     async def enable_extra(ctx: Context) -> str:

@@ -52,6 +52,7 @@ PLAIN_TOOLS = [
     "tools__header",
     "tools__crash",
     "tools__sleep",
+    "tools__block",
     "tools__enable_extra",
 ]
 
@@ -368,6 +369,25 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(tmp_path: P
     assert children() <= before
 
 
+async def test_a_long_call_on_a_server_answering_one_request_at_a_time_is_not_cut_short(
+    tmp_path: Path,
+) -> None:
+    # The server answers no probe while the call runs: that is no sign that it
+    # died, so the call must complete and the server must not be restarted.
+    policy = RestartPolicy(initial_delay=0.05, health_interval=0.1, probe_timeout=0.3)
+    async with running(tmp_path, restart=policy) as hub:
+        connection = hub.connections["Tools"]
+        result = await hub.call("tools__block", {"seconds": 2.0})
+        assert isinstance(result, ToolResult) and result.text == "unblocked"
+        assert connection.connected and connection.restarts == 0
+        # an idle server that stops answering is still found dead by the probe
+        pid = (await hub.call("tools__pid", {})).data["result"]  # type: ignore[union-attr]
+        os.kill(pid, signal.SIGSTOP)
+        await eventually(lambda: not connection.connected, 10)
+        os.kill(pid, signal.SIGCONT)  # so that it sees its stdin closed and exits at once
+        await eventually(lambda: connection.restarts == 1 and connection.connected, 10)
+
+
 async def test_restarts_are_bounded_and_tools_stay_withdrawn(tmp_path: Path) -> None:
     marker = tmp_path / "started"
     servers = {"Tools": stdio("once", env={"ONCE_MARKER": str(marker)})}
@@ -460,6 +480,23 @@ async def test_invalid_or_colliding_tool_names_name_both_sources(
         await hub.start()
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+async def test_tool_schemas_with_ecma_regexes_are_taken_as_json_schema_defines_them(
+    tmp_path: Path,
+) -> None:
+    # A JavaScript server's named group and \p{...} escapes are valid JSON Schema:
+    # the server starts, a named group is checked here, a pattern Python cannot
+    # express goes to the server unchecked (which validates its own input).
+    server = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_js_server.py"))]}
+    async with running(tmp_path, {"js": server}) as hub:
+        assert [t.name for t in hub.tools] == ["js__log_day"]
+        result = await hub.call("js__log_day", {"day": "2024-05", "mood": "x", "Note": "ok"})
+        assert isinstance(result, ToolResult)
+        assert json.loads(result.text) == {"day": "2024-05", "mood": "x", "Note": "ok"}
+        with pytest.raises(ToolInputError) as info:
+            await hub.call("js__log_day", {"day": "May 2024"})
+        assert "$.day: 'May 2024' does not match" in str(info.value)
 
 
 async def test_server_names_that_collide_as_prefixes_are_refused(tmp_path: Path) -> None:

@@ -108,6 +108,30 @@ def test_definition_checks() -> None:
     assert renamed.name == "other" and renamed.fn is tool.fn
 
 
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"^(?<year>\d{4})$", "2024", "24"),  # an ECMA-262 named group
+        (r"^(?<!x)a(?<=a)$", "a", "b"),  # lookbehinds stay lookbehinds
+        (r"^\(?<a>$", "(<a>", "<b>"),  # an escaped parenthesis is no group
+        (r"^\p{L}+$", "any", None),  # a property escape: valid, not checked here
+    ],
+)
+def test_patterns_are_ecma_262_regexes(pattern: str, good: str, bad: str | None) -> None:
+    tool = make(input_schema={"type": "object", "properties": {"s": {"pattern": pattern}}})
+    assert tool.problems({"s": good}) == []
+    if bad is not None:
+        assert tool.problems({"s": bad}) == [f"$.s: {bad!r} does not match {pattern!r}"]
+
+
+@pytest.mark.parametrize("pattern", ["([", r"\p{L", r"(?<year\d)"])
+def test_malformed_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(ValueError, match="is not a 'regex'"):
+        make(input_schema={"type": "object", "properties": {"s": {"pattern": pattern}}})
+    with pytest.raises(ValueError, match="is not a 'regex'"):
+        make(input_schema={"type": "object", "patternProperties": {pattern: {}}})
+
+
 class Opaque:
     pass
 

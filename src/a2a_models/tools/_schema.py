@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
+import functools
 import inspect
 import types
 import typing
@@ -15,6 +16,7 @@ import jsonschema.exceptions  # type: ignore[import-untyped, unused-ignore]
 import jsonschema.validators  # type: ignore[import-untyped, unused-ignore]
 
 from ..models import JSONObject
+from ._ecma_regex import ecma_keywords, is_ecma_regex
 
 __all__ = [
     "EMPTY_OBJECT_SCHEMA",
@@ -71,17 +73,38 @@ def declares_inputs(schema: JSONObject) -> bool:
 MAX_PROBLEMS: Final = 5
 
 
+@functools.cache
+def _ecma_validator(base: Any) -> Any:
+    """``base`` reading ``pattern`` and ``patternProperties`` as ECMA-262 regexes."""
+    return jsonschema.validators.extend(base, ecma_keywords)
+
+
+@functools.cache
+def _format_checker(base: Any) -> Any:
+    """The format checker ``base.check_schema`` uses, with ECMA-262 regexes."""
+    meta = jsonschema.validators.validator_for(base.META_SCHEMA, default=base)
+    checker = jsonschema.FormatChecker(())
+    checker.checkers = dict(meta.FORMAT_CHECKER.checkers)
+    checker.checks("regex")(is_ecma_regex)
+    return checker
+
+
 def _validator_class(schema: JSONObject) -> Any:
     # $schema picks the draft; none means 2020-12 (what MCP and A2A use).
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return _ecma_validator(base)
 
 
 def check_schema(schema: Any) -> str | None:
-    """``None`` if ``schema`` is a valid JSON Schema, else what is wrong with it."""
+    """``None`` if ``schema`` is a valid JSON Schema, else what is wrong with it.
+
+    Its regexes are ECMA-262 ones (see :mod:`._ecma_regex`), as JSON Schema says.
+    """
     if not isinstance(schema, dict):
         return f"expected a JSON Schema object (dict), got {type(schema).__name__}"
     try:
-        _validator_class(schema).check_schema(schema)
+        cls = _validator_class(schema)
+        cls.check_schema(schema, format_checker=_format_checker(cls))
     except jsonschema.exceptions.SchemaError as exc:
         path = _render_path(exc.absolute_path)
         return f"not a valid JSON Schema ({path}: {exc.message})"

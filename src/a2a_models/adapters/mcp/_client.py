@@ -81,7 +81,10 @@ class RestartPolicy:
     stays up for ``reset_after`` seconds earns the full budget back.
     ``health_interval`` is how often an idle connection is probed to notice a
     dead server (``ping``; ``tools/list`` on 2026-era connections, which have no
-    ping); a failed call notices at once. ``None`` turns probes off.
+    ping); a failed call notices at once. ``None`` turns probes off. A probe
+    unanswered within ``probe_timeout`` seconds finds the server dead, unless a
+    tool call was running meanwhile (a server busy with a long call may answer
+    nothing else until it is done).
     """
 
     max_restarts: int = attrs.field(default=5, validator=attrs.validators.ge(0))
@@ -90,6 +93,7 @@ class RestartPolicy:
     factor: float = attrs.field(default=2.0, validator=attrs.validators.ge(1))
     reset_after: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
     health_interval: float | None = attrs.field(default=5.0)
+    probe_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
 
     def delay(self, attempt: int) -> float:
         """The wait before restart attempt ``attempt`` (0-based)."""
@@ -177,6 +181,10 @@ class MCPConnection(AsyncRunning):
         self._lost = False
         self._lost_event = asyncio.Event()
         self._callbacks: set[asyncio.Future[Any]] = set()
+        # Tool calls running now, and started so far: the health probe leaves a
+        # busy connection alone (see _health_loop).
+        self._calls_running = 0
+        self._calls_started = 0
         #: Successful restarts after a crash or a lost connection.
         self.restarts = 0
         #: True once the restart budget is spent and the server stays down.
@@ -265,8 +273,10 @@ class MCPConnection(AsyncRunning):
     async def stop(self) -> None:
         """Close the session and terminate the subprocess (idempotent).
 
-        A stdio server gets its stdin closed, then SIGTERM, then SIGKILL (the
-        SDK's escalation, each step bounded): no process is left behind.
+        A stdio server gets its stdin closed, then, if still running, SIGTERM
+        and SIGKILL to its process group (the SDK's escalation, each step
+        bounded): no server process is left behind (a server that exits by
+        itself must stop what it started).
         """
         task = self._task
         if task is None:
@@ -406,7 +416,7 @@ class MCPConnection(AsyncRunning):
                     if self._listen_needed(client):
                         tg.start_soon(self._listen_loop, client)
                     if self.restart is not None and self.restart.health_interval:
-                        tg.start_soon(self._health_loop, client, self.restart.health_interval)
+                        tg.start_soon(self._health_loop, client, self.restart)
                     if first:
                         self._ready.set()
                     else:
@@ -430,16 +440,24 @@ class MCPConnection(AsyncRunning):
         self._lost = True
         self._lost_event.set()
 
-    async def _health_loop(self, client: Client, interval: float) -> None:
+    async def _health_loop(self, client: Client, policy: RestartPolicy) -> None:
+        assert policy.health_interval
         while True:
-            await anyio.sleep(interval)
+            await anyio.sleep(policy.health_interval)
+            if self._calls_running:
+                continue  # a running call notices a dead server itself
+            started = self._calls_started
             try:
-                with anyio.fail_after(max(interval, 10.0)):
+                with anyio.fail_after(policy.probe_timeout):
                     if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                         await client.list_tools()  # 2026-era MCP has no ping
                     else:
                         await client.send_ping()
             except Exception as exc:
+                if self._calls_started != started:
+                    # A call began meanwhile: a server that answers one request at a
+                    # time answers the probe after it, which is no sign of death.
+                    continue
                 log.warning("MCP server %r: no answer to a ping: %s", self.name, _describe(exc))
                 self._mark_lost()
                 return
@@ -608,6 +626,8 @@ class MCPConnection(AsyncRunning):
         where = self._source(tool_name)
         if client is None:
             raise ToolExecutionError(tool_name, f"{where}: the server is not connected")
+        self._calls_running += 1
+        self._calls_started += 1
         try:
             if self.call_timeout is not None:
                 with anyio.fail_after(self.call_timeout):
@@ -623,6 +643,8 @@ class MCPConnection(AsyncRunning):
             raise ToolExecutionError(
                 tool_name, f"{where}: the call failed: {_describe(exc)}"
             ) from exc
+        finally:
+            self._calls_running -= 1
 
 
 class _HTTPTransport:

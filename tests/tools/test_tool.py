@@ -249,3 +249,22 @@ def test_schema_from_type_edge_cases() -> None:
     assert schema_from_type(Literal[1, "a"]) == {"enum": [1, "a"]}
     with pytest.raises(TypeError, match="keys are strings"):
         schema_from_type(dict[int, str])
+
+
+def test_a_schema_with_a_ref_that_cannot_be_resolved_leaves_the_arguments_unchecked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A server's schema pointing nowhere made every call fail with jsonschema's
+    # internal _WrappedReferencingError (and a traceback per call).
+    tool = make(
+        input_schema={
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/missing"}, "b": {"type": "integer"}},
+        }
+    )
+    assert tool.problems({"a": 1, "b": "x"}) == []
+    assert tool.problems({"a": 2}) == []
+    warnings = [r.getMessage() for r in caplog.records if r.name == "a2a_models.tools"]
+    assert warnings == [
+        "arguments not checked: the input schema's $ref '/$defs/missing' cannot be resolved"
+    ]

@@ -6,6 +6,7 @@ import collections.abc
 import enum
 import functools
 import inspect
+import logging
 import types
 import typing
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any, Final
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 import jsonschema.exceptions  # type: ignore[import-untyped, unused-ignore]
 import jsonschema.validators  # type: ignore[import-untyped, unused-ignore]
+import referencing.exceptions
 
 from ..models import JSONObject
 from ._ecma_regex import ecma_keywords, is_ecma_regex
@@ -28,6 +30,8 @@ __all__ = [
     "schema_from_function",
     "schema_from_type",
 ]
+
+log = logging.getLogger("a2a_models.tools")
 
 #: The input schema of a tool that takes no arguments.
 EMPTY_OBJECT_SCHEMA: Final[JSONObject] = {"type": "object", "properties": {}}
@@ -130,6 +134,11 @@ def check_object_schema(schema: Any) -> str | None:
     return check_schema(schema)
 
 
+def _unresolved(exc: referencing.exceptions.Unresolvable) -> str:
+    ref = getattr(exc, "ref", None) or getattr(getattr(exc, "_wrapped", None), "ref", None)
+    return f"$ref {ref!r} cannot be resolved" if ref else f"$ref cannot be resolved ({exc})"
+
+
 def _render_path(path: collections.abc.Iterable[Any]) -> str:
     out = "$"
     for item in path:
@@ -144,7 +153,7 @@ class ArgumentValidator:
     first, each as ``"$.path: message"``.
     """
 
-    __slots__ = ("_validator", "schema")
+    __slots__ = ("_unchecked", "_validator", "schema")
 
     def __init__(self, schema: JSONObject) -> None:
         problem = check_schema(schema)
@@ -152,10 +161,21 @@ class ArgumentValidator:
             raise ValueError(problem)
         self.schema = schema
         self._validator = _validator_class(schema)(schema)
+        self._unchecked = False  # said once that a $ref cannot be resolved
 
     def problems(self, instance: Any, *, limit: int = MAX_PROBLEMS) -> list[str]:
-        """The violations of ``instance`` (empty when it is valid)."""
-        errors = sorted(self._validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
+        """The violations of ``instance`` (empty when it is valid, or when the schema
+        has a ``$ref`` that cannot be resolved: its owner, an MCP server say, still
+        checks its own input, and a tool is not made unusable here by it)."""
+        try:
+            errors = sorted(
+                self._validator.iter_errors(instance), key=jsonschema.exceptions.relevance
+            )
+        except referencing.exceptions.Unresolvable as exc:
+            if not self._unchecked:
+                self._unchecked = True
+                log.warning("arguments not checked: the input schema's %s", _unresolved(exc))
+            return []
         out: list[str] = []
         for error in errors[:limit]:
             message = error.message

@@ -155,12 +155,34 @@ def _is_v03(client: Any) -> bool:
 # (MessageToDict(preserving_proto_field_name=True)), which ProtoJSON parsers accept.
 @pytest.mark.parametrize("agent_url", [("HTTP+JSON", "0.3")], indirect=True)
 async def test_sdk_v03_rest_client(agent_url: tuple[str, str, GateAgent]) -> None:
-    url, binding, _ = agent_url
+    url, binding, agent = agent_url
     client = await _client(url, binding, streaming=False)
     try:
         (reply,) = await _events(
             client.send_message(pb.SendMessageRequest(message=_message("echo")))
         )
         assert reply.message.parts[0].text == "echo"
+
+        # Non-blocking: the SDK writes ProtoJSON, where the proto3 bool ``blocking``
+        # is left out when false (``"configuration": {}``). The task must come back
+        # at once, still working, not after the agent's turn (here: never).
+        later = pb.SendMessageConfiguration(return_immediately=True)
+        (sub,) = await asyncio.wait_for(
+            _events(
+                client.send_message(
+                    pb.SendMessageRequest(message=_message("wait"), configuration=later)
+                )
+            ),
+            20,
+        )
+        assert sub.task.status.state == pb.TASK_STATE_WORKING
+
+        # Blocking (``"blocking": true``) still waits for the turn.
+        agent.gate.set()
+        (done,) = await _events(
+            client.send_message(pb.SendMessageRequest(message=_message("wait")))
+        )
+        assert done.task.status.state == pb.TASK_STATE_COMPLETED
     finally:
+        agent.gate.set()
         await client.close()

@@ -409,6 +409,20 @@ def test_malformed_responses_raise_invalid_agent_response(payload: Any, fragment
     assert info.value.code == -32006
 
 
+def test_null_result_reads_a_response_without_result_as_null() -> None:
+    # The a2a-sdk's 0.3 servers drop "result": null (a push-config delete).
+    bare = b'{"jsonrpc":"2.0","id":7}'
+    assert parse_response(bare, null_result=True) == SuccessResponse(7, None)
+    with pytest.raises(InvalidAgentResponseError, match="neither"):
+        parse_response(bare)
+    error = parse_response(
+        b'{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"m"}}', null_result=True
+    )
+    assert isinstance(error, ErrorResponse) and type(error.error) is TaskNotFoundError
+    with pytest.raises(InvalidAgentResponseError, match="jsonrpc"):
+        parse_response(b'{"id":7}', null_result=True)
+
+
 @pytest.mark.parametrize("raw", [b"", b"{", b"\xff", b'{"jsonrpc":"2.0","id":1,"result":}'])
 def test_non_json_response_raises_invalid_agent_response(raw: bytes) -> None:
     with pytest.raises(InvalidAgentResponseError, match="not valid JSON"):

@@ -92,6 +92,10 @@ async def test_sdk_client_runs_every_operation(agent_url: tuple[str, str, GateAg
         assert got.id == done_id and got.status.state == pb.TASK_STATE_COMPLETED
         with pytest.raises(sdk_errors.TaskNotFoundError):
             await blocking.get_task(pb.GetTaskRequest(id="no-such-task"))
+        # A bad parameter is the SDK's InvalidParamsError with our message, over
+        # HTTP+JSON too, where 400 INVALID_ARGUMENT alone does not say which error.
+        with pytest.raises(sdk_errors.InvalidParamsError, match="historyLength"):
+            await blocking.get_task(pb.GetTaskRequest(id=done_id, history_length=-1))
 
         # Two tasks left waiting on the agent's gate.
         later = pb.SendMessageConfiguration(return_immediately=True)

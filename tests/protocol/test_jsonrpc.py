@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from a2a_models.errors import (
+    InternalError,
     InvalidAgentResponseError,
     InvalidModelError,
+    InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
     JSONRPCError,
@@ -310,6 +312,35 @@ def test_encode_error_response_per_version() -> None:
     assert info and info[0]["reason"] == "TASK_NOT_FOUND"
     v03 = json.loads(encode_response(err, "0.3"))["error"]
     assert v03 == {"code": -32001, "message": "no such task", "data": {"taskId": "t"}}
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (InvalidRequestError("bad envelope"), "INVALID_REQUEST"),
+        (InvalidParamsError("params.id: expected a string", {"field": "id"}), "INVALID_PARAMS"),
+        (MethodNotFoundError("no such route"), "METHOD_NOT_FOUND"),
+        (InternalError("the task store failed (OperationalError)"), "INTERNAL_ERROR"),
+    ],
+)
+def test_standard_errors_name_themselves_in_http_statuses(error: JSONRPCError, reason: str) -> None:
+    # 400 INVALID_ARGUMENT is invalid params or an invalid request: the ErrorInfo
+    # says which (the a2a-sdk's clients read nothing else), and it comes back typed.
+    body = error.to_http_status()["error"]
+    infos = [d for d in body["details"] if d["@type"].endswith("google.rpc.ErrorInfo")]
+    assert infos == [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": "a2a-protocol.org",
+        }
+    ]
+    back = JSONRPCError.from_http_status({"error": body})
+    assert type(back) is type(error) and back.message == error.message
+    # JSON-RPC's code already says it: no ErrorInfo there.
+    assert "data" not in error.to_jsonrpc("1.0") or all(
+        not d["@type"].endswith("ErrorInfo") for d in error.to_jsonrpc("1.0")["data"]
+    )
 
 
 def test_encode_response_rejects_unknown_version() -> None:

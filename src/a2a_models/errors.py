@@ -164,7 +164,7 @@ class JSONRPCError(A2AError):
 
     def to_http_status(self) -> dict[str, Any]:
         """The ``google.rpc.Status`` body used by the 1.0 HTTP+JSON binding."""
-        details = self.details()
+        details = self.status_details()
         body: dict[str, Any] = {
             "code": self.http_status,
             "status": self.grpc_status,
@@ -173,6 +173,24 @@ class JSONRPCError(A2AError):
         if details:
             body["details"] = details
         return {"error": body}
+
+    def status_details(self) -> list[Any]:
+        """The ``details`` of an HTTP+JSON or gRPC status: :meth:`details`, and for
+        the standard JSON-RPC errors an ``ErrorInfo`` too (``INVALID_PARAMS``, ...).
+
+        Over JSON-RPC the code says which error it is; over HTTP and gRPC several
+        share a status (400 ``INVALID_ARGUMENT``: invalid params, invalid request,
+        unsupported content type), and the a2a-sdk's clients tell them apart only
+        by the ErrorInfo: without one they report a bare "HTTP Error 400" and drop
+        the message. The reasons are the SDK's.
+        """
+        details = self.details()
+        reason = _STANDARD_REASONS.get(self.code)
+        if reason is not None and not any(
+            isinstance(d, dict) and d.get("@type") == _ERROR_INFO_TYPE for d in details
+        ):
+            details.append({"@type": _ERROR_INFO_TYPE, "reason": reason, "domain": ERROR_DOMAIN})
+        return details
 
     def details(self) -> list[Any]:
         """The 1.0 ``details`` array: every entry carries ``@type`` (spec §9.5, §11.6).
@@ -235,8 +253,9 @@ class JSONRPCError(A2AError):
             for detail in details:
                 if isinstance(detail, Mapping) and detail.get("@type") == _ERROR_INFO_TYPE:
                     reason = detail.get("reason")
-                    if isinstance(reason, str) and reason in _BY_REASON:
-                        return _BY_REASON[reason](msg, details, remote=remote)
+                    klass = _BY_REASON.get(reason) if isinstance(reason, str) else None
+                    if klass is not None:
+                        return klass(msg, details, remote=remote)
         status = inner.get("status")
         for klass in _STATUS_FALLBACK:
             if klass.grpc_status == status:
@@ -409,8 +428,17 @@ _BY_CODE: dict[int, type[JSONRPCError]] = {
         VersionNotSupportedError,
     )
 }
+#: ErrorInfo reasons of the standard errors in HTTP+JSON and gRPC statuses
+#: (:meth:`JSONRPCError.status_details`), as the a2a-sdk names them.
+_STANDARD_REASONS: dict[int, str] = {
+    InvalidRequestError.code: "INVALID_REQUEST",
+    MethodNotFoundError.code: "METHOD_NOT_FOUND",
+    InvalidParamsError.code: "INVALID_PARAMS",
+    InternalError.code: "INTERNAL_ERROR",
+}
 _BY_REASON: dict[str, type[JSONRPCError]] = {
-    k.reason: k for k in _BY_CODE.values() if k.reason is not None
+    **{reason: _BY_CODE[code] for code, reason in _STANDARD_REASONS.items()},
+    **{k.reason: k for k in _BY_CODE.values() if k.reason is not None},
 }
 # Generic REST errors without an ErrorInfo fall back on their status.
 _STATUS_FALLBACK = (InvalidParamsError, MethodNotFoundError, TaskNotFoundError, InternalError)
@@ -422,5 +450,6 @@ def error_from_code(code: int) -> type[JSONRPCError]:
 
 
 def error_from_reason(reason: str) -> type[JSONRPCError] | None:
-    """The error class for a ``google.rpc.ErrorInfo.reason``, if it is an A2A one."""
+    """The error class for a ``google.rpc.ErrorInfo.reason`` (an A2A error, or a standard one
+    as HTTP+JSON and gRPC statuses name it: ``INVALID_PARAMS``, ...)."""
     return _BY_REASON.get(reason)

@@ -105,6 +105,9 @@ async def test_sdk_grpc_client_against_our_server() -> None:
             assert got.id == done_id and got.status.state == spb.TASK_STATE_COMPLETED
             with pytest.raises(sdk_errors.TaskNotFoundError):
                 await blocking.get_task(spb.GetTaskRequest(id="no-such-task"))
+            # INVALID_ARGUMENT alone does not say which error: the ErrorInfo does.
+            with pytest.raises(sdk_errors.InvalidParamsError, match="history_length"):
+                await blocking.get_task(spb.GetTaskRequest(id=done_id, history_length=-1))
 
             later = spb.SendMessageConfiguration(return_immediately=True)
             (sub,) = await _events(

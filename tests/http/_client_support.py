@@ -255,7 +255,7 @@ def sdk_app(base_url_holder: list[str]) -> Any:
         create_jsonrpc_routes,
         create_rest_routes,
     )
-    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
     from a2a.types import a2a_pb2 as pb
 
     class Echo(AgentExecutor):
@@ -310,13 +310,16 @@ def sdk_app(base_url_holder: list[str]) -> Any:
                 url=f"{base}/rpc", protocol_binding="JSONRPC", protocol_version="0.3"
             ),
         ],
-        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[pb.AgentSkill(id="echo", name="echo", description="echoes", tags=["t"])],
     )
     handler = DefaultRequestHandler(
-        agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=Echo(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        push_config_store=InMemoryPushNotificationConfigStore(),
     )
     return Starlette(
         routes=[

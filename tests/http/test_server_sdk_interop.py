@@ -92,6 +92,10 @@ async def test_sdk_client_runs_every_operation(agent_url: tuple[str, str, GateAg
         assert got.id == done_id and got.status.state == pb.TASK_STATE_COMPLETED
         with pytest.raises(sdk_errors.TaskNotFoundError):
             await blocking.get_task(pb.GetTaskRequest(id="no-such-task"))
+        # A bad parameter is the SDK's InvalidParamsError with our message, over
+        # HTTP+JSON too, where 400 INVALID_ARGUMENT alone does not say which error.
+        with pytest.raises(sdk_errors.InvalidParamsError, match="historyLength"):
+            await blocking.get_task(pb.GetTaskRequest(id=done_id, history_length=-1))
 
         # Two tasks left waiting on the agent's gate.
         later = pb.SendMessageConfiguration(return_immediately=True)
@@ -155,12 +159,34 @@ def _is_v03(client: Any) -> bool:
 # (MessageToDict(preserving_proto_field_name=True)), which ProtoJSON parsers accept.
 @pytest.mark.parametrize("agent_url", [("HTTP+JSON", "0.3")], indirect=True)
 async def test_sdk_v03_rest_client(agent_url: tuple[str, str, GateAgent]) -> None:
-    url, binding, _ = agent_url
+    url, binding, agent = agent_url
     client = await _client(url, binding, streaming=False)
     try:
         (reply,) = await _events(
             client.send_message(pb.SendMessageRequest(message=_message("echo")))
         )
         assert reply.message.parts[0].text == "echo"
+
+        # Non-blocking: the SDK writes ProtoJSON, where the proto3 bool ``blocking``
+        # is left out when false (``"configuration": {}``). The task must come back
+        # at once, still working, not after the agent's turn (here: never).
+        later = pb.SendMessageConfiguration(return_immediately=True)
+        (sub,) = await asyncio.wait_for(
+            _events(
+                client.send_message(
+                    pb.SendMessageRequest(message=_message("wait"), configuration=later)
+                )
+            ),
+            20,
+        )
+        assert sub.task.status.state == pb.TASK_STATE_WORKING
+
+        # Blocking (``"blocking": true``) still waits for the turn.
+        agent.gate.set()
+        (done,) = await _events(
+            client.send_message(pb.SendMessageRequest(message=_message("wait")))
+        )
+        assert done.task.status.state == pb.TASK_STATE_COMPLETED
     finally:
+        agent.gate.set()
         await client.close()

@@ -166,3 +166,36 @@ def test_sdk_parses_every_part_kind_we_write() -> None:
         "data",
     ]
     assert codec.from_wire(m.Message, sdk, "1.0") == msg
+
+
+def test_v03_http_reads_what_the_sdk_rest_binding_writes() -> None:
+    """0.3 HTTP+JSON as the SDK writes it (its client's request bodies, its server's
+    tasks): ProtoJSON of its 0.3 proto, whose Part has ``metadata`` and whose FilePart
+    has ``name`` (0.3.0's proto has neither). Neither is lost on the way in."""
+    from a2a.compat.v0_3 import a2a_v0_3_pb2 as pb03
+    from google.protobuf import json_format
+
+    meta = {"source": "scanner", "page": 3}
+    part = pb03.Part(
+        file=pb03.FilePart(file_with_uri="https://example.com/r.pdf", mime_type="application/pdf")
+    )
+    part.file.name = "r.pdf"
+    part.metadata.update(meta)
+    message = pb03.Message(message_id="m-1", role=pb03.ROLE_USER, content=[part])
+    message.content.add(text="see attached").metadata.update({"lang": "en"})
+
+    # The SDK's 0.3 REST client: snake_case names (quirk 12 of sdk_vectors.py).
+    request = pb03.SendMessageRequest(request=message)
+    body = json_format.MessageToDict(request, preserving_proto_field_name=True)
+    decoded = codec.from_wire(m.SendMessageRequest, body, "0.3-http")
+    file_part, text_part = decoded.message.parts
+    assert (file_part.filename, file_part.url) == ("r.pdf", "https://example.com/r.pdf")
+    assert file_part.metadata == {"source": "scanner", "page": 3.0}  # Struct: floats
+    assert text_part.metadata == {"lang": "en"}
+
+    # The SDK's 0.3 REST server: camelCase, the parts in a task's artifact.
+    task = pb03.Task(id="t-1", context_id="c-1", status=pb03.TaskStatus(state=2))
+    task.artifacts.add(artifact_id="a-1").parts.append(part)
+    got = codec.from_wire(m.Task, json_format.MessageToDict(task), "0.3-http")
+    (artifact_part,) = got.artifacts[0].parts
+    assert artifact_part.filename == "r.pdf" and artifact_part.metadata == file_part.metadata

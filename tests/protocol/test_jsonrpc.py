@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from a2a_models.errors import (
+    InternalError,
     InvalidAgentResponseError,
     InvalidModelError,
+    InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
     JSONRPCError,
@@ -312,6 +314,35 @@ def test_encode_error_response_per_version() -> None:
     assert v03 == {"code": -32001, "message": "no such task", "data": {"taskId": "t"}}
 
 
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (InvalidRequestError("bad envelope"), "INVALID_REQUEST"),
+        (InvalidParamsError("params.id: expected a string", {"field": "id"}), "INVALID_PARAMS"),
+        (MethodNotFoundError("no such route"), "METHOD_NOT_FOUND"),
+        (InternalError("the task store failed (OperationalError)"), "INTERNAL_ERROR"),
+    ],
+)
+def test_standard_errors_name_themselves_in_http_statuses(error: JSONRPCError, reason: str) -> None:
+    # 400 INVALID_ARGUMENT is invalid params or an invalid request: the ErrorInfo
+    # says which (the a2a-sdk's clients read nothing else), and it comes back typed.
+    body = error.to_http_status()["error"]
+    infos = [d for d in body["details"] if d["@type"].endswith("google.rpc.ErrorInfo")]
+    assert infos == [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": "a2a-protocol.org",
+        }
+    ]
+    back = JSONRPCError.from_http_status({"error": body})
+    assert type(back) is type(error) and back.message == error.message
+    # JSON-RPC's code already says it: no ErrorInfo there.
+    assert "data" not in error.to_jsonrpc("1.0") or all(
+        not d["@type"].endswith("ErrorInfo") for d in error.to_jsonrpc("1.0")["data"]
+    )
+
+
 def test_encode_response_rejects_unknown_version() -> None:
     with pytest.raises(VersionNotSupportedError):
         encode_response(ErrorResponse(1, TaskNotFoundError()), "2.0")
@@ -407,6 +438,20 @@ def test_malformed_responses_raise_invalid_agent_response(payload: Any, fragment
         parse_response(_dumps(payload))
     assert fragment in info.value.message
     assert info.value.code == -32006
+
+
+def test_null_result_reads_a_response_without_result_as_null() -> None:
+    # The a2a-sdk's 0.3 servers drop "result": null (a push-config delete).
+    bare = b'{"jsonrpc":"2.0","id":7}'
+    assert parse_response(bare, null_result=True) == SuccessResponse(7, None)
+    with pytest.raises(InvalidAgentResponseError, match="neither"):
+        parse_response(bare)
+    error = parse_response(
+        b'{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"m"}}', null_result=True
+    )
+    assert isinstance(error, ErrorResponse) and type(error.error) is TaskNotFoundError
+    with pytest.raises(InvalidAgentResponseError, match="jsonrpc"):
+        parse_response(b'{"id":7}', null_result=True)
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b"\xff", b'{"jsonrpc":"2.0","id":1,"result":}'])

@@ -239,7 +239,7 @@ class A2AClient(AsyncClosing):
         return self.timeout if timeout is None else timeout
 
     def _result(self, spec: MethodSpec, reply: bytes, request_id: int) -> Any:
-        parsed = parse_response(reply)
+        parsed = parse_response(reply, null_result=spec.result_type is None)
         if isinstance(parsed, Batch):
             raise InvalidAgentResponseError("Invalid agent response: a batch for a single call")
         # JSON-RPC answers echo the request's id (null only when it was unreadable).

@@ -63,7 +63,8 @@ class SendMessageConfiguration:
     """Options of a send: output modes, push config, history length, blocking.
 
     1.0 blocks by default (``return_immediately=False``); 0.3's ``blocking``
-    flag is its negation.
+    flag is its negation (absent: blocking in 0.3 JSON-RPC, non-blocking in a
+    0.3 HTTP+JSON configuration, whose proto3 ``bool`` has no presence).
     """
 
     accepted_output_modes: tuple[str, ...] = attrs.field(

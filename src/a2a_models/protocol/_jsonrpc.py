@@ -290,7 +290,7 @@ def _bad_response(where: str, detail: str) -> InvalidAgentResponseError:
     return InvalidAgentResponseError(f"Invalid JSON-RPC response{where}: {detail}")
 
 
-def _parse_response_item(value: object, where: str) -> Response:
+def _parse_response_item(value: object, where: str, null_result: bool = False) -> Response:
     if not isinstance(value, dict):
         raise _bad_response(where, f"expected an object, got {_json_type(value)}")
     if value.get("jsonrpc") != JSONRPC_VERSION or not isinstance(value.get("jsonrpc"), str):
@@ -308,6 +308,8 @@ def _parse_response_item(value: object, where: str) -> Response:
     if has_result:
         return SuccessResponse(response_id, value["result"])
     if not has_error:
+        if null_result:
+            return SuccessResponse(response_id, None)
         raise _bad_response(where, 'it has neither "result" nor "error"')
     error = value["error"]
     if not isinstance(error, dict):
@@ -322,18 +324,23 @@ def _parse_response_item(value: object, where: str) -> Response:
     return ErrorResponse(response_id, JSONRPCError.from_jsonrpc(error, remote=True))
 
 
-def parse_response_value(value: object) -> ParsedResponse:
+def parse_response_value(value: object, *, null_result: bool = False) -> ParsedResponse:
     """Like :func:`parse_response`, for a JSON value that is already parsed."""
     if isinstance(value, list):
         if not value:
             raise _bad_response("", "empty batch")
         return Batch(
-            tuple(_parse_response_item(v, f" (batch item {i})") for i, v in enumerate(value))
+            tuple(
+                _parse_response_item(v, f" (batch item {i})", null_result)
+                for i, v in enumerate(value)
+            )
         )
-    return _parse_response_item(value, "")
+    return _parse_response_item(value, "", null_result)
 
 
-def parse_response(data: bytes | bytearray | memoryview | str) -> ParsedResponse:
+def parse_response(
+    data: bytes | bytearray | memoryview | str, *, null_result: bool = False
+) -> ParsedResponse:
     """Parse a JSON-RPC 2.0 response (or a batch of them) received by a client.
 
     An error member becomes an :class:`ErrorResponse` holding the typed error
@@ -342,13 +349,19 @@ def parse_response(data: bytes | bytearray | memoryview | str) -> ParsedResponse
     ``jsonrpc``, no ``id``, both or neither of ``result``/``error``, an
     error without an integer ``code`` or a string ``message``) raises
     :class:`~a2a_models.errors.InvalidAgentResponseError`.
+
+    ``null_result=True`` (a call whose result is ``null``, such as deleting a
+    push config) reads a response with neither member as that ``null``
+    result: the a2a-sdk's 0.3 servers drop ``"result": null`` when they
+    serialise the response (pydantic ``exclude_none``), and their deletes did
+    happen.
     """
     try:
         value = codec.loads(data)
     except (ValueError, RecursionError) as exc:
         detail = str(exc)[:_MAX_ECHO] if isinstance(exc, ValueError) else "nested too deeply"
         raise _bad_response("", f"not valid JSON ({detail})") from None
-    return parse_response_value(value)
+    return parse_response_value(value, null_result=null_result)
 
 
 # -- serializers ---------------------------------------------------------------

@@ -33,7 +33,7 @@ def status_of(error: JSONRPCError) -> tuple[grpc.StatusCode, str, tuple[tuple[st
     """The gRPC code, message and trailing metadata for ``error``."""
     code = getattr(grpc.StatusCode, error.grpc_status, grpc.StatusCode.UNKNOWN)
     status = status_pb2.Status(code=code.value[0], message=error.message)
-    for detail in error.details():
+    for detail in error.status_details():
         packed = any_pb2.Any()
         try:
             json_format.ParseDict(detail, packed)

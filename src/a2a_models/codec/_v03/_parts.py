@@ -35,7 +35,9 @@ def install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             g = f.get
             raw = g("fileWithBytes", g("file_with_bytes"))
             url = g("fileWithUri", g("file_with_uri"))
-            media, name = g("mimeType", g("mime_type")), None
+            # ``name`` is not in the 0.3.0 proto but in the one the a2a-sdk's 0.3
+            # line speaks (FilePart field 4): read it rather than lose it.
+            media, name = g("mimeType", g("mime_type")), g("name")
             k_raw, k_url = "fileWithBytes", "fileWithUri"
         else:
             raw, url, media, name = f.get("bytes"), f.get("uri"), f.get("mimeType"), f.get("name")
@@ -83,7 +85,6 @@ def install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
             if len(present) != 1:
                 raise Fail("expected exactly one of text, file, data")
             k = present[0]
-            meta = None
         else:
             k = d.get("kind")
             if k is None and not strict:
@@ -92,15 +93,17 @@ def install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
                 k = present[0] if len(present) == 1 else None
             if k not in ("text", "file", "data"):
                 raise Fail(f"expected kind to be one of text, file, data, got {k!r}", "kind")
-            meta = d.get("metadata")
-            if meta is not None:
-                try:
-                    meta = struct(meta)
-                except Fail as exc:
-                    exc.path.append("metadata")
-                    raise
+        # 0.3 HTTP+JSON: ``metadata`` is Part field 4 of the a2a-sdk's 0.3 proto
+        # (not of 0.3.0's); its clients and servers send it.
+        meta = d.get("metadata")
+        if meta is not None:
+            try:
+                meta = struct(meta)
+            except Fail as exc:
+                exc.path.append("metadata")
+                raise
         if strict:
-            allowed = {k, "metadata", "kind"} if not http else {k}
+            allowed = {k, "metadata", "kind"} if not http else {k, "metadata"}
             for key in d:
                 if key not in allowed:
                     raise Fail("unknown field (strict mode)", key)

@@ -264,9 +264,13 @@ def install_send_configuration(ns: Namespace, *, http: bool) -> None:
         set_conf["accepted_output_modes"](o, modes)
         set_conf["task_push_notification_config"](o, push)
         set_conf["history_length"](o, history)
-        # 0.3 JSON-RPC's default was non-blocking only in old drafts; absent
-        # means "server default", which 1.0 defines as blocking.
-        set_conf["return_immediately"](o, blocking is False)
+        # 0.3 JSON-RPC: an absent ``blocking`` means "server default", which
+        # 1.0 defines as blocking. 0.3 HTTP+JSON is ProtoJSON of a proto3
+        # ``bool`` without presence: writers omit ``false`` (the SDK's 0.3 REST
+        # client sends ``"configuration": {}`` to ask for non-blocking), so there
+        # absent is false. A missing configuration still blocks (the message has
+        # presence, and a send without one asked for nothing).
+        set_conf["return_immediately"](o, blocking is not True if http else blocking is False)
         return o  # type: ignore[no-any-return]
 
     def u_conf(o: m.SendMessageConfiguration) -> dict[str, Any]:

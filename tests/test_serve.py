@@ -246,6 +246,40 @@ async def test_signal_stops_gracefully_closing_open_streams(
     assert "Traceback" not in served.log(), served.log()
 
 
+async def test_signal_answers_blocking_send_message_with_its_failed_task(
+    serve: Any, user_agent_dir: Path
+) -> None:
+    """A blocking SendMessage in flight when the server is told to stop gets its task,
+    failed by the stop, at once. It used to wait for the graceful timeout (5 s) and
+    then get a plain-text 500, with an 'Exception in ASGI application' traceback in
+    the log: the agents were stopped only after the requests had drained."""
+    served = serve("--store", "memory:", "--agent", "my_agent:UserAgent", pythonpath=user_agent_dir)
+    async with asyncio.timeout(30), httpx.AsyncClient(timeout=20) as http:
+        blocking = [
+            asyncio.create_task(
+                http.post(served.url, json=rpc("SendMessage", send_params("slow")), headers=V10)
+            )
+            for _ in range(2)
+        ]
+        # Both turns are running (two tasks working) before the signal.
+        listed: list[Any] = []
+        while len(listed) < 2:
+            await asyncio.sleep(0.05)
+            page = await http.post(served.url, json=rpc("ListTasks", {}), headers=V10)
+            listed = page.json()["result"]["tasks"]
+        served.proc.send_signal(signal.SIGTERM)
+        answers = await asyncio.gather(*blocking)
+    for answer in answers:
+        assert answer.status_code == 200, answer.text
+        status = answer.json()["result"]["task"]["status"]
+        assert status["state"] == "TASK_STATE_FAILED", answer.text
+        assert status["message"]["parts"] == [
+            {"text": "The server stopped before the task finished."}
+        ]
+    assert await asyncio.to_thread(served.wait, STOP_TIMEOUT) == 0, served.log()
+    assert "Traceback" not in served.log(), served.log()
+
+
 # ---------------------------------------------------------------------------- options
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import signal
 import time
@@ -19,6 +20,7 @@ from a2a_models.adapters.http._discovery import connect
 from a2a_models.errors import InternalError
 from tests.test_serve import Served, cli
 from tests.test_serve import serve as serve  # the fixture
+from tests.test_serve import user_agent_dir as user_agent_dir  # the fixture
 
 pytestmark = pytest.mark.asyncio
 
@@ -150,3 +152,31 @@ async def test_conformance_cli_runs_the_grpc_checks(serve: Any) -> None:
             done.stdout
         )
     assert "gRPC = jsonrpc = rest" in done.stdout
+
+
+async def test_sigterm_answers_a_blocking_grpc_send_message_with_its_failed_task(
+    serve: Any, user_agent_dir: Path
+) -> None:
+    """A blocking gRPC SendMessage in flight at SIGTERM gets its task, failed by the
+    stop, instead of waiting for the graceful timeout and being cancelled."""
+    served = serve(
+        "--grpc-port",
+        "0",
+        "--store",
+        "memory:",
+        "--agent",
+        "my_agent:UserAgent",
+        pythonpath=user_agent_dir,
+    )
+    async with asyncio.timeout(30), GrpcClient(grpc_url_of(served), timeout=20) as client:
+        blocking = asyncio.create_task(client.send_message(Message.user("slow")))
+        while not (await client.list_tasks()).tasks:
+            await asyncio.sleep(0.05)
+        served.proc.send_signal(signal.SIGTERM)
+        task = await blocking
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.FAILED
+    assert task.status.message is not None
+    assert task.status.message.text == "The server stopped before the task finished."
+    assert served.wait() == 0, served.log()
+    assert "Traceback" not in served.log(), served.log()

@@ -465,7 +465,7 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
             await stop.wait()
     finally:
-        await http.stop()
+        await http.stop(before_drain=server.aclose)  # blocking calls get their failed task
         await server.aclose()
         await aclose_if_closable(store)
         await runtime.stop()

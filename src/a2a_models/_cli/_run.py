@@ -305,10 +305,19 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         await stop.wait()
         if retention is not None:
             await retention.aclose()
+        # Both bindings refuse new calls first; then the agents are stopped (their
+        # tasks failed) while the calls in flight drain, so that a blocking
+        # SendMessage gets its failed task instead of being cut off at the end of
+        # the graceful timeout (500 and a traceback; gRPC CANCELLED).
+        grpc_stopping = None
         if grpc_server is not None:
-            await grpc_server.stop()
-        await http.stop()
-        await server.aclose()
+            grpc_stopping = asyncio.create_task(grpc_server.stop())
+            await asyncio.sleep(0)  # under way: it refuses new calls before the agents stop
+        try:
+            await http.stop(before_drain=server.aclose)
+        finally:
+            if grpc_stopping is not None:
+                await grpc_stopping
         for resource in (server.handler.store, getattr(server.handler, "broker", None)):
             await aclose_if_closable(resource)
     print("a2a-models: stopped", flush=True)

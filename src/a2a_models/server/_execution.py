@@ -126,6 +126,9 @@ class RunTable:
         self.agent = agent
         self.writer = writer
         self._runs: dict[str, AgentRun] = {}
+        # Runs a stop cut short: aclose lets their waiters go (_end) only once it has
+        # marked their tasks failed, so a blocking SendMessage answers the failed task.
+        self._held: set[AgentRun] = set()
 
     def active_runs(self) -> int:
         return len(self._runs)
@@ -144,9 +147,12 @@ class RunTable:
         if self._runs.get(run.task_id) is run:
             del self._runs[run.task_id]
 
-    async def _cancel_runners(self) -> list[AgentRun]:
-        """Cancel every run's asyncio task and wait for them; the runs there were."""
+    async def _cancel_runners(self, *, hold: bool = False) -> list[AgentRun]:
+        """Cancel every run's asyncio task and wait for them; the runs there were
+        (``hold``: still running for their waiters, until the caller ends them)."""
         runs = list(self._runs.values())
+        if hold:
+            self._held.update(runs)
         runners = [r.runner for r in runs if r.runner is not None]
         for runner in runners:
             runner.cancel()
@@ -173,19 +179,28 @@ class InProcessExecutor(RunTable):
             run.runner.cancel()
 
     async def aclose(self) -> None:
-        for run in await self._cancel_runners():
-            if not run.created or run.canceled:
-                continue
-            try:
-                stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)
-                if stored is None or not stored.task.status.state.is_active:
-                    continue  # finished, or waiting for its client: nothing was cut short
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_failed(run), 5.0)
-            except Exception as exc:
-                # The store is gone too: stop anyway. (An SQL store's lease on the
-                # task lapses, and a replica that is still up takes it over.)
-                log_failure(log, f"could not mark task {run.task_id} failed while stopping", exc)
+        runs = await self._cancel_runners(hold=True)
+        try:
+            for run in runs:
+                await self._fail_cut_short(run)
+        finally:
+            for run in runs:
+                self._held.discard(run)
+                self._end(run)
+
+    async def _fail_cut_short(self, run: AgentRun) -> None:
+        if not run.created or run.canceled:
+            return
+        try:
+            stored = await self.writer.store.get(run.task_id, run.owner, run.tenant)
+            if stored is None or not stored.task.status.state.is_active:
+                return  # finished, or waiting for its client: nothing was cut short
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_failed(run), 5.0)
+        except Exception as exc:
+            # The store is gone too: stop anyway. (An SQL store's lease on the
+            # task lapses, and a replica that is still up takes it over.)
+            log_failure(log, f"could not mark task {run.task_id} failed while stopping", exc)
 
     async def _execute(self, run: AgentRun) -> None:
         try:
@@ -225,7 +240,8 @@ class InProcessExecutor(RunTable):
             log.exception("agent failed on task %s", run.task_id)
             await self._fail(run, "The agent failed with an internal error.")
         finally:
-            self._end(run)
+            if run not in self._held:
+                self._end(run)
 
     async def _drive(self, run: AgentRun) -> None:
         events = self.agent.execute(run.context)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import uvicorn
@@ -158,10 +158,14 @@ class HTTPServer(AsyncRunning):
                 f"the HTTP server failed to start (uvicorn exit code {exc.code})"
             ) from None
 
-    async def stop(self) -> None:
+    async def stop(self, *, before_drain: Callable[[], Awaitable[None]] | None = None) -> None:
         """Stop gracefully: end open SSE streams, finish requests in flight, run the shutdown.
 
-        Does nothing if the server is not running.
+        ``before_drain`` is awaited once no new connection is accepted, before
+        waiting for the requests in flight: an :class:`A2AServer`'s ``aclose``
+        there stops the running agents (their tasks failed), so that a blocking
+        ``SendMessage`` is answered with its task instead of being cut off when
+        ``graceful_timeout`` runs out. Does nothing if the server is not running.
         """
         server, task = self._server, self._task
         if server is None or task is None:
@@ -171,10 +175,30 @@ class HTTPServer(AsyncRunning):
             gateway.streams.close_all()
         server.should_exit = True
         try:
+            if before_drain is not None:
+                await _refusing(server, task)
+                try:
+                    await before_drain()
+                finally:
+                    await self._drain(server, task)
+            else:
+                await self._drain(server, task)
+        finally:
+            self._server = self._task = None
+            self._port = None
+
+    async def _drain(self, server: uvicorn.Server, task: asyncio.Task[None]) -> None:
+        try:
             await asyncio.wait_for(asyncio.shield(task), self.graceful_timeout + 5.0)
         except TimeoutError:
             server.force_exit = True
             await task
-        finally:
-            self._server = self._task = None
-            self._port = None
+
+
+async def _refusing(server: uvicorn.Server, task: asyncio.Task[None]) -> None:
+    """Wait until ``server`` (told to exit) accepts no new connection: uvicorn's
+    main loop sees ``should_exit`` within 0.1 s and closes its listeners first."""
+    while not task.done() and (
+        not server.servers or any(listener.is_serving() for listener in server.servers)
+    ):
+        await asyncio.sleep(0.01)

@@ -143,3 +143,21 @@ def test_deeply_nested_values_get_a_precise_error() -> None:
         deep = [deep]
     with pytest.raises(InvalidModelError, match="nested too deeply"):
         m.Part.data(deep)
+
+
+def test_too_deep_counts_objects_and_arrays_without_recursing() -> None:
+    from a2a_models.models.rules import MAX_JSON_DEPTH, too_deep
+
+    def nested(depth: int, as_list: bool = False) -> Any:
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value] if as_list else {"a": value}
+        return value
+
+    for as_list in (False, True):
+        assert not too_deep(nested(MAX_JSON_DEPTH, as_list))
+        assert too_deep(nested(MAX_JSON_DEPTH + 1, as_list))
+        assert too_deep(nested(100_000, as_list))  # no RecursionError at any depth
+    assert not too_deep("x") and not too_deep(None) and not too_deep({})
+    assert too_deep({"wide": [1, 2, {"b": nested(MAX_JSON_DEPTH - 2)}]})  # 1 + 1 + 1 + 30
+    assert not too_deep({"wide": [1, 2, {"b": nested(MAX_JSON_DEPTH - 3)}]})

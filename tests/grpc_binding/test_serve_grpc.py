@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import time
@@ -18,6 +19,7 @@ from a2a_models.adapters.grpc import GrpcClient
 from a2a_models.adapters.http import HTTPClient
 from a2a_models.adapters.http._discovery import connect
 from a2a_models.errors import InternalError
+from a2a_models.models.rules import MAX_JSON_DEPTH
 from tests.test_serve import Served, cli
 from tests.test_serve import serve as serve  # the fixture
 from tests.test_serve import user_agent_dir as user_agent_dir  # the fixture
@@ -180,3 +182,56 @@ async def test_sigterm_answers_a_blocking_grpc_send_message_with_its_failed_task
     assert task.status.message.text == "The server stopped before the task finished."
     assert served.wait() == 0, served.log()
     assert "Traceback" not in served.log(), served.log()
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+async def test_free_form_values_are_taken_as_deep_as_every_binding_carries(serve: Any) -> None:
+    # Deeper ones were taken, then failed where the call stack was deeper: 1,000
+    # levels of metadata hung the request while recording the task was retried for
+    # minutes; a data part 40 levels deep made a task no gRPC client could read.
+    served = serve("--grpc-port", "0", "--store", "memory:")
+    grpc_url = grpc_url_of(served)
+
+    def send(data_depth: int, metadata_depth: int) -> dict[str, Any]:
+        message = {
+            "messageId": f"m-{time.monotonic_ns()}",
+            "role": "ROLE_USER",
+            "parts": [{"text": "task"}, {"data": "DATA"}],
+            "metadata": "METADATA",
+        }
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        text = json.dumps(body)  # the deep values as text: json.dumps stops at ~1000 levels
+        for marker, depth in (("DATA", data_depth), ("METADATA", metadata_depth)):
+            text = text.replace(f'"{marker}"', '{"a":' * depth + '"bottom"' + "}" * depth)
+        headers = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+        reply = httpx.post(served.url, content=text, headers=headers, timeout=10)
+        return dict(reply.json())
+
+    deepest = send(MAX_JSON_DEPTH, MAX_JSON_DEPTH)
+    task_id = deepest["result"]["task"]["id"]
+    async with GrpcClient(grpc_url, timeout=10) as client:
+        task = await client.get_task(task_id)
+    sent = task.history[0]
+    assert sent.parts[1].data == _nested(MAX_JSON_DEPTH)  # type: ignore[attr-defined]
+    assert sent.metadata == _nested(MAX_JSON_DEPTH)
+
+    for data_depth, metadata_depth, field in [
+        (MAX_JSON_DEPTH + 1, 1, "message.parts[1].data"),
+        (1, 1000, "message.metadata"),
+    ]:
+        started = time.monotonic()
+        error = send(data_depth, metadata_depth)["error"]
+        assert time.monotonic() - started < 5
+        assert error["code"] == -32602
+        assert error["message"] == (
+            f"{field} is nested more than {MAX_JSON_DEPTH} levels deep "
+            "(the most every A2A binding carries)"
+        )
+        assert error["data"][0]["value"] == {"field": field}
+    assert "Traceback" not in served.text, served.log()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -23,7 +23,9 @@ __all__ = [
     "INT32_RANGE",
     "api_key_location_problem",
     "int32_problem",
+    "MAX_JSON_DEPTH",
     "json_problem",
+    "too_deep",
     "must_not_be_empty",
     "must_not_be_negative",
     "non_negative_problem",
@@ -156,6 +158,27 @@ def json_problem(value: Any) -> str | None:
         return _explain(value, "")
     except RecursionError:
         return "nested too deeply"
+
+
+#: The deepest nesting of objects and arrays a free-form value (metadata, a data
+#: part) may have in a request: what every binding carries (gRPC's protobuf parser
+#: stops at 100 message levels, three per JSON object), whatever the call stack.
+MAX_JSON_DEPTH: Final = 32
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a JSON value nests objects and arrays more than ``limit`` levels deep
+    (``{}`` is one level); walked without recursion, so any depth is answered."""
+    stack = [(value, 1)] if value.__class__ is dict or value.__class__ is list else []
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if node.__class__ is dict else node
+        if depth > limit:
+            return True
+        for child in children:
+            if child.__class__ is dict or child.__class__ is list:
+                stack.append((child, depth + 1))
+    return False
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})

@@ -37,6 +37,7 @@ from ..errors import (
 from ..models import (
     AgentCard,
     CancelTaskRequest,
+    DataPart,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
@@ -55,6 +56,7 @@ from ..models import (
     TaskStatusUpdateEvent,
     utc_now,
 )
+from ..models.rules import MAX_JSON_DEPTH, too_deep
 from ._agent import Agent, CallContext, RequestContext
 from ._execution import (
     UNRECORDED_TEXT,
@@ -243,6 +245,7 @@ class RequestHandler:
         )
 
     async def _start(self, request: SendMessageRequest, call: CallContext) -> AgentRun:
+        _refuse_too_deep(request)
         tenant = self._tenant(request.tenant, call)
         self._check_extensions(call)
         config = request.configuration
@@ -683,6 +686,28 @@ def _config_offset(configs: list[TaskPushNotificationConfig], token: str | None)
         if config.id == last_id:
             return index + 1
     return min(position, len(configs))
+
+
+def _refuse_too_deep(request: SendMessageRequest) -> None:
+    """Refuse free-form values nested past :data:`MAX_JSON_DEPTH`, before any task exists.
+
+    Deeper ones were taken, then failed later where the call stack is deeper
+    (recording the task: a hang and minutes of retries), or came out
+    unreadable over gRPC.
+    """
+    message = request.message
+    values = [("metadata", request.metadata), ("message.metadata", message.metadata)]
+    for i, part in enumerate(message.parts):
+        values.append((f"message.parts[{i}].metadata", part.metadata))
+        if isinstance(part, DataPart):
+            values.append((f"message.parts[{i}].data", part.data))
+    for field, value in values:
+        if value is not None and too_deep(value):
+            raise InvalidParamsError(
+                f"{field} is nested more than {MAX_JSON_DEPTH} levels deep "
+                "(the most every A2A binding carries)",
+                {"field": field},
+            )
 
 
 def _stored_length(history_length: int | None) -> int | None:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._argtypes import port_number
+from .._argtypes import port_number, positive_number
 
 if TYPE_CHECKING:
     from ..adapters.llm import ComposedWorkspace
@@ -76,6 +76,14 @@ def build_agent_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="task store: sqlite:///path.db (default: a tasks.db in the workspace), memory:, "
         "postgresql://...",
+    )
+    run.add_argument(
+        "--lease-ttl",
+        type=positive_number,
+        default=15.0,
+        metavar="SECONDS",
+        help="SQL stores: a running task's lease lasts this long unless renewed; the tasks "
+        "of a process that died are failed within about that (default: 15)",
     )
     run.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
     run.add_argument("--mcp", action="store_true", help="also serve the skills over MCP at /mcp")
@@ -423,9 +431,8 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .._closing import aclose_if_closable
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
-    from ..server import AgentServer
     from ..stores import store_from_url
-    from ._run import _free_port
+    from ._run import _free_port, close_engine, engine_server, take_over_orphans
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 
@@ -444,7 +451,9 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await runtime.stop()
         print(f"{PROG} run: {problem}", file=err)
         return 1
-    server = AgentServer(runtime.agent, runtime.card, store=store)
+    # As serve does: on an SQL store running turns hold leases, so the tasks a killed
+    # process left working are failed (saying why) once their lease lapses.
+    server = engine_server(runtime.agent, runtime.card, store, store_url, lease_ttl=args.lease_ttl)
     app = create_app(server)
     if args.mcp:
         from ..adapters.http import MCPGuard
@@ -463,11 +472,11 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 file=out,
                 flush=True,
             )
+            await take_over_orphans(server)
             await stop.wait()
     finally:
         await http.stop()
-        await server.aclose()
-        await aclose_if_closable(store)
+        await close_engine(server)
         await runtime.stop()
     print("a2a-models agent: stopped", file=out, flush=True)
     return 0

@@ -86,6 +86,14 @@ def build_agent_parser() -> argparse.ArgumentParser:
         "of a process that died are failed within about that (default: 15)",
     )
     run.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
+    run.add_argument(
+        "--push-allow",
+        action="append",
+        default=[],
+        metavar="HOST|CIDR",
+        help="a private webhook host or network push notifications may reach (when the "
+        "card declares capabilities.pushNotifications)",
+    )
     run.add_argument("--mcp", action="store_true", help="also serve the skills over MCP at /mcp")
     run.add_argument(
         "--allowed-host",
@@ -432,7 +440,8 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
     from ..stores import store_from_url
-    from ._run import _free_port, close_engine, engine_server, take_over_orphans
+    from ._run import _free_port, close_engine, engine_server, push_sender_for, take_over_orphans
+    from ._security import SecurityOptions
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 
@@ -453,7 +462,18 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     # As serve does: on an SQL store running turns hold leases, so the tasks a killed
     # process left working are failed (saying why) once their lease lapses.
-    server = engine_server(runtime.agent, runtime.card, store, store_url, lease_ttl=args.lease_ttl)
+    # A card that declares push notifications gets them delivered, as with serve.
+    push_sender = push_sender_for(
+        runtime.card, SecurityOptions(push_allowlist=tuple(args.push_allow))
+    )
+    server = engine_server(
+        runtime.agent,
+        runtime.card,
+        store,
+        store_url,
+        push_sender=push_sender,
+        lease_ttl=args.lease_ttl,
+    )
     app = create_app(server)
     if args.mcp:
         from ..adapters.http import MCPGuard

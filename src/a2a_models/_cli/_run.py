@@ -29,7 +29,9 @@ from ._serve import handling_stop_signals
 from ._store import open_at_start
 
 if TYPE_CHECKING:
+    from ..adapters.http import WebhookPushSender
     from ..signing import CardSigner
+    from ._security import SecurityOptions
     from ._serve import ServeOptions
 
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
@@ -166,7 +168,9 @@ def _build(
     return server, authenticator, signer
 
 
-def push_sender_for(card: AgentCard, security: Any = None) -> Any:
+def push_sender_for(
+    card: AgentCard, security: SecurityOptions | None = None
+) -> WebhookPushSender | None:
     """The webhook sender of an agent whose card declares push notifications (else ``None``);
     ``security`` (a :class:`SecurityOptions`) sets its allowlist and limits."""
     if not card.capabilities.push_notifications:
@@ -188,7 +192,7 @@ def engine_server(
     store: Any,
     store_url: str,
     *,
-    push_sender: Any = None,
+    push_sender: WebhookPushSender | None = None,
     lease_ttl: float = 15.0,
 ) -> AgentServer:
     """The :class:`AgentServer` running ``agent`` on ``store`` (opened from ``store_url``),

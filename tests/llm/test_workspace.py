@@ -15,8 +15,10 @@ from a2a_models.adapters.llm import (
     ARTIFACT_TOOL,
     START_TASK_TOOL,
     AgentRuntime,
+    WorkflowError,
     WorkspaceError,
     load_bundle,
+    load_workflow_registry,
     load_workspace,
     write_bundle,
 )
@@ -225,12 +227,41 @@ def test_errors_name_the_file_and_field(tmp_path: Path, change: Any, expected: s
 def test_bad_yaml_and_bad_json(tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws")
     (root / "skills" / "one.md").write_text("---\nname: [unclosed\n---\nbody\n")
-    with pytest.raises(WorkspaceError, match=r"skills/one.md: front matter: invalid YAML"):
+    with pytest.raises(WorkspaceError) as info:
         load_workspace(root, env=ENV)
+    # One line, PyYAML's words without its multi-line excerpts of the text.
+    assert str(info.value) == (
+        "skills/one.md: front matter: invalid YAML at line 3: while parsing a flow sequence, "
+        "expected ',' or ']', but got '<stream end>'"
+    )
     root = write_workspace(tmp_path / "ws2")
     (root / "workflow.json").write_text("{nope")
     with pytest.raises(WorkspaceError, match=r"workflow.json: line 1 column 2: invalid JSON"):
         load_workspace(root, env=ENV)
+
+
+@pytest.mark.parametrize("name", ["agent.md", "skills/one.md", "agent.manifest.json", ".env"])
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path, name: str) -> None:
+    root = write_workspace(tmp_path / "ws")
+    (root / name).write_bytes(b"---\nname: caf\xe9\n")  # Latin-1, not UTF-8
+    with pytest.raises(WorkspaceError) as info:
+        load_workspace(root, env=ENV)
+    assert str(info.value) == f"{name}: not UTF-8 text (byte 0xe9 at offset 13)"
+
+
+def test_a_workflow_registry_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    registry = tmp_path / "workflow.json"
+    registry.write_bytes(b"\xff{}")
+    with pytest.raises(WorkflowError, match=r"workflow\.json: cannot read: 'utf-8' codec"):
+        load_workflow_registry(registry)
+
+
+def test_a_bundle_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    bundle = tmp_path / "agent.bundle.json"
+    bundle.write_bytes(b'{"format": "\xff"}')
+    with pytest.raises(WorkspaceError) as info:
+        load_bundle(bundle)
+    assert str(info.value) == "agent.bundle.json: not UTF-8 text (byte 0xff at offset 12)"
 
 
 # ----------------------------------------------------------------------- merge policies

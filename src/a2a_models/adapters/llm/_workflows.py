@@ -397,8 +397,10 @@ def load_workflow_registry(
         label = origin or str(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise WorkflowError(f"{label}: cannot read: {exc.strerror or exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:  # not UTF-8: named too
+            raise WorkflowError(
+                f"{label}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+            ) from exc
         except json.JSONDecodeError as exc:
             raise WorkflowError(f"{label}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
         if base_dir is None:

@@ -434,6 +434,32 @@ def test_duplicate_tool_prefixes_are_an_error(tmp_path: Path) -> None:
         load_workspace(root, env=ENV)
 
 
+async def test_workflow_overrides_are_checked_on_load(tmp_path: Path) -> None:
+    # The model never sees an overridden parameter: a bad value would fail every call.
+    root = write_workspace(
+        tmp_path / "ws",
+        skills={
+            "one": skill_front(
+                "one", workflows=["alpha", {"id": "beta", "overrides": {"depth": "deep"}}]
+            )
+        },
+    )
+    composed = load_workspace(root, env=ENV)
+    with pytest.raises(WorkspaceError) as info:
+        await AgentRuntime(composed).start()
+    assert str(info.value) == (
+        "skills/one.md: workflows[1].overrides.depth: 'deep' is not of type 'integer'"
+    )
+    # A parameter the workflow does not declare is passed on (its schema allows more).
+    root = write_workspace(
+        tmp_path / "ws2",
+        skills={"one": skill_front("one", workflows=[{"id": "beta", "overrides": {"x": 1}}])},
+    )
+    runtime = AgentRuntime(load_workspace(root, env=ENV))
+    await runtime.start()
+    await runtime.stop()
+
+
 async def test_workflow_version_pin_is_checked_on_load(tmp_path: Path) -> None:
     root = write_workspace(
         tmp_path / "ws",

@@ -184,6 +184,13 @@ def test_model_settings_per_skill_and_dotenv(tmp_path: Path) -> None:
             lambda w: w["skills"]["one"].update(mcp=["nowhere"]),
             "skills/one.md: mcp: no server 'nowhere' in mcp.json",
         ),
+        (
+            lambda w: (
+                w["skills"]["one"].update(mcp=["files"]),
+                w.update(mcp={"mcpServers": {"files": {"command": 5}}}),
+            ),
+            "mcp.json: mcpServers.files.command: expected a string, got int",
+        ),
         (lambda w: w["skills"]["one"].update(id="other"), "skills/one.md: id: is 'other'"),
         (
             lambda w: w["skills"]["one"].update(tools=[ARTIFACT_TOOL]),

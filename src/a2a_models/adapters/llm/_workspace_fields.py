@@ -434,7 +434,12 @@ def _mcp_servers(
         parse_mcp_config({"mcpServers": out}, env=env, origin=file)
     except MCPConfigError as exc:
         if not exc.missing:
-            raise WorkspaceError(file, "mcpServers", str(exc).removeprefix(f"{file}: ")) from None
+            # "<file>: mcpServers.<name>.<key>: <problem>": the field once, not twice.
+            text = str(exc).removeprefix(f"{file}: ")
+            field, _, problem = text.partition(": ")
+            if not (field.startswith("mcpServers") and problem):
+                field, problem = "mcpServers", text
+            raise WorkspaceError(file, field, problem) from None
         missing = exc.missing
     return out, missing
 

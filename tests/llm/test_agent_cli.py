@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -102,6 +103,19 @@ def test_run_stops_at_once_when_its_store_cannot_be_opened(workspace: Path, tmp_
     assert err.strip() == (
         f"a2a-models agent run: cannot open the task store sqlite:///{missing}: "
         f"unable to open database file (the folder {missing.parent} does not exist)"
+    )
+
+
+def test_run_says_which_address_it_cannot_listen_on(workspace: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = run_cli("run", str(workspace), "--port", str(port), "--store", "memory:")
+    assert code == 1
+    assert "serving" not in out
+    assert err.strip() == (
+        f"a2a-models agent run: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
 
 

@@ -445,7 +445,11 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 
-    port = args.port or _free_port(args.host)
+    try:
+        port = args.port or _free_port(args.host)
+    except OSError as exc:  # e.g. an address this machine does not have
+        print(f"{PROG} run: cannot listen on {args.host}: {exc.strerror or exc}", file=err)
+        return 1
     url = (args.public_url or f"http://{args.host}:{port}").rstrip("/")
     composed = _load(args.dir, url=url)
     runtime = AgentRuntime(
@@ -485,7 +489,12 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stop = asyncio.Event()
     try:
         with handling_stop_signals(stop.set):
-            await http.start()
+            try:
+                await http.start()
+            except OSError as exc:  # the port is taken, the address not ours
+                where = f"{args.host}:{port}"
+                print(f"{PROG} run: cannot listen on {where}: {exc.strerror or exc}", file=err)
+                return 1
             extra = f" (MCP at {url}/mcp)" if args.mcp else ""
             print(
                 f"a2a-models agent: serving {runtime.card.name} at {url}{extra}",

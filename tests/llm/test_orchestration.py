@@ -377,25 +377,27 @@ async def test_skill_guardrails_limit_tool_calls(
     assert "limit of 1 tool calls" in events[-1].status.message.text
 
 
-@pytest.mark.parametrize("failure", ["status", "mid-stream"])
+@pytest.mark.parametrize("failure", ["status", "mid-stream", "unreadable"])
 async def test_provider_error_fails_the_task(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str, failure: str
 ) -> None:
-    broken = (
-        Turn(status=503, error_message="upstream overloaded")
-        if failure == "status"
-        else Turn(
+    broken = {
+        "status": Turn(status=503, error_message="upstream overloaded"),
+        "mid-stream": Turn(
             text=["a", "b", "c"],
             error_after=2,
             error_type="overloaded_error",
             error_message="upstream overloaded",
-        )
-    )
+        ),
+        "unreadable": Turn(text=["a", "b", "c"], garbage_after=2),
+    }[failure]
     scripted_server.script(route(), broken)
     events, _ = await stream(make_agent(make_model()))
     assert kinds(events) == ["task:submitted", "working", "failed"]
     reason = events[-1].status.message.text
-    assert reason.startswith("The model failed:") and "upstream overloaded" in reason
+    assert reason.startswith("The model failed:")
+    said = "unreadable response" if failure == "unreadable" else "upstream overloaded"
+    assert said in reason
 
 
 async def test_routing_error_fails(

@@ -111,10 +111,28 @@ def build_agent_parser() -> argparse.ArgumentParser:
         help="a browser Origin the MCP endpoint accepts (repeatable; default: the "
         "endpoint's own origin)",
     )
-    run.add_argument("--provider", help="model provider override (openai, anthropic)")
-    run.add_argument("--model", help="model name override")
+    run.add_argument(
+        "--provider", type=_provider_name, help="model provider override (openai, anthropic)"
+    )
+    run.add_argument("--model", type=_model_name, help="model name override")
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return parser
+
+
+def _provider_name(value: str) -> str:
+    """``--provider``: a provider the model layer knows (checked here, where the
+    mistake is made, rather than reported later as an 'override')."""
+    from ..adapters.llm import PROVIDERS  # only when the option is given
+
+    if value not in PROVIDERS:
+        raise argparse.ArgumentTypeError(f"expected {' or '.join(PROVIDERS)}, got {value!r}")
+    return value
+
+
+def _model_name(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("expected a model name, got an empty one")
+    return value
 
 
 def main(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -285,10 +303,14 @@ def _init(directory: Path, *, force: bool, out: TextIO) -> int:
 
 
 def _load(target: str, *, url: str | None = None) -> ComposedWorkspace:
-    from ..adapters.llm import load_bundle, load_workspace
+    from ..adapters.llm import WorkspaceError, load_bundle, load_workspace
 
     path = Path(target)
     if path.is_file():
+        if path.suffix != ".json":  # agent.md, say: read as a bundle, it is "invalid JSON"
+            raise WorkspaceError(
+                target, "", "expected a workspace directory or an agent bundle (a .json file)"
+            )
         return load_bundle(path, url=url)
     return load_workspace(path, url=url)
 

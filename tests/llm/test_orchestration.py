@@ -583,6 +583,29 @@ async def test_workflow_tool_streams_its_events_with_overrides(
     assert scripted_server.pending == 0
 
 
+@workflow(id="broken", description="Appends to an artifact it never started", version="1.0.0")
+async def broken(input: dict[str, Any], context: ToolContext) -> AsyncIterator[Any]:
+    yield "Starting"
+    yield WorkflowArtifact("tail", append=True)
+
+
+async def test_a_workflow_that_misuses_its_artifacts_fails_its_tool_call(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory
+) -> None:
+    # A plugin's mistake: the model is told, as for any failing tool; the task goes on.
+    scripted_server.script(
+        route(),
+        Turn(tool_calls=[ScriptedToolCall("dispatch_workflow_broken", {})]),
+        Turn(tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"content": "Done without it."})]),
+    )
+    skill = weather_skill(tools=[workflow_tool(broken)])
+    events, _server = await stream(make_agent(make_model(), skill))
+    assert kinds(events)[-1] == "completed"
+    assert artifact_text(events) == "Done without it."
+    told = json.dumps(scripted_server.last.body)
+    assert "workflow 'broken' appended to an artifact it did not start" in told
+
+
 async def test_workflow_tool_outside_the_agent_collects_events() -> None:
     tool = workflow_tool(brief, {"style": "plain"})
     result = await tool.call({"topic": "sun"}, ToolContext())

@@ -217,6 +217,15 @@ def test_model_settings_per_skill_and_dotenv(tmp_path: Path) -> None:
             "agent.md: settings.maxSteps: expected a positive integer",
         ),
         (
+            # NaN: a status timer due at once, for ever (a busy loop while the model works)
+            lambda w: w.update(agent={"settings": {"statusInterval": float("nan")}}),
+            "agent.md: settings.statusInterval: expected a positive number of seconds or null",
+        ),
+        (
+            lambda w: w.update(agent={"guardrails": {"timeout": float("nan")}}),
+            "agent.md: guardrails: timeout must be a positive number, not nan",
+        ),
+        (
             lambda w: w.update(agent={"provider": {"organization": "x"}}),
             "agent.md: provider.url: expected a non-empty string",
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -365,7 +366,11 @@ def _settings(value: Any) -> dict[str, Any]:
         if (
             name == "status_interval"
             and item is not None
-            and (isinstance(item, bool) or not isinstance(item, int | float) or item <= 0)
+            and (
+                isinstance(item, bool)
+                or not isinstance(item, int | float)
+                or not 0 < item < math.inf  # NaN too: a timer due at once, for ever
+            )
         ):
             raise WorkspaceError(AGENT_FILE, field, "expected a positive number of seconds or null")
         if name in ("routing", "finish_on_artifact") and not isinstance(item, bool):

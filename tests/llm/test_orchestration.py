@@ -401,12 +401,21 @@ async def test_provider_error_fails_the_task(
 
 
 async def test_routing_error_fails(
-    scripted_server: ScriptedModelServer, make_model: ModelFactory
+    scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:
     scripted_server.script(Turn(status=401, error_message="bad key"))
     events, _ = await stream(make_agent(make_model()))
     assert kinds(events) == ["task:submitted", "failed"]
     assert "bad key" in events[-1].status.message.text
+
+    # A routing answer the provider stopped: said as the tool loop says it.
+    scripted_server.script(Turn(text=["no"], stop="content_filter"))
+    events, _ = await stream(make_agent(make_model()))
+    assert kinds(events) == ["task:submitted", "failed"]
+    why = "the model refused to answer" if provider == "anthropic" else "content filter"
+    said = events[-1].status.message.text
+    assert said.startswith("The model failed: ") and why in said
+    assert not said.startswith("The model failed: model:")  # no made-up provider name
 
 
 async def test_slow_stream_cancelled_midway_stays_canceled(

@@ -448,8 +448,15 @@ class LLMAgent(Agent):
 
 
 class _RoutingError(ModelError):
+    """The routing answer ended abnormally (content filter, a stream cut short)."""
+
     def __init__(self, message: str) -> None:
         super().__init__(message, provider="model")
+
+    def __str__(self) -> str:
+        # As the tool loop says it ("The model failed: <why>"), without a made-up
+        # provider name ("model: ...").
+        return self.message
 
 
 def _user_text(message: Message) -> str:

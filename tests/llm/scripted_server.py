@@ -562,7 +562,11 @@ def _responses_items(turn: Turn) -> list[dict[str, Any]]:
 def _responses_object(turn: Turn, model: str, *, status: str | None = None) -> dict[str, Any]:
     prompt, completion = turn.usage
     stop = turn.stop_reason()
-    reason = {"length": "max_output_tokens", "content_filter": "content_filter"}.get(stop)
+    reason = {
+        "length": "max_output_tokens",
+        "content_filter": "content_filter",
+        "refusal": "content_filter",
+    }.get(stop)
     return {
         "id": "resp_scripted",
         "object": "response",

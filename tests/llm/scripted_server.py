@@ -133,7 +133,8 @@ class Turn:
     instead (``error_type``/``error_message`` fill the provider's error body,
     ``headers`` are added). ``error_after`` sends a provider error event after
     that many chunks of a stream; ``truncate_after`` ends the stream there
-    without a finish. ``usage`` is ``(input_tokens, output_tokens)``.
+    without a finish; ``garbage_after`` sends an event whose data is not JSON
+    there. ``usage`` is ``(input_tokens, output_tokens)``.
     """
 
     text: Sequence[str] = ()
@@ -146,6 +147,7 @@ class Turn:
     headers: Mapping[str, str] = field(default_factory=dict)
     error_after: int | None = None
     truncate_after: int | None = None
+    garbage_after: int | None = None
     usage: tuple[int, int] = (11, 7)
 
     def stop_reason(self) -> str:
@@ -409,6 +411,10 @@ class _LiveStream(StreamingResponse):
 # -------------------------------------------------------------- OpenAI API
 
 
+#: An SSE event (``{event}``: its ``event:`` line, if any) whose data is not JSON.
+_GARBAGE = '{event}data: {{"choices": [{{"delta": \n\n'
+
+
 def _sse_data(payload: Mapping[str, Any] | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload)
     return f"data: {data}\n\n".encode()
@@ -480,6 +486,9 @@ async def _openai_stream(turn: Turn, model: str, include_usage: bool) -> AsyncIt
             yield failure
             return
         if turn.truncate_after is not None and count == turn.truncate_after:
+            return
+        if turn.garbage_after is not None and count == turn.garbage_after:
+            yield _GARBAGE.format(event="").encode()
             return
         yield event
 
@@ -553,7 +562,11 @@ def _responses_items(turn: Turn) -> list[dict[str, Any]]:
 def _responses_object(turn: Turn, model: str, *, status: str | None = None) -> dict[str, Any]:
     prompt, completion = turn.usage
     stop = turn.stop_reason()
-    reason = {"length": "max_output_tokens", "content_filter": "content_filter"}.get(stop)
+    reason = {
+        "length": "max_output_tokens",
+        "content_filter": "content_filter",
+        "refusal": "content_filter",
+    }.get(stop)
     return {
         "id": "resp_scripted",
         "object": "response",
@@ -656,6 +669,9 @@ def _responses_stream(turn: Turn, model: str) -> AsyncIterator[bytes]:
                 yield failure
                 return
             if turn.truncate_after is not None and count == turn.truncate_after:
+                return
+            if turn.garbage_after is not None and count == turn.garbage_after:
+                yield _GARBAGE.format(event="event: response.output_text.delta\n").encode()
                 return
             yield chunk
 
@@ -782,6 +798,9 @@ async def _anthropic_stream(turn: Turn, model: str) -> AsyncIterator[bytes]:
             yield failure
             return
         if turn.truncate_after is not None and count == turn.truncate_after:
+            return
+        if turn.garbage_after is not None and count == turn.garbage_after:
+            yield _GARBAGE.format(event="event: content_block_delta\n").encode()
             return
         yield event
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -102,6 +103,38 @@ def test_run_stops_at_once_when_its_store_cannot_be_opened(workspace: Path, tmp_
     assert err.strip() == (
         f"a2a-models agent run: cannot open the task store sqlite:///{missing}: "
         f"unable to open database file (the folder {missing.parent} does not exist)"
+    )
+
+
+def test_run_refuses_bad_targets_and_overrides_in_one_line(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli("run", str(workspace / "agent.md"), "--store", "memory:")
+    assert (code, out) == (1, "")
+    assert err.strip() == (
+        f"a2a-models agent run: {workspace / 'agent.md'}: "
+        "expected a workspace directory or an agent bundle (a .json file)"
+    )
+    for option, value, problem in (
+        ("--provider", "gemini", "expected openai or anthropic, got 'gemini'"),
+        ("--model", " ", "expected a model name, got an empty one"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            run_cli("run", str(workspace), option, value)
+        assert info.value.code == 2
+        assert f"error: argument {option}: {problem}" in capsys.readouterr().err
+
+
+def test_run_says_which_address_it_cannot_listen_on(workspace: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = run_cli("run", str(workspace), "--port", str(port), "--store", "memory:")
+    assert code == 1
+    assert "serving" not in out
+    assert err.strip() == (
+        f"a2a-models agent run: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
 
 

@@ -40,10 +40,11 @@ BRIEF = "# Solar power\n\n## Background\nSunlight becomes electricity.\n"
 class AgentProcess:
     """``a2a-models agent run`` in a subprocess; ``url`` once it serves."""
 
-    def __init__(self, workspace: Path, store: str, env: dict[str, str]) -> None:
+    def __init__(self, workspace: Path, store: str, env: dict[str, str], *options: str) -> None:
         self.workspace = workspace
         self.store = store
         self.env = env
+        self.options = options
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
 
@@ -61,6 +62,7 @@ class AgentProcess:
             self.store,
             "--log-level",
             "warning",
+            *self.options,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=self.env,
@@ -87,6 +89,17 @@ class AgentProcess:
             except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
+
+
+def agent_env(server: ScriptedModelServer) -> dict[str, str]:
+    """The environment of an ``agent run`` whose model is ``server`` (OpenAI API)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "A2A_MODELS_"))
+    }
+    env.update(OPENAI_BASE_URL=server.openai_base_url, OPENAI_API_KEY="sk-e2e")
+    return env
 
 
 def _script(server: ScriptedModelServer, topic: str) -> None:
@@ -124,12 +137,7 @@ async def test_init_run_stream_restart(
 
     workspace = tmp_path / "agent"
     assert agent_main(["init", str(workspace)]) == 0
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "ANTHROPIC_", "A2A_MODELS_"))
-    }
-    env.update(OPENAI_BASE_URL=scripted_server.openai_base_url, OPENAI_API_KEY="sk-e2e")
+    env = agent_env(scripted_server)
     store = f"sqlite:///{tmp_path / 'tasks.db'}"
 
     async with AgentProcess(workspace, store, env) as agent:

@@ -58,6 +58,25 @@ def test_public_names_resolve() -> None:
 # --------------------------------------------------------------- validation
 
 
+@pytest.mark.parametrize("interval", [0, -1, float("nan"), float("inf")])
+def test_status_interval_and_guardrails_refuse_what_is_no_number_of_seconds(
+    interval: float,
+) -> None:
+    from a2a_models.adapters.llm import Guardrails, LLMAgent
+    from a2a_models.tools import define_skill, function_tool
+
+    @function_tool
+    async def echo(text: str) -> str:
+        """Echoes."""
+        return text
+
+    skill = define_skill("s", description="d", tags=["t"], examples=["e"], tools=[echo])
+    with pytest.raises(ValueError, match="status_interval must be a positive number"):
+        LLMAgent(object(), [skill], status_interval=interval)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="guardrails: timeout must be a positive number"):
+        Guardrails(timeout=interval)
+
+
 def test_tool_spec_validation_and_immutability() -> None:
     with pytest.raises(ValueError, match="invalid tool name 'has space'"):
         ToolSpec("has space")

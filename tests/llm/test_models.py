@@ -588,6 +588,16 @@ async def test_an_error_inside_the_stream(
     assert seen and all(isinstance(e, TextDelta) for e in seen)
 
 
+async def test_an_unreadable_stream_is_the_providers_fault(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory
+) -> None:
+    # A `data:` line that is not JSON: a ModelServerError saying so, not a JSONDecodeError.
+    scripted_server.script(Turn(text=["one", "two"], garbage_after=2))
+    with pytest.raises(ModelServerError) as caught:
+        await events_of(make_model().stream(ModelRequest(CONVERSATION)))
+    assert caught.value.message.startswith("unreadable response: JSONDecodeError: ")
+
+
 async def test_rate_limit_inside_the_stream(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:

@@ -377,34 +377,45 @@ async def test_skill_guardrails_limit_tool_calls(
     assert "limit of 1 tool calls" in events[-1].status.message.text
 
 
-@pytest.mark.parametrize("failure", ["status", "mid-stream"])
+@pytest.mark.parametrize("failure", ["status", "mid-stream", "unreadable"])
 async def test_provider_error_fails_the_task(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str, failure: str
 ) -> None:
-    broken = (
-        Turn(status=503, error_message="upstream overloaded")
-        if failure == "status"
-        else Turn(
+    broken = {
+        "status": Turn(status=503, error_message="upstream overloaded"),
+        "mid-stream": Turn(
             text=["a", "b", "c"],
             error_after=2,
             error_type="overloaded_error",
             error_message="upstream overloaded",
-        )
-    )
+        ),
+        "unreadable": Turn(text=["a", "b", "c"], garbage_after=2),
+    }[failure]
     scripted_server.script(route(), broken)
     events, _ = await stream(make_agent(make_model()))
     assert kinds(events) == ["task:submitted", "working", "failed"]
     reason = events[-1].status.message.text
-    assert reason.startswith("The model failed:") and "upstream overloaded" in reason
+    assert reason.startswith("The model failed:")
+    said = "unreadable response" if failure == "unreadable" else "upstream overloaded"
+    assert said in reason
 
 
 async def test_routing_error_fails(
-    scripted_server: ScriptedModelServer, make_model: ModelFactory
+    scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:
     scripted_server.script(Turn(status=401, error_message="bad key"))
     events, _ = await stream(make_agent(make_model()))
     assert kinds(events) == ["task:submitted", "failed"]
     assert "bad key" in events[-1].status.message.text
+
+    # A routing answer the provider stopped: said as the tool loop says it.
+    scripted_server.script(Turn(text=["no"], stop="content_filter"))
+    events, _ = await stream(make_agent(make_model()))
+    assert kinds(events) == ["task:submitted", "failed"]
+    why = "the model refused to answer" if provider == "anthropic" else "content filter"
+    said = events[-1].status.message.text
+    assert said.startswith("The model failed: ") and why in said
+    assert not said.startswith("The model failed: model:")  # no made-up provider name
 
 
 async def test_slow_stream_cancelled_midway_stays_canceled(
@@ -579,6 +590,29 @@ async def test_workflow_tool_streams_its_events_with_overrides(
     # the model was told the workflow's result; no forced artifact was needed
     assert "brief on rain written" in json.dumps(scripted_server.last.body)
     assert scripted_server.pending == 0
+
+
+@workflow(id="broken", description="Appends to an artifact it never started", version="1.0.0")
+async def broken(input: dict[str, Any], context: ToolContext) -> AsyncIterator[Any]:
+    yield "Starting"
+    yield WorkflowArtifact("tail", append=True)
+
+
+async def test_a_workflow_that_misuses_its_artifacts_fails_its_tool_call(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory
+) -> None:
+    # A plugin's mistake: the model is told, as for any failing tool; the task goes on.
+    scripted_server.script(
+        route(),
+        Turn(tool_calls=[ScriptedToolCall("dispatch_workflow_broken", {})]),
+        Turn(tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"content": "Done without it."})]),
+    )
+    skill = weather_skill(tools=[workflow_tool(broken)])
+    events, _server = await stream(make_agent(make_model(), skill))
+    assert kinds(events)[-1] == "completed"
+    assert artifact_text(events) == "Done without it."
+    told = json.dumps(scripted_server.last.body)
+    assert "workflow 'broken' appended to an artifact it did not start" in told
 
 
 async def test_workflow_tool_outside_the_agent_collects_events() -> None:

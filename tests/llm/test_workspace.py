@@ -15,8 +15,10 @@ from a2a_models.adapters.llm import (
     ARTIFACT_TOOL,
     START_TASK_TOOL,
     AgentRuntime,
+    WorkflowError,
     WorkspaceError,
     load_bundle,
+    load_workflow_registry,
     load_workspace,
     write_bundle,
 )
@@ -182,6 +184,13 @@ def test_model_settings_per_skill_and_dotenv(tmp_path: Path) -> None:
             lambda w: w["skills"]["one"].update(mcp=["nowhere"]),
             "skills/one.md: mcp: no server 'nowhere' in mcp.json",
         ),
+        (
+            lambda w: (
+                w["skills"]["one"].update(mcp=["files"]),
+                w.update(mcp={"mcpServers": {"files": {"command": 5}}}),
+            ),
+            "mcp.json: mcpServers.files.command: expected a string, got int",
+        ),
         (lambda w: w["skills"]["one"].update(id="other"), "skills/one.md: id: is 'other'"),
         (
             lambda w: w["skills"]["one"].update(tools=[ARTIFACT_TOOL]),
@@ -208,6 +217,15 @@ def test_model_settings_per_skill_and_dotenv(tmp_path: Path) -> None:
             "agent.md: settings.maxSteps: expected a positive integer",
         ),
         (
+            # NaN: a status timer due at once, for ever (a busy loop while the model works)
+            lambda w: w.update(agent={"settings": {"statusInterval": float("nan")}}),
+            "agent.md: settings.statusInterval: expected a positive number of seconds or null",
+        ),
+        (
+            lambda w: w.update(agent={"guardrails": {"timeout": float("nan")}}),
+            "agent.md: guardrails: timeout must be a positive number, not nan",
+        ),
+        (
             lambda w: w.update(agent={"provider": {"organization": "x"}}),
             "agent.md: provider.url: expected a non-empty string",
         ),
@@ -225,12 +243,41 @@ def test_errors_name_the_file_and_field(tmp_path: Path, change: Any, expected: s
 def test_bad_yaml_and_bad_json(tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws")
     (root / "skills" / "one.md").write_text("---\nname: [unclosed\n---\nbody\n")
-    with pytest.raises(WorkspaceError, match=r"skills/one.md: front matter: invalid YAML"):
+    with pytest.raises(WorkspaceError) as info:
         load_workspace(root, env=ENV)
+    # One line, PyYAML's words without its multi-line excerpts of the text.
+    assert str(info.value) == (
+        "skills/one.md: front matter: invalid YAML at line 3: while parsing a flow sequence, "
+        "expected ',' or ']', but got '<stream end>'"
+    )
     root = write_workspace(tmp_path / "ws2")
     (root / "workflow.json").write_text("{nope")
     with pytest.raises(WorkspaceError, match=r"workflow.json: line 1 column 2: invalid JSON"):
         load_workspace(root, env=ENV)
+
+
+@pytest.mark.parametrize("name", ["agent.md", "skills/one.md", "agent.manifest.json", ".env"])
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path, name: str) -> None:
+    root = write_workspace(tmp_path / "ws")
+    (root / name).write_bytes(b"---\nname: caf\xe9\n")  # Latin-1, not UTF-8
+    with pytest.raises(WorkspaceError) as info:
+        load_workspace(root, env=ENV)
+    assert str(info.value) == f"{name}: not UTF-8 text (byte 0xe9 at offset 13)"
+
+
+def test_a_workflow_registry_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    registry = tmp_path / "workflow.json"
+    registry.write_bytes(b"\xff{}")
+    with pytest.raises(WorkflowError, match=r"workflow\.json: cannot read: 'utf-8' codec"):
+        load_workflow_registry(registry)
+
+
+def test_a_bundle_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    bundle = tmp_path / "agent.bundle.json"
+    bundle.write_bytes(b'{"format": "\xff"}')
+    with pytest.raises(WorkspaceError) as info:
+        load_bundle(bundle)
+    assert str(info.value) == "agent.bundle.json: not UTF-8 text (byte 0xff at offset 12)"
 
 
 # ----------------------------------------------------------------------- merge policies
@@ -401,6 +448,32 @@ def test_duplicate_tool_prefixes_are_an_error(tmp_path: Path) -> None:
         r"'my-tools' and 'my_tools' both name their tools",
     ):
         load_workspace(root, env=ENV)
+
+
+async def test_workflow_overrides_are_checked_on_load(tmp_path: Path) -> None:
+    # The model never sees an overridden parameter: a bad value would fail every call.
+    root = write_workspace(
+        tmp_path / "ws",
+        skills={
+            "one": skill_front(
+                "one", workflows=["alpha", {"id": "beta", "overrides": {"depth": "deep"}}]
+            )
+        },
+    )
+    composed = load_workspace(root, env=ENV)
+    with pytest.raises(WorkspaceError) as info:
+        await AgentRuntime(composed).start()
+    assert str(info.value) == (
+        "skills/one.md: workflows[1].overrides.depth: 'deep' is not of type 'integer'"
+    )
+    # A parameter the workflow does not declare is passed on (its schema allows more).
+    root = write_workspace(
+        tmp_path / "ws2",
+        skills={"one": skill_front("one", workflows=[{"id": "beta", "overrides": {"x": 1}}])},
+    )
+    runtime = AgentRuntime(load_workspace(root, env=ENV))
+    await runtime.start()
+    await runtime.stop()
 
 
 async def test_workflow_version_pin_is_checked_on_load(tmp_path: Path) -> None:

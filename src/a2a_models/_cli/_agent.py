@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._argtypes import port_number
+from .._argtypes import port_number, positive_number
 
 if TYPE_CHECKING:
     from ..adapters.llm import ComposedWorkspace
@@ -77,7 +77,23 @@ def build_agent_parser() -> argparse.ArgumentParser:
         help="task store: sqlite:///path.db (default: a tasks.db in the workspace), memory:, "
         "postgresql://...",
     )
+    run.add_argument(
+        "--lease-ttl",
+        type=positive_number,
+        default=15.0,
+        metavar="SECONDS",
+        help="SQL stores: a running task's lease lasts this long unless renewed; the tasks "
+        "of a process that died are failed within about that (default: 15)",
+    )
     run.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
+    run.add_argument(
+        "--push-allow",
+        action="append",
+        default=[],
+        metavar="HOST|CIDR",
+        help="a private webhook host or network push notifications may reach (when the "
+        "card declares capabilities.pushNotifications)",
+    )
     run.add_argument("--mcp", action="store_true", help="also serve the skills over MCP at /mcp")
     run.add_argument(
         "--allowed-host",
@@ -95,10 +111,28 @@ def build_agent_parser() -> argparse.ArgumentParser:
         help="a browser Origin the MCP endpoint accepts (repeatable; default: the "
         "endpoint's own origin)",
     )
-    run.add_argument("--provider", help="model provider override (openai, anthropic)")
-    run.add_argument("--model", help="model name override")
+    run.add_argument(
+        "--provider", type=_provider_name, help="model provider override (openai, anthropic)"
+    )
+    run.add_argument("--model", type=_model_name, help="model name override")
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return parser
+
+
+def _provider_name(value: str) -> str:
+    """``--provider``: a provider the model layer knows (checked here, where the
+    mistake is made, rather than reported later as an 'override')."""
+    from ..adapters.llm import PROVIDERS  # only when the option is given
+
+    if value not in PROVIDERS:
+        raise argparse.ArgumentTypeError(f"expected {' or '.join(PROVIDERS)}, got {value!r}")
+    return value
+
+
+def _model_name(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("expected a model name, got an empty one")
+    return value
 
 
 def main(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -269,10 +303,14 @@ def _init(directory: Path, *, force: bool, out: TextIO) -> int:
 
 
 def _load(target: str, *, url: str | None = None) -> ComposedWorkspace:
-    from ..adapters.llm import load_bundle, load_workspace
+    from ..adapters.llm import WorkspaceError, load_bundle, load_workspace
 
     path = Path(target)
     if path.is_file():
+        if path.suffix != ".json":  # agent.md, say: read as a bundle, it is "invalid JSON"
+            raise WorkspaceError(
+                target, "", "expected a workspace directory or an agent bundle (a .json file)"
+            )
         return load_bundle(path, url=url)
     return load_workspace(path, url=url)
 
@@ -423,13 +461,17 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .._closing import aclose_if_closable
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
-    from ..server import AgentServer
     from ..stores import store_from_url
-    from ._run import _free_port
+    from ._run import _free_port, close_engine, engine_server, push_sender_for, take_over_orphans
+    from ._security import SecurityOptions
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 
-    port = args.port or _free_port(args.host)
+    try:
+        port = args.port or _free_port(args.host)
+    except OSError as exc:  # e.g. an address this machine does not have
+        print(f"{PROG} run: cannot listen on {args.host}: {exc.strerror or exc}", file=err)
+        return 1
     url = (args.public_url or f"http://{args.host}:{port}").rstrip("/")
     composed = _load(args.dir, url=url)
     runtime = AgentRuntime(
@@ -444,7 +486,20 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await runtime.stop()
         print(f"{PROG} run: {problem}", file=err)
         return 1
-    server = AgentServer(runtime.agent, runtime.card, store=store)
+    # As serve does: on an SQL store running turns hold leases, so the tasks a killed
+    # process left working are failed (saying why) once their lease lapses.
+    # A card that declares push notifications gets them delivered, as with serve.
+    push_sender = push_sender_for(
+        runtime.card, SecurityOptions(push_allowlist=tuple(args.push_allow))
+    )
+    server = engine_server(
+        runtime.agent,
+        runtime.card,
+        store,
+        store_url,
+        push_sender=push_sender,
+        lease_ttl=args.lease_ttl,
+    )
     app = create_app(server)
     if args.mcp:
         from ..adapters.http import MCPGuard
@@ -456,18 +511,23 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stop = asyncio.Event()
     try:
         with handling_stop_signals(stop.set):
-            await http.start()
+            try:
+                await http.start()
+            except OSError as exc:  # the port is taken, the address not ours
+                where = f"{args.host}:{port}"
+                print(f"{PROG} run: cannot listen on {where}: {exc.strerror or exc}", file=err)
+                return 1
             extra = f" (MCP at {url}/mcp)" if args.mcp else ""
             print(
                 f"a2a-models agent: serving {runtime.card.name} at {url}{extra}",
                 file=out,
                 flush=True,
             )
+            await take_over_orphans(server)
             await stop.wait()
     finally:
         await http.stop(before_drain=server.aclose)  # blocking calls get their failed task
-        await server.aclose()
-        await aclose_if_closable(store)
+        await close_engine(server)
         await runtime.stop()
     print("a2a-models agent: stopped", file=out, flush=True)
     return 0

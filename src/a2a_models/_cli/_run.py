@@ -29,7 +29,9 @@ from ._serve import handling_stop_signals
 from ._store import open_at_start
 
 if TYPE_CHECKING:
+    from ..adapters.http import WebhookPushSender
     from ..signing import CardSigner
+    from ._security import SecurityOptions
     from ._serve import ServeOptions
 
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
@@ -117,7 +119,7 @@ def _build(
 ) -> tuple[AgentServer, Any, CardSigner | None]:
     """:func:`build_agent_server`, and the card signer whose key ``run_server`` publishes."""
     from ..observability import instrument_if_configured
-    from ..stores import broker_from_url, store_from_url
+    from ..stores import store_from_url
     from ._secure import secure_card
 
     instrument_if_configured()  # an SDK provider set by the embedding program
@@ -138,47 +140,100 @@ def _build(
     store = store_from_url(
         options.store, max_active_tasks_per_owner=options.max_active_tasks_per_owner
     )
-    broker = broker_from_url(options.store) if options.store.startswith("postgres") else None
-    push_sender = None
-    if card.capabilities.push_notifications:
-        from ..adapters.http import WebhookPushSender
-
-        push_sender = (
-            WebhookPushSender()
-            if security is None
-            else WebhookPushSender(
-                allowlist=security.push_allowlist,
-                max_configs_per_task=security.push_max_configs,
-                rate_per_task=security.push_rate,
-            )
-        )
-    from ..server import FrontEndHandler, LeasingExecutor, RequestHandler, supports_leases
-
+    push_sender = push_sender_for(card, security)
     if getattr(options, "front_end", False):
-        if broker is None:
+        from ..server import FrontEndHandler
+        from ..stores import broker_from_url
+
+        if not options.store.startswith("postgres"):
             raise ValueError("--front-end needs a postgresql:// store (workers share it)")
         # Turns go to `a2a-models worker` processes; the agent was loaded for its card only.
-        front = FrontEndHandler(card, store=store, broker=broker, push_sender=push_sender)
+        front = FrontEndHandler(
+            card, store=store, broker=broker_from_url(options.store), push_sender=push_sender
+        )
         server = AgentServer(None, card, handler=front)
-    elif supports_leases(store):
-        # A shared database: running turns hold leases, crashed ones are taken over.
-        ttl = options.lease_ttl
-        handler = RequestHandler(
+    else:
+        server = engine_server(
             agent,
             card,
-            store=store,
-            broker=broker,
+            store,
+            options.store,
             push_sender=push_sender,
-            executor=lambda a, w: LeasingExecutor(a, w, ttl=ttl),
+            lease_ttl=options.lease_ttl,
         )
-        server = AgentServer(None, card, handler=handler)
-    else:
-        server = AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
     if signer is not None:
         extended = server.handler.extended_card
         if extended is not None:
             server.handler.extended_card = signer.sign(extended)
     return server, authenticator, signer
+
+
+def push_sender_for(
+    card: AgentCard, security: SecurityOptions | None = None
+) -> WebhookPushSender | None:
+    """The webhook sender of an agent whose card declares push notifications (else ``None``);
+    ``security`` (a :class:`SecurityOptions`) sets its allowlist and limits."""
+    if not card.capabilities.push_notifications:
+        return None
+    from ..adapters.http import WebhookPushSender
+
+    if security is None:
+        return WebhookPushSender()
+    return WebhookPushSender(
+        allowlist=security.push_allowlist,
+        max_configs_per_task=security.push_max_configs,
+        rate_per_task=security.push_rate,
+    )
+
+
+def engine_server(
+    agent: Any,
+    card: AgentCard,
+    store: Any,
+    store_url: str,
+    *,
+    push_sender: WebhookPushSender | None = None,
+    lease_ttl: float = 15.0,
+) -> AgentServer:
+    """The :class:`AgentServer` running ``agent`` on ``store`` (opened from ``store_url``),
+    as ``serve`` and ``agent run`` both need it.
+
+    A PostgreSQL store gets its event broker (replicas see each other's events); a store
+    that keeps leases (the SQL ones) gets a :class:`~a2a_models.server.LeasingExecutor`, so
+    that the tasks a process left running when it died are taken over (failed, saying
+    so) instead of staying ``working`` for ever. Call :func:`take_over_orphans` once
+    serving.
+    """
+    from ..server import LeasingExecutor, RequestHandler, supports_leases
+    from ..stores import broker_from_url
+
+    broker = broker_from_url(store_url) if store_url.startswith("postgres") else None
+    if not supports_leases(store):
+        return AgentServer(agent, card, store=store, broker=broker, push_sender=push_sender)
+    handler = RequestHandler(
+        agent,
+        card,
+        store=store,
+        broker=broker,
+        push_sender=push_sender,
+        executor=lambda a, w: LeasingExecutor(a, w, ttl=lease_ttl),
+    )
+    return AgentServer(None, card, handler=handler)
+
+
+async def take_over_orphans(server: AgentServer) -> None:
+    """Start the lease keeper of ``server``'s executor (if it keeps leases): it renews this
+    process's leases and takes over the tasks of a process that died."""
+    opener = getattr(server.handler.executor, "open", None)
+    if opener is not None:
+        await opener()
+
+
+async def close_engine(server: AgentServer) -> None:
+    """Close ``server``, then its store and event broker."""
+    await server.aclose()
+    for resource in (server.handler.store, getattr(server.handler, "broker", None)):
+        await aclose_if_closable(resource)
 
 
 async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = None) -> int:
@@ -232,9 +287,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     )
     if problem is not None:
         print(f"a2a-models serve: {problem}", file=sys.stderr)
-        await server.aclose()
-        for resource in (server.handler.store, getattr(server.handler, "broker", None)):
-            await aclose_if_closable(resource)
+        await close_engine(server)
         return 1
     retention = None
     if retain is not None and hasattr(server.handler.store, "delete_terminal_older_than"):
@@ -299,9 +352,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
             ready.set()
         if retention is not None:
             retention.start()
-        opener = getattr(server.handler.executor, "open", None)
-        if opener is not None:
-            await opener()  # take over the tasks of a process that died
+        await take_over_orphans(server)
         await stop.wait()
         if retention is not None:
             await retention.aclose()
@@ -318,7 +369,6 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         finally:
             if grpc_stopping is not None:
                 await grpc_stopping
-        for resource in (server.handler.store, getattr(server.handler, "broker", None)):
-            await aclose_if_closable(resource)
+        await close_engine(server)
     print("a2a-models: stopped", flush=True)
     return 0

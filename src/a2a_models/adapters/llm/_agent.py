@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any
 
@@ -155,8 +156,10 @@ class LLMAgent(Agent):
             raise ValueError("an LLM agent needs at least one skill")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive integer, not {max_steps!r}")
-        if status_interval is not None and status_interval <= 0:
-            raise ValueError("status_interval must be positive (or None)")
+        if status_interval is not None and not 0 < status_interval < math.inf:  # NaN too
+            raise ValueError(
+                f"status_interval must be a positive number (or None), not {status_interval!r}"
+            )
         self.prompt = prompt
         self.toolbox = toolbox
         self._context = context
@@ -445,8 +448,15 @@ class LLMAgent(Agent):
 
 
 class _RoutingError(ModelError):
+    """The routing answer ended abnormally (content filter, a stream cut short)."""
+
     def __init__(self, message: str) -> None:
         super().__init__(message, provider="model")
+
+    def __str__(self) -> str:
+        # As the tool loop says it ("The model failed: <why>"), without a made-up
+        # provider name ("model: ...").
+        return self.message
 
 
 def _user_text(message: Message) -> str:

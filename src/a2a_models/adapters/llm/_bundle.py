@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from ._workflows import parse_workflow_registry
 from ._workspace import compose_workspace
-from ._workspace_files import SkillSource, WorkspaceError, WorkspaceSources, read_dotenv
+from ._workspace_files import (
+    SkillSource,
+    WorkspaceError,
+    WorkspaceSources,
+    read_dotenv,
+    read_json_file,
+)
 from ._workspace_model import ComposedWorkspace
 
 __all__ = ["BUNDLE_FORMAT", "bundle_dict", "load_bundle", "write_bundle"]
@@ -128,12 +134,7 @@ def load_bundle(
     """
     file = Path(path)
     label = file.name
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise WorkspaceError(label, "", f"cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise WorkspaceError(label, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    data = read_json_file(file, label)
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         raise WorkspaceError(label, "format", f"not an agent bundle (expected {BUNDLE_FORMAT!r})")
     raw = data.get("sources")

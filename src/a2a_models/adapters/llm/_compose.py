@@ -24,7 +24,13 @@ from ._errors import ModelConfigError
 from ._hooks import load_context_provider, load_hook_adapters
 from ._model import Model
 from ._skills import LLMSkill
-from ._workflows import Workflow, WorkflowError, load_workflow_registry, workflow_tool
+from ._workflows import (
+    Workflow,
+    WorkflowError,
+    load_workflow_registry,
+    override_problems,
+    workflow_tool,
+)
 from ._workspace_fields import card_for_url
 from ._workspace_files import AGENT_FILE, WorkspaceError
 from ._workspace_model import ComposedWorkspace, matches_any
@@ -200,6 +206,8 @@ class AgentRuntime(AsyncRunning):
                         f"pins {selection.version!r} but the workflow {selection.id!r} is "
                         f"version {version!r}",
                     )
+                for where, problem in override_problems(loaded[selection.id], selection.overrides):
+                    raise WorkspaceError(cs.file, f"workflows[{i}].overrides.{where}", problem)
         return loaded
 
     def _config(self, cs_model: Mapping[str, Any] | None, file: str | None) -> ModelConfig:

@@ -178,6 +178,13 @@ class _Stop(Exception):
     """End the turn (the events that end it were yielded)."""
 
 
+@attrs.frozen(slots=True)
+class _WorkflowEvents:
+    """The A2A events of one event of a running workflow."""
+
+    events: list[AgentEvent]
+
+
 @attrs.define(slots=True)
 class _ToolDone:
     output: ToolOutput | None
@@ -631,7 +638,10 @@ class TaskRun:
 
         async def produce(emit: Callable[[Any], None]) -> None:
             async def sink(workflow: Workflow, event: WorkflowEvent) -> None:
-                emit((workflow, event))
+                # Made into A2A events here, in the workflow's task: a workflow that
+                # misuses its artifacts fails its tool call (the model is told), as
+                # any other exception of the tool does.
+                emit(_WorkflowEvents(self._workflow_event(workflow, event)))
 
             WORKFLOW_SINK.set(sink)  # this task's context only
             try:
@@ -653,8 +663,8 @@ class TaskRun:
                         yield progress
                 elif isinstance(item, _ToolDone):
                     done = item
-                elif isinstance(item, tuple):
-                    for event in self._workflow_event(*item):
+                elif isinstance(item, _WorkflowEvents):
+                    for event in item.events:
                         yield event
         if done is None or done.output is None:
             problem = done.error if done is not None else "the tool produced nothing"

@@ -13,6 +13,7 @@ This module imports no SDK (the provider modules pass theirs in).
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from types import ModuleType, TracebackType
 from typing import Any, ClassVar, Generic, Protocol, TypedDict, TypeVar
@@ -32,6 +33,8 @@ from ._errors import (
 from ._model import Model, ModelEvent, ModelRequest
 
 __all__ = ["ClientOptions", "SDKModel", "client_options", "map_sdk_error"]
+
+log = logging.getLogger("a2a_models.adapters.llm")
 
 
 class SDKClient(Protocol):
@@ -176,6 +179,22 @@ class SDKModel(Model, Generic[ClientT]):
             raise ModelConnectionError(
                 f"connection failed: {exc or type(exc).__name__}", provider=self.provider
             ) from exc
+        except ModelError:
+            raise
+        except _UNREADABLE as exc:
+            # What a malformed answer makes the SDK or the fold raise (a `data:` line
+            # that is not JSON, a chunk with `"delta": null`, ...): the provider's
+            # fault, said so, rather than an anonymous internal error of the agent.
+            error = ModelServerError(
+                f"unreadable response: {type(exc).__name__}: {exc}", provider=self.provider
+            )
+            log.warning("%s", error)  # the traceback (our fold, or the SDK) at debug level
+            log.debug("reading the answer of %s failed", self.provider, exc_info=True)
+            raise error from exc
+
+
+#: What reading a malformed answer raises (json.JSONDecodeError is a ValueError).
+_UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
 def map_sdk_error(exc: Exception, provider: str, sdk: ModuleType) -> ModelError:

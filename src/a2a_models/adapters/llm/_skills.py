@@ -42,7 +42,8 @@ RESERVED_TOOL_NAMES = frozenset({ARTIFACT_TOOL, ASK_USER_TOOL, START_TASK_TOOL})
 def _limit(inst: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    # Not 0 < NaN: a NaN limit would be no limit at all, silently.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise ValueError(f"guardrails: {attribute.name} must be a positive number, not {value!r}")
     if attribute.name != "timeout" and not isinstance(value, int):
         raise ValueError(f"guardrails: {attribute.name} must be an integer, not {value!r}")

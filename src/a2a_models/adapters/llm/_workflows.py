@@ -61,6 +61,7 @@ __all__ = [
     "WorkflowResult",
     "WorkflowStatus",
     "load_workflow_registry",
+    "override_problems",
     "parse_workflow_registry",
     "workflow",
     "workflow_tool",
@@ -221,6 +222,36 @@ def _tool_schema(schema: JSONObject, overrides: Mapping[str, Any]) -> JSONObject
         out["required"] = [r for r in required if r not in overrides]
         if not out["required"]:
             del out["required"]
+    return out
+
+
+def override_problems(workflow: Workflow, overrides: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What is wrong with a skill's ``overrides`` of ``workflow``'s parameters, as
+    ``(path, problem)`` (empty: nothing); each value is checked against its parameter's
+    schema.
+
+    Checked when the workspace loads: the model never sees an overridden
+    parameter, so a bad value would otherwise fail every call of the tool, with
+    nothing the model could do about it.
+    """
+    schema = workflow.input_schema
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    # Definitions the parameter schemas may refer to ("$ref": "#/$defs/...").
+    shared = {k: v for k, v in schema.items() if k in ("$schema", "$defs", "definitions")}
+    out: list[tuple[str, str]] = []
+    for name, value in overrides.items():
+        parameter = properties.get(name)
+        if parameter is None:
+            if schema.get("additionalProperties") is False:
+                out.append((name, f"the workflow {workflow.id!r} has no such parameter"))
+            continue
+        if not isinstance(parameter, dict):
+            continue  # true / false schemas: nothing to say about one value
+        for problem in ArgumentValidator({**shared, **parameter}).problems(value):
+            # "$.path: message" (the path inside this value)
+            where, _, message = problem.partition(": ")
+            out.append((name + where.removeprefix("$"), message))
     return out
 
 
@@ -397,8 +428,10 @@ def load_workflow_registry(
         label = origin or str(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise WorkflowError(f"{label}: cannot read: {exc.strerror or exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:  # not UTF-8: named too
+            raise WorkflowError(
+                f"{label}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+            ) from exc
         except json.JSONDecodeError as exc:
             raise WorkflowError(f"{label}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
         if base_dir is None:

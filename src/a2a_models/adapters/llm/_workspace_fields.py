@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -365,7 +366,11 @@ def _settings(value: Any) -> dict[str, Any]:
         if (
             name == "status_interval"
             and item is not None
-            and (isinstance(item, bool) or not isinstance(item, int | float) or item <= 0)
+            and (
+                isinstance(item, bool)
+                or not isinstance(item, int | float)
+                or not 0 < item < math.inf  # NaN too: a timer due at once, for ever
+            )
         ):
             raise WorkspaceError(AGENT_FILE, field, "expected a positive number of seconds or null")
         if name in ("routing", "finish_on_artifact") and not isinstance(item, bool):
@@ -434,7 +439,12 @@ def _mcp_servers(
         parse_mcp_config({"mcpServers": out}, env=env, origin=file)
     except MCPConfigError as exc:
         if not exc.missing:
-            raise WorkspaceError(file, "mcpServers", str(exc).removeprefix(f"{file}: ")) from None
+            # "<file>: mcpServers.<name>.<key>: <problem>": the field once, not twice.
+            text = str(exc).removeprefix(f"{file}: ")
+            field, _, problem = text.partition(": ")
+            if not (field.startswith("mcpServers") and problem):
+                field, problem = "mcpServers", text
+            raise WorkspaceError(file, field, problem) from None
         missing = exc.missing
     return out, missing
 

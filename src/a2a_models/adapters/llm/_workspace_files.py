@@ -27,7 +27,9 @@ __all__ = [
     "WorkspaceSources",
     "parse_front_matter",
     "read_dotenv",
+    "read_json_file",
     "read_sources",
+    "read_text_file",
 ]
 
 AGENT_FILE: Final = "agent.md"
@@ -66,7 +68,10 @@ def parse_front_matter(text: str, file: str) -> tuple[dict[str, Any], str]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 2}" if mark is not None else ""
-        raise WorkspaceError(file, "front matter", f"invalid YAML{at}: {exc}") from None
+        # PyYAML's message spans lines, with excerpts of the text: its words only.
+        said = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+        problem = ", ".join(w for w in said if w) or " ".join(str(exc).split())
+        raise WorkspaceError(file, "front matter", f"invalid YAML{at}: {problem}") from None
     if not isinstance(data, dict):
         raise WorkspaceError(file, "front matter", "expected a mapping of fields")
     body = "".join(lines[end + 1 :]).strip("\n")
@@ -99,7 +104,7 @@ def read_dotenv(path: str | os.PathLike[str]) -> dict[str, str]:
     if not file.is_file():
         return {}
     out: dict[str, str] = {}
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text_file(file, file.name).splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _DOTENV_LINE.match(line)
@@ -146,22 +151,27 @@ class WorkspaceSources:
     dotenv: dict[str, str] = attrs.field(factory=dict, hash=False, repr=False)
 
 
-def _read_json(path: Path, label: str) -> Any:
+def read_json_file(path: Path, label: str) -> Any:
+    """The JSON document in the file at ``path`` (``label`` names it in errors)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise WorkspaceError(label, "", f"cannot read: {exc.strerror or exc}") from None
+        return json.loads(read_text_file(path, label))
     except json.JSONDecodeError as exc:
         raise WorkspaceError(
             label, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
         ) from None
 
 
-def _read_text(path: Path, label: str) -> str:
+def read_text_file(path: Path, label: str) -> str:
+    """The UTF-8 text of the file at ``path``; a :class:`WorkspaceError` naming ``label``
+    when it cannot be read or is not UTF-8 text."""
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorkspaceError(label, "", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            label, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+        ) from None
 
 
 def _registry_path(manifest: Mapping[str, Any], key: str, default: str) -> str:
@@ -211,11 +221,11 @@ def read_sources(directory: str | os.PathLike[str]) -> WorkspaceSources:
     agent_path = root / AGENT_FILE
     if not agent_path.is_file():
         raise WorkspaceError(AGENT_FILE, "", f"missing (no {AGENT_FILE} in {root})")
-    agent, prompt = parse_front_matter(_read_text(agent_path, AGENT_FILE), AGENT_FILE)
+    agent, prompt = parse_front_matter(read_text_file(agent_path, AGENT_FILE), AGENT_FILE)
     manifest_path = root / MANIFEST_FILE
     if not manifest_path.is_file():
         raise WorkspaceError(MANIFEST_FILE, "", f"missing (no {MANIFEST_FILE} in {root})")
-    manifest = _read_json(manifest_path, MANIFEST_FILE)
+    manifest = read_json_file(manifest_path, MANIFEST_FILE)
     if not isinstance(manifest, dict):
         raise WorkspaceError(MANIFEST_FILE, "", "expected a JSON object")
     skills = []
@@ -223,16 +233,16 @@ def read_sources(directory: str | os.PathLike[str]) -> WorkspaceSources:
         path = root / file
         if not path.is_file():
             raise WorkspaceError(MANIFEST_FILE, field, f"the skill file {file} does not exist")
-        front, body = parse_front_matter(_read_text(path, file), file)
+        front, body = parse_front_matter(read_text_file(path, file), file)
         skills.append(SkillSource(id=sid, file=file, front=front, body=body))
     mcp_file = _registry_path(manifest, "mcp", DEFAULT_MCP_FILE)
     mcp = None
     if mcp_file and (root / mcp_file).is_file():
-        mcp = _read_json(root / mcp_file, mcp_file)
+        mcp = read_json_file(root / mcp_file, mcp_file)
     workflow_file = _registry_path(manifest, "workflows", DEFAULT_WORKFLOW_FILE)
     workflows = None
     if workflow_file and (root / workflow_file).is_file():
-        workflows = _read_json(root / workflow_file, workflow_file)
+        workflows = read_json_file(root / workflow_file, workflow_file)
     return WorkspaceSources(
         root=root,
         agent=agent,

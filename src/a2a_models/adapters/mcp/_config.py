@@ -255,8 +255,10 @@ def load_mcp_config(
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MCPConfigError(f"{file}: cannot read: {exc.strerror or exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:  # not UTF-8: named too
+        raise MCPConfigError(
+            f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+        ) from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -93,6 +93,18 @@ async def raw_peer(answer: RawAnswer) -> AsyncIterator[tuple[str, list[str]]]:
         await asyncio.gather(*handlers, return_exceptions=True)
 
 
+async def endless_json(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A :func:`raw_peer` answer: 200, JSON, and a body that never ends (64 KiB of
+    spaces every 10 ms)."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+    block = b" " * 65536
+    while True:
+        writer.write(b"%x\r\n%s\r\n" % (len(block), block))
+        await writer.drain()
+        await asyncio.sleep(0.01)
+
+
 @contextlib.contextmanager
 def serve_in_thread(app: Any, port: int = 0) -> Iterator[str]:
     """Run ``app`` on 127.0.0.1 (any free port) in a background thread; yield its base URL."""

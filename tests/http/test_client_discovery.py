@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import ScriptAgent, jsonrpc_app, raw_peer, serve_in_thread
+from _client_support import ScriptAgent, endless_json, jsonrpc_app, raw_peer, serve_in_thread
 
 from a2a_models import Message, codec
 from a2a_models import models as m
@@ -145,17 +145,6 @@ async def trickle_a_card(reader: asyncio.StreamReader, writer: asyncio.StreamWri
         writer.write(b" ")
 
 
-async def endless_card(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """200 and a body that never ends (64 KiB every 10 ms)."""
-    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
-    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
-    block = b" " * 65536
-    while True:
-        writer.write(b"%x\r\n%s\r\n" % (len(block), block))
-        await writer.drain()
-        await asyncio.sleep(0.01)
-
-
 async def test_a_card_trickled_a_byte_at_a_time_is_given_up_at_the_timeout() -> None:
     async with raw_peer(trickle_a_card) as (url, requests):
         with pytest.raises(CardResolutionError, match=r"no complete answer within 1 s"):
@@ -170,7 +159,7 @@ async def test_connect_bounds_the_card_fetch_by_the_call_timeout() -> None:
 
 
 async def test_a_huge_card_is_refused_not_held() -> None:
-    async with raw_peer(endless_card) as (url, _):
+    async with raw_peer(endless_json) as (url, _):
         with pytest.raises(CardResolutionError, match=f"larger than {MAX_CARD_BYTES} bytes"):
             await asyncio.wait_for(resolve_card(url), 15)
         with pytest.raises(CardResolutionError, match="larger than 1000 bytes"):

@@ -11,6 +11,7 @@ import pytest
 from _client_support import (
     Recorder,
     ScriptAgent,
+    endless_json,
     jsonrpc_app,
     make_card,
     raw_peer,
@@ -329,17 +330,6 @@ async def test_read_timeout_is_a_client_timeout(site: Site) -> None:
     async with site.client(timeout=0.2) as client:
         with pytest.raises(ClientTimeoutError):
             await client.send_message(Message.user("sleep"))
-
-
-async def endless_json(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """A 200 JSON answer that never ends (64 KiB of spaces every 10 ms)."""
-    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
-    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
-    block = b" " * 65536
-    while True:
-        writer.write(b"%x\r\n%s\r\n" % (len(block), block))
-        await writer.drain()
-        await asyncio.sleep(0.01)
 
 
 @pytest.mark.parametrize("kind", [HTTPClient, RESTClient])

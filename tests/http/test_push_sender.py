@@ -9,7 +9,14 @@ from collections.abc import Iterator
 import attrs
 import httpx
 import pytest
-from _client_support import ScriptAgent, jsonrpc_app, make_card, raw_peer, serve_in_thread
+from _client_support import (
+    ScriptAgent,
+    endless_json,
+    jsonrpc_app,
+    make_card,
+    raw_peer,
+    serve_in_thread,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -152,17 +159,9 @@ async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None
 
 
 async def test_the_body_of_a_webhook_answer_is_not_read() -> None:
-    # A 200 followed by a body that never ends (64 KiB every 10 ms): the status is
-    # the answer; reading the body would hold the delivery and its memory for ever.
-    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-        block = b"x" * 65536
-        while True:
-            writer.write(b"%x\r\n%s\r\n" % (len(block), block))
-            await writer.drain()
-            await asyncio.sleep(0.01)
-
-    async with raw_peer(endless) as (url, requests):
+    # A 200 followed by a body that never ends: the status is the answer; reading
+    # the body would hold the delivery and its memory for ever.
+    async with raw_peer(endless_json) as (url, requests):
         push = sender(allow_private=True, timeout=5)
         await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 10)
         await push.aclose()

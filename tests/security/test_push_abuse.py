@@ -4,6 +4,7 @@ is created, a limit of configs per task, one log line per failed delivery, a rat
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -93,11 +94,12 @@ class _Hook:
 
     def __init__(self, status: int) -> None:
         self.times: list[float] = []
+        self.bodies: list[bytes] = []
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
+                hook.bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
                 hook.times.append(time.monotonic())
                 self.send_response(status)
                 self.send_header("content-length", "0")
@@ -198,3 +200,29 @@ def test_deliveries_per_task_are_rate_limited(serve: Any, ok_hook: _Hook) -> Non
     assert times[19] - times[0] < 2.0, times[19] - times[0]
     gaps = [b - a for a, b in itertools.pairwise(times[20:])]  # the bucket is empty now
     assert all(gap >= 0.5 * 0.9 for gap in gaps), gaps
+
+
+def test_a_stop_delivers_the_failed_status_of_the_tasks_it_cut_short(
+    serve: Any, ok_hook: _Hook
+) -> None:
+    # A graceful stop fails the tasks still working, and that status is what their
+    # webhooks most need; the stop dropped every notification not yet sent.
+    server = serve(*AGENT, "--push-allow", "127.0.0.1")
+    send = rpc(
+        "SendMessage",
+        {
+            "message": message("slow"),
+            "configuration": {
+                "returnImmediately": True,
+                "taskPushNotificationConfig": {"url": ok_hook.url},
+            },
+        },
+    )
+    with httpx.Client(timeout=10) as client:
+        reply = client.post(server.url, json=send, headers=V10).json()
+    assert "result" in reply, reply
+    assert _wait(lambda: ok_hook.bodies, 20), server.text
+    assert server.stop() == 0, server.log()
+    states = [json.loads(body).get("statusUpdate", {}).get("status", {}) for body in ok_hook.bodies]
+    assert states[-1].get("state") == "TASK_STATE_FAILED", ok_hook.bodies
+    assert "stopped before the task finished" in json.dumps(states[-1]), states[-1]

@@ -193,3 +193,36 @@ async def test_required_extensions_must_be_requested() -> None:
     task = await handler.on_send_message(send(), CallContext(extensions={uri}))
     assert isinstance(task, Task)
     assert agent.contexts[-1].requested_extensions == {uri}
+
+
+async def test_closing_delivers_what_is_queued_within_the_drain_timeout(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stop fails the tasks it cuts short; the notifications still queued (that
+    # failed status among them) were dropped at once.
+    import asyncio
+
+    from a2a_models.server import _push
+
+    class Slow(RecordingSender):
+        delay = 0.05
+
+        async def send(self, config: TaskPushNotificationConfig, item: StreamResponse) -> None:
+            await asyncio.sleep(self.delay)
+            await super().send(config, item)
+
+    sender = Slow()
+    handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
+    await handler.on_send_message(send(push=HOOK))
+    await handler.aclose()  # before any of the three went out
+    assert _states(sender.sent) == [TaskState.SUBMITTED, TaskState.WORKING, TaskState.COMPLETED]
+
+    monkeypatch.setattr(_push.PushDispatcher, "drain_timeout", 0.2)
+    sender = Slow()
+    sender.delay = 3600  # a webhook that never answers: the stop does not wait for it
+    handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
+    await handler.on_send_message(send(push=HOOK))
+    async with asyncio.timeout(5):
+        await handler.aclose()
+    assert sender.sent == []
+    assert "stopping: 3 push notification(s) not delivered within 0.2 s dropped" in caplog.text

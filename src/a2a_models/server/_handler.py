@@ -649,10 +649,12 @@ class RequestHandler:
             await self._push.idle()
 
     async def aclose(self) -> None:
-        """Stop every run and push delivery (for server shutdown and tests).
+        """Stop every run, then push delivery (for server shutdown and tests).
 
         A task still working when its run is stopped is marked failed, so its
-        subscribers (here or on another replica) see it end instead of waiting.
+        subscribers (here or on another replica) see it end instead of waiting,
+        and its webhooks hear of it (queued notifications get
+        ``PushDispatcher.drain_timeout`` to go out).
         """
         await self.executor.aclose()
         for pending in list(self._background):

@@ -45,6 +45,9 @@ class PushNotificationSender(abc.ABC):
 class PushDispatcher:
     """Sends a task's notifications to all its configs, in a background task per task."""
 
+    #: How long :meth:`aclose` keeps delivering what is queued before dropping it.
+    drain_timeout: float = 5.0
+
     def __init__(self, sender: PushNotificationSender, store: TaskStore) -> None:
         self._sender = sender
         self._store = store
@@ -120,7 +123,23 @@ class PushDispatcher:
             await asyncio.gather(*self._workers.values(), return_exceptions=True)
 
     async def aclose(self) -> None:
-        """Drop what is queued and stop the workers."""
+        """Deliver what is queued for up to :attr:`drain_timeout` seconds, then drop the
+        rest and stop the workers.
+
+        A stop fails the tasks it cuts short: that last status is what their
+        webhooks most need to hear.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.drain_timeout
+        while self._workers and (left := deadline - loop.time()) > 0:
+            await asyncio.wait(list(self._workers.values()), timeout=left)
+        dropped = sum(len(queue) for queue in self._queues.values()) + len(self._workers)
+        if dropped:
+            log.warning(
+                "stopping: %d push notification(s) not delivered within %g s dropped",
+                dropped,
+                self.drain_timeout,
+            )
         workers = list(self._workers.values())
         for worker in workers:
             worker.cancel()

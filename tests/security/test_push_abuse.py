@@ -3,7 +3,6 @@ is created, a limit of configs per task, one log line per failed delivery, a rat
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
@@ -196,10 +195,13 @@ def test_deliveries_per_task_are_rate_limited(serve: Any, ok_hook: _Hook) -> Non
         reply = client.post(server.url, json=send, headers=V10).json()
     assert "result" in reply, reply
     assert _wait(lambda: len(ok_hook.times) >= 23, 20), len(ok_hook.times)
-    times = ok_hook.times
-    assert times[19] - times[0] < 2.0, times[19] - times[0]
-    gaps = [b - a for a, b in itertools.pairwise(times[20:])]  # the bucket is empty now
-    assert all(gap >= 0.5 * 0.9 for gap in gaps), gaps
+    times = [t - ok_hook.times[0] for t in ok_hook.times]
+    assert times[19] < 5.0, times  # at 2 a second the 20 would take 9.5 s
+    # The bucket is empty now: the k-th delivery after the burst waits for k + 1
+    # tokens. Measured from the first arrival (a load spike may delay one delivery
+    # and so shorten the gap to the next: single gaps are no measure).
+    early = [(k, t) for k, t in enumerate(times[20:]) if t < (k + 1) / 2 - 0.25]
+    assert not early, (early, times)
 
 
 def test_a_stop_delivers_the_failed_status_of_the_tasks_it_cut_short(

@@ -226,3 +226,33 @@ async def test_closing_delivers_what_is_queued_within_the_drain_timeout(
         await handler.aclose()
     assert sender.sent == []
     assert "stopping: 3 push notification(s) not delivered within 0.2 s dropped" in caplog.text
+
+
+async def test_a_webhook_that_does_not_answer_holds_up_no_other() -> None:
+    # A task's notifications went to its configs one after another: a dead webhook
+    # held every later notification of the task's other webhooks for its retries.
+    import asyncio
+
+    dead = TaskPushNotificationConfig(url="https://dead.example/hook")
+
+    class OneDead(RecordingSender):
+        async def send(self, config: TaskPushNotificationConfig, item: StreamResponse) -> None:
+            if config.url == dead.url:
+                await asyncio.sleep(3600)
+            await super().send(config, item)
+
+    sender = OneDead()
+    handler = RequestHandler(FuncAgent(asks), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=dead))
+    assert isinstance(task, Task)
+    await handler.on_create_task_push_notification_config(
+        TaskPushNotificationConfig(url=HOOK.url, task_id=task.id)
+    )
+    follow = send("more", task_id=task.id, context_id=task.context_id)
+    await handler.on_send_message(follow)
+    async with asyncio.timeout(5):  # the follow-up's notifications reach the live webhook
+        while _states(sender.sent)[-2:] != [TaskState.WORKING, TaskState.INPUT_REQUIRED]:
+            await asyncio.sleep(0.01)
+    assert {config.url for config, _ in sender.sent} == {HOOK.url}
+    handler._push.drain_timeout = 0  # type: ignore[union-attr]
+    await handler.aclose()

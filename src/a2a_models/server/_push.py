@@ -3,8 +3,9 @@ engine's dispatcher, which calls it in the background.
 
 Delivery (HTTP POST, ``Authorization`` header, retries) belongs to the
 sender; the dispatcher only guarantees that a task never waits for a
-webhook, that a failing sender is logged and never breaks the task, and
-that the notifications of one task are sent in order.
+webhook, that a failing sender is logged and never breaks the task, that
+each webhook gets the notifications of its task in order, and that a slow
+or dead webhook holds up no other (each has a queue of its own).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import abc
 import asyncio
 import collections
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from .._outages import log_failure
 from ..errors import A2AError, InvalidParamsError
@@ -42,8 +45,46 @@ class PushNotificationSender(abc.ABC):
         """
 
 
+class _Lanes:
+    """Items handled in order per key, each key by a background task of its own that
+    lives while its queue has items (a key's item never waits for another key's)."""
+
+    def __init__(self, handle: Callable[[Any, Any], Awaitable[None]], name: str) -> None:
+        self._handle = handle
+        self._name = name
+        self.queues: dict[Any, collections.deque[Any]] = {}
+        self.workers: dict[Any, asyncio.Task[None]] = {}
+
+    def put(self, key: Any, item: Any) -> None:
+        self.queues.setdefault(key, collections.deque()).append(item)
+        if key not in self.workers:
+            self.workers[key] = asyncio.create_task(self._run(key), name=f"{self._name}-{key}")
+
+    async def _run(self, key: Any) -> None:
+        queue = self.queues[key]
+        try:
+            while queue:
+                await self._handle(key, queue.popleft())
+        finally:
+            del self.workers[key]
+            if not queue:
+                del self.queues[key]
+
+    def pending(self) -> int:
+        """Items not handled yet (one being handled counts)."""
+        return sum(len(queue) for queue in self.queues.values()) + len(self.workers)
+
+    async def cancel(self) -> None:
+        workers = list(self.workers.values())
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        self.queues.clear()
+
+
 class PushDispatcher:
-    """Sends a task's notifications to all its configs, in a background task per task."""
+    """Sends a task's notifications to all its configs in the background: in order for
+    each webhook, and a webhook that is slow or down holds up no other."""
 
     #: How long :meth:`aclose` keeps delivering what is queued before dropping it.
     drain_timeout: float = 5.0
@@ -51,8 +92,10 @@ class PushDispatcher:
     def __init__(self, sender: PushNotificationSender, store: TaskStore) -> None:
         self._sender = sender
         self._store = store
-        self._queues: dict[str, collections.deque[StreamResponse]] = {}
-        self._workers: dict[str, asyncio.Task[None]] = {}
+        #: A task's notifications, waiting for its configs to be read.
+        self._tasks = _Lanes(self._route, "a2a-push")
+        #: Each webhook's notifications, by (task id, config).
+        self._hooks = _Lanes(self._deliver, "a2a-push-hook")
 
     @property
     def sender(self) -> PushNotificationSender:
@@ -88,39 +131,36 @@ class PushDispatcher:
 
     def dispatch(self, task_id: str, item: StreamResponse) -> None:
         """Queue ``item`` for every config ``task_id`` has when it is sent."""
-        self._queues.setdefault(task_id, collections.deque()).append(item)
-        if task_id not in self._workers:
-            self._workers[task_id] = asyncio.create_task(
-                self._drain(task_id), name=f"a2a-push-{task_id}"
-            )
+        self._tasks.put(task_id, item)
 
-    async def _drain(self, task_id: str) -> None:
-        queue = self._queues[task_id]
+    async def _route(self, task_id: str, item: StreamResponse) -> None:
+        # Configs are read as the item comes up: one deleted before gets nothing more.
         try:
-            while queue:
-                item = queue.popleft()
-                # Configs are read at send time: a deleted one gets nothing more.
-                try:
-                    configs = await self._store.list_push_configs(task_id)
-                except Exception as exc:
-                    log_failure(log, f"reading push configs of task {task_id} failed", exc)
-                    continue
-                for config in configs:
-                    try:
-                        await self._sender.send(config, item)
-                    except A2AError as exc:  # refused or undeliverable: one line, no traceback
-                        log.warning("push notification for task %s failed: %s", task_id, exc)
-                    except Exception:  # a bug in the sender: keep the traceback
-                        log.warning("push notification for task %s failed", task_id, exc_info=True)
-        finally:
-            del self._workers[task_id]
-            if not queue:
-                del self._queues[task_id]
+            configs = await self._store.list_push_configs(task_id)
+        except Exception as exc:
+            log_failure(log, f"reading push configs of task {task_id} failed", exc)
+            return
+        for config in configs:
+            self._hooks.put((task_id, config.id or config.url), (config, item))
+
+    async def _deliver(
+        self, key: tuple[str, str], entry: tuple[TaskPushNotificationConfig, StreamResponse]
+    ) -> None:
+        config, item = entry
+        try:
+            await self._sender.send(config, item)
+        except A2AError as exc:  # refused or undeliverable: one line, no traceback
+            log.warning("push notification for task %s failed: %s", key[0], exc)
+        except Exception:  # a bug in the sender: keep the traceback
+            log.warning("push notification for task %s failed", key[0], exc_info=True)
+
+    def _workers(self) -> list[asyncio.Task[None]]:
+        return [*self._tasks.workers.values(), *self._hooks.workers.values()]
 
     async def idle(self) -> None:
         """Wait until every queued notification has been sent (or failed)."""
-        while self._workers:
-            await asyncio.gather(*self._workers.values(), return_exceptions=True)
+        while workers := self._workers():
+            await asyncio.gather(*workers, return_exceptions=True)
 
     async def aclose(self) -> None:
         """Deliver what is queued for up to :attr:`drain_timeout` seconds, then drop the
@@ -131,17 +171,14 @@ class PushDispatcher:
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.drain_timeout
-        while self._workers and (left := deadline - loop.time()) > 0:
-            await asyncio.wait(list(self._workers.values()), timeout=left)
-        dropped = sum(len(queue) for queue in self._queues.values()) + len(self._workers)
+        while (workers := self._workers()) and (left := deadline - loop.time()) > 0:
+            await asyncio.wait(workers, timeout=left)
+        dropped = self._tasks.pending() + self._hooks.pending()
         if dropped:
             log.warning(
                 "stopping: %d push notification(s) not delivered within %g s dropped",
                 dropped,
                 self.drain_timeout,
             )
-        workers = list(self._workers.values())
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        self._queues.clear()
+        await self._tasks.cancel()
+        await self._hooks.cancel()

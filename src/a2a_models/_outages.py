@@ -18,13 +18,21 @@ def one_line(exc: BaseException | None) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+#: SQLSTATEs of a database not set up as the store expects: its table (42P01) or schema
+#: (3F000) gone, dropped or migrated away under a running server. The operator's to fix,
+#: like a database that is down (sqlite3 already calls "no such table" operational).
+_SETUP_GONE = frozenset({"42P01", "3F000"})
+
+
 def database_failure(exc: BaseException | None) -> bool:
     """Whether ``exc`` is a database driver's error for a database it cannot use
     (PEP 249's ``OperationalError``/``InterfaceError``: sqlite3, psycopg and others
-    name them so), not a mistake in a statement."""
-    return exc is not None and any(
-        cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__
-    )
+    name them so; or the store's table or schema missing), not a mistake in a statement."""
+    if exc is None:
+        return False
+    if getattr(exc, "sqlstate", None) in _SETUP_GONE:
+        return True
+    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__)
 
 
 def traceback_of(exc: BaseException | None) -> BaseException | None:

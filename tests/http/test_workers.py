@@ -470,6 +470,12 @@ async def test_a_front_end_that_cannot_record_a_task_says_so() -> None:
                 with pytest.raises(InternalError) as refused:
                     await client.send_message(Message.user("hi"))
             assert refused.value.message == "the server could not record the task (UndefinedTable)"
+            async with HTTPClient(url, timeout=20, reconnect=Reconnect(attempts=0)) as client:
+                with pytest.raises(InternalError) as failed:
+                    await client.get_task("some-task")
+            assert failed.value.message == "the task store failed (UndefinedTable)"
         finally:
             front.stop()
         assert "could not record the new task" in front.log(), front.log()
+        # A store whose tables are gone is the operator's to fix: one line, no traceback.
+        assert "Traceback" not in front.text, front.log()

@@ -91,6 +91,21 @@ _ERROR_BODY_LIMIT: Final = 2000
 _BODY_HEADERS: Final = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
+async def read_at_most(response: httpx.Response, limit: int | None) -> bytes:
+    """The body of a streamed ``response`` (then closed), read in chunks until it ends or
+    passes ``limit`` bytes: then what was read so far, longer than ``limit``, for the
+    caller to refuse or cut (a huge or endless body is never held whole)."""
+    body = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if limit is not None and len(body) > limit:
+                break
+    finally:
+        await response.aclose()
+    return bytes(body)
+
+
 # ---------------------------------------------------------------------------- errors
 
 
@@ -329,17 +344,12 @@ class BaseHTTPClient(A2AClient):
             # Framed by its length (h11 reads no byte past it), not inflated: within the limit.
             await response.aread()
             return response
-        body = bytearray()
-        try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if limit is not None and len(body) > limit:
-                    raise InvalidAgentResponseError(
-                        f"Invalid agent response: the answer from {response.request.url} "
-                        f"is larger than {limit} bytes"
-                    )
-        finally:
-            await response.aclose()
+        body = await read_at_most(response, limit)
+        if limit is not None and len(body) > limit:
+            raise InvalidAgentResponseError(
+                f"Invalid agent response: the answer from {response.request.url} "
+                f"is larger than {limit} bytes"
+            )
         # The body is decoded already: its length and encoding headers no longer apply.
         headers = [
             (name, value)
@@ -347,7 +357,7 @@ class BaseHTTPClient(A2AClient):
             if name.lower() not in _BODY_HEADERS
         ]
         return httpx.Response(
-            response.status_code, headers=headers, content=bytes(body), request=response.request
+            response.status_code, headers=headers, content=body, request=response.request
         )
 
     async def _events(

@@ -35,6 +35,7 @@ from ._client import (
     HTTPStatusError,
     RESTClient,
     Timeouts,
+    read_at_most,
 )
 
 if TYPE_CHECKING:
@@ -146,21 +147,17 @@ async def _read_card(
     try:
         async with asyncio.timeout(timeout):
             async with client.stream("GET", url, headers=headers, timeout=timeout) as response:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if not response.is_success and len(body) >= _ERROR_TEXT_LIMIT:
-                        break
-                    if len(body) > max_size:
-                        raise CardResolutionError(
-                            f"the agent card at {url} is larger than {max_size} bytes "
-                            "(the agent's fault, or not an agent card)",
-                            url,
-                        )
                 if not response.is_success:
-                    text = body[:_ERROR_TEXT_LIMIT].decode("utf-8", "replace")
-                    return response.status_code, text
-                return bytes(body)
+                    text = await read_at_most(response, _ERROR_TEXT_LIMIT)
+                    return response.status_code, text[:_ERROR_TEXT_LIMIT].decode("utf-8", "replace")
+                body = await read_at_most(response, max_size)
+                if len(body) > max_size:
+                    raise CardResolutionError(
+                        f"the agent card at {url} is larger than {max_size} bytes "
+                        "(the agent's fault, or not an agent card)",
+                        url,
+                    )
+                return body
     except TimeoutError:
         raise CardResolutionError(
             f"fetching the agent card {url} failed: no complete answer within {timeout:g} s",

@@ -462,7 +462,14 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..adapters.http import HTTPServer, create_app
     from ..adapters.llm import AgentRuntime
     from ..stores import store_from_url
-    from ._run import _free_port, close_engine, engine_server, push_sender_for, take_over_orphans
+    from ._run import (
+        _free_port,
+        cannot_listen,
+        close_engine,
+        engine_server,
+        push_sender_for,
+        take_over_orphans,
+    )
     from ._security import SecurityOptions
     from ._serve import handling_stop_signals
     from ._store import open_at_start
@@ -470,7 +477,7 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         port = args.port or _free_port(args.host)
     except OSError as exc:  # e.g. an address this machine does not have
-        print(f"{PROG} run: cannot listen on {args.host}: {exc.strerror or exc}", file=err)
+        print(f"{PROG} run: {cannot_listen(args.host, exc)}", file=err)
         return 1
     url = (args.public_url or f"http://{args.host}:{port}").rstrip("/")
     composed = _load(args.dir, url=url)
@@ -514,8 +521,7 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             try:
                 await http.start()
             except OSError as exc:  # the port is taken, the address not ours
-                where = f"{args.host}:{port}"
-                print(f"{PROG} run: cannot listen on {where}: {exc.strerror or exc}", file=err)
+                print(f"{PROG} run: {cannot_listen(f'{args.host}:{port}', exc)}", file=err)
                 return 1
             extra = f" (MCP at {url}/mcp)" if args.mcp else ""
             print(

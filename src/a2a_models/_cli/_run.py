@@ -37,6 +37,12 @@ if TYPE_CHECKING:
 __all__ = ["build_agent_server", "grpc_url_for", "run_server"]
 
 
+def cannot_listen(where: str, exc: OSError) -> str:
+    """The line saying why ``where`` (a host, or host:port) cannot be listened on: a port
+    that is taken, an address this machine does not have."""
+    return f"cannot listen on {where}: {exc.strerror or exc}"
+
+
 def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.bind((host, 0))
@@ -241,10 +247,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     try:
         port = options.port or _free_port(options.host)
     except OSError as exc:  # e.g. an address this machine does not have
-        print(
-            f"a2a-models serve: cannot listen on {options.host}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
+        print(f"a2a-models serve: {cannot_listen(options.host, exc)}", file=sys.stderr)
         return 1
     base = options.base_path.strip("/")
     security = getattr(options, "security", None)
@@ -325,10 +328,8 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         try:
             await http.start()
         except OSError as exc:
-            print(
-                f"a2a-models serve: cannot listen on {options.host}:{port}: {exc.strerror or exc}",
-                file=sys.stderr,
-            )
+            where = f"{options.host}:{port}"
+            print(f"a2a-models serve: {cannot_listen(where, exc)}", file=sys.stderr)
             await server.aclose()
             return 1
         if grpc_server is not None:

@@ -4,7 +4,10 @@
 ``bench/http.py --mode serve`` and ``bench/otel.py`` run; ``bench/http.py`` and
 ``bench/grpc.py`` serve :class:`Echo` in process and :func:`sdk_echo_executor` in
 the SDK's server. The text ``stream N`` makes a task with N ``working`` updates,
-then ``completed``; anything else gets one agent message echoing the text.
+then ``completed``; ``chunks N`` a task with one artifact streamed in N chunks
+(``append`` after the first, ``lastChunk`` on the last), then ``completed``
+(``bench/http.py --mode chunks``); anything else gets one agent message echoing
+the text.
 """
 
 from __future__ import annotations
@@ -15,12 +18,16 @@ from typing import Any
 from a2a_models.server import Agent, AgentEvent, RequestContext
 
 
-def stream_steps(text: str) -> int | None:
-    """N for the text ``stream N`` (``None``: an echo)."""
+def stream_steps(text: str, command: str = "stream") -> int | None:
+    """N for the text ``stream N`` (``command N``; ``None``: an echo)."""
     words = text.split()
-    if len(words) == 2 and words[0] == "stream" and words[1].isdigit():
+    if len(words) == 2 and words[0] == command and words[1].isdigit():
         return int(words[1])
     return None
+
+
+#: What each chunk of ``chunks N`` holds (an LLM streams a few tokens at a time).
+CHUNK_TEXT = "a few streamed tokens, "
 
 
 class Echo(Agent):
@@ -36,6 +43,14 @@ class Echo(Agent):
         if steps is not None:
             for i in range(steps):
                 yield context.working(f"step {i + 1}")
+            yield context.complete()
+            return
+        chunks = stream_steps(text, "chunks")
+        if chunks is not None:
+            for i in range(chunks):
+                yield context.artifact(
+                    CHUNK_TEXT, append=i > 0, last_chunk=i == chunks - 1, artifact_id="report"
+                )
             yield context.complete()
             return
         yield context.reply(text)

@@ -50,6 +50,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import itertools
 import json
 import os
 import signal
@@ -214,7 +215,8 @@ async def raw_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def sdk_db_app() -> Any:
     """The SDK's server with its ``DatabaseTaskStore`` on SQLite (``A2A_BENCH_SDK_DB``),
-    answering ``turn ...`` with input-required (a conversation), like bench_echo_agent."""
+    answering ``turn ...`` with input-required (a conversation) and ``chunks N`` with an
+    artifact in N chunks, like bench_echo_agent."""
     import a2a.server.routes  # noqa: F401
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
@@ -225,6 +227,8 @@ def sdk_db_app() -> Any:
     from a2a.types import a2a_pb2 as pb
     from sqlalchemy.ext.asyncio import create_async_engine
     from starlette.applications import Starlette
+
+    echo = _echo()
 
     class Turns(AgentExecutor):
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -240,6 +244,17 @@ def sdk_db_app() -> Any:
                     )
                 )
             updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            chunks = echo.stream_steps(text, "chunks")
+            if chunks is not None:
+                for i in range(chunks):
+                    await updater.add_artifact(
+                        [pb.Part(text=echo.CHUNK_TEXT)],
+                        artifact_id="report",
+                        append=i > 0,
+                        last_chunk=i == chunks - 1,
+                    )
+                await updater.complete()
+                return
             await updater.update_status(
                 pb.TASK_STATE_INPUT_REQUIRED,
                 updater.new_agent_message([pb.Part(text=f"got {text}")]),
@@ -419,8 +434,9 @@ class Connection:
             raise HTTPError(f"status {status}: {content[:300]!r}")
         return content
 
-    async def stream(self, body: bytes) -> int:
-        """POST and read an SSE answer to its end; the number of events with data."""
+    async def stream(self, body: bytes, arrivals: list[float] | None = None) -> int:
+        """POST and read an SSE answer to its end; the number of events with data
+        (``arrivals``: gets the ``perf_counter`` time each one arrived)."""
         self._send(body, b"text/event-stream, application/json")
         status, headers = await self._head()
         if status != 200 or not headers.get(b"content-type", b"").startswith(b"text/event-stream"):
@@ -429,7 +445,10 @@ class Connection:
         async for chunk in self._chunks(headers):
             pending += chunk.replace(b"\r\n", b"\n")
             *complete, pending = pending.split(b"\n\n")
-            events += sum(1 for block in complete if b"data:" in block)
+            arrived = sum(1 for block in complete if b"data:" in block)
+            events += arrived
+            if arrivals is not None:
+                arrivals.extend([time.perf_counter()] * arrived)
         return events
 
 
@@ -1051,6 +1070,77 @@ async def measure_turns(args: argparse.Namespace) -> bool:
     return ok
 
 
+# =========================================================================== --mode chunks
+
+CHUNK_TARGET = 1.5  # time per chunk, last 300 / first 300
+
+
+async def streamed_artifact(port: int, chunks: int) -> list[float]:
+    """One SendStreamingMessage of ``chunks N``; seconds between consecutive events."""
+    conn = await Connection.open(port)
+    try:
+        arrivals: list[float] = []
+        events = await conn.stream(send_body(f"chunks {chunks}", "SendStreamingMessage"), arrivals)
+    finally:
+        await conn.close()
+    if events < chunks + 1:
+        raise HTTPError(f"an artifact of {chunks} chunks gave only {events} events")
+    return [b - a for a, b in itertools.pairwise(arrivals)]
+
+
+async def measure_chunks(args: argparse.Namespace) -> bool:
+    """One artifact streamed in ``args.chunks`` appended chunks through ``a2a-models
+    serve`` (SQLite and, if reachable, PostgreSQL) and the SDK's server with its
+    DatabaseTaskStore: the time per chunk at the start and at the end of the stream."""
+    if _two_cpus():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-chunks-")
+    pg = os.environ.get("A2A_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+    schema = f"bench_chunks_{os.getpid()}"
+    kinds = [("serve sqlite", _serve_command(f"sqlite:///{tmp.name}/chunks.db"), None)]
+    if not args.no_postgres:
+        kinds.append(("serve postgres", _serve_command(f"{pg}?schema={schema}"), None))
+    kinds.append(("sdk sqlite", None, {"A2A_BENCH_SDK_DB": f"{tmp.name}/sdk.db"}))
+    rows = []
+    try:
+        for label, command, env in kinds:
+            server = ServerProcess("sdk-db" if command is None else "serve", None, command, env)
+            try:
+                await server.ready()
+                t0 = time.perf_counter()
+                gaps = await streamed_artifact(server.port, args.chunks)
+                wall = time.perf_counter() - t0
+            finally:
+                server.stop()
+            window = min(300, len(gaps) // 4)
+            first = statistics.mean(gaps[1 : window + 1]) * 1e3
+            last = statistics.mean(gaps[-window - 1 : -1]) * 1e3
+            rows.append((label, first, last, wall))
+    finally:
+        if not args.no_postgres:
+            with contextlib.suppress(Exception):
+                import psycopg
+
+                with psycopg.connect(pg, autocommit=True) as conn:
+                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        tmp.cleanup()
+    print(f"\none artifact streamed in {args.chunks:,} chunks (SendStreamingMessage), ms/chunk:")
+    print(f"| {'':<16} | {'first 300':>9} | {'last 300':>9} | {'last/first':>10} | {'total':>8} |")
+    ok = True
+    for label, first, last, wall in rows:
+        target = ""
+        if not label.startswith("sdk"):
+            target = " ok" if last / first <= CHUNK_TARGET else " MISSED"
+            ok = ok and target == " ok"
+        print(
+            f"| {label:<16} | {first:>9.2f} | {last:>9.2f} | {last / first:>9.2f}x "
+            f"| {wall:>6.1f} s |{target}"
+        )
+    print(f"target: serve's last 300 chunks <= {CHUNK_TARGET:g}x its first 300 (means)")
+    return ok
+
+
 def _progress(label: str, since: float) -> None:
     print(f"  {label:<12} {time.monotonic() - since:6.1f} s", file=sys.stderr, flush=True)
 
@@ -1160,16 +1250,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-limit", type=int, default=35)
     parser.add_argument(
         "--mode",
-        choices=("apps", "serve", "turns"),
+        choices=("apps", "serve", "turns", "chunks"),
         default="apps",
         help="apps: the three ASGI apps (default); serve: `a2a-models serve --store sqlite` "
-        "as a process vs the SDK vs bare Starlette, at 1/16/64 keep-alive clients",
+        "as a process vs the SDK vs bare Starlette, at 1/16/64 keep-alive clients; turns: "
+        "one long conversation through serve and the SDK; chunks: one artifact streamed "
+        "in many appended chunks through serve and the SDK",
     )
     parser.add_argument(
         "--serve", choices=(*SERVERS, "starlette", "sdk-db"), help=argparse.SUPPRESS
     )
     parser.add_argument("--turns", type=int, default=1000, help="--mode turns: turns")
-    parser.add_argument("--no-postgres", action="store_true", help="--mode turns: SQLite only")
+    parser.add_argument("--chunks", type=int, default=3000, help="--mode chunks: chunks")
+    parser.add_argument(
+        "--no-postgres", action="store_true", help="--mode turns, chunks: SQLite only"
+    )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1182,6 +1277,10 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.gettempdir(), f"a2a-bench-{args.profile}-{os.getpid()}.prof"
         )
     started = time.monotonic()
+    if args.mode == "chunks":
+        ok = asyncio.run(measure_chunks(args))
+        print(f"(total {time.monotonic() - started:.1f} s)")
+        return 0 if ok else 1
     if args.mode == "turns":
         ok = asyncio.run(measure_turns(args))
         print(f"(total {time.monotonic() - started:.1f} s)")

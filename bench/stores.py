@@ -19,6 +19,11 @@ figures measured in the same run:
   bounded counts allow.
 * artifacts: one artifact-update event (replace an artifact) on a task holding
   1 and 200 artifacts. Target: <= 1.5x.
+* chunks: one appended chunk (``append``, a short text part, as an LLM streams
+  an artifact) on an artifact holding 1 and 5,000 parts, the way the engine
+  writes it -- the SDK's way: ``get``, add the part, ``save``. Target: <= 1.5x
+  for the database stores (the memory store's few microseconds are the copy
+  of the parts tuple, some 2 ns a part; printed, no target).
 * disk: bytes per typical task (a user message, a working update with a
   message, an artifact, completed) through the engine, vs the SDK store
   holding the same final tasks, over 1,000 tasks (so a table's first pages
@@ -309,6 +314,78 @@ async def section_artifacts(args: argparse.Namespace, tmp: str) -> None:
         finally:
             await close()
         print(f"  SDK {kind}: artifact event {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
+
+
+CHUNK_TEXT = "a streamed token "
+
+
+async def our_chunk_op(store: TaskStore, n: int) -> Callable[[], Awaitable[None]]:
+    """Append one chunk to the artifact of a task whose artifact holds n parts."""
+    task_id = f"chunks-{n}-{uuid.uuid4().hex[:6]}"
+    parts = [TextPart(text=CHUNK_TEXT) for _ in range(n)]
+    artifact = Artifact(parts=parts, artifact_id=f"{task_id}-a", name="report")
+    await store.create(attrs.evolve(_task(task_id, 1), artifacts=(artifact,)), None)
+    chunk = TaskArtifactUpdateEvent(
+        task_id=task_id,
+        context_id="ctx",
+        artifact=Artifact(parts=[TextPart(text=CHUNK_TEXT)], artifact_id=f"{task_id}-a"),
+        append=True,
+    )
+
+    async def append() -> None:
+        stored = await store.get(task_id, None, history_length=0)
+        assert stored is not None
+        await store.update(
+            apply_event(stored.task, chunk),
+            stored.version,
+            event=chunk,
+            history_offset=stored.history_offset,
+        )
+
+    return append
+
+
+async def sdk_chunk_op(store: Any, ctx: Any, n: int) -> Callable[[], Awaitable[None]]:
+    from a2a.types import a2a_pb2 as pb
+
+    task_id = f"chunks-{n}-{uuid.uuid4().hex[:6]}"
+    parts = [TextPart(text=CHUNK_TEXT) for _ in range(n)]
+    artifact = Artifact(parts=parts, artifact_id=f"{task_id}-a", name="report")
+    await store.save(_to_pb(attrs.evolve(_task(task_id, 1), artifacts=(artifact,))), ctx)
+
+    async def append() -> None:
+        stored = await store.get(task_id, ctx)
+        stored.artifacts[0].parts.append(pb.Part(text=CHUNK_TEXT))
+        await store.save(stored, ctx)
+
+    return append
+
+
+async def section_chunks(args: argparse.Namespace, tmp: str) -> None:
+    big = args.parts
+    print(f"\n== one appended chunk on an artifact of 1 vs {big:,} parts")
+    for name, make in await _our_stores(tmp, not args.no_postgres):
+        store = await make()
+        try:
+            one = await our_chunk_op(store, 1)
+            many = await our_chunk_op(store, big)
+            t1, tb = await _medians([one, many], args.repeats)
+        finally:
+            await _drop(store)
+        if name == "memory":
+            # Nothing to write: what is left is the model's copy of the parts tuple.
+            print(f"  ours memory: appended chunk {t1:,.0f} -> {tb:,.0f} us (no target)")
+            continue
+        _row("chunks", f"ours {name}: appended chunk", t1, tb, 1.5)
+    for kind in ("sqlite", *(() if args.no_postgres else ("postgres",))):
+        store, ctx, close = await sdk_store(kind, tmp)
+        try:
+            one = await sdk_chunk_op(store, ctx, 1)
+            many = await sdk_chunk_op(store, ctx, big)
+            s1, sb = await _medians([one, many], max(5, args.repeats // 6))
+        finally:
+            await close()
+        print(f"  SDK {kind}: appended chunk {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
 
 
 # =========================================================================== sections
@@ -676,6 +753,8 @@ async def run(args: argparse.Namespace) -> bool:
             await section_conversation(args, tmp)
         if "artifacts" in args.sections:
             await section_artifacts(args, tmp)
+        if "chunks" in args.sections:
+            await section_chunks(args, tmp)
         if "list" in args.sections:
             await section_listing(args, tmp)
         if "disk" in args.sections:
@@ -692,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=5000)
     parser.add_argument("--artifacts", type=int, default=200)
+    parser.add_argument("--parts", type=int, default=5000)
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument(
         "--sdk-tasks", type=int, default=100_000, help="tasks for the SDK's listing (bulk inserted)"
@@ -702,8 +782,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sections",
         nargs="+",
-        default=["conversation", "artifacts", "list", "disk"],
-        choices=["conversation", "artifacts", "list", "disk"],
+        default=["conversation", "artifacts", "chunks", "list", "disk"],
+        choices=["conversation", "artifacts", "chunks", "list", "disk"],
     )
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1

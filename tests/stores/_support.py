@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
+from types import FrameType
+from typing import Any
 
 from a2a_models import (
     AgentCapabilities,
@@ -58,3 +61,31 @@ async def collect(stream: EventStream, timeout: float = 5.0) -> list[StreamItem]
         return [item async for item in stream]
 
     return await asyncio.wait_for(run(), timeout)
+
+
+def _package_code(code: Any) -> bool:
+    name: str = code.co_filename
+    return "a2a_models" in name or name.startswith("<attrs generated")
+
+
+class Lines:
+    """Counts the lines of the package's Python code run on this thread."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            self.count += 1
+        return self._local
+
+    def _global(self, frame: FrameType, event: str, arg: object) -> Any:
+        return self._local if _package_code(frame.f_code) else None
+
+    def __enter__(self) -> Lines:
+        self._before = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._before)

@@ -203,19 +203,33 @@ async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> No
     async with SQLiteTaskStore(path) as store:
         await _run(store, "t4", [_chunk("t4", f"a{i}", f"artifact {i}") for i in range(5)])
         db = sqlite3.connect(path)
-        db.execute("CREATE TABLE written (pos INTEGER)")
-        db.execute(
-            "CREATE TRIGGER count_writes AFTER UPDATE ON a2a_task_artifacts"
-            " BEGIN INSERT INTO written VALUES (NEW.pos); END"
-        )
+        db.execute("CREATE TABLE written (pos INTEGER, piece INTEGER, op TEXT)")
+        for op in ("INSERT", "UPDATE"):
+            db.execute(
+                f"CREATE TRIGGER count_{op} AFTER {op} ON a2a_task_artifacts"
+                f" BEGIN INSERT INTO written VALUES (NEW.pos, NEW.piece, '{op}'); END"
+            )
         db.commit()
         await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
         await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
-        assert [row[0] for row in db.execute("SELECT pos FROM written")] == [2]
+        # The append adds a piece holding its part; piece 0 only loses its ref_seq
+        # (the event that referred to it holds its artifact now).
+        assert db.execute("SELECT * FROM written").fetchall() == [
+            (2, 1, "INSERT"),
+            (2, 0, "UPDATE"),
+        ]
+        db.execute("DELETE FROM written")
+        db.commit()
+        await _commit(store, "t4", _chunk("t4", "a2", " and more", append=True))
+        assert db.execute("SELECT * FROM written").fetchall() == [(2, 1, "UPDATE")]
         db.close()
         got = await store.get("t4", None)
         assert got is not None
-        assert got.task.artifacts[2].parts == (TextPart(text="artifact 2"), TextPart(text=" more"))
+        assert got.task.artifacts[2].parts == (
+            TextPart(text="artifact 2"),
+            TextPart(text=" more"),
+            TextPart(text=" and more"),
+        )
 
 
 async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_schema: str) -> None:
@@ -223,7 +237,10 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
 
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _run(store, "t4", [_chunk("t4", f"a{i}", f"artifact {i}") for i in range(5)])
-        query = f'SELECT pos, xmin::text FROM "{pg_schema}".a2a_task_artifacts ORDER BY pos'
+        query = (
+            f'SELECT pos, piece, xmin::text FROM "{pg_schema}".a2a_task_artifacts'
+            " ORDER BY pos, piece"
+        )
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             before = conn.execute(query).fetchall()
             await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
@@ -234,13 +251,16 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
         assert head is not None and set(json.loads(bytes(head[0]))) == {"$", "status"}
         got = await store.get("t4", None)
         assert got is not None and (got.task.id, got.task.context_id) == ("t4", "ctx")
-        assert [b == a for b, a in zip(before, after, strict=True)] == [
-            True,
-            True,
-            False,
-            True,
-            True,
+        # The append adds a piece holding its part; piece 0 only loses its ref_seq.
+        assert [(pos, piece) for pos, piece, _ in after] == [
+            (0, 0),
+            (1, 0),
+            (2, 0),
+            (2, 1),
+            (3, 0),
+            (4, 0),
         ]
+        assert [row in before for row in after] == [True, True, False, False, True, True]
 
 
 # --- migration 5: databases written by schema 4 --------------------------------------------------

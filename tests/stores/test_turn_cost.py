@@ -16,11 +16,9 @@ other's messages at once.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import attrs
@@ -43,7 +41,7 @@ from a2a_models.server import (
 )
 from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
 
-from ._support import FuncAgent, make_card
+from ._support import FuncAgent, Lines, make_card
 
 LONG = 2_000
 SHORT = 40
@@ -105,34 +103,6 @@ def message_ids() -> Iterator[_CountingId]:
         type.__setattr__(Message, "message_id", counting.slot)
 
 
-def _package_code(code: Any) -> bool:
-    name: str = code.co_filename
-    return "a2a_models" in name or name.startswith("<attrs generated")
-
-
-class _Lines:
-    """Counts the lines of the package's Python code run on this thread."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line":
-            self.count += 1
-        return self._local
-
-    def _global(self, frame: FrameType, event: str, arg: object) -> Any:
-        return self._local if _package_code(frame.f_code) else None
-
-    def __enter__(self) -> _Lines:
-        self._before = sys.gettrace()
-        sys.settrace(self._global)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.settrace(self._before)
-
-
 def _count_rows(store: TaskStore) -> list[int]:
     """History rows read by a database store, per read (none for the memory store)."""
     rows: list[int] = []
@@ -160,7 +130,7 @@ async def _measure(
         await handler.on_send_message(_turn(task_id, f"warm {i}"))
     rows = _count_rows(store)
     message_ids.reads = 0
-    with _Lines() as lines:
+    with Lines() as lines:
         task = await handler.on_send_message(_turn(task_id, "measured"))
     assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
     assert [m.text for m in task.history[-2:]] == ["measured", "got measured"]

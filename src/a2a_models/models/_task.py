@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Iterable
 from datetime import datetime
@@ -120,6 +121,17 @@ class Artifact:
         default=None, validator=optional_json_object, hash=False
     )
     extensions: tuple[str, ...] = attrs.field(default=(), converter=to_tuple, validator=str_tuple)
+
+    def after_parts_of(self, earlier: Artifact) -> Artifact:
+        """This artifact with the parts of ``earlier`` before its own.
+
+        The parts are not checked again (each artifact's were when it was
+        made): appending a chunk to an artifact streamed in many chunks then
+        costs the chunk, not every part the artifact holds.
+        """
+        joined = copy.copy(self)
+        object.__setattr__(joined, "parts", earlier.parts + self.parts)
+        return joined
 
 
 @attrs.frozen(slots=True, kw_only=True)

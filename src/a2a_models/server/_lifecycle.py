@@ -314,15 +314,18 @@ def _merge_artifact(task: Task, event: TaskArtifactUpdateEvent) -> tuple[Artifac
             task, f"append to artifact {new.artifact_id!r}, which the task does not have"
         )
     old = task.artifacts[index]
-    parts = (*old.parts, *new.parts)
-    merged = attrs.evolve(
+    head = attrs.evolve(
         old,
-        parts=merge_text_parts(parts) if event.last_chunk else parts,
+        parts=new.parts,
         name=new.name if new.name is not None else old.name,
         description=new.description if new.description is not None else old.description,
         metadata={**(old.metadata or {}), **new.metadata} if new.metadata else old.metadata,
         extensions=(*old.extensions, *(e for e in new.extensions if e not in old.extensions)),
     )
+    if event.last_chunk:
+        merged = attrs.evolve(head, parts=merge_text_parts((*old.parts, *new.parts)))
+    else:
+        merged = head.after_parts_of(old)  # checks only the chunk's parts
     return (*task.artifacts[:index], merged, *task.artifacts[index + 1 :])
 
 

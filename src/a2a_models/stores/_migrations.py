@@ -24,7 +24,8 @@ Tables (both databases):
   (``task_id`` before migration 5), each ``event`` the 1.0 JSON of a
   StreamResponse, since migration 5 in the stored form of ``_eventlog``.
 * ``a2a_task_messages`` / ``a2a_task_artifacts``: history messages and
-  artifacts, one row each (migrations 3 and 5).
+  artifacts, one row each (migrations 3 and 5); since migration 9 an
+  artifact streamed in appended chunks has more rows, its pieces (``_pieces``).
 * ``a2a_push_configs``: push-notification configs, primary key
   ``(task_id, config_id)``, ``position`` keeping creation order.
 
@@ -707,6 +708,37 @@ _SQLITE_V8 = ("ALTER TABLE a2a_tasks ADD COLUMN lease_epoch INTEGER NOT NULL DEF
 
 _POSTGRES_V8 = ("ALTER TABLE {schema}.a2a_tasks ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0",)
 
+# --- v9: artifacts in pieces ---------------------------------------------------------------------
+#
+# An artifact row is a sequence of pieces ``(task_key, pos, piece)``: piece 0
+# is the artifact as of its last whole write, pieces 1, 2, ... the parts
+# appended since (see ``_pieces``), so an append writes what it adds instead
+# of the whole artifact again. The rows already stored become piece 0.
+
+_SQLITE_V9 = (
+    """
+    CREATE TABLE a2a_task_artifacts_v9 (
+        task_key INTEGER NOT NULL REFERENCES a2a_tasks (key) ON DELETE CASCADE,
+        pos      INTEGER NOT NULL,
+        piece    INTEGER NOT NULL DEFAULT 0,
+        artifact TEXT    NOT NULL,
+        ref_seq  INTEGER,
+        PRIMARY KEY (task_key, pos, piece)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO a2a_task_artifacts_v9 (task_key, pos, piece, artifact, ref_seq)"
+    " SELECT task_key, pos, 0, artifact, ref_seq FROM a2a_task_artifacts",
+    "DROP TABLE a2a_task_artifacts",
+    "ALTER TABLE a2a_task_artifacts_v9 RENAME TO a2a_task_artifacts",
+)
+
+_POSTGRES_V9 = (
+    "ALTER TABLE {schema}.a2a_task_artifacts ADD COLUMN piece integer NOT NULL DEFAULT 0,"
+    " DROP CONSTRAINT a2a_task_artifacts_pkey",
+    "ALTER TABLE {schema}.a2a_task_artifacts ADD CONSTRAINT a2a_task_artifacts_pkey"
+    " PRIMARY KEY (task_key, pos, piece)",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -717,6 +749,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "queue of turns for workers", (), _POSTGRES_V6),
     Migration(7, "less room per task", (), _POSTGRES_V7),
     Migration(8, "lease epochs for fenced writes", _SQLITE_V8, _POSTGRES_V8),
+    Migration(9, "artifacts in pieces", _SQLITE_V9, _POSTGRES_V9),
 )
 
 

@@ -58,6 +58,7 @@ from ._pg_pool import exact as _exact
 from ._pg_pool import jsonb as _jsonb
 from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
+from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
 from ._queue import enqueue_pending
 from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
@@ -240,12 +241,13 @@ class PostgresTaskStore(SQLTaskStore):
             when += f" AND {task}.version IS DISTINCT FROM %s::bigint"
         return (
             f"CASE WHEN {when} THEN (SELECT array_agg(a.artifact"
-            f" ORDER BY a.pos) FROM {self._artifacts} a WHERE a.task_key = {task}.key) END"
+            f" ORDER BY a.pos, a.piece) FROM {self._artifacts} a WHERE a.task_key = {task}.key)"
+            " END"
         )
 
     @staticmethod
     def _artifact_list(count: int | None, blobs: Any) -> builtins.list[bytes | str] | None:
-        return None if count is None else [bytes(blob) for blob in blobs or ()]
+        return None if count is None else whole_artifacts(bytes(blob) for blob in blobs or ())
 
     async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
         task_id = read.task_id
@@ -415,13 +417,57 @@ class PostgresTaskStore(SQLTaskStore):
         # An unchanged row is not written again.
         async with conn.cursor() as cursor:
             await cursor.executemany(
-                f"INSERT INTO {self._artifacts} AS a (task_key, pos, artifact, ref_seq)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (task_key, pos) DO UPDATE SET"
+                f"INSERT INTO {self._artifacts} AS a (task_key, pos, piece, artifact, ref_seq)"
+                " VALUES (%s, %s, 0, %s, %s) ON CONFLICT (task_key, pos, piece) DO UPDATE SET"
                 " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
                 " WHERE a.artifact <> excluded.artifact"
                 " OR a.ref_seq IS DISTINCT FROM excluded.ref_seq",
                 rows,
             )
+
+    async def _append_parts(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        task_key: int,
+        appends: Mapping[int, ArtifactAppend],
+        referenced: Mapping[int, object],
+    ) -> None:
+        """Add the appended parts as pieces (see ``_pieces``); piece 0 loses its
+        ``ref_seq`` (its event got the artifact back) and takes a new head."""
+        for pos, (parts, head) in appends.items():
+            cursor = await conn.execute(
+                f"SELECT piece, artifact FROM {self._artifacts} WHERE task_key = %s AND pos = %s"
+                " ORDER BY piece DESC LIMIT 1",
+                (task_key, pos),
+            )
+            last = await cursor.fetchone()
+            assert last is not None  # the version checked says the artifact is stored
+            piece, data = next_piece((int(last[0]), bytes(last[1])), parts)
+            await conn.execute(
+                f"INSERT INTO {self._artifacts} (task_key, pos, piece, artifact)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (task_key, pos, piece) DO UPDATE SET"
+                " artifact = excluded.artifact",
+                (task_key, pos, piece, data),
+            )
+            if head is not None:
+                cursor = await conn.execute(
+                    f"SELECT artifact FROM {self._artifacts}"
+                    " WHERE task_key = %s AND pos = %s AND piece = 0",
+                    (task_key, pos),
+                )
+                first = await cursor.fetchone()
+                assert first is not None
+                await conn.execute(
+                    f"UPDATE {self._artifacts} SET artifact = %s, ref_seq = NULL"
+                    " WHERE task_key = %s AND pos = %s AND piece = 0",
+                    (with_head(bytes(first[0]), head), task_key, pos),
+                )
+            elif pos in referenced:
+                await conn.execute(
+                    f"UPDATE {self._artifacts} SET ref_seq = NULL"
+                    " WHERE task_key = %s AND pos = %s AND piece = 0",
+                    (task_key, pos),
+                )
 
     def _log_chunk(self, source: str) -> str:
         """The statement end writing a chunk row (parameters: its seq and bytes) for the
@@ -463,15 +509,16 @@ class PostgresTaskStore(SQLTaskStore):
         full: bool,
         artifact_ref: int | None,
         seq: int,
+        appends: Mapping[int, ArtifactAppend],
     ) -> bool:
-        """Write the artifact rows (``full``: and delete those of removed artifacts),
-        inlining the artifact into the events that referred to a row's old content
-        (True if it did)."""
+        """Write the artifact rows (``full``: and delete those of removed artifacts) and
+        the appended parts, inlining the artifact into the events that referred to a
+        row's old content (True if it did)."""
         where = "" if full else " AND pos = ANY(%s)"
         cursor = await conn.execute(
             f"SELECT pos, artifact, ref_seq FROM {self._artifacts}"
-            f" WHERE task_key = %s AND ref_seq IS NOT NULL{where}",
-            (task_key,) if full else (task_key, builtins.list(rows)),
+            f" WHERE task_key = %s AND piece = 0 AND ref_seq IS NOT NULL{where}",
+            (task_key,) if full else (task_key, [*rows, *appends]),
         )
         referenced: dict[int, tuple[bytes | str, int]] = {
             pos: (bytes(data), ref) for pos, data, ref in await cursor.fetchall()
@@ -494,10 +541,17 @@ class PostgresTaskStore(SQLTaskStore):
                 await self._write_chunk(conn, task_key, logged[0], forms)
         if full:
             await conn.execute(
-                f"DELETE FROM {self._artifacts} WHERE task_key = %s AND pos >= %s",
+                f"DELETE FROM {self._artifacts} WHERE task_key = %s AND (pos >= %s OR piece > 0)",
                 (task_key, len(task.artifacts)),
             )
+        elif rows:
+            await conn.execute(
+                f"DELETE FROM {self._artifacts}"
+                " WHERE task_key = %s AND piece > 0 AND pos = ANY(%s)",
+                (task_key, builtins.list(rows)),
+            )
         await self._write_artifacts(conn, task_key, writes)
+        await self._append_parts(conn, task_key, appends, referenced)
         return bool(inline)
 
     async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
@@ -535,12 +589,12 @@ class PostgresTaskStore(SQLTaskStore):
                 taken = await self._known(conn, task_key, ids) if ids and stored else set()
                 messages = new_messages(task, write.history_offset, stored, lambda _: taken)
                 await self._append_messages(conn, task_key, messages, stored)
-                full, rows = write.artifact_rows(artifact_count)
+                full, rows, appends = write.artifact_rows(artifact_count)
                 logged, artifact_ref = write.logged(messages, stored, rows)
                 last = None if row[7] is None else (int(row[7]), bytes(row[8]))
-                if rows or full:
+                if rows or full or appends:
                     inlined = await self._sync_artifacts(
-                        conn, task, task_key, rows, full, artifact_ref, last_seq + 1
+                        conn, task, task_key, rows, full, artifact_ref, last_seq + 1, appends
                     )
                     if inlined:  # the last chunk may be one it rewrote
                         last = await self._last_chunk(conn, task_key)
@@ -691,7 +745,7 @@ class PostgresTaskStore(SQLTaskStore):
                     messages = {pos: bytes(m) for pos, m in await cursor.fetchall()}
                     cursor = await conn.execute(
                         f"SELECT pos, artifact FROM {self._artifacts}"
-                        " WHERE task_key = %s AND pos = ANY(%s)",
+                        " WHERE task_key = %s AND piece = 0 AND pos = ANY(%s)",
                         (task_key, sorted(keys)),
                     )
                     artifacts = {key: bytes(a) for key, a in await cursor.fetchall()}

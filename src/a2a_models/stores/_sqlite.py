@@ -42,6 +42,7 @@ from ._common import (
     whole_messages,
 )
 from ._eventlog import expand_events, inline_artifact, referenced_rows, with_context
+from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
 from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
@@ -211,7 +212,8 @@ class SQLiteTaskStore(SQLTaskStore):
                 head, version, last_seq, count, artifact_count, context_id, task_key, at = row
                 # A key is max + 1: the key of a deleted newest row can come back.
                 incarnation = (task_key, at)
-                artifacts: builtins.list[str] | None = None if artifact_count is None else []
+                artifacts: builtins.list[bytes | str] | None
+                artifacts = None if artifact_count is None else []
                 if artifact_count and version != read.artifacts_at:
                     artifacts = self._artifacts(db, task_key)
                 first = read.first_message(count)
@@ -230,14 +232,14 @@ class SQLiteTaskStore(SQLTaskStore):
         return await self._run(get)
 
     @staticmethod
-    def _artifacts(db: sqlite3.Connection, task_key: int) -> builtins.list[str]:
-        return [
+    def _artifacts(db: sqlite3.Connection, task_key: int) -> builtins.list[bytes | str]:
+        return whole_artifacts(
             row[0]
             for row in db.execute(
-                "SELECT artifact FROM a2a_task_artifacts WHERE task_key = ? ORDER BY pos",
+                "SELECT artifact FROM a2a_task_artifacts WHERE task_key = ? ORDER BY pos, piece",
                 (task_key,),
             )
-        ]
+        )
 
     @staticmethod
     def _append_messages(
@@ -351,12 +353,52 @@ class SQLiteTaskStore(SQLTaskStore):
         db: sqlite3.Connection, task_key: int, writes: Sequence[ArtifactWrite]
     ) -> None:
         db.executemany(
-            "INSERT INTO a2a_task_artifacts (task_key, pos, artifact, ref_seq)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (task_key, pos) DO UPDATE SET"
+            "INSERT INTO a2a_task_artifacts (task_key, pos, piece, artifact, ref_seq)"
+            " VALUES (?, ?, 0, ?, ?) ON CONFLICT (task_key, pos, piece) DO UPDATE SET"
             " artifact = excluded.artifact, ref_seq = excluded.ref_seq"
             " WHERE artifact IS NOT excluded.artifact OR ref_seq IS NOT excluded.ref_seq",
             [(task_key, pos, data.decode(), ref) for pos, data, ref in writes],
         )
+
+    @staticmethod
+    def _append_parts(
+        db: sqlite3.Connection,
+        task_key: int,
+        appends: Mapping[int, ArtifactAppend],
+        referenced: Mapping[int, object],
+    ) -> None:
+        """Add the appended parts as pieces (see ``_pieces``); piece 0 loses its
+        ``ref_seq`` (its event got the artifact back) and takes a new head."""
+        for pos, (parts, head) in appends.items():
+            last = db.execute(
+                "SELECT piece, artifact FROM a2a_task_artifacts WHERE task_key = ? AND pos = ?"
+                " ORDER BY piece DESC LIMIT 1",
+                (task_key, pos),
+            ).fetchone()
+            piece, data = next_piece(last, parts)
+            db.execute(
+                "INSERT INTO a2a_task_artifacts (task_key, pos, piece, artifact)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (task_key, pos, piece) DO UPDATE SET"
+                " artifact = excluded.artifact",
+                (task_key, pos, piece, data.decode()),
+            )
+            if head is not None:
+                (first,) = db.execute(
+                    "SELECT artifact FROM a2a_task_artifacts"
+                    " WHERE task_key = ? AND pos = ? AND piece = 0",
+                    (task_key, pos),
+                ).fetchone()
+                db.execute(
+                    "UPDATE a2a_task_artifacts SET artifact = ?, ref_seq = NULL"
+                    " WHERE task_key = ? AND pos = ? AND piece = 0",
+                    (with_head(first, head).decode(), task_key, pos),
+                )
+            elif pos in referenced:
+                db.execute(
+                    "UPDATE a2a_task_artifacts SET ref_seq = NULL"
+                    " WHERE task_key = ? AND pos = ? AND piece = 0",
+                    (task_key, pos),
+                )
 
     @staticmethod
     def _sync_artifacts(
@@ -367,16 +409,19 @@ class SQLiteTaskStore(SQLTaskStore):
         full: bool,
         artifact_ref: int | None,
         seq: int,
+        appends: Mapping[int, ArtifactAppend],
     ) -> None:
-        """Write the artifact rows (``full``: and delete those of removed artifacts),
-        inlining the artifact into the events that referred to a row's old content."""
+        """Write the artifact rows (``full``: and delete those of removed artifacts)
+        and the appended parts, inlining the artifact into the events that referred to
+        a row's old content."""
         where = "" if full else " AND pos IN (SELECT value FROM json_each(?))"
+        positions = json.dumps([*rows, *appends])
         referenced = {
             pos: (data, ref)
             for pos, data, ref in db.execute(
                 "SELECT pos, artifact, ref_seq FROM a2a_task_artifacts"
-                f" WHERE task_key = ? AND ref_seq IS NOT NULL{where}",
-                (task_key,) if full else (task_key, json.dumps(builtins.list(rows))),
+                f" WHERE task_key = ? AND piece = 0 AND ref_seq IS NOT NULL{where}",
+                (task_key,) if full else (task_key, positions),
             )
         }
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)
@@ -392,10 +437,17 @@ class SQLiteTaskStore(SQLTaskStore):
                 )
         if full:
             db.execute(
-                "DELETE FROM a2a_task_artifacts WHERE task_key = ? AND pos >= ?",
+                "DELETE FROM a2a_task_artifacts WHERE task_key = ? AND (pos >= ? OR piece > 0)",
                 (task_key, len(task.artifacts)),
             )
+        elif rows:
+            db.execute(
+                "DELETE FROM a2a_task_artifacts WHERE task_key = ? AND piece > 0"
+                " AND pos IN (SELECT value FROM json_each(?))",
+                (task_key, json.dumps(builtins.list(rows))),
+            )
         SQLiteTaskStore._write_artifacts(db, task_key, writes)
+        SQLiteTaskStore._append_parts(db, task_key, appends, referenced)
 
     async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
         task = write.task
@@ -418,11 +470,11 @@ class SQLiteTaskStore(SQLTaskStore):
                 known = self._known(db, task_key)
                 messages = new_messages(task, write.history_offset, stored, known)
                 self._append_messages(db, task_key, messages, stored)
-                full, rows = write.artifact_rows(artifact_count)
+                full, rows, appends = write.artifact_rows(artifact_count)
                 seq = last_seq + 1
                 logged, artifact_ref = write.logged(messages, stored, rows)
-                if rows or full:
-                    self._sync_artifacts(db, task, task_key, rows, full, artifact_ref, seq)
+                if rows or full or appends:
+                    self._sync_artifacts(db, task, task_key, rows, full, artifact_ref, seq, appends)
                 db.execute(
                     "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
                     " version = version + 1, last_seq = last_seq + ?,"
@@ -465,16 +517,17 @@ class SQLiteTaskStore(SQLTaskStore):
                     for _, count, _, _, _, task_key in rows[: query.page_size]
                     if count and query.history_length != 0
                 ]
-                artifacts: dict[int, builtins.list[str]] = {}
+                pieces: dict[int, builtins.list[str]] = {}
                 with_artifacts = [row[5] for row in rows[: query.page_size] if row[3]]
                 if with_artifacts:
                     marks = ", ".join("?" * len(with_artifacts))
                     for task_key, artifact in db.execute(
                         "SELECT task_key, artifact FROM a2a_task_artifacts"
-                        f" WHERE task_key IN ({marks}) ORDER BY task_key, pos",
+                        f" WHERE task_key IN ({marks}) ORDER BY task_key, pos, piece",
                         with_artifacts,
                     ):
-                        artifacts.setdefault(task_key, []).append(artifact)
+                        pieces.setdefault(task_key, []).append(artifact)
+                artifacts = {key: whole_artifacts(found) for key, found in pieces.items()}
                 messages: dict[int, builtins.list[str]] = {}
                 if wanted:
                     where = " OR ".join(["(task_key = ? AND pos >= ?)"] * len(wanted))
@@ -555,8 +608,8 @@ class SQLiteTaskStore(SQLTaskStore):
                     )
                     artifacts = dict(
                         db.execute(
-                            "SELECT pos, artifact FROM a2a_task_artifacts"
-                            " WHERE task_key = ? AND pos IN (SELECT value FROM json_each(?))",
+                            "SELECT pos, artifact FROM a2a_task_artifacts WHERE task_key = ?"
+                            " AND piece = 0 AND pos IN (SELECT value FROM json_each(?))",
                             (task_key, json.dumps(sorted(keys))),
                         ).fetchall()
                     )

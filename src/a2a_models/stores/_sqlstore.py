@@ -11,7 +11,7 @@ import builtins
 import functools
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Self
 
@@ -49,6 +49,7 @@ from ._common import (
     storable,
 )
 from ._eventlog import compact_event
+from ._pieces import ArtifactAppend, parts_appended
 
 __all__ = [
     "PRUNE_BATCH",
@@ -236,13 +237,18 @@ class NewTask:
         return [(pos, data, None) for pos, data in self.artifacts.items()]
 
 
+_NO_APPENDS: Mapping[int, ArtifactAppend] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class TaskWrite:
     """What :meth:`SQLTaskStore._update_task` writes over the task's stored row.
 
     ``changed``: the positions of the only artifacts that may differ from
-    the stored rows (``None``: any may; rows of artifacts the task no longer
-    has are deleted). ``lease``: the row's ``lease_epoch`` must still be this.
+    the stored rows, apart from those of ``appends`` (``None``: any may; rows
+    of artifacts the task no longer has are deleted). ``appends``: the
+    artifacts that are the stored ones with parts appended, by position (see
+    ``_pieces``). ``lease``: the row's ``lease_epoch`` must still be this.
     """
 
     task: Task
@@ -254,6 +260,7 @@ class TaskWrite:
     history_offset: int
     changed: Sequence[int] | None
     lease: int | None = None
+    appends: Mapping[int, ArtifactAppend] = field(default_factory=dict)
 
     def check(self, row: Sequence[Any] | None) -> None:
         """Raise unless the stored ``row`` (starting ``version, lease_epoch``; ``None``: no
@@ -268,12 +275,16 @@ class TaskWrite:
         if version != self.expected_version:
             raise ConcurrentModificationError(task_id, self.expected_version, version)
 
-    def artifact_rows(self, stored_count: int | None) -> tuple[bool, dict[int, bytes]]:
-        """``(full, rows)``: whether every artifact row is written (and the rows of removed
-        artifacts deleted), and the JSON of the rows to write by position.
+    def artifact_rows(
+        self, stored_count: int | None
+    ) -> tuple[bool, dict[int, bytes], Mapping[int, ArtifactAppend]]:
+        """``(full, rows, appends)``: whether every artifact row is written whole (and the
+        rows of removed artifacts deleted), the JSON of the rows to write whole by
+        position, and the parts to append to the others.
         ``stored_count``: the row's ``artifact_count`` (NULL: the artifacts move to rows now)."""
-        full = self.changed is None or stored_count is None
-        return full, artifact_rows(self.task, None if full else self.changed)
+        if self.changed is None or stored_count is None:
+            return True, artifact_rows(self.task), _NO_APPENDS
+        return False, artifact_rows(self.task, self.changed), self.appends
 
     def logged(
         self, messages: Sequence[MessageRow], stored: int, rows: Mapping[int, bytes]
@@ -453,18 +464,31 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         last_seq = 0 if event is None else 1
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
 
-    def _changed_artifacts(self, task: Task, expected_version: int) -> list[int] | None:
+    def _changed_artifacts(
+        self, task: Task, expected_version: int
+    ) -> tuple[list[int] | None, dict[int, ArtifactAppend]]:
         """Positions of the artifacts of ``task`` that are not the very ones read at
-        ``expected_version`` (``None``: unknown, or some were removed or moved)."""
+        ``expected_version`` (``None``: unknown, or some were removed or moved), apart
+        from those that are the ones read with parts appended (by position)."""
         read = self._artifact_reads.get(task.id)
         if read is None or read[0] != expected_version:
-            return None
+            return None, {}
         before, after = read[1], task.artifacts
         if len(after) < len(before) or any(
             a.artifact_id != b.artifact_id for a, b in zip(before, after, strict=False)
         ):
-            return None
-        return [i for i, a in enumerate(after) if i >= len(before) or a is not before[i]]
+            return None, {}
+        changed: list[int] = []
+        appends: dict[int, ArtifactAppend] = {}
+        for i, artifact in enumerate(after):
+            if i < len(before) and artifact is before[i]:
+                continue
+            added = None if i >= len(before) else parts_appended(before[i], artifact)
+            if added is None:
+                changed.append(i)
+            else:
+                appends[i] = added
+        return changed, appends
 
     async def update(
         self,
@@ -478,9 +502,11 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         snapshot = encode_head(task)
         if not self._ok(task.id):
             raise TaskNotFoundError(f"task {task.id!r} not found")
-        changed = self._changed_artifacts(task, expected_version)
+        changed, appends = self._changed_artifacts(task, expected_version)
         before, appended, row = await self._update_task(
-            TaskWrite(task, expected_version, snapshot, event, history_offset, changed, lease)
+            TaskWrite(
+                task, expected_version, snapshot, event, history_offset, changed, lease, appends
+            )
         )
         self._artifact_reads.remember(task.id, row, expected_version + 1, task.artifacts)
         # The next whole read of the task then reads no history row it wrote.

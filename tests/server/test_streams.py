@@ -162,3 +162,62 @@ async def test_closing_one_stream_leaves_the_others() -> None:
 async def test_single_item_stream() -> None:
     message = Message.agent("hi")
     assert await collect(EventStream.single(message)) == [(0, message)]
+
+
+class _SeqOnlyBroker(EventBroker):
+    """Notifications without their event, as another replica's PostgreSQL NOTIFY sends them."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryEventBroker()
+
+    async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        for sub in tuple(self.inner._subscribers.get(task_id, ())):
+            sub.push((seq, None))
+
+    async def subscribe(self, task_id: str) -> BrokerSubscription:
+        return await self.inner.subscribe(task_id)
+
+
+class _CountingStore(InMemoryTaskStore):
+    """Counts the reads of the event log."""
+
+    reads = 0
+
+    async def events_after(self, task_id: str, seq: int) -> list[tuple[int, StreamResponse]]:
+        self.reads += 1
+        await asyncio.sleep(0)  # a database read: the other streams run meanwhile
+        return await super().events_after(task_id, seq)
+
+
+async def _log_reads_per_event(subscribers: int, events: int) -> float:
+    store = _CountingStore()
+    task = Task(id="t1", context_id="c1", status=TaskStatus.now(TaskState.SUBMITTED))
+    await store.create(task, None, event=task)
+    broker = _SeqOnlyBroker()
+    streams = [
+        EventStream(task_event_stream(store, broker, "t1", after_seq=0)) for _ in range(subscribers)
+    ]
+    readers = [asyncio.create_task(collect(stream)) for stream in streams]
+    while store.reads < subscribers:  # every stream catches up from the log
+        await asyncio.sleep(0)
+    for _ in range(5):  # and then waits for a notification
+        await asyncio.sleep(0)
+    store.reads = 0
+    for i in range(events):
+        state = TaskState.COMPLETED if i == events - 1 else TaskState.WORKING
+        event = _status(state, f"step {i}")
+        await broker.publish("t1", await store.append_event("t1", event), event)
+        for _ in range(5):  # the streams take the event before the next one
+            await asyncio.sleep(0)
+    log = await store.events_after("t1", 0)
+    for reader in readers:
+        assert await reader == log  # every stream has every event once, in order
+    return store.reads / events
+
+
+async def test_the_streams_of_a_task_share_the_log_read_of_an_event() -> None:
+    # A broker that sends only seqs sends every stream to the log for each event:
+    # one read per subscriber (100 reads for an event with 100 subscribers) before.
+    one = await _log_reads_per_event(1, 20)
+    many = await _log_reads_per_event(100, 20)
+    assert one <= 1.1 and many <= 1.1, (one, many)

@@ -25,6 +25,7 @@ import attrs
 import pytest
 
 from a2a_models import (
+    CancelTaskRequest,
     Message,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -149,6 +150,25 @@ async def test_a_turn_does_not_go_over_the_history(
     assert rows <= 12, (short, long)  # the reply reads its 10 (historyLength)
     stored = await store.get("long", None)
     assert stored is not None and len(stored.task.history) == LONG + 8
+
+
+async def _cancel_lines(store: TaskStore, task_id: str, n: int) -> int:
+    """Package lines run by a cancel of a task waiting for input after ``n`` messages."""
+    await store.create(_conversation(task_id, n), None)
+    await store.get(task_id, None)  # read whole once, as the request that showed it did
+    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
+    with _Lines() as lines:
+        task = await handler.on_cancel_task(CancelTaskRequest(id=task_id))
+    assert task.status.state is TaskState.CANCELED and len(task.history) == n
+    return lines.count
+
+
+async def test_a_cancel_does_not_go_over_the_history(store: TaskStore) -> None:
+    # It looked for the newest user message by listing every user message: a
+    # line per message (4,000 more lines for 2,000 messages).
+    short = await _cancel_lines(store, "short", SHORT)
+    long = await _cancel_lines(store, "long", LONG)
+    assert long - short <= 100, (short, long)
 
 
 async def test_a_message_already_in_the_history_is_not_added_again(store: TaskStore) -> None:

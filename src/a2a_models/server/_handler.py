@@ -492,9 +492,11 @@ class RequestHandler:
         self, task: Task, call: CallContext, request: CancelTaskRequest
     ) -> RequestContext:
         # No turn is running here (the task waits for input, or runs on
-        # another replica): describe the task by its latest user message.
-        users = [m for m in task.history if m.role is Role.USER]
-        message = users[-1] if users else (task.history[-1] if task.history else None)
+        # another replica): describe the task by its latest user message,
+        # looked for from the end (a cancel does not go over a long history).
+        message = next((m for m in reversed(task.history) if m.role is Role.USER), None)
+        if message is None and task.history:
+            message = task.history[-1]
         if message is None:
             message = Message.user("(cancel)", task_id=task.id, context_id=task.context_id)
         return RequestContext(

@@ -15,13 +15,16 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import weakref
 from collections.abc import AsyncGenerator
 from typing import TypeAlias
+
+import attrs
 
 from .._closing import GeneratorStream
 from ..models import StreamResponse, Task
 from ._lifecycle import closes_stream, trim_history
-from ._store import TaskStore
+from ._store import LoggedEvent, TaskStore
 
 __all__ = [
     "BrokerSubscription",
@@ -187,9 +190,10 @@ async def task_event_stream(
             last = first[0]
             if closes_stream(first[1], on_interrupted=close_on_interrupted):
                 return
+        need: int | None = None  # the seq that sent the stream to the log, if any
         while True:
             # Catch up from the log, then wait for the next notification.
-            for seq, event in await store.events_after(task_id, last):
+            for seq, event in await _events_after(store, task_id, last, need):
                 if seq <= last:
                     continue
                 yield seq, shown(event)
@@ -201,13 +205,68 @@ async def task_event_stream(
                 if seq <= last:
                     continue  # already delivered from the log
                 if seq > last + 1 or maybe is None:
-                    break  # missed something: read the log again
+                    need = seq
+                    break  # missed something (or told only its seq): read the log again
                 yield seq, shown(maybe)
                 last = seq
                 if closes_stream(maybe, on_interrupted=close_on_interrupted):
                     return
     finally:
         await subscription.aclose()
+
+
+@attrs.frozen(slots=True)
+class _LogRead:
+    """A read of a task's event log in flight: the events after ``after``."""
+
+    after: int
+    events: asyncio.Task[list[LoggedEvent]]
+
+
+#: The log reads in flight, per event loop, by ``(id(store), task_id)`` (an entry
+#: lives only while its read runs, which holds the store: its id is not reused).
+_reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[int, str], _LogRead]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _events_after(
+    store: TaskStore, task_id: str, after: int, need: int | None
+) -> list[LoggedEvent]:
+    """``store.events_after(task_id, after)``, shared by the streams of the task that
+    hear of the same event.
+
+    A broker that sends only sequence numbers (PostgreSQL ``NOTIFY`` on another
+    replica) sends every stream of the task to the log for each event: one read
+    per subscriber, so an event cost a replica as many reads as it had
+    subscribers. A stream that needs the events up to ``need`` now joins a read
+    already in flight that starts no later than it (``after``), and reads again
+    itself only if that read ended before ``need``. Without ``need`` (catching up
+    when the stream starts) it reads on its own, and later streams may join it.
+    """
+    loop = asyncio.get_running_loop()
+    reads = _reads.get(loop)
+    if reads is None:
+        reads = _reads[loop] = {}
+    key = (id(store), task_id)
+    shared = reads.get(key)
+    if need is not None and shared is not None and shared.after <= after:
+        events = await asyncio.shield(shared.events)
+        if events and events[-1][0] >= need:
+            return events
+    read = _LogRead(after, asyncio.ensure_future(store.events_after(task_id, after)))
+    reads[key] = read
+
+    def done(task: asyncio.Task[list[LoggedEvent]]) -> None:
+        if reads.get(key) is read:
+            del reads[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: every stream waiting on it may be gone
+
+    read.events.add_done_callback(done)
+    # Shielded: a stream that stops (its client left) does not cancel the read
+    # other streams wait on.
+    return await asyncio.shield(read.events)
 
 
 class EventStream(GeneratorStream[StreamItem]):

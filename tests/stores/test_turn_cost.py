@@ -157,7 +157,7 @@ async def _cancel_lines(store: TaskStore, task_id: str, n: int) -> int:
     await store.create(_conversation(task_id, n), None)
     await store.get(task_id, None)  # read whole once, as the request that showed it did
     handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
-    with _Lines() as lines:
+    with Lines() as lines:
         task = await handler.on_cancel_task(CancelTaskRequest(id=task_id))
     assert task.status.state is TaskState.CANCELED and len(task.history) == n
     return lines.count

@@ -230,3 +230,45 @@ async def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
     await store.aclose()
     with pytest.raises(RuntimeError, match="closed"):
         await store.get("t1", None)
+
+
+# --- task counts ------------------------------------------------------------------------------
+
+
+async def test_a_task_write_does_not_go_over_the_callers_count_rows(tmp_path: Path) -> None:
+    """A caller has a count row per (state, context); a write must not scan them all
+    (before migration 10 the triggers deleted emptied rows by scanning the caller's)."""
+    store = SQLiteTaskStore(tmp_path / "counts.db")
+    steps = [0]
+
+    def step() -> int:
+        steps[0] += 1
+        return 0
+
+    async def writes(first: int) -> int:
+        """SQLite VM steps (in hundreds) of 10 tasks created and completed."""
+        await store._run(lambda db: db.set_progress_handler(step, 100))
+        steps[0] = 0
+        for i in range(first, first + 10):
+            created = await store.create(
+                Task(id=f"t{i}", context_id=f"c{i}", status=TaskStatus(state=TaskState.WORKING)),
+                None,
+            )
+            done = TaskStatus(state=TaskState.COMPLETED)
+            await store.update(Task(id=f"t{i}", context_id=f"c{i}", status=done), created.version)
+        await store._run(lambda db: db.set_progress_handler(None, 0))
+        return steps[0]
+
+    async with store:
+        few = await writes(0)
+        for i in range(10, 2_000):  # each in a context of its own: a count row each
+            done = TaskStatus(state=TaskState.COMPLETED)
+            await store.create(Task(id=f"t{i}", context_id=f"c{i}", status=done), None)
+        many = await writes(2_000)
+        assert many <= few * 1.5, (few, many)
+        page = await store.list(None, context_id="c5")
+        assert page.total_size == 1 and page.tasks[0].status.state is TaskState.COMPLETED
+    rows = _rows(tmp_path / "counts.db", "SELECT dim, count(*) FROM a2a_task_counts GROUP BY dim")
+    zero = _rows(tmp_path / "counts.db", "SELECT count(*) FROM a2a_task_counts WHERE n = 0")
+    assert zero == [(0,)]  # emptied rows are deleted
+    assert dict(rows) == {"all": 1, "state": 1, "cs": 2_010}  # type: ignore[comparison-overlap]

@@ -739,6 +739,55 @@ _POSTGRES_V9 = (
     " PRIMARY KEY (task_key, pos, piece)",
 )
 
+# --- v10: task counts emptied by key (SQLite only) ---------------------------------------------
+#
+# The count triggers deleted the counter rows a write left at zero with
+# ``DELETE ... WHERE n = 0 AND scope = ?``: a scan of every counter row of the
+# caller, and a caller has a row per (state, context), so each task write cost
+# a pass over rows that grow with the tasks stored (20,000 tasks in their own
+# contexts: 25 ms a SendMessage). The triggers now delete the rows they
+# decremented, by key, and only after a decrement (an increment never empties
+# a row). PostgreSQL's count function always did: the version is recorded
+# there with nothing to do.
+
+
+def _sqlite_count_triggers_v10() -> tuple[str, ...]:
+    def bump(row: str, delta: str) -> str:
+        rows = _SQLITE_COUNT_ROWS_V5.format(r=row, d=delta)
+        return (
+            f"INSERT INTO a2a_task_counts (scope, dim, key, n) SELECT * FROM ({rows}) WHERE true"
+            " ON CONFLICT (scope, dim, key) DO UPDATE SET n = n + excluded.n;"
+        )
+
+    def drop_empty(row: str) -> str:
+        keys = (
+            ("'all'", "''"),
+            ("'state'", f"{row}.state"),
+            ("'cs'", f"substr({row}.state, 12) || ' ' || {row}.context_id"),
+        )
+        return " ".join(
+            f"DELETE FROM a2a_task_counts WHERE scope = {row}.scope AND dim = {dim}"
+            f" AND key = {key} AND n = 0;"
+            for dim, key in keys
+        )
+
+    return (
+        "DROP TRIGGER a2a_tasks_count_insert",
+        "DROP TRIGGER a2a_tasks_count_delete",
+        "DROP TRIGGER a2a_tasks_count_update",
+        f"CREATE TRIGGER a2a_tasks_count_insert AFTER INSERT ON a2a_tasks BEGIN {bump('NEW', '1')}"
+        " END",
+        "CREATE TRIGGER a2a_tasks_count_delete AFTER DELETE ON a2a_tasks BEGIN "
+        f"{bump('OLD', '-1')} {drop_empty('OLD')} END",
+        "CREATE TRIGGER a2a_tasks_count_update AFTER UPDATE OF scope, context_id, state"
+        " ON a2a_tasks WHEN OLD.scope IS NOT NEW.scope OR OLD.context_id IS NOT NEW.context_id"
+        f" OR OLD.state IS NOT NEW.state BEGIN {bump('OLD', '-1')} {drop_empty('OLD')}"
+        f" {bump('NEW', '1')} END",
+    )
+
+
+_SQLITE_V10 = _sqlite_count_triggers_v10()
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -750,6 +799,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "less room per task", (), _POSTGRES_V7),
     Migration(8, "lease epochs for fenced writes", _SQLITE_V8, _POSTGRES_V8),
     Migration(9, "artifacts in pieces", _SQLITE_V9, _POSTGRES_V9),
+    Migration(10, "task counts emptied by key", _SQLITE_V10, ()),
 )
 
 

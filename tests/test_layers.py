@@ -19,7 +19,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "a2a_models"
 
-_BASE = {"errors", "_state", "_closing", "_outages", "_argtypes", "models", "__version__"}
+_BASE = {
+    "errors",
+    "_state",
+    "_closing",
+    "_outages",
+    "_argtypes",
+    "_textfiles",
+    "models",
+    "__version__",
+}
 #: What each top-level package (or module) of a2a_models may import, besides itself.
 ALLOWED: dict[str, set[str]] = {
     "": {"codec", "errors", "models"},  # a2a_models/__init__.py: the curated surface
@@ -30,6 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "_closing": set(),  # the async-with of whatever aclose() releases, in every layer
     "_outages": set(),  # how retrying background loops (stores, server) log a lasting failure
     "_argtypes": set(),  # argparse types of the command lines (a2a-models, conformance)
+    "_textfiles": set(),  # why a user's configuration or workspace file cannot be read
     "models": {"errors", "_state"},
     "codec": _BASE,
     "schema": _BASE | {"codec"},

@@ -268,7 +268,7 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path, name: str) -> None:
 def test_a_workflow_registry_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     registry = tmp_path / "workflow.json"
     registry.write_bytes(b"\xff{}")
-    with pytest.raises(WorkflowError, match=r"workflow\.json: cannot read: 'utf-8' codec"):
+    with pytest.raises(WorkflowError, match=r"workflow\.json: not UTF-8 text \(byte 0x"):
         load_workflow_registry(registry)
 
 

@@ -130,5 +130,5 @@ def test_load_from_a_file(tmp_path: Path) -> None:
     with pytest.raises(MCPConfigError, match="cannot read"):
         load_mcp_config(tmp_path / "missing.json")
     path.write_bytes(b"\xff{}")  # not UTF-8: the file is named
-    with pytest.raises(MCPConfigError, match=r"mcp\.json: cannot read: 'utf-8' codec"):
+    with pytest.raises(MCPConfigError, match=r"mcp\.json: not UTF-8 text \(byte 0x"):
         load_mcp_config(path, env=ENV)

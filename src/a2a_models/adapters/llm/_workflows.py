@@ -39,6 +39,7 @@ from typing import Any, Final, TypeAlias
 
 import attrs
 
+from ..._textfiles import unreadable
 from ...errors import A2AError
 from ...models import JSONObject, JSONValue, Part, TextPart
 from ...tools import (
@@ -428,10 +429,8 @@ def load_workflow_registry(
         label = origin or str(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:  # not UTF-8: named too
-            raise WorkflowError(
-                f"{label}: cannot read: {getattr(exc, 'strerror', None) or exc}"
-            ) from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorkflowError(f"{label}: {unreadable(exc)}") from exc
         except json.JSONDecodeError as exc:
             raise WorkflowError(f"{label}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
         if base_dir is None:

@@ -14,6 +14,7 @@ from typing import Any, Final
 import attrs
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
+from ..._textfiles import unreadable
 from ...errors import A2AError
 
 __all__ = [
@@ -166,12 +167,8 @@ def read_text_file(path: Path, label: str) -> str:
     when it cannot be read or is not UTF-8 text."""
     try:
         return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WorkspaceError(label, "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise WorkspaceError(
-            label, "", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
-        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(label, "", unreadable(exc)) from None
 
 
 def _registry_path(manifest: Mapping[str, Any], key: str, default: str) -> str:

@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..._textfiles import unreadable
 from ...errors import A2AError
 
 __all__ = [
@@ -255,10 +256,8 @@ def load_mcp_config(
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:  # not UTF-8: named too
-        raise MCPConfigError(
-            f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}"
-        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MCPConfigError(f"{file}: {unreadable(exc)}") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -33,6 +33,7 @@ from a2a_models.models import StreamResponse
 from a2a_models.server import TaskStore, apply_event
 from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
 from a2a_models.stores._pieces import PIECE_BYTES, whole_artifacts
+from a2a_models.stores._sqlstore import ArtifactReads
 
 from ._support import Lines
 
@@ -259,6 +260,54 @@ async def test_postgres_append_writes_do_not_grow_with_the_artifact(
             big = await _bytes_written_per_append(store, written, 2_000)
     assert max(small) <= PIECE_BYTES + 100, small
     assert max(big) <= PIECE_BYTES + 100, big
+
+
+async def test_appends_stay_small_with_many_tasks_streaming_at_once(tmp_path: Path) -> None:
+    """More tasks streaming at once than the store's cache of artifacts once held (256):
+    each append still writes only its piece (the cache dropped entries in turn, and
+    every append of every stream rewrote its whole artifact)."""
+    path = tmp_path / "many.db"
+    async with SQLiteTaskStore(path) as store:
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE written (n INTEGER)")
+        for op in ("INSERT", "UPDATE"):
+            db.execute(
+                f"CREATE TRIGGER written_{op} AFTER {op} ON a2a_task_artifacts"
+                " BEGIN INSERT INTO written VALUES (length(CAST(NEW.artifact AS BLOB))); END"
+            )
+        db.commit()
+        runs = [await _Run(store, f"t{i}").start() for i in range(300)]
+        text = "x" * 500
+        for run in runs:
+            event = _chunk(run.task_id, "a", TextPart(text=text), append=False)
+            await store.update(apply_event(run.expected, event), 1, event=event)
+            run.expected = apply_event(run.expected, event)
+        for round_ in range(8):
+            db.execute("DELETE FROM written")
+            db.commit()
+            for run in runs:  # each run writes on from what it wrote last, as the engine does
+                event = _chunk(run.task_id, "a", TextPart(text=text))
+                await store.update(apply_event(run.expected, event), round_ + 2, event=event)
+                run.expected = apply_event(run.expected, event)
+            biggest = db.execute("SELECT max(n) FROM written").fetchone()[0]
+            assert biggest <= PIECE_BYTES + 600, (round_, biggest)
+        db.close()
+        got = await store.get("t0", None)
+        assert got is not None and got.task == runs[0].expected
+
+
+def test_the_artifact_cache_keeps_running_tasks_only_and_is_bounded() -> None:
+    reads = ArtifactReads(max_tasks=10, max_parts=25)
+    artifact = Artifact(parts=[TextPart(text=f"{i}") for i in range(5)], artifact_id="a")
+    running = attrs.evolve(_first("t"), artifacts=(artifact,))
+    done = attrs.evolve(running, status=TaskStatus(state=TaskState.COMPLETED))
+    reads.remember("t", 1, 2, running)
+    assert reads.get("t") == (2, (artifact,), 1)
+    reads.remember("t", 1, 3, done)  # no write follows a terminal one
+    assert reads.get("t") is None
+    for i in range(6):  # 5 parts each: the sixth goes over 25 parts, the first goes
+        reads.remember(f"r{i}", 1, 1, running)
+    assert reads.get("r0") is None and reads.get("r1") is not None
 
 
 def test_applying_an_append_checks_only_the_parts_it_adds() -> None:

@@ -156,34 +156,56 @@ _HistoryEntry = tuple[int, tuple[Message, ...], tuple[Message, ...], Incarnation
 
 
 class ArtifactReads:
-    """The artifacts of the tasks read most recently, by task id, with the version read.
+    """The artifacts of the tasks read or written most recently, by task id, with the
+    version read.
 
     A write computed from such a read keeps the artifacts it did not change
     as the very objects read, so the store writes only the rows of the
-    others (see :meth:`SQLTaskStore._changed_artifacts`). An entry belongs to
-    one row (see :class:`HistoryCache`).
+    others, and only the appended parts of an artifact streamed in chunks
+    (see :meth:`SQLTaskStore._changed_artifacts`). A task without an entry is
+    written whole: every artifact again. An entry belongs to one row (see
+    :class:`HistoryCache`).
+
+    Only tasks that may still be written are kept (a terminal one is
+    dropped), so every task a replica is running keeps its entry: at more
+    running tasks than the cache held, each append of each stream would have
+    rewritten its whole artifact. Bounded: ``max_tasks`` tasks and
+    ``max_parts`` artifact parts in all (the parts are the tasks' own
+    objects, which a running task holds anyway), least recently used first out.
     """
 
-    def __init__(self, max_tasks: int = 256) -> None:
+    def __init__(self, max_tasks: int = 4096, max_parts: int = 1_000_000) -> None:
         self.max_tasks = max_tasks
-        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...], Incarnation]] = (
+        self.max_parts = max_parts
+        #: ``task id: (version, artifacts, row, parts)``.
+        self._entries: OrderedDict[str, tuple[int, tuple[Artifact, ...], Incarnation, int]] = (
             OrderedDict()
         )
+        self._parts = 0
 
     def get(self, task_id: str) -> tuple[int, tuple[Artifact, ...], Incarnation] | None:
         """``(version, artifacts, row)`` of the task, if known."""
-        return self._entries.get(task_id)
+        entry = self._entries.get(task_id)
+        return None if entry is None else entry[:3]
 
     def pop(self, task_id: str) -> None:
-        self._entries.pop(task_id, None)
+        entry = self._entries.pop(task_id, None)
+        if entry is not None:
+            self._parts -= entry[3]
 
-    def remember(
-        self, task_id: str, row: Incarnation, version: int, artifacts: tuple[Artifact, ...]
-    ) -> None:
-        self._entries[task_id] = (version, artifacts, row)
-        self._entries.move_to_end(task_id)
-        while len(self._entries) > self.max_tasks:
-            self._entries.popitem(last=False)
+    def remember(self, task_id: str, row: Incarnation, version: int, task: Task) -> None:
+        """Keep the artifacts of ``task`` (at ``version``), or drop them if it is terminal."""
+        self.pop(task_id)
+        if task.status.state.is_terminal:
+            return
+        parts = sum(len(artifact.parts) for artifact in task.artifacts)
+        self._entries[task_id] = (version, task.artifacts, row, parts)
+        self._parts += parts
+        while self._entries and (
+            len(self._entries) > self.max_tasks or self._parts > self.max_parts
+        ):
+            _, (_, _, _, dropped) = self._entries.popitem(last=False)
+            self._parts -= dropped
 
 
 def _decode_row(row: PageRow) -> Task:
@@ -429,7 +451,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             assert known is not None
             task = replace_task(task, artifacts=known[1]) if known[1] else task
         elif artifacts is not None:
-            self._artifact_reads.remember(task_id, incarnation, version, task.artifacts)
+            self._artifact_reads.remember(task_id, incarnation, version, task)
         return StoredTask(
             task=task,
             version=version,
@@ -460,7 +482,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts)
         )
         self._histories.pop(task.id)  # of a task that had this id before, if any
-        self._artifact_reads.remember(task.id, row, 1, task.artifacts)
+        self._artifact_reads.remember(task.id, row, 1, task)
         last_seq = 0 if event is None else 1
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
 
@@ -508,7 +530,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
                 task, expected_version, snapshot, event, history_offset, changed, lease, appends
             )
         )
-        self._artifact_reads.remember(task.id, row, expected_version + 1, task.artifacts)
+        self._artifact_reads.remember(task.id, row, expected_version + 1, task)
         # The next whole read of the task then reads no history row it wrote.
         fresh = task.history[max(0, before - history_offset) :]
         self._histories.wrote(

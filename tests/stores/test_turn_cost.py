@@ -241,3 +241,24 @@ async def test_replicas_see_each_others_turns(kind: str, request: pytest.Fixture
     finally:
         for store in (a, b):
             await store.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_turn_stays_cheap_with_many_conversations_going_on(
+    store: TaskStore, message_ids: _CountingId
+) -> None:
+    """More conversations taking turns at once than the caches once held (256): a turn
+    still does not go over its history (each turn found its history dropped and
+    read, decoded and scanned it whole)."""
+    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
+    names = [f"c{i}" for i in range(300)]
+    for name in names:
+        await store.create(_conversation(name, 60), None)
+    for i in range(2):
+        for name in names:
+            await handler.on_send_message(_turn(name, f"turn {i}"))
+    rows = _count_rows(store)
+    message_ids.reads = 0
+    task = await handler.on_send_message(_turn("c0", "measured"))
+    assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+    assert message_ids.reads <= 20, message_ids.reads
+    assert sum(rows) <= 12, rows

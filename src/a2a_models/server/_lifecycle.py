@@ -71,7 +71,7 @@ def _check_transition(task: Task, new: TaskState) -> None:
 #: Histories at least this long keep their message ids in :data:`_HISTORY_IDS`.
 _TRACKED_HISTORY = 32
 #: How many histories are tracked at once (the most recently extended ones).
-_MAX_TRACKED = 256
+_MAX_TRACKED = 4096
 #: How many message ids all tracked histories hold at most, together (a set of
 #: ids costs about 100 bytes per message besides the messages themselves).
 _MAX_TRACKED_IDS = 400_000

@@ -84,7 +84,7 @@ class HistoryCache:
     is their memory, held that much longer.
     """
 
-    def __init__(self, max_tasks: int = 256, max_messages: int = 200_000) -> None:
+    def __init__(self, max_tasks: int = 4096, max_messages: int = 200_000) -> None:
         self.max_tasks = max_tasks
         self.max_messages = max_messages
         #: ``task id: (messages, the history as a tuple, messages written since, row)``.

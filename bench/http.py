@@ -1023,32 +1023,31 @@ async def conversation(port: int, turns: int) -> list[float]:
         await conn.close()
 
 
-async def measure_turns(args: argparse.Namespace) -> bool:
-    """``args.turns`` turns of one conversation through ``a2a-models serve`` (SQLite and,
-    if reachable, PostgreSQL) and through the SDK's server with its DatabaseTaskStore."""
+async def _each_store_server(
+    args: argparse.Namespace, name: str, run: Callable[[int], Awaitable[Any]]
+) -> list[tuple[str, Any]]:
+    """``(label, run(port))`` for ``a2a-models serve`` on SQLite and (unless
+    ``--no-postgres``) PostgreSQL, then the SDK's server with its DatabaseTaskStore on
+    SQLite, one after the other; files and schema are removed afterwards."""
     if _two_cpus():
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {0})
-    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-turns-")
+    tmp = tempfile.TemporaryDirectory(prefix=f"a2a-bench-{name}-")
     pg = os.environ.get("A2A_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-    schema = f"bench_turns_{os.getpid()}"
-    kinds = [("serve sqlite", _serve_command(f"sqlite:///{tmp.name}/turns.db"), None)]
+    schema = f"bench_{name}_{os.getpid()}"
+    kinds = [("serve sqlite", _serve_command(f"sqlite:///{tmp.name}/{name}.db"), None)]
     if not args.no_postgres:
         kinds.append(("serve postgres", _serve_command(f"{pg}?schema={schema}"), None))
     kinds.append(("sdk sqlite", None, {"A2A_BENCH_SDK_DB": f"{tmp.name}/sdk.db"}))
-    ok = True
-    rows = []
+    results = []
     try:
         for label, command, env in kinds:
             server = ServerProcess("sdk-db" if command is None else "serve", None, command, env)
             try:
                 await server.ready()
-                times = await conversation(server.port, args.turns)
+                results.append((label, await run(server.port)))
             finally:
                 server.stop()
-            first = statistics.median(times[:50]) * 1e3
-            last = statistics.median(times[-50:]) * 1e3
-            rows.append((label, first, last))
     finally:
         if not args.no_postgres:
             with contextlib.suppress(Exception):
@@ -1057,6 +1056,20 @@ async def measure_turns(args: argparse.Namespace) -> bool:
                 with psycopg.connect(pg, autocommit=True) as conn:
                     conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         tmp.cleanup()
+    return results
+
+
+async def measure_turns(args: argparse.Namespace) -> bool:
+    """``args.turns`` turns of one conversation through ``a2a-models serve`` (SQLite and,
+    if reachable, PostgreSQL) and through the SDK's server with its DatabaseTaskStore."""
+    rows = []
+    for label, times in await _each_store_server(
+        args, "turns", lambda port: conversation(port, args.turns)
+    ):
+        first = statistics.median(times[:50]) * 1e3
+        last = statistics.median(times[-50:]) * 1e3
+        rows.append((label, first, last))
+    ok = True
     print(f"\n{args.turns:,} turns of one conversation (SendMessage, historyLength=10), ms/turn:")
     print(f"| {'':<16} | {'first 50':>9} | {'last 50':>9} | {'last/first':>10} |")
     for label, first, last in rows:
@@ -1092,39 +1105,18 @@ async def measure_chunks(args: argparse.Namespace) -> bool:
     """One artifact streamed in ``args.chunks`` appended chunks through ``a2a-models
     serve`` (SQLite and, if reachable, PostgreSQL) and the SDK's server with its
     DatabaseTaskStore: the time per chunk at the start and at the end of the stream."""
-    if _two_cpus():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, {0})
-    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-chunks-")
-    pg = os.environ.get("A2A_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-    schema = f"bench_chunks_{os.getpid()}"
-    kinds = [("serve sqlite", _serve_command(f"sqlite:///{tmp.name}/chunks.db"), None)]
-    if not args.no_postgres:
-        kinds.append(("serve postgres", _serve_command(f"{pg}?schema={schema}"), None))
-    kinds.append(("sdk sqlite", None, {"A2A_BENCH_SDK_DB": f"{tmp.name}/sdk.db"}))
-    rows = []
-    try:
-        for label, command, env in kinds:
-            server = ServerProcess("sdk-db" if command is None else "serve", None, command, env)
-            try:
-                await server.ready()
-                t0 = time.perf_counter()
-                gaps = await streamed_artifact(server.port, args.chunks)
-                wall = time.perf_counter() - t0
-            finally:
-                server.stop()
-            window = min(300, len(gaps) // 4)
-            first = statistics.mean(gaps[1 : window + 1]) * 1e3
-            last = statistics.mean(gaps[-window - 1 : -1]) * 1e3
-            rows.append((label, first, last, wall))
-    finally:
-        if not args.no_postgres:
-            with contextlib.suppress(Exception):
-                import psycopg
 
-                with psycopg.connect(pg, autocommit=True) as conn:
-                    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        tmp.cleanup()
+    async def stream(port: int) -> tuple[list[float], float]:
+        t0 = time.perf_counter()
+        gaps = await streamed_artifact(port, args.chunks)
+        return gaps, time.perf_counter() - t0
+
+    rows = []
+    for label, (gaps, wall) in await _each_store_server(args, "chunks", stream):
+        window = min(300, len(gaps) // 4)
+        first = statistics.mean(gaps[1 : window + 1]) * 1e3
+        last = statistics.mean(gaps[-window - 1 : -1]) * 1e3
+        rows.append((label, first, last, wall))
     print(f"\none artifact streamed in {args.chunks:,} chunks (SendStreamingMessage), ms/chunk:")
     print(f"| {'':<16} | {'first 300':>9} | {'last 300':>9} | {'last/first':>10} | {'total':>8} |")
     ok = True

@@ -245,6 +245,18 @@ async def sdk_ops(store: Any, ctx: Any, n: int) -> tuple[Callable[[], Awaitable[
     return append, get10
 
 
+async def _engine_write(store: TaskStore, task_id: str, event: TaskArtifactUpdateEvent) -> None:
+    """What the engine does with an agent's event: read without history, apply, write back."""
+    stored = await store.get(task_id, None, history_length=0)
+    assert stored is not None
+    await store.update(
+        apply_event(stored.task, event),
+        stored.version,
+        event=event,
+        history_offset=stored.history_offset,
+    )
+
+
 def _artifact(task_id: str, i: int, text: str = ARTIFACT_TEXT) -> Artifact:
     return Artifact(parts=[TextPart(text=text)], artifact_id=f"{task_id}-a{i}", name=f"part {i}")
 
@@ -263,14 +275,7 @@ async def our_artifact_op(store: TaskStore, n: int) -> Callable[[], Awaitable[No
             context_id="ctx",
             artifact=_artifact(task_id, 0, ARTIFACT_TEXT[flip[0] :]),
         )
-        stored = await store.get(task_id, None, history_length=0)
-        assert stored is not None
-        await store.update(
-            apply_event(stored.task, event),
-            stored.version,
-            event=event,
-            history_offset=stored.history_offset,
-        )
+        await _engine_write(store, task_id, event)
 
     return replace
 
@@ -293,27 +298,50 @@ async def sdk_artifact_op(store: Any, ctx: Any, n: int) -> Callable[[], Awaitabl
     return replace
 
 
-async def section_artifacts(args: argparse.Namespace, tmp: str) -> None:
-    big = args.artifacts
-    print(f"\n== one artifact-update event on a task with 1 vs {big:,} artifacts")
+OpMaker = Callable[..., Awaitable[Callable[[], Awaitable[None]]]]
+
+
+async def _small_vs_big(
+    args: argparse.Namespace,
+    tmp: str,
+    section: str,
+    what: str,
+    big: int,
+    ours: OpMaker,
+    sdk: OpMaker,
+    *,
+    untargeted: tuple[str, ...] = (),
+) -> None:
+    """``what`` on a small (1) and a big task, ours in every store, then the SDK's."""
     for name, make in await _our_stores(tmp, not args.no_postgres):
         store = await make()
         try:
-            one = await our_artifact_op(store, 1)
-            many = await our_artifact_op(store, big)
+            one = await ours(store, 1)
+            many = await ours(store, big)
             t1, tb = await _medians([one, many], args.repeats)
         finally:
             await _drop(store)
-        _row("artifacts", f"ours {name}: artifact event", t1, tb, 1.5)
+        if name in untargeted:
+            print(f"  ours {name}: {what} {t1:,.0f} -> {tb:,.0f} us (no target)")
+        else:
+            _row(section, f"ours {name}: {what}", t1, tb, 1.5)
     for kind in ("sqlite", *(() if args.no_postgres else ("postgres",))):
         store, ctx, close = await sdk_store(kind, tmp)
         try:
-            one = await sdk_artifact_op(store, ctx, 1)
-            many = await sdk_artifact_op(store, ctx, big)
+            one = await sdk(store, ctx, 1)
+            many = await sdk(store, ctx, big)
             s1, sb = await _medians([one, many], max(5, args.repeats // 6))
         finally:
             await close()
-        print(f"  SDK {kind}: artifact event {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
+        print(f"  SDK {kind}: {what} {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
+
+
+async def section_artifacts(args: argparse.Namespace, tmp: str) -> None:
+    big = args.artifacts
+    print(f"\n== one artifact-update event on a task with 1 vs {big:,} artifacts")
+    await _small_vs_big(
+        args, tmp, "artifacts", "artifact event", big, our_artifact_op, sdk_artifact_op
+    )
 
 
 CHUNK_TEXT = "a streamed token "
@@ -333,14 +361,7 @@ async def our_chunk_op(store: TaskStore, n: int) -> Callable[[], Awaitable[None]
     )
 
     async def append() -> None:
-        stored = await store.get(task_id, None, history_length=0)
-        assert stored is not None
-        await store.update(
-            apply_event(stored.task, chunk),
-            stored.version,
-            event=chunk,
-            history_offset=stored.history_offset,
-        )
+        await _engine_write(store, task_id, chunk)
 
     return append
 
@@ -364,28 +385,17 @@ async def sdk_chunk_op(store: Any, ctx: Any, n: int) -> Callable[[], Awaitable[N
 async def section_chunks(args: argparse.Namespace, tmp: str) -> None:
     big = args.parts
     print(f"\n== one appended chunk on an artifact of 1 vs {big:,} parts")
-    for name, make in await _our_stores(tmp, not args.no_postgres):
-        store = await make()
-        try:
-            one = await our_chunk_op(store, 1)
-            many = await our_chunk_op(store, big)
-            t1, tb = await _medians([one, many], args.repeats)
-        finally:
-            await _drop(store)
-        if name == "memory":
-            # Nothing to write: what is left is the model's copy of the parts tuple.
-            print(f"  ours memory: appended chunk {t1:,.0f} -> {tb:,.0f} us (no target)")
-            continue
-        _row("chunks", f"ours {name}: appended chunk", t1, tb, 1.5)
-    for kind in ("sqlite", *(() if args.no_postgres else ("postgres",))):
-        store, ctx, close = await sdk_store(kind, tmp)
-        try:
-            one = await sdk_chunk_op(store, ctx, 1)
-            many = await sdk_chunk_op(store, ctx, big)
-            s1, sb = await _medians([one, many], max(5, args.repeats // 6))
-        finally:
-            await close()
-        print(f"  SDK {kind}: appended chunk {s1:,.0f} -> {sb:,.0f} us ({sb / s1:.1f}x)")
+    # The memory store writes nothing: what is left is the model's copy of the parts tuple.
+    await _small_vs_big(
+        args,
+        tmp,
+        "chunks",
+        "appended chunk",
+        big,
+        our_chunk_op,
+        sdk_chunk_op,
+        untargeted=("memory",),
+    )
 
 
 # =========================================================================== sections

@@ -210,17 +210,24 @@ async def _bytes_written_per_append(
     return costs
 
 
+def _logging_artifact_writes(path: Path) -> sqlite3.Connection:
+    """A connection to the SQLite database at ``path`` whose table ``written`` gets the
+    bytes of every artifact row written from now on."""
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE written (n INTEGER)")
+    for op in ("INSERT", "UPDATE"):
+        db.execute(
+            f"CREATE TRIGGER written_{op} AFTER {op} ON a2a_task_artifacts"
+            " BEGIN INSERT INTO written VALUES (length(CAST(NEW.artifact AS BLOB))); END"
+        )
+    db.commit()
+    return db
+
+
 async def test_sqlite_append_writes_do_not_grow_with_the_artifact(tmp_path: Path) -> None:
     path = tmp_path / "grow.db"
     async with SQLiteTaskStore(path) as store:
-        db = sqlite3.connect(path)
-        db.execute("CREATE TABLE written (n INTEGER)")
-        for op in ("INSERT", "UPDATE"):
-            db.execute(
-                f"CREATE TRIGGER written_{op} AFTER {op} ON a2a_task_artifacts"
-                " BEGIN INSERT INTO written VALUES (length(CAST(NEW.artifact AS BLOB))); END"
-            )
-        db.commit()
+        db = _logging_artifact_writes(path)
 
         def written() -> int:
             return int(db.execute("SELECT coalesce(sum(n), 0) FROM written").fetchone()[0])
@@ -268,14 +275,7 @@ async def test_appends_stay_small_with_many_tasks_streaming_at_once(tmp_path: Pa
     every append of every stream rewrote its whole artifact)."""
     path = tmp_path / "many.db"
     async with SQLiteTaskStore(path) as store:
-        db = sqlite3.connect(path)
-        db.execute("CREATE TABLE written (n INTEGER)")
-        for op in ("INSERT", "UPDATE"):
-            db.execute(
-                f"CREATE TRIGGER written_{op} AFTER {op} ON a2a_task_artifacts"
-                " BEGIN INSERT INTO written VALUES (length(CAST(NEW.artifact AS BLOB))); END"
-            )
-        db.commit()
+        db = _logging_artifact_writes(path)
         runs = [await _Run(store, f"t{i}").start() for i in range(300)]
         text = "x" * 500
         for run in runs:

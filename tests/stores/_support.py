@@ -17,7 +17,16 @@ from a2a_models import (
     SendMessageConfiguration,
     SendMessageRequest,
 )
-from a2a_models.server import Agent, AgentEvent, EventStream, RequestContext, StreamItem
+from a2a_models.models import StreamResponse
+from a2a_models.server import (
+    Agent,
+    AgentEvent,
+    EventStream,
+    RequestContext,
+    StreamItem,
+    TaskStore,
+    apply_event,
+)
 
 Execute = Callable[[RequestContext], AsyncIterator[AgentEvent]]
 
@@ -89,3 +98,11 @@ class Lines:
 
     def __exit__(self, *exc: object) -> None:
         sys.settrace(self._before)
+
+
+async def commit(store: TaskStore, task_id: str, event: StreamResponse) -> None:
+    """What the engine's writer does with an event: read without history, apply, write back."""
+    stored = await store.get(task_id, None, history_length=0)
+    assert stored is not None
+    task = apply_event(stored.task, event)
+    await store.update(task, stored.version, event=event, history_offset=stored.history_offset)

@@ -35,7 +35,7 @@ from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
 from a2a_models.stores._pieces import PIECE_BYTES, whole_artifacts
 from a2a_models.stores._sqlstore import ArtifactReads
 
-from ._support import Lines
+from ._support import Lines, commit
 
 T0 = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -59,18 +59,6 @@ def _chunk(
     )
 
 
-async def _commit(store: TaskStore, task_id: str, event: StreamResponse) -> None:
-    """What the engine's writer does: read without history, apply, write back."""
-    stored = await store.get(task_id, None, history_length=0)
-    assert stored is not None
-    await store.update(
-        apply_event(stored.task, event),
-        stored.version,
-        event=event,
-        history_offset=stored.history_offset,
-    )
-
-
 class _Run:
     """A task written event by event, with what it must read back as."""
 
@@ -85,7 +73,7 @@ class _Run:
         return self
 
     async def send(self, event: StreamResponse, store: TaskStore | None = None) -> None:
-        await _commit(store or self.store, self.task_id, event)
+        await commit(store or self.store, self.task_id, event)
         self.expected = apply_event(self.expected, event)
         self.logged.append((len(self.logged) + 1, event))
 

@@ -33,6 +33,8 @@ from a2a_models.server._store import status_key
 from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore, _migrations
 from a2a_models.stores._common import encode_event, encode_message, encode_task, scope_key
 
+from ._support import commit
+
 T0 = datetime(2025, 6, 1, tzinfo=UTC)
 
 
@@ -71,20 +73,12 @@ def _chunk(
     )
 
 
-async def _commit(store: TaskStore, task_id: str, event: StreamResponse) -> None:
-    """What the engine's writer does: read without history, apply, write back."""
-    stored = await store.get(task_id, None, history_length=0)
-    assert stored is not None
-    task = apply_event(stored.task, event)
-    await store.update(task, stored.version, event=event, history_offset=stored.history_offset)
-
-
 async def _run(store: TaskStore, task_id: str, events: list[StreamResponse]) -> Task:
     first = _first(task_id)
     await store.create(first, None, event=first)
     expected = first
     for event in events:
-        await _commit(store, task_id, event)
+        await commit(store, task_id, event)
         expected = apply_event(expected, event)
     return expected
 
@@ -126,7 +120,7 @@ async def test_a_task_created_with_artifacts_and_duplicate_ids_round_trips(
     task = attrs.evolve(_first("t2"), artifacts=twins)
     await store.create(task, None, event=task)
     event = _chunk("t2", "same", "z")
-    await _commit(store, "t2", event)
+    await commit(store, "t2", event)
     got = await store.get("t2", None)
     assert got is not None
     assert [a.parts[0] for a in got.task.artifacts] == [TextPart(text="z"), TextPart(text="y")]
@@ -146,7 +140,7 @@ async def test_messages_whose_content_repeats_the_task_ids_round_trip(store: Tas
     task = attrs.evolve(_first("t5"), history=(*_first("t5").history, *tricky, other))
     await store.create(task, None, event=task)
     event = _status("t5", TaskState.WORKING, "and one more", 4)
-    await _commit(store, "t5", event)
+    await commit(store, "t5", event)
     expected = apply_event(task, event)
     got = await store.get("t5", None)
     assert got is not None and got.task == expected
@@ -210,8 +204,8 @@ async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> No
                 f" BEGIN INSERT INTO written VALUES (NEW.pos, NEW.piece, '{op}'); END"
             )
         db.commit()
-        await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
-        await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
+        await commit(store, "t4", _chunk("t4", "a2", " more", append=True))
+        await commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
         # The append adds a piece holding its part; piece 0 only loses its ref_seq
         # (the event that referred to it holds its artifact now).
         assert db.execute("SELECT * FROM written").fetchall() == [
@@ -220,7 +214,7 @@ async def test_sqlite_writes_only_the_changed_artifact_row(tmp_path: Path) -> No
         ]
         db.execute("DELETE FROM written")
         db.commit()
-        await _commit(store, "t4", _chunk("t4", "a2", " and more", append=True))
+        await commit(store, "t4", _chunk("t4", "a2", " and more", append=True))
         assert db.execute("SELECT * FROM written").fetchall() == [(2, 1, "UPDATE")]
         db.close()
         got = await store.get("t4", None)
@@ -243,8 +237,8 @@ async def test_postgres_writes_only_the_changed_artifact_row(pg_dsn: str, pg_sch
         )
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             before = conn.execute(query).fetchall()
-            await _commit(store, "t4", _chunk("t4", "a2", " more", append=True))
-            await _commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
+            await commit(store, "t4", _chunk("t4", "a2", " more", append=True))
+            await commit(store, "t4", _status("t4", TaskState.WORKING, "status only", 3))
             after = conn.execute(query).fetchall()
             head = conn.execute(f'SELECT task FROM "{pg_schema}".a2a_tasks').fetchone()
         # The snapshot leaves out the ids its row's columns hold.
@@ -309,7 +303,7 @@ async def _check_v4(store: TaskStore, task: Task, events: list[StreamResponse]) 
     # The next write moves the artifacts to rows; old and new events read exactly.
     more = [_chunk(task.id, "a", "replaced"), _chunk(task.id, "c", "new")]
     for event in more:
-        await _commit(store, task.id, event)
+        await commit(store, task.id, event)
         task = apply_event(task, event)
     got = await store.get(task.id, None)
     assert got is not None and got.task == task
@@ -437,8 +431,8 @@ async def test_two_handles_never_see_a_stale_artifact(
     task_id = uuid.uuid4().hex
     try:
         await _run(a, task_id, [_chunk(task_id, "x", "from a")])
-        await _commit(b, task_id, _chunk(task_id, "x", " and b", append=True))
-        await _commit(a, task_id, _chunk(task_id, "y", "a again"))
+        await commit(b, task_id, _chunk(task_id, "x", " and b", append=True))
+        await commit(a, task_id, _chunk(task_id, "y", "a again"))
         got = await b.get(task_id, None)
         assert got is not None
         assert [p.text for p in got.task.artifacts[0].parts] == ["from a", " and b"]  # type: ignore[union-attr]

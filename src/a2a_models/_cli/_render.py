@@ -122,18 +122,31 @@ def file_label(part: m.FilePart) -> str:
 
 
 def blocks(parts: Iterable[m.Part]) -> list[m.Part]:
-    """The parts as read: consecutive text parts become one (joined exactly, chunk by chunk)."""
+    """The parts as read: consecutive text parts become one (joined exactly, chunk by chunk).
+
+    Each run of text parts is joined once, at its end: joining chunk by chunk
+    copied the text read so far for every chunk, so an artifact streamed in N
+    chunks cost O(N²) bytes each time it was drawn.
+    """
     out: list[m.Part] = []
+    run: list[m.TextPart] = []  # the text parts of the run being read
+
+    def end_run() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            out.append(m.TextPart("".join(p.text for p in run), media_type=run[0].media_type))
+        run.clear()
+
     for part in parts:
-        last = out[-1] if out else None
-        if (
-            isinstance(part, m.TextPart)
-            and isinstance(last, m.TextPart)
-            and part.media_type == last.media_type
-        ):
-            out[-1] = m.TextPart(last.text + part.text, media_type=last.media_type)
+        if isinstance(part, m.TextPart):
+            if run and part.media_type != run[0].media_type:
+                end_run()
+            run.append(part)
         else:
+            end_run()
             out.append(part)
+    end_run()
     return out
 
 

@@ -10,6 +10,7 @@ plain output) or, for the live view, on a pseudo-terminal.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -694,6 +695,81 @@ def test_text_chunks_join_exactly_and_other_parts_stay_apart() -> None:
     assert [type(p) for p in joined] == [m.TextPart, m.DataPart, m.TextPart]
     assert joined[0].text == "knowledge graph."
     assert plain_parts(parts) == 'knowledge graph.\n{\n  "a": 1\n}\nafter'
+
+
+def test_joining_the_chunks_of_an_artifact_copies_its_text_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Joining chunk by chunk made a text part of everything read so far for each
+    # chunk: 2,000 chunks of 23 characters built 46 million characters.
+    built: list[int] = []
+    init = m.TextPart.__init__
+
+    def counting_init(self: m.TextPart, text: str, *args: Any, **kwargs: Any) -> None:
+        built.append(len(text))
+        init(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(m.TextPart, "__init__", counting_init)
+    chunks = [m.TextPart("a few streamed tokens, ") for _ in range(2000)]
+    built.clear()
+    joined = blocks(chunks)
+    assert [p.text for p in joined] == ["a few streamed tokens, " * 2000]
+    assert sum(built) == len(joined[0].text)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_the_live_view_draws_per_refresh_not_per_event_and_only_what_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import rich.live
+    from rich.markdown import Markdown
+    from rich.text import Text
+
+    from a2a_models._cli import _render
+
+    # Drawing is the live display's to do when it refreshes (here: only when it
+    # starts and stops, its refresh thread does nothing): drawing the whole task
+    # for every chunk cost O(N²) for an artifact of N chunks (8,000: a minute).
+    monkeypatch.setattr(rich.live._RefreshThread, "run", lambda self: None)
+    monkeypatch.setenv("TERM", "xterm")
+    drawn: list[int] = []
+    rich_task = _render._rich_task
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        group = rich_task(*args, **kwargs)
+        texts = [r for r in group.renderables for r in getattr(r, "renderables", [r])]
+        drawn.append(
+            sum(len(r.plain) for r in texts if isinstance(r, Text))
+            + sum(len(r.markup) for r in texts if isinstance(r, Markdown))
+        )
+        return group
+
+    monkeypatch.setattr(_render, "_rich_task", counting)
+    chunk = "a few streamed tokens, "
+
+    async def events() -> Any:
+        yield m.Task(id="t", context_id="c", status=m.TaskStatus(state=m.TaskState.WORKING))
+        for i in range(2000):
+            yield m.TaskArtifactUpdateEvent(
+                task_id="t",
+                context_id="c",
+                artifact=m.Artifact(parts=[m.Part.text(chunk)], artifact_id="r"),
+                append=i > 0,
+            )
+
+    screen = _Terminal()
+    output = _render.Output(screen)
+    assert output.rich
+    view = await output.watch(events())
+    width, height = output.console.size
+    assert len(drawn) <= 3  # the live display's start and stop, and the final picture
+    assert max(drawn[:-1]) <= 4 * width * height + 200  # the live frames: a few screenfuls
+    assert drawn[-1] > 2000 * len(chunk)  # the final picture: all of it
+    assert view.task is not None and len(view.task.artifacts[0].parts) == 2000
 
 
 def test_sizes_labels_and_usage() -> None:

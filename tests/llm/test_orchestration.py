@@ -486,6 +486,32 @@ async def test_periodic_status_updates_not_repeated_and_stop_at_artifact(
     assert kinds(events)[-1] == "completed"
 
 
+async def test_a_long_text_answer_is_not_joined_again_for_each_delta(
+    scripted_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from a2a_models.adapters.llm import _handler
+
+    # Each text delta joined the whole text so far into the "writing" activity:
+    # O(N²) characters for an answer of N deltas (2,000 of 5 characters: 10
+    # million). It is joined when a status update is due, not per delta.
+    joined: list[int] = []
+    activity = _handler.Activity
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        joined.append(len(kwargs.get("text", "")))
+        return activity(*args, **kwargs)
+
+    monkeypatch.setattr(_handler, "Activity", counting)
+    deltas = ["word "] * 2000
+    scripted_server.script(route(), Turn(text=deltas), artifact_turn("done"))
+    model = build_model("openai", scripted_server)
+    events, _ = await stream(make_agent(model))
+    await model.aclose()
+    assert kinds(events)[-1] == "completed"
+    assert events[-1].status.message.text == "".join(deltas).strip()
+    assert sum(joined) <= len("".join(deltas))
+
+
 # ---------------------------------------------------------------- tool results
 
 

@@ -63,6 +63,10 @@ _STYLE: Final = {
 }
 
 
+#: How many screenfuls of each artifact text the live view draws (it shows one).
+_LIVE_SCREENS: Final = 4
+
+
 def state_name(state: m.TaskState) -> str:
     """``input-required`` for ``TaskState.INPUT_REQUIRED`` (the 0.3 wire name)."""
     return state.name.lower().replace("_", "-")
@@ -122,18 +126,31 @@ def file_label(part: m.FilePart) -> str:
 
 
 def blocks(parts: Iterable[m.Part]) -> list[m.Part]:
-    """The parts as read: consecutive text parts become one (joined exactly, chunk by chunk)."""
+    """The parts as read: consecutive text parts become one (joined exactly, chunk by chunk).
+
+    Each run of text parts is joined once, at its end: joining chunk by chunk
+    copied the text read so far for every chunk, so an artifact streamed in N
+    chunks cost O(N²) bytes each time it was drawn.
+    """
     out: list[m.Part] = []
+    run: list[m.TextPart] = []  # the text parts of the run being read
+
+    def end_run() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            out.append(m.TextPart("".join(p.text for p in run), media_type=run[0].media_type))
+        run.clear()
+
     for part in parts:
-        last = out[-1] if out else None
-        if (
-            isinstance(part, m.TextPart)
-            and isinstance(last, m.TextPart)
-            and part.media_type == last.media_type
-        ):
-            out[-1] = m.TextPart(last.text + part.text, media_type=last.media_type)
+        if isinstance(part, m.TextPart):
+            if run and part.media_type != run[0].media_type:
+                end_run()
+            run.append(part)
         else:
+            end_run()
             out.append(part)
+    end_run()
     return out
 
 
@@ -379,20 +396,35 @@ class Output:
         from rich.spinner import Spinner
 
         spinner = Spinner("dots", text="waiting for the agent…", style="cyan")
+
+        def draw() -> RenderableType:
+            # Called by Live when it refreshes (12 times a second, from its own
+            # thread), not per event: drawing costs the whole task, so drawing it
+            # for each chunk of an artifact streamed in N chunks cost O(N²).
+            task = view.task  # replaced whole by apply(), never changed in place
+            if task is None:
+                return spinner
+            # The view is cut to the screen's height: text past a few screenfuls
+            # (Markdown's markup is not drawn) is not drawn either, so that a
+            # refresh does not cost the whole of a long artifact.
+            width, height = self.console.size
+            active = task.status.state.is_active
+            return _rich_task(
+                task,
+                view.usage,
+                spinner=spinner if active else None,
+                limit=_LIVE_SCREENS * width * height,
+            )
+
         with Live(
-            spinner,
             console=self.console,
+            get_renderable=draw,
             transient=True,
             refresh_per_second=12,
             vertical_overflow="ellipsis",
-        ) as live:
+        ):
             async for item in events:
                 view.apply(item)
-                if view.task is not None:
-                    drawn = _rich_task(
-                        view.task, view.usage, spinner=spinner if view.active else None
-                    )
-                    live.update(drawn)
         self.result(view)
         return view
 
@@ -500,7 +532,8 @@ def _plain_task_header(task: m.Task) -> str:
 # ------------------------------------------------------------------------ rich drawing
 
 
-def _rich_parts(parts: Iterable[m.Part]) -> RenderableType:
+def _rich_parts(parts: Iterable[m.Part], *, limit: int | None = None) -> RenderableType:
+    """The parts as drawn; ``limit``: draw at most that many characters of each text."""
     from rich.console import Group
     from rich.json import JSON
     from rich.markdown import Markdown
@@ -509,10 +542,11 @@ def _rich_parts(parts: Iterable[m.Part]) -> RenderableType:
     drawn: list[RenderableType] = []
     for part in blocks(parts):
         if isinstance(part, m.TextPart):
+            text = part.text if limit is None else part.text[:limit]
             if part.media_type == "text/markdown":
-                drawn.append(Markdown(part.text))
+                drawn.append(Markdown(text))
             else:
-                drawn.append(Text(part.text))
+                drawn.append(Text(text))
         elif isinstance(part, m.DataPart):
             drawn.append(JSON.from_data(part.data, indent=2, ensure_ascii=False))
         elif isinstance(part, m.FilePart):
@@ -521,9 +555,14 @@ def _rich_parts(parts: Iterable[m.Part]) -> RenderableType:
 
 
 def _rich_task(
-    task: m.Task, usage: tuple[int | None, int | None] | None, *, spinner: Spinner | None = None
+    task: m.Task,
+    usage: tuple[int | None, int | None] | None,
+    *,
+    spinner: Spinner | None = None,
+    limit: int | None = None,
 ) -> RenderableType:
-    """The task as drawn: state and status, ids, artifacts, usage; ``spinner`` while live."""
+    """The task as drawn: state and status, ids, artifacts, usage; ``spinner`` while live;
+    ``limit``: at most that many characters of each artifact text."""
     from rich.console import Group
     from rich.rule import Rule
     from rich.text import Text
@@ -542,7 +581,7 @@ def _rich_task(
     lines.append(Text(ids, style="dim"))
     for artifact in task.artifacts:
         lines.append(Rule(Text(_artifact_title(artifact), style="bold"), align="left"))
-        lines.append(_rich_parts(artifact.parts))
+        lines.append(_rich_parts(artifact.parts, limit=limit))
     if usage is not None:
         lines.append(Text(_usage_line(usage), style="dim"))
     return Group(*lines)

@@ -292,6 +292,9 @@ class TaskRun:
         self.artifacts = 0
         self.artifact_started = False
         self.activity = Activity("thinking", skill.name)
+        #: The text the model wrote so far in the current model call (the
+        #: ``writing`` activity's text, joined only when a status update is due).
+        self.written: list[str] = []
         self.recent: collections.deque[str] = collections.deque(maxlen=agent.status_memory)
         self.next_status: float | None = None
         self.workflow_artifacts: dict[tuple[str, str], str] = {}
@@ -354,7 +357,10 @@ class TaskRun:
         self._reset_timer()
         if self.artifact_started:
             return None
-        text = self.agent.status_text(self.activity)
+        activity = self.activity
+        if activity.kind == "writing":
+            activity = attrs.evolve(activity, text="".join(self.written))
+        text = self.agent.status_text(activity)
         if not text or text in self.recent:
             return None
         self.recent.append(text)
@@ -533,6 +539,7 @@ class TaskRun:
         calls: dict[int, ToolCallEnd | ToolCallError] = {}
         finish: Finish | None = None
         self.activity = Activity("thinking", self.skill.name)
+        self.written = text
 
         async def produce(emit: Callable[[Any], None]) -> None:
             async with self.model.stream(request) as stream:
@@ -562,7 +569,10 @@ class TaskRun:
                 out.append(progress)
         elif isinstance(item, TextDelta):
             text.append(item.text)
-            self.activity = Activity("writing", self.skill.name, text="".join(text))
+            # Not joined here: joining the text so far for each delta cost O(N²) for
+            # an answer of N deltas; _progress joins it when a status update is due.
+            if self.activity.kind != "writing":
+                self.activity = Activity("writing", self.skill.name)
         elif isinstance(item, ToolCallStart):
             if item.name == ARTIFACT_TOOL:
                 writers[item.id] = _ArtifactWriter(self.context, self.agent.artifact_media_type)

@@ -10,6 +10,7 @@ and a database of schema 8 moves forward with its artifacts intact.
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -30,8 +31,9 @@ from a2a_models import (
     TextPart,
 )
 from a2a_models.models import StreamResponse
+from a2a_models.models import _task as _task_module
 from a2a_models.server import TaskStore, apply_event
-from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
+from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore, _pieces
 from a2a_models.stores._pieces import PIECE_BYTES, whole_artifacts
 from a2a_models.stores._sqlstore import ArtifactReads
 
@@ -314,6 +316,53 @@ def test_applying_an_append_checks_only_the_parts_it_adds() -> None:
 
     small, big = lines_run(5), lines_run(5_000)
     assert big - small <= 20, (small, big)
+
+
+async def test_a_store_learns_what_an_append_added_without_a_pass_over_the_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compared: list[object] = []
+
+    class CountingOperator:
+        @staticmethod
+        def is_(a: object, b: object) -> bool:
+            compared.append(a)
+            return a is b
+
+    monkeypatch.setattr(_pieces, "operator", CountingOperator)
+    async with SQLiteTaskStore(tmp_path / "known.db") as store:
+        run = await _Run(store, "t").start()
+        parts = [TextPart(text=f"{i} ") for i in range(5_000)]
+        await run.send(_chunk("t", "a", *parts, append=False))
+        await run.send(_chunk("t", "a", TextPart(text="more")))  # the engine's append
+        assert compared == []
+        # An artifact built otherwise is compared part by part, and still written right.
+        artifact = run.expected.artifacts[0]
+        rebuilt = attrs.evolve(artifact, parts=(*artifact.parts, TextPart(text="x")))
+        grown = attrs.evolve(run.expected, artifacts=(rebuilt,))
+        stored = await store.get("t", None)
+        assert stored is not None
+        await store.update(grown, stored.version)
+        assert len(compared) == 5_001
+        got = await store.get("t", None)
+        assert got is not None and got.task.artifacts == (rebuilt,)
+
+
+def test_an_artifact_knows_what_it_was_appended_to_while_it_lives() -> None:
+    earlier = Artifact(parts=[TextPart(text="a"), TextPart(text="b")], artifact_id="x")
+    chunk = Artifact(parts=[TextPart(text="c")], artifact_id="x", name="n")
+    joined = chunk.after_parts_of(earlier)
+    assert joined.parts_added_to(earlier) == (TextPart(text="c"),)
+    assert joined == attrs.evolve(chunk, parts=(*earlier.parts, *chunk.parts))
+    assert joined.parts_added_to(chunk) is None  # not what it was made from
+    assert attrs.evolve(joined).parts_added_to(earlier) is None  # a copy made otherwise
+    assert earlier.parts_added_to(earlier) is None
+    before = len(_task_module._JOINED)
+    made = [chunk.after_parts_of(earlier) for _ in range(100)]
+    assert len(_task_module._JOINED) == before + 100
+    del made
+    gc.collect()
+    assert len(_task_module._JOINED) == before  # entries go with their artifacts
 
 
 def test_whole_artifacts_refuses_pieces_without_their_first() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import weakref
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -127,11 +128,37 @@ class Artifact:
 
         The parts are not checked again (each artifact's were when it was
         made): appending a chunk to an artifact streamed in many chunks then
-        costs the chunk, not every part the artifact holds.
+        costs the chunk, not every part the artifact holds. The result knows
+        what it was made from (see :meth:`parts_added_to`).
         """
         joined = copy.copy(self)
         object.__setattr__(joined, "parts", earlier.parts + self.parts)
+        key = id(joined)
+
+        def forget(ref: weakref.ref[Artifact]) -> None:
+            entry = _JOINED.get(key)
+            if entry is not None and entry[0] is ref:
+                del _JOINED[key]
+
+        _JOINED[key] = (weakref.ref(joined, forget), weakref.ref(earlier))
         return joined
+
+    def parts_added_to(self, earlier: Artifact) -> tuple[Part, ...] | None:
+        """The parts this artifact adds after those of ``earlier`` if it was made from
+        ``earlier`` by :meth:`after_parts_of`; ``None`` if that is not known.
+
+        Known without a pass over the parts: a store writing an artifact
+        streamed in many chunks learns what one append added in constant time.
+        """
+        entry = _JOINED.get(id(self))
+        if entry is None or entry[0]() is not self or entry[1]() is not earlier:
+            return None
+        return self.parts[len(earlier.parts) :]
+
+
+#: ``id(artifact) -> (the artifact, the earlier one)`` as weak references, for each
+#: artifact :meth:`Artifact.after_parts_of` made, while it lives (its entry goes with it).
+_JOINED: dict[int, tuple[weakref.ref[Artifact], weakref.ref[Artifact]]] = {}
 
 
 @attrs.frozen(slots=True, kw_only=True)

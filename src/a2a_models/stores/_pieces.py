@@ -72,15 +72,19 @@ _HEAD = tuple(field.name for field in attrs.fields(Artifact) if field.name != "p
 
 def parts_appended(before: Artifact, after: Artifact) -> ArtifactAppend | None:
     """What ``after`` adds to ``before`` if it is ``before`` with parts appended
-    (the very part objects first, then more); ``None`` if it is not."""
-    count = len(before.parts)
-    if (
-        len(after.parts) <= count
-        or after.artifact_id != before.artifact_id
-        or not all(map(operator.is_, after.parts, before.parts))
-    ):
+    (the very part objects first, then more); ``None`` if it is not.
+
+    An artifact the engine appended to (:meth:`~a2a_models.Artifact.after_parts_of`)
+    says so in constant time; any other is compared part by part (some 10 ns a part).
+    """
+    if after.artifact_id != before.artifact_id:
         return None
-    added = after.parts[count:]
+    added = after.parts_added_to(before)
+    if added is None:
+        count = len(before.parts)
+        if len(after.parts) <= count or not all(map(operator.is_, after.parts, before.parts)):
+            return None
+        added = after.parts[count:]
     parts = b"[" + b",".join(codec.encode(part, _DIALECT) for part in added) + b"]"
     if all(_same(getattr(after, name), getattr(before, name)) for name in _HEAD):
         return ArtifactAppend(parts, None)

@@ -346,3 +346,96 @@ async def test_postgres_counts_a_context_in_rows_only_past_the_mark(
         stored, _ = await _counter_rows(pg_dsn, pg_schema)
         assert stored == {}
         await check()
+
+
+# --- artifacts a listing drops are not read -------------------------------------------------
+
+
+async def test_list_tasks_reads_artifacts_only_when_asked_for(store: TaskStore) -> None:
+    """ListTasks leaves artifacts out unless includeArtifacts (spec): a database store
+    then reads no artifact row (it read every listed task's, to have them dropped)."""
+    from a2a_models import Artifact, ListTasksRequest, TextPart
+    from a2a_models.server import RequestHandler
+
+    from ._support import FuncAgent, make_card
+
+    report = Artifact(parts=[TextPart(text="a long report " * 500)], artifact_id="r")
+    for i in range(3):
+        task = _task(f"t{i}", "c1", TaskState.COMPLETED, i)
+        await store.create(Task(id=task.id, status=task.status, artifacts=(report,)), None)
+    read: list[list[object]] = []
+    fetch = getattr(store, "_fetch_page", None)
+    if fetch is not None:
+
+        async def counted(query: object) -> object:
+            total, rows = await fetch(query)
+            read.extend(list(row[3] or ()) for row in rows)
+            return total, rows
+
+        store._fetch_page = counted  # type: ignore[attr-defined]
+
+    async def no_artifact_default() -> None:
+        raise AssertionError("never called")
+
+    handler = RequestHandler(FuncAgent(no_artifact_default), make_card(), store=store)  # type: ignore[arg-type]
+    plain = await handler.on_list_tasks(ListTasksRequest())
+    assert [t.artifacts for t in plain.tasks] == [(), (), ()]
+    if fetch is not None:
+        assert read == [[], [], []]
+        read.clear()
+    full = await handler.on_list_tasks(ListTasksRequest(include_artifacts=True))
+    assert [t.artifacts for t in full.tasks] == [(report,)] * 3
+    if fetch is not None:
+        assert [len(found) for found in read] == [1, 1, 1]
+
+
+async def test_a_store_written_before_include_artifacts_still_lists() -> None:
+    """A store whose ``list`` does not take ``include_artifacts`` is not given it."""
+    from a2a_models import ListTasksRequest
+    from a2a_models.server import RequestHandler
+
+    from ._support import FuncAgent, make_card
+
+    class OlderStore(InMemoryTaskStore):
+        async def list(  # type: ignore[override]
+            self, owner: str | None, tenant: str | None = None, *, page_size: int = 50,
+            page_token: str | None = None, context_id: str | None = None,
+            status: TaskState | None = None, status_timestamp_after: datetime | None = None,
+            history_length: int | None = None,
+        ):  # fmt: skip
+            return await super().list(
+                owner, tenant, page_size=page_size, page_token=page_token,
+                context_id=context_id, status=status,
+                status_timestamp_after=status_timestamp_after, history_length=history_length,
+            )  # fmt: skip
+
+    async def never(context: object) -> None:
+        raise AssertionError("never called")
+
+    store = OlderStore()
+    await store.create(_task("t", "c1", TaskState.COMPLETED, 1), None)
+    handler = RequestHandler(FuncAgent(never), make_card(), store=store)  # type: ignore[arg-type]
+    assert [t.id for t in (await handler.on_list_tasks(ListTasksRequest())).tasks] == ["t"]
+
+
+def test_accepts_keyword_sees_through_a_wrapper() -> None:
+    import functools
+
+    from a2a_models.server._store import accepts_keyword
+
+    def old(owner: str, *, page_size: int = 50) -> None: ...
+
+    def new(owner: str, *, include_artifacts: bool = True) -> None: ...
+
+    def forwarding(method):  # type: ignore[no-untyped-def]
+        @functools.wraps(method)
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            return method(*args, **kwargs)
+
+        return call
+
+    assert not accepts_keyword(old, "include_artifacts")
+    assert accepts_keyword(new, "include_artifacts")
+    assert not accepts_keyword(forwarding(old), "include_artifacts")
+    assert accepts_keyword(forwarding(new), "include_artifacts")
+    assert accepts_keyword(lambda **kwargs: None, "include_artifacts")

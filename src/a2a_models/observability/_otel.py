@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import logging
 import time
@@ -618,6 +619,7 @@ class _TracedStore:
             return attribute
         kind = self._kind
 
+        @functools.wraps(attribute)  # its signature is the store's (see accepts_keyword)
         async def traced(*args: Any, **kwargs: Any) -> Any:
             instruments = _instruments
             if instruments is None:

@@ -70,7 +70,7 @@ from ._lifecycle import apply_event, trim_history, without_artifacts
 from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun, RunFinished
-from ._store import InMemoryTaskStore, StoredTask, TaskStore
+from ._store import InMemoryTaskStore, StoredTask, TaskStore, accepts_keyword
 from ._streams import EventBroker, EventStream, InMemoryEventBroker, task_event_stream
 from ._writer import TaskWriter
 from .paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor, encode_cursor
@@ -114,6 +114,8 @@ class RequestHandler:
         self.card = card
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        #: The store can skip reading artifacts ListTasks drops (a store may predate that).
+        self._list_skips_artifacts = accepts_keyword(self.store.list, "include_artifacts")
         observer = engine_observer()
         if observer is not None:
             self.store = observer.wrap_store(self.store)
@@ -381,6 +383,8 @@ class RequestHandler:
                 {"field": "pageSize"},
             )
         status = request.status if request.status is not TaskState.UNSPECIFIED else None
+        # ListTasks leaves artifacts out unless asked (spec): the store need not read them.
+        skip = {"include_artifacts": False} if self._list_skips_artifacts else {}
         page = await self.store.list(
             call.owner,
             tenant,
@@ -390,6 +394,7 @@ class RequestHandler:
             page_size=page_size,
             page_token=request.page_token or None,
             history_length=_stored_length(request.history_length),
+            **(skip if not request.include_artifacts else {}),
         )
         tasks = [trim_history(t, request.history_length) for t in page.tasks]
         if not request.include_artifacts:

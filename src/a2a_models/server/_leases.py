@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import math
@@ -57,6 +56,7 @@ from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
 from ._execution import UNRECORDED_TEXT, InProcessExecutor
 from ._run import AgentRun, RunAborted, RunFinished
+from ._store import accepts_keyword
 from ._writer import TaskWriter, written
 
 __all__ = ["STOPPED_MESSAGE", "LeasingExecutor", "supports_leases"]
@@ -102,7 +102,7 @@ class LeasingExecutor(InProcessExecutor):
         self.recovered = 0
         self._store: Any = writer.store
         #: The store's ``update`` takes ``lease``: runs write fenced (see the module doc).
-        self.fenced = _takes_lease(writer.store)
+        self.fenced = accepts_keyword(writer.store.update, "lease")
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
@@ -284,15 +284,6 @@ class LeasingExecutor(InProcessExecutor):
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
         await super().aclose()
-
-
-def _takes_lease(store: Any) -> bool:
-    """Whether ``store.update`` accepts ``lease`` (by name, or through ``**kwargs``)."""
-    try:
-        parameters = inspect.signature(store.update).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "lease" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def _epoch(taken: object) -> int | None:

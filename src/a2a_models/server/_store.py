@@ -20,6 +20,7 @@ snapshot and log must never disagree, because subscribers resume from
 from __future__ import annotations
 
 import abc
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -231,11 +232,16 @@ class TaskStore(abc.ABC):
         page_size: int = 50,
         page_token: str | None = None,
         history_length: int | None = None,
+        include_artifacts: bool = True,
     ) -> TaskPage:
         """The tasks of ``(owner, tenant)`` matching the filters, newest status first.
 
         ``history_length`` (``None``: all) keeps the newest that many history
         messages of each task (a database store reads no more than that).
+        ``include_artifacts=False``: the caller drops the artifacts, so a store
+        need not read them (a database store reads none; the tasks may still
+        carry them). The engine passes it only to a store whose ``list`` takes
+        it (by name, or through ``**kwargs``): a store written before it keeps working.
 
         Ties are broken by task id. ``status_timestamp_after`` keeps tasks whose
         status timestamp is at or after it. ``page_token`` is a cursor from an
@@ -270,6 +276,19 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         """Remove a config; removing an absent one is not an error."""
+
+
+def accepts_keyword(method: Callable[..., object], name: str) -> bool:
+    """Whether ``method`` takes the keyword argument ``name`` (by name, or through
+    ``**kwargs``); for the arguments added to :class:`TaskStore` methods over time,
+    which a store written before them does not take. A wrapper of a store's method
+    that takes ``**kwargs`` names the method it calls in ``__wrapped__``
+    (``functools.wraps``), and is judged by it."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 # --- listing order (the scheme is in .paging) ------------------------------------------
@@ -608,6 +627,7 @@ class InMemoryTaskStore(TaskStore):
         page_size: int = 50,
         page_token: str | None = None,
         history_length: int | None = None,
+        include_artifacts: bool = True,  # the tasks are in memory: nothing to skip reading
     ) -> TaskPage:
         cursor = list_cursor(page_size, page_token)
         self._evict_expired()

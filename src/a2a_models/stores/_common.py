@@ -309,10 +309,13 @@ class ListSQL:
         page_size: int,
         page_token: str | None,
         history_length: int | None = None,
+        artifacts: bool = True,
     ) -> None:
         cursor = list_cursor(page_size, page_token)
         #: History messages to read per task (``None``: all).
         self.history_length = None if history_length is None else max(0, history_length)
+        #: Whether to read the tasks' artifact rows (``False``: the page has none).
+        self.artifacts = artifacts
         p = placeholder
         clauses = [f"scope = {p}"]
         params: list[Any] = [scope_key(owner, tenant)]

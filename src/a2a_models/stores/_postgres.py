@@ -624,9 +624,10 @@ class PostgresTaskStore(SQLTaskStore):
         """The statement (and parameters) reading a page and its total."""
         count, count_params = query.count(self._tasks, self._counts, _migrations.CONTEXT_COUNTED)
         # One statement, so the count and the page come from one snapshot.
+        artifacts = self._artifact_columns("t") if query.artifacts else "NULL"
         select = (
             f"SELECT t.task, ({count}), t.history_count, t.id,"
-            f" t.artifact_count, {self._artifact_columns('t')}, t.context_id, t.key"
+            f" t.artifact_count, {artifacts}, t.context_id, t.key"
             f" FROM {self._tasks} t WHERE {query.page_where} {ListSQL.ORDER} LIMIT %s"
         )
         return select, [*count_params, *query.page_params, query.limit]

@@ -519,6 +519,8 @@ class SQLiteTaskStore(SQLTaskStore):
                 ]
                 pieces: dict[int, builtins.list[str]] = {}
                 with_artifacts = [row[5] for row in rows[: query.page_size] if row[3]]
+                if not query.artifacts:
+                    with_artifacts = []
                 if with_artifacts:
                     marks = ", ".join("?" * len(with_artifacts))
                     for task_key, artifact in db.execute(

@@ -553,6 +553,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         page_size: int = 50,
         page_token: str | None = None,
         history_length: int | None = None,
+        include_artifacts: bool = True,
     ) -> TaskPage:
         query = ListSQL(
             self.PLACEHOLDER,
@@ -564,6 +565,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             page_size=page_size,
             page_token=page_token,
             history_length=history_length,
+            artifacts=include_artifacts,
         )
         total, rows = await self._fetch_page(query)
         return task_page(rows, query.page_size, total, _decode_row)

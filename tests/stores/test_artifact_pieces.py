@@ -94,7 +94,7 @@ def _values(i: int) -> Part:
     """Parts whose JSON differs where Python's == does not (1, 1.0 and True)."""
     kind = i % 4
     if kind == 0:
-        return Part.data({"n": 1, "i": i})
+        return Part.data({"n": 1, "i": i, "big": 2**70 + i, "x": 1e300})
     if kind == 1:
         return Part.data({"n": 1.0, "i": i})
     if kind == 2:

@@ -183,6 +183,58 @@ async def test_a_worker_runs_turns_and_follow_ups_and_blocking_sends_wait_for_it
             await closer.aclose()
 
 
+async def test_a_follow_up_the_worker_answers_before_the_front_end_reads_it_back_is_answered(
+    front: tuple[FrontEndHandler, PostgresTurnQueue],
+    pg_dsn: str,
+    pg_schema: str,
+    channel: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The front end reads the task back after accepting a follow-up (queued with it): a
+    worker may have run the turn by then, so the task read is already the worker's answer.
+    The blocking send returns it and the front end follows the task no more. Before, it
+    waited for events after that answer, which never came (found by a soak: 52 of
+    ~1,750 follow-ups): the SendMessage hung, and a run, a broker subscription and an
+    asyncio task stayed for as long as the task waited for input."""
+    handler, _ = front
+    agent = Steps()
+    worker, closers = await _worker(agent, pg_dsn, pg_schema, channel)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, grace=5))
+    try:
+        async with asyncio.timeout(30):
+            asked = await handler.on_send_message(SendMessageRequest(message=Message.user("ask")))
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            read_back = handler._get
+
+            async def after_the_worker(*args: Any, **kwargs: Any) -> Any:
+                if kwargs.get("history_length") is None:
+                    # The read back of the accepted follow-up: the worker answers first.
+                    while len(agent.ran) < 2 or (
+                        (
+                            await handler.store.get(asked.id, None, history_length=0)
+                        ).task.status.state  # type: ignore[union-attr]
+                        is not TaskState.INPUT_REQUIRED
+                    ):
+                        await asyncio.sleep(0.02)
+                    monkeypatch.setattr(handler, "_get", read_back)
+                return await read_back(*args, **kwargs)
+
+            monkeypatch.setattr(handler, "_get", after_the_worker)
+            follow = Message.user("ask", task_id=asked.id, context_id=asked.context_id)
+        async with asyncio.timeout(10):
+            again = await handler.on_send_message(SendMessageRequest(message=follow))
+        assert isinstance(again, Task) and again.status.state is TaskState.INPUT_REQUIRED
+        assert agent.ran == [asked.id, asked.id]
+        assert handler.active_runs() == 0
+        assert handler.broker.subscriber_count(asked.id) == 0  # type: ignore[attr-defined]
+    finally:
+        stop.set()
+        await running
+        for closer in closers:
+            await closer.aclose()
+
+
 async def test_stopping_a_worker_hands_a_restartable_turn_to_another(
     front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str, channel: str
 ) -> None:

@@ -207,12 +207,18 @@ class QueueExecutor(RunTable):
 
     async def _follow(self, run: AgentRun) -> None:
         try:
+            # A follow-up's task was read back after its turn was queued: a worker may
+            # have answered already, so the read may be the answer (an interrupted or
+            # terminal state at the worker's seq). It is the stream's first item, which
+            # ends the stream then: waiting only for events after it would wait for
+            # ever, and the caller's SendMessage with it.
+            first = run.first if run.created else None
             seq = await self._create(run) if not run.created else (run.first or (0, None))[0]
             if seq is None:
                 return
             store, broker = self.writer.store, self.writer.broker
             events = task_event_stream(
-                store, broker, run.task_id, after_seq=seq, close_on_interrupted=True
+                store, broker, run.task_id, after_seq=seq, first=first, close_on_interrupted=True
             )
             async for _ in events:
                 pass  # the stream ends at a terminal or interrupted state

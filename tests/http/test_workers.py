@@ -29,16 +29,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _client_support import serve_in_thread
 from _pg_support import fresh_schema, store_url
 from _procs import CliProcess, cli_env, free_port
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from a2a_models import (
     Message,
     SendMessageConfiguration,
+    StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
+    codec,
 )
 from a2a_models.adapters.http import HTTPClient, Reconnect
 from a2a_models.server import STOPPED_MESSAGE
@@ -80,6 +88,8 @@ class Cluster:
                     "--store",
                     store,
                     *agent,
+                    "--push-allow",
+                    "127.0.0.1",
                     "--log-level",
                     "warning",
                 ],
@@ -100,6 +110,8 @@ class Cluster:
                     str(TTL),
                     "--concurrency",
                     str(CONCURRENCY),
+                    "--push-allow",
+                    "127.0.0.1",
                     "--log-level",
                     "warning",
                 ],
@@ -221,6 +233,39 @@ async def test_cancel_on_a_front_end_stops_the_agent_in_its_worker(cluster: Clus
             assert time.monotonic() < deadline, "the agent was not stopped\n" + cluster.logs()
             await asyncio.sleep(0.05)
         assert (await a.get_task(task.id)).status.state is TaskState.CANCELED
+
+
+async def test_a_worker_delivers_push_notifications_to_a_webhook_it_is_allowed(
+    cluster: Cluster,
+) -> None:
+    """The worker runs the turn, so it delivers the notifications: given the front
+    ends' --push-allow, it reaches a private webhook (it refused any before it took
+    the option, while the front end accepted the config)."""
+    received: list[bytes] = []
+
+    async def hook(request: Request) -> Response:
+        received.append(await request.body())
+        return Response(status_code=200)
+
+    app = Starlette(routes=[Route("/hook", hook, methods=["POST"])])
+    with serve_in_thread(app) as url:
+        async with asyncio.timeout(30), cluster.client(0) as client:
+            push = TaskPushNotificationConfig(url=f"{url}/hook", token="t0k")
+            task = await client.send_message(
+                Message.user("work 3 0.01"),
+                configuration=SendMessageConfiguration(task_push_notification_config=push),
+            )
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+            while not any(b"TASK_STATE_COMPLETED" in body for body in received):
+                await asyncio.sleep(0.05)
+    updates = [codec.decode(StreamResponse, body, "1.0") for body in received]
+    steps = [
+        u.metadata["step"]
+        for u in updates
+        if isinstance(u, TaskStatusUpdateEvent) and u.metadata and "step" in u.metadata
+    ]
+    assert steps == [1, 2, 3], cluster.logs()
+    assert all(getattr(u, "task_id", task.id) == task.id for u in updates)
 
 
 async def test_500_tasks_spread_over_both_workers_streams_see_every_event(

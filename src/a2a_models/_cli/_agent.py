@@ -86,14 +86,9 @@ def build_agent_parser() -> argparse.ArgumentParser:
         "of a process that died are failed within about that (default: 15)",
     )
     run.add_argument("--public-url", metavar="URL", help="base URL advertised in the agent card")
-    run.add_argument(
-        "--push-allow",
-        action="append",
-        default=[],
-        metavar="HOST|CIDR",
-        help="a private webhook host or network push notifications may reach (when the "
-        "card declares capabilities.pushNotifications)",
-    )
+    from ._security import add_push_delivery_options
+
+    add_push_delivery_options(run)  # when the card declares capabilities.pushNotifications
     run.add_argument("--mcp", action="store_true", help="also serve the skills over MCP at /mcp")
     run.add_argument(
         "--allowed-host",
@@ -497,7 +492,8 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # process left working are failed (saying why) once their lease lapses.
     # A card that declares push notifications gets them delivered, as with serve.
     push_sender = push_sender_for(
-        runtime.card, SecurityOptions(push_allowlist=tuple(args.push_allow))
+        runtime.card,
+        SecurityOptions(push_allowlist=tuple(args.push_allow), push_rate=args.push_rate),
     )
     server = engine_server(
         runtime.agent,

@@ -351,6 +351,11 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help="trace and measure turns with the OpenTelemetry SDK, as serve --otel does",
     )
+    # The worker delivers the push notifications of the turns it runs: the front
+    # ends' --push-allow and --push-rate must be given to it too.
+    from ._security import add_push_delivery_options
+
+    add_push_delivery_options(worker)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -577,6 +582,8 @@ def _run(argv: list[str]) -> int:
                 store_wait=args.store_wait,
                 log_level=args.log_level,
                 otel=args.otel,
+                push_allowlist=tuple(args.push_allow),
+                push_rate=args.push_rate,
             )
         )
     if args.command == "store":

@@ -30,7 +30,12 @@ import attrs
 
 from .._argtypes import positive_number, whole_number
 
-__all__ = ["SecurityOptions", "add_security_arguments", "security_from_args"]
+__all__ = [
+    "SecurityOptions",
+    "add_push_delivery_options",
+    "add_security_arguments",
+    "security_from_args",
+]
 
 #: Defaults of the slow-client protections (seconds; connections).
 HEADER_TIMEOUT = 10.0
@@ -72,6 +77,25 @@ class SecurityOptions:
     tls_key_password: str | None = attrs.field(default=None, repr=False)
     tls_client_ca: str | None = None
     # MCP guard
+
+
+def add_push_delivery_options(parser: Any) -> None:
+    """``--push-allow`` and ``--push-rate``: what every command that delivers push
+    notifications (``serve``, ``agent run``, ``worker``) lets a user set."""
+    parser.add_argument(
+        "--push-allow",
+        action="append",
+        default=[],
+        metavar="HOST|CIDR",
+        help="a private webhook host or network push notifications may reach (repeatable)",
+    )
+    parser.add_argument(
+        "--push-rate",
+        type=positive_number,
+        default=5.0,
+        metavar="PER_SECOND",
+        help="webhook deliveries per second per task (default: 5, bursts of 20)",
+    )
 
 
 def add_security_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,26 +161,13 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
         help="the key id in the signature (default: the key's RFC 7638 thumbprint)",
     )
     guard = parser.add_argument_group("abuse protection")
-    guard.add_argument(
-        "--push-allow",
-        action="append",
-        default=[],
-        metavar="HOST|CIDR",
-        help="a private webhook host or network push notifications may reach",
-    )
+    add_push_delivery_options(guard)
     guard.add_argument(
         "--push-max-configs",
         type=whole_number(1),
         default=10,
         metavar="N",
         help="most push configs per task (default: 10)",
-    )
-    guard.add_argument(
-        "--push-rate",
-        type=positive_number,
-        default=5.0,
-        metavar="PER_SECOND",
-        help="webhook deliveries per second per task (default: 5, bursts of 20)",
     )
     guard.add_argument(
         "--header-timeout",

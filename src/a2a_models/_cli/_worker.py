@@ -30,6 +30,9 @@ class WorkerOptions:
     store_wait: float = 0.0
     log_level: str = "info"
     otel: bool = False
+    #: Private webhook hosts or networks the notifications may reach (``--push-allow``).
+    push_allowlist: tuple[str, ...] = ()
+    push_rate: float = 5.0
 
 
 def run_worker(options: WorkerOptions) -> int:
@@ -59,7 +62,8 @@ async def _serve(options: WorkerOptions) -> int:
     from .._closing import aclose_if_closable
     from ..server import Worker
     from ..stores import PostgresTaskStore, PostgresTurnQueue, broker_from_url, store_from_url
-    from ._run import _agent_and_card
+    from ._run import _agent_and_card, push_sender_for
+    from ._security import SecurityOptions
     from ._serve import handling_stop_signals
     from ._store import open_at_start
 
@@ -72,11 +76,9 @@ async def _serve(options: WorkerOptions) -> int:
     assert isinstance(store, PostgresTaskStore)
     broker = broker_from_url(options.store)
     queue = PostgresTurnQueue(store, options.store)
-    push_sender = None
-    if card.capabilities.push_notifications:
-        from ..adapters.http import WebhookPushSender
-
-        push_sender = WebhookPushSender()
+    push_sender = push_sender_for(
+        card, SecurityOptions(push_allowlist=options.push_allowlist, push_rate=options.push_rate)
+    )
     worker = Worker(
         agent,
         store,

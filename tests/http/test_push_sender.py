@@ -397,3 +397,24 @@ def test_connection_limits_must_be_positive_finite_numbers(seconds: float) -> No
 
     with pytest.raises(ValueError, match="header_timeout must be a positive number, not"):
         ConnectionLimits(header_timeout=seconds)
+
+
+def test_many_tasks_notified_at_once_do_not_make_every_delivery_go_over_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The per-task buckets forget refilled ones past 4,096 keys; with more tasks than
+    that notified within a few seconds, none has refilled, and every delivery went
+    over all of them (20,000 tasks: 15,904 passes before; a few now)."""
+    from a2a_models.adapters.http import _push
+
+    now = [1000.0]
+    monkeypatch.setattr(_push.time, "monotonic", lambda: now[0])
+    buckets = _push._Buckets(rate=5.0, burst=20)
+    for i in range(20_000):
+        assert buckets.delay(f"task-{i}") == 0.0
+    assert buckets.prunes <= 5, buckets.prunes
+    now[0] += 10.0  # every bucket refilled: the next pass forgets them
+    for i in range(40_000, 40_000 + 40_001):
+        buckets.delay(f"task-{i}")
+        now[0] += 0.001
+    assert len(buckets._state) <= 4 * _push._Buckets.KEEP + 1

@@ -149,10 +149,15 @@ def display_url(url: str) -> str:
 class _Buckets:
     """Token buckets per key: ``rate`` tokens a second, at most ``burst`` saved up."""
 
+    #: Keys held before the buckets that have refilled are forgotten.
+    KEEP = 4096
+
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
         self.burst = float(burst)
         self._state: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        self._limit = self.KEEP
+        self.prunes = 0
 
     def delay(self, key: str) -> float:
         """Take a token for ``key``; the seconds to wait before using it (0: now)."""
@@ -160,9 +165,14 @@ class _Buckets:
         tokens, at = self._state.get(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - at) * self.rate) - 1.0
         self._state[key] = (tokens, now)
-        if len(self._state) > 4096:  # forget keys whose bucket has refilled
+        if len(self._state) > self._limit:  # forget keys whose bucket has refilled
             full = now - self.burst / self.rate
             self._state = {k: v for k, v in self._state.items() if v[1] > full or k == key}
+            self.prunes += 1
+            # More keys still refilling than KEEP (that many tasks notified within a
+            # few seconds): the next pass waits until as many again came, or each
+            # delivery would go over them all.
+            self._limit = max(self.KEEP, 2 * len(self._state))
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
 

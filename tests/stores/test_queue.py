@@ -6,6 +6,7 @@ forward (see tests/http/test_workers.py for the same with real processes)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -157,15 +158,29 @@ async def _worker(
     ]
 
 
+@contextlib.asynccontextmanager
+async def _running_worker(
+    agent: Agent, pg_dsn: str, pg_schema: str, channel: str
+) -> AsyncIterator[None]:
+    """A worker running ``agent`` on the queue while the block runs; stopped after it."""
+    worker, closers = await _worker(agent, pg_dsn, pg_schema, channel)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, grace=5))
+    try:
+        yield
+    finally:
+        stop.set()
+        await running
+        for closer in closers:
+            await closer.aclose()
+
+
 async def test_a_worker_runs_turns_and_follow_ups_and_blocking_sends_wait_for_it(
     front: tuple[FrontEndHandler, PostgresTurnQueue], pg_dsn: str, pg_schema: str, channel: str
 ) -> None:
     handler, _ = front
     agent = Steps()
-    worker, closers = await _worker(agent, pg_dsn, pg_schema, channel)
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop, grace=5))
-    try:
+    async with _running_worker(agent, pg_dsn, pg_schema, channel):
         async with asyncio.timeout(30):
             done = await handler.on_send_message(SendMessageRequest(message=Message.user("2 0")))
             assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
@@ -176,11 +191,6 @@ async def test_a_worker_runs_turns_and_follow_ups_and_blocking_sends_wait_for_it
             assert isinstance(again, Task) and again.status.state is TaskState.COMPLETED
             assert [m.text for m in again.history][-3:] == ["1 0", "step 0", "done"]
         assert agent.ran == [done.id, asked.id, asked.id]
-    finally:
-        stop.set()
-        await running
-        for closer in closers:
-            await closer.aclose()
 
 
 async def test_a_follow_up_the_worker_answers_before_the_front_end_reads_it_back_is_answered(
@@ -198,10 +208,7 @@ async def test_a_follow_up_the_worker_answers_before_the_front_end_reads_it_back
     asyncio task stayed for as long as the task waited for input."""
     handler, _ = front
     agent = Steps()
-    worker, closers = await _worker(agent, pg_dsn, pg_schema, channel)
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop, grace=5))
-    try:
+    async with _running_worker(agent, pg_dsn, pg_schema, channel):
         async with asyncio.timeout(30):
             asked = await handler.on_send_message(SendMessageRequest(message=Message.user("ask")))
             assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
@@ -228,11 +235,6 @@ async def test_a_follow_up_the_worker_answers_before_the_front_end_reads_it_back
         assert agent.ran == [asked.id, asked.id]
         assert handler.active_runs() == 0
         assert handler.broker.subscriber_count(asked.id) == 0  # type: ignore[attr-defined]
-    finally:
-        stop.set()
-        await running
-        for closer in closers:
-            await closer.aclose()
 
 
 async def test_stopping_a_worker_hands_a_restartable_turn_to_another(

@@ -384,7 +384,7 @@ class RequestHandler:
             )
         status = request.status if request.status is not TaskState.UNSPECIFIED else None
         # ListTasks leaves artifacts out unless asked (spec): the store need not read them.
-        skip = {"include_artifacts": False} if self._list_skips_artifacts else {}
+        skip = self._list_skips_artifacts and not request.include_artifacts
         page = await self.store.list(
             call.owner,
             tenant,
@@ -394,7 +394,7 @@ class RequestHandler:
             page_size=page_size,
             page_token=request.page_token or None,
             history_length=_stored_length(request.history_length),
-            **(skip if not request.include_artifacts else {}),
+            **({"include_artifacts": False} if skip else {}),
         )
         tasks = [trim_history(t, request.history_length) for t in page.tasks]
         if not request.include_artifacts:

@@ -415,13 +415,12 @@ class SQLiteTaskStore(SQLTaskStore):
         and the appended parts, inlining the artifact into the events that referred to
         a row's old content."""
         where = "" if full else " AND pos IN (SELECT value FROM json_each(?))"
-        positions = json.dumps([*rows, *appends])
         referenced = {
             pos: (data, ref)
             for pos, data, ref in db.execute(
                 "SELECT pos, artifact, ref_seq FROM a2a_task_artifacts"
                 f" WHERE task_key = ? AND piece = 0 AND ref_seq IS NOT NULL{where}",
-                (task_key,) if full else (task_key, positions),
+                (task_key,) if full else (task_key, json.dumps([*rows, *appends])),
             )
         }
         writes, inline = artifact_writes(rows, referenced, artifact_ref, seq)

@@ -26,10 +26,15 @@ import pytest
 
 from a2a_models import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
     Message,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
 )
@@ -262,3 +267,43 @@ async def test_a_turn_stays_cheap_with_many_conversations_going_on(
     assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
     assert message_ids.reads <= 20, message_ids.reads
     assert sum(rows) <= 12, rows
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_requests_that_need_only_the_task_read_none_of_its_history(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The push-config requests and a stream's resume (SSE ``Last-Event-ID``) check that
+    the task is the caller's, or its state: they read no history. They read it whole,
+    which a store that has not cached it (a fresh process, another replica, a history
+    too long to cache) does row by row: 2,000 rows here, at the first of them."""
+    writer, reader = await _replica_pair(kind, request)
+    try:
+        await writer.create(_conversation("t", LONG), None, event=_conversation("t", 1))
+        handler = RequestHandler(FuncAgent(_asks), make_card(), store=reader)
+        rows = _count_rows(reader)
+        config = await handler.on_create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id="t", id="hook", url="https://example.com/hook")
+        )
+        await handler.on_get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id="t", id="hook")
+        )
+        listed = await handler.on_list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id="t")
+        )
+        assert listed.configs == (config,)
+        await handler.on_delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest(task_id="t", id="hook")
+        )
+        stream = await handler.on_subscribe_to_task(SubscribeToTaskRequest(id="t"), after_seq=0)
+        await stream.aclose()
+        assert len(rows) == 5 and sum(rows) == 0, rows
+        # Subscribing (no resume) starts with the task, whole.
+        stream = await handler.on_subscribe_to_task(SubscribeToTaskRequest(id="t"))
+        async with stream:
+            async for _seq, first in stream:
+                assert isinstance(first, Task) and len(first.history) == LONG
+                break
+    finally:
+        for store in (writer, reader):
+            await store.aclose()  # type: ignore[attr-defined]

@@ -179,6 +179,15 @@ class RequestHandler:
     ) -> StoredTask:
         return await self.writer.get(task_id, call, tenant, history_length=history_length)
 
+    async def _require_task(
+        self, task_id: str, call: CallContext, tenant: str | None
+    ) -> StoredTask:
+        """The caller's task without its history, for a request that only needs the task
+        to exist (or its state): reading the history would make its cost grow with the
+        conversation (a whole read of a task the store has not cached reads every message).
+        """
+        return await self._get(task_id, call, tenant, history_length=0)
+
     # -- SendMessage / SendStreamingMessage ----------------------------------------------
 
     async def on_send_message(
@@ -534,7 +543,10 @@ class RequestHandler:
         self._require_streaming()
         call = call or CallContext()
         tenant = self._tenant(request.tenant, call)
-        stored = await self._get(request.id, call, tenant)
+        if after_seq is None:  # the stream starts with the task, whole
+            stored = await self._get(request.id, call, tenant)
+        else:  # a resume replays the log: only the state and last seq are needed
+            stored = await self._require_task(request.id, call, tenant)
         terminal = stored.task.status.state.is_terminal
         if after_seq is None:
             if terminal:
@@ -572,7 +584,7 @@ class RequestHandler:
         if not config.task_id:
             raise InvalidParamsError("taskId is required", {"field": "taskId"})
         tenant = self._tenant(config.tenant, call)
-        await self._get(config.task_id, call, tenant)
+        await self._require_task(config.task_id, call, tenant)
         if self._push is not None:
             await self._push.check(config, config.task_id)
         stored = attrs.evolve(config, id=config.id or self._new_id(), tenant=tenant)
@@ -587,7 +599,7 @@ class RequestHandler:
         """
         self._require_push()
         call = call or CallContext()
-        await self._get(request.task_id, call, self._tenant(request.tenant, call))
+        await self._require_task(request.task_id, call, self._tenant(request.tenant, call))
         if request.id is None:
             configs = await self.store.list_push_configs(request.task_id)
             config = configs[0] if configs else None
@@ -606,7 +618,7 @@ class RequestHandler:
         """``ListTaskPushNotificationConfigs`` (§3.1.9), paginated if ``pageSize`` is set."""
         self._require_push()
         call = call or CallContext()
-        await self._get(request.task_id, call, self._tenant(request.tenant, call))
+        await self._require_task(request.task_id, call, self._tenant(request.tenant, call))
         configs = await self.store.list_push_configs(request.task_id)
         start = _config_offset(configs, request.page_token)
         if not request.page_size:
@@ -626,7 +638,7 @@ class RequestHandler:
         """``DeleteTaskPushNotificationConfig`` (§3.1.10); deleting twice is fine."""
         self._require_push()
         call = call or CallContext()
-        await self._get(request.task_id, call, self._tenant(request.tenant, call))
+        await self._require_task(request.task_id, call, self._tenant(request.tenant, call))
         await self.store.delete_push_config(request.task_id, request.id)
 
     # -- GetExtendedAgentCard ------------------------------------------------------------

@@ -380,9 +380,13 @@ class Connection:
         with contextlib.suppress(Exception):
             await self.writer.wait_closed()
 
-    async def get(self, path: bytes) -> bytes:
+    async def get(self, path: bytes, version: bytes = b"1.0") -> bytes:
         self.writer.write(
-            b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nA2A-Version: 1.0\r\n\r\n"
+            b"GET "
+            + path
+            + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nA2A-Version: "
+            + version
+            + b"\r\n\r\n"
         )
         status, headers = await self._head()
         content = b"".join([chunk async for chunk in self._chunks(headers)])
@@ -390,10 +394,12 @@ class Connection:
             raise HTTPError(f"GET {path!r}: status {status}: {content[:300]!r}")
         return content
 
-    def _send(self, body: bytes, accept: bytes) -> None:
+    def _send(self, body: bytes, accept: bytes, path: bytes, version: bytes) -> None:
         self.writer.write(
-            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"A2A-Version: 1.0\r\nAccept: "
+            b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"A2A-Version: "
+            + version
+            + b"\r\nAccept: "
             + accept
             + b"\r\nContent-Length: "
             + str(len(body)).encode()
@@ -426,18 +432,47 @@ class Connection:
             data = await self.reader.readexactly(size + 2)
             yield data[:-2]
 
-    async def post(self, body: bytes) -> bytes:
-        self._send(body, b"application/json")
+    async def subscribe(
+        self, path: bytes, version: bytes, last_event_id: bytes | None = None
+    ) -> AsyncIterator[bytes]:
+        """GET an SSE stream (``Last-Event-ID``: resume after it); once its head arrived,
+        an iterator of its chunks. The stream stays open while the task runs: close the
+        connection to stop."""
+        resume = b"Last-Event-ID: " + last_event_id + b"\r\n" if last_event_id else b""
+        self.writer.write(
+            b"GET "
+            + path
+            + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nA2A-Version: "
+            + version
+            + b"\r\nAccept: text/event-stream\r\n"
+            + resume
+            + b"\r\n"
+        )
+        status, headers = await self._head()
+        if status != 200 or not headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+            raise HTTPError(f"GET {path!r}: no stream: {status} {headers!r}")
+        return self._chunks(headers)
+
+    async def post(self, body: bytes, path: bytes = b"/", version: bytes = b"1.0") -> bytes:
+        self._send(body, b"application/json", path, version)
         status, headers = await self._head()
         content = b"".join([chunk async for chunk in self._chunks(headers)])
         if status != 200:
             raise HTTPError(f"status {status}: {content[:300]!r}")
         return content
 
-    async def stream(self, body: bytes, arrivals: list[float] | None = None) -> int:
+    async def stream(
+        self,
+        body: bytes,
+        arrivals: list[float] | None = None,
+        path: bytes = b"/",
+        version: bytes = b"1.0",
+        on_event: Callable[[int], None] | None = None,
+    ) -> int:
         """POST and read an SSE answer to its end; the number of events with data
-        (``arrivals``: gets the ``perf_counter`` time each one arrived)."""
-        self._send(body, b"text/event-stream, application/json")
+        (``arrivals``: gets the ``perf_counter`` time each one arrived; ``on_event``:
+        called with the number of events so far, after each one)."""
+        self._send(body, b"text/event-stream, application/json", path, version)
         status, headers = await self._head()
         if status != 200 or not headers.get(b"content-type", b"").startswith(b"text/event-stream"):
             raise HTTPError(f"no stream: {status} {headers!r}")
@@ -446,9 +481,12 @@ class Connection:
             pending += chunk.replace(b"\r\n", b"\n")
             *complete, pending = pending.split(b"\n\n")
             arrived = sum(1 for block in complete if b"data:" in block)
-            events += arrived
             if arrivals is not None:
                 arrivals.extend([time.perf_counter()] * arrived)
+            if on_event is not None:
+                for n in range(events + 1, events + arrived + 1):
+                    on_event(n)
+            events += arrived
         return events
 
 
@@ -1133,6 +1171,310 @@ async def measure_chunks(args: argparse.Namespace) -> bool:
     return ok
 
 
+# =========================================================================== --mode bindings
+
+#: Every binding and dialect ``a2a-models serve --grpc-port`` answers.
+BINDINGS = ("jsonrpc", "jsonrpc-0.3", "rest", "rest-0.3", "grpc")
+GET_TASK_TARGET = 1.5  # GetTask(historyLength=10): long conversation / short one
+_GRPC_METADATA = (("a2a-version", "1.0"),)
+
+
+def _grpc_pb() -> Any:
+    """The ``lf.a2a.v1`` protobuf module (this process is the load generator)."""
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    from a2a_models.adapters.grpc import pb
+
+    return pb
+
+
+def _wire_message(binding: str, text: str, task: tuple[str, str] | None) -> dict[str, Any]:
+    """A user message of ``text`` in the binding's JSON (``task``: its task and context ids)."""
+    if binding == "jsonrpc-0.3":
+        message = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": text}]}
+    elif binding == "rest-0.3":  # 0.3's HTTP+JSON is the 0.3 proto's JSON: parts are "content"
+        message = {"role": "ROLE_USER", "content": [{"text": text}]}
+    else:
+        message = {"role": "ROLE_USER", "parts": [{"text": text}]}
+    message["messageId"] = f"bench-{next(_ids)}"
+    if task is not None:
+        message["taskId"], message["contextId"] = task
+    return message
+
+
+class BindingClient:
+    """One keep-alive HTTP connection and one gRPC channel to a ``serve --grpc-port``,
+    speaking ``binding``: a stream of ``chunks N``, a conversation's turns, GetTask."""
+
+    def __init__(self, binding: str, conn: Connection, channel: Any) -> None:
+        self.binding = binding
+        self.conn = conn
+        self.channel = channel
+        self.version = b"0.3" if binding.endswith("0.3") else b"1.0"
+
+    @classmethod
+    async def open(cls, binding: str, port: int, grpc_port: int) -> BindingClient:
+        import grpc.aio
+
+        channel = grpc.aio.insecure_channel(f"{HOST}:{grpc_port}")
+        return cls(binding, await Connection.open(port), channel)
+
+    async def close(self) -> None:
+        await self.conn.close()
+        await self.channel.close()
+
+    def _rpc(self, method: str, params: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+    async def stream(self, text: str, on_event: Callable[[int], None]) -> int:
+        """SendStreamingMessage (0.3: ``message/stream``) of ``text``; the events received."""
+        if self.binding == "grpc":
+            pb = _grpc_pb()
+            request = pb.SendMessageRequest(message=pb.Message(**_pb_message(text)))
+            call = self.channel.unary_stream("/lf.a2a.v1.A2AService/SendStreamingMessage")
+            events = 0
+            async for _ in call(request.SerializeToString(), metadata=_GRPC_METADATA):
+                events += 1
+                on_event(events)
+            return events
+        params = {"message": _wire_message(self.binding, text, None)}
+        if self.binding.startswith("rest"):
+            path = b"/v1/message:stream" if self.version == b"0.3" else b"/message:stream"
+            body = json.dumps(params).encode()
+        else:
+            path = b"/"
+            method = "message/stream" if self.version == b"0.3" else "SendStreamingMessage"
+            body = self._rpc(method, params)
+        return await self.conn.stream(body, path=path, version=self.version, on_event=on_event)
+
+    async def turn(self, text: str, task: tuple[str, str] | None) -> tuple[str, str]:
+        """One SendMessage asking for ``historyLength: 10``; the task's (id, context id)."""
+        if self.binding == "grpc":
+            pb = _grpc_pb()
+            message = pb.Message(**_pb_message(text))
+            if task is not None:
+                message.task_id, message.context_id = task
+            request = pb.SendMessageRequest(
+                message=message, configuration=pb.SendMessageConfiguration(history_length=10)
+            )
+            call = self.channel.unary_unary("/lf.a2a.v1.A2AService/SendMessage")
+            raw = await call(request.SerializeToString(), metadata=_GRPC_METADATA)
+            answer = pb.SendMessageResponse.FromString(raw).task
+            state, history = pb.TaskState.Name(answer.status.state), len(answer.history)
+            ids = (answer.id, answer.context_id)
+        else:
+            if self.binding != "jsonrpc-0.3":
+                raise ValueError(f"turns over {self.binding}: use --mode turns (JSON-RPC 1.0)")
+            params = {
+                "message": _wire_message(self.binding, text, task),
+                "configuration": {"historyLength": 10},
+            }
+            result = json.loads(
+                await self.conn.post(self._rpc("message/send", params), version=self.version)
+            )["result"]
+            state, history = result["status"]["state"], len(result.get("history", []))
+            ids = (result["id"], result["contextId"])
+        if state not in ("TASK_STATE_INPUT_REQUIRED", "input-required") or history > 10:
+            raise HTTPError(f"{self.binding} turn {text!r}: {state}, {history} messages")
+        return ids
+
+    async def get_task(self, task_id: str, history_length: int) -> int:
+        """GetTask (0.3: ``tasks/get``) with ``historyLength``; the messages returned."""
+        if self.binding == "grpc":
+            pb = _grpc_pb()
+            request = pb.GetTaskRequest(id=task_id, history_length=history_length)
+            call = self.channel.unary_unary("/lf.a2a.v1.A2AService/GetTask")
+            raw = await call(request.SerializeToString(), metadata=_GRPC_METADATA)
+            return len(pb.Task.FromString(raw).history)
+        if self.binding.startswith("rest"):
+            prefix = b"/v1/tasks/" if self.version == b"0.3" else b"/tasks/"
+            path = prefix + task_id.encode() + b"?historyLength=" + str(history_length).encode()
+            task = json.loads(await self.conn.get(path, self.version))
+        else:
+            method = "tasks/get" if self.version == b"0.3" else "GetTask"
+            params = {"id": task_id, "historyLength": history_length}
+            task = json.loads(await self.conn.post(self._rpc(method, params), version=self.version))
+            task = task["result"]
+        return len(task.get("history", []))
+
+
+def _pb_message(text: str) -> dict[str, Any]:
+    pb = _grpc_pb()
+    return {
+        "message_id": f"bench-{next(_ids)}",
+        "role": pb.ROLE_USER,
+        "parts": [pb.Part(text=text)],
+    }
+
+
+async def _chunk_cpu(
+    client: BindingClient, server: ServerProcess, chunks: int
+) -> tuple[float, float]:
+    """Server CPU µs per chunk over the first and the last 300 chunks of one stream."""
+    window = min(300, chunks // 4)
+    # Event 1 is the task, events 2 .. chunks + 1 the chunks.
+    marks = {2: 0.0, 2 + window: 0.0, chunks + 1 - window: 0.0, chunks + 1: 0.0}
+
+    def on_event(n: int) -> None:
+        if n in marks:
+            marks[n] = server.cpu_seconds()
+
+    events = await client.stream(f"chunks {chunks}", on_event)
+    if events < chunks + 1:
+        raise HTTPError(f"{client.binding}: {chunks} chunks gave only {events} events")
+    first = (marks[2 + window] - marks[2]) / window * 1e6
+    last = (marks[chunks + 1] - marks[chunks + 1 - window]) / window * 1e6
+    return first, last
+
+
+async def _turn_cpu(
+    client: BindingClient, server: ServerProcess, turns: int
+) -> tuple[str, list[float]]:
+    """One conversation of ``turns`` turns; its task id and the server CPU µs of each turn."""
+    task = None
+    per_turn = []
+    for i in range(turns):
+        before = server.cpu_seconds()
+        task = await client.turn(f"turn {i}", task)
+        per_turn.append((server.cpu_seconds() - before) * 1e6)
+    assert task is not None
+    return task[0], per_turn
+
+
+async def _get_task_cpu(
+    client: BindingClient, server: ServerProcess, task_id: str, requests: int = 100
+) -> float:
+    """Server CPU µs per GetTask(historyLength=10) of ``task_id``."""
+    before = server.cpu_seconds()
+    for _ in range(requests):
+        if await client.get_task(task_id, 10) != 10:
+            raise HTTPError(f"{client.binding}: historyLength=10 not applied")
+    return (server.cpu_seconds() - before) / requests * 1e6
+
+
+async def measure_bindings(args: argparse.Namespace) -> bool:
+    """``a2a-models serve --grpc-port`` (SQLite) over every binding and dialect: server CPU
+    per chunk of a streamed artifact (first vs last 300), per turn of a long conversation
+    over gRPC and 0.3 JSON-RPC (first vs last 50), per GetTask(historyLength=10) of that
+    conversation against a short one, and per first resume of their streams in a fresh
+    process (REST, ``Last-Event-ID``)."""
+    if _two_cpus():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    tmp = tempfile.TemporaryDirectory(prefix="a2a-bench-bindings-")
+    grpc_port = _free_port()
+    command = _serve_command(f"sqlite:///{tmp.name}/bindings.db")
+    server = ServerProcess("serve", None, [*command, "--grpc-port", str(grpc_port)])
+    ok = True
+
+    def row(binding: str, small: float, large: float, target: float) -> None:
+        nonlocal ok
+        good = large / small <= target
+        ok = ok and good
+        verdict = " ok" if good else " MISSED"
+        print(
+            f"| {binding:<12} | {small:>11.0f} | {large:>11.0f} | {large / small:>9.2f}x |{verdict}"
+        )
+
+    def head(title: str, small: str, large: str) -> None:
+        print(f"\n{title}")
+        print(f"| {'binding':<12} | {small:>11} | {large:>11} | {'ratio':>10} |")
+
+    async def client(binding: str) -> BindingClient:
+        # A connection per section: the server closes one left idle (keep-alive timeout).
+        return await BindingClient.open(binding, server.port, grpc_port)
+
+    try:
+        await server.ready()
+        head(
+            f"one artifact in {args.chunks:,} chunks, server CPU µs/chunk:", "first 300", "last 300"
+        )
+        for binding in BINDINGS:
+            c = await client(binding)
+            try:
+                row(binding, *await _chunk_cpu(c, server, args.chunks), CHUNK_TARGET)
+            finally:
+                await c.close()
+
+        head(f"{args.turns:,} turns (historyLength=10), server CPU µs/turn:", "first 50", "last 50")
+        tasks: list[str] = []
+        for binding in ("grpc", "jsonrpc-0.3", "grpc"):
+            c = await client(binding)
+            try:
+                turns = args.turns if len(tasks) < 2 else 5  # then a short conversation
+                task_id, per_turn = await _turn_cpu(c, server, turns)
+            finally:
+                await c.close()
+            tasks.append(task_id)
+            if len(tasks) < 3:
+                first, last = statistics.median(per_turn[:50]), statistics.median(per_turn[-50:])
+                row(binding, first, last, TURN_TARGET)
+        long_task, short_task = tasks[0], tasks[2]
+
+        messages = f"{2 * args.turns:,} msgs"
+        head("GetTask(historyLength=10), server CPU µs (best of 3 x 100):", "10 msgs", messages)
+        for binding in BINDINGS:
+            c = await client(binding)
+            try:
+                short = min([await _get_task_cpu(c, server, short_task) for _ in range(3)])
+                long = min([await _get_task_cpu(c, server, long_task) for _ in range(3)])
+            finally:
+                await c.close()
+            row(binding, short, long, GET_TASK_TARGET)
+
+        # A process that has not read the tasks yet (a restart, another replica): the
+        # first resume of each one's stream in a fresh `serve` on the same database.
+        head("first resume (Last-Event-ID) in a fresh process, server CPU µs:", "10 msgs", messages)
+        last_ids = {task: await _last_event_id(server.port, task) for task in tasks}
+        for binding in ("rest", "rest-0.3"):
+            server.stop()
+            server = ServerProcess("serve", None, command)
+            await server.ready()
+            await _resume_cpu(server, binding, tasks[1], last_ids[tasks[1]])  # warms the code
+            short = await _resume_cpu(server, binding, short_task, last_ids[short_task])
+            long = await _resume_cpu(server, binding, long_task, last_ids[long_task])
+            row(binding, short, long, GET_TASK_TARGET)
+        print(
+            f"targets: last/first <= {CHUNK_TARGET:g}x (chunks), {TURN_TARGET:g}x (turns); "
+            f"long/short <= {GET_TASK_TARGET:g}x (GetTask, resume)"
+        )
+    finally:
+        server.stop()
+        tmp.cleanup()
+    return ok
+
+
+async def _last_event_id(port: int, task_id: str) -> bytes:
+    """The seq of a task's newest event: the SSE id of SubscribeToTask's first event."""
+    conn = await Connection.open(port)
+    try:
+        pending = b""
+        path = b"/tasks/" + task_id.encode() + b":subscribe"
+        async for chunk in await conn.subscribe(path, b"1.0"):
+            pending += chunk
+            if b"\n\n" in pending.replace(b"\r\n", b"\n"):
+                break
+    finally:
+        await conn.close()
+    for line in pending.replace(b"\r\n", b"\n").split(b"\n"):
+        if line.startswith(b"id:"):
+            return line[3:].strip()
+    raise HTTPError(f"no event id in {pending[:300]!r}")
+
+
+async def _resume_cpu(server: ServerProcess, binding: str, task_id: str, last_id: bytes) -> float:
+    """Server CPU µs of one resume at the task's newest event (nothing to replay)."""
+    prefix, version = (b"/v1/tasks/", b"0.3") if binding == "rest-0.3" else (b"/tasks/", b"1.0")
+    conn = await Connection.open(server.port)
+    before = server.cpu_seconds()
+    try:  # once the head is answered, the task has been read
+        await conn.subscribe(prefix + task_id.encode() + b":subscribe", version, last_id)
+    finally:
+        await conn.close()
+    await asyncio.sleep(0.05)  # the server notices the close
+    return (server.cpu_seconds() - before) * 1e6
+
+
 def _progress(label: str, since: float) -> None:
     print(f"  {label:<12} {time.monotonic() - since:6.1f} s", file=sys.stderr, flush=True)
 
@@ -1242,18 +1584,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-limit", type=int, default=35)
     parser.add_argument(
         "--mode",
-        choices=("apps", "serve", "turns", "chunks"),
+        choices=("apps", "serve", "turns", "chunks", "bindings"),
         default="apps",
         help="apps: the three ASGI apps (default); serve: `a2a-models serve --store sqlite` "
         "as a process vs the SDK vs bare Starlette, at 1/16/64 keep-alive clients; turns: "
         "one long conversation through serve and the SDK; chunks: one artifact streamed "
-        "in many appended chunks through serve and the SDK",
+        "in many appended chunks through serve and the SDK; bindings: serve's server CPU per "
+        "chunk, turn and GetTask over JSON-RPC, REST (1.0 and 0.3) and gRPC",
     )
     parser.add_argument(
         "--serve", choices=(*SERVERS, "starlette", "sdk-db"), help=argparse.SUPPRESS
     )
-    parser.add_argument("--turns", type=int, default=1000, help="--mode turns: turns")
-    parser.add_argument("--chunks", type=int, default=3000, help="--mode chunks: chunks")
+    parser.add_argument("--turns", type=int, default=1000, help="--mode turns, bindings: turns")
+    parser.add_argument("--chunks", type=int, default=3000, help="--mode chunks, bindings: chunks")
     parser.add_argument(
         "--no-postgres", action="store_true", help="--mode turns, chunks: SQLite only"
     )
@@ -1269,6 +1612,10 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.gettempdir(), f"a2a-bench-{args.profile}-{os.getpid()}.prof"
         )
     started = time.monotonic()
+    if args.mode == "bindings":
+        ok = asyncio.run(measure_bindings(args))
+        print(f"(total {time.monotonic() - started:.1f} s)")
+        return 0 if ok else 1
     if args.mode == "chunks":
         ok = asyncio.run(measure_chunks(args))
         print(f"(total {time.monotonic() - started:.1f} s)")

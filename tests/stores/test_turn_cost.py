@@ -25,11 +25,13 @@ import attrs
 import pytest
 
 from a2a_models import (
+    Artifact,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
     Message,
+    Part,
     SendMessageConfiguration,
     SendMessageRequest,
     SubscribeToTaskRequest,
@@ -109,8 +111,9 @@ def message_ids() -> Iterator[_CountingId]:
         type.__setattr__(Message, "message_id", counting.slot)
 
 
-def _count_rows(store: TaskStore) -> list[int]:
-    """History rows read by a database store, per read (none for the memory store)."""
+def _count_rows(store: TaskStore, artifacts: list[int] | None = None) -> list[int]:
+    """History rows read by a database store, per read (none for the memory store);
+    ``artifacts`` gets the artifacts read, per read."""
     rows: list[int] = []
     fetch = getattr(store, "_fetch_task", None)
     if fetch is None:
@@ -120,6 +123,8 @@ def _count_rows(store: TaskStore) -> list[int]:
         row = await fetch(*args, **kwargs)
         if row is not None:
             rows.append(len(row[4]))
+            if artifacts is not None:
+                artifacts.append(len(row[5] or ()))
         return row
 
     store._fetch_task = counted  # type: ignore[attr-defined]
@@ -274,14 +279,21 @@ async def test_requests_that_need_only_the_task_read_none_of_its_history(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
     """The push-config requests and a stream's resume (SSE ``Last-Event-ID``) check that
-    the task is the caller's, or its state: they read no history. They read it whole,
-    which a store that has not cached it (a fresh process, another replica, a history
-    too long to cache) does row by row: 2,000 rows here, at the first of them."""
+    the task is the caller's, or its state: they read no history and no artifact. They
+    read the task whole, which a store that has not cached it (a fresh process, another
+    replica, a history too long to cache) does row by row: 2,000 history rows here, at
+    the first of them, and the artifact's 2,000 parts whenever the task changed since
+    this store read it (at every chunk of a stream another replica runs)."""
     writer, reader = await _replica_pair(kind, request)
     try:
-        await writer.create(_conversation("t", LONG), None, event=_conversation("t", 1))
+        report = Artifact(
+            artifact_id="report", parts=tuple(Part.text(f"{i} ") for i in range(LONG))
+        )
+        task = attrs.evolve(_conversation("t", LONG), artifacts=(report,))
+        await writer.create(task, None, event=_conversation("t", 1))
         handler = RequestHandler(FuncAgent(_asks), make_card(), store=reader)
-        rows = _count_rows(reader)
+        artifacts: list[int] = []
+        rows = _count_rows(reader, artifacts)
         config = await handler.on_create_task_push_notification_config(
             TaskPushNotificationConfig(task_id="t", id="hook", url="https://example.com/hook")
         )
@@ -297,12 +309,13 @@ async def test_requests_that_need_only_the_task_read_none_of_its_history(
         )
         stream = await handler.on_subscribe_to_task(SubscribeToTaskRequest(id="t"), after_seq=0)
         await stream.aclose()
-        assert len(rows) == 5 and sum(rows) == 0, rows
+        assert len(rows) == 5 and sum(rows) == 0 and sum(artifacts) == 0, (rows, artifacts)
         # Subscribing (no resume) starts with the task, whole.
         stream = await handler.on_subscribe_to_task(SubscribeToTaskRequest(id="t"))
         async with stream:
             async for _seq, first in stream:
                 assert isinstance(first, Task) and len(first.history) == LONG
+                assert first.artifacts == (report,)
                 break
     finally:
         for store in (writer, reader):

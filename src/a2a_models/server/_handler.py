@@ -116,6 +116,7 @@ class RequestHandler:
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         #: The store can skip reading artifacts ListTasks drops (a store may predate that).
         self._list_skips_artifacts = accepts_keyword(self.store.list, "include_artifacts")
+        self._get_skips_artifacts = accepts_keyword(self.store.get, "include_artifacts")
         observer = engine_observer()
         if observer is not None:
             self.store = observer.wrap_store(self.store)
@@ -182,11 +183,18 @@ class RequestHandler:
     async def _require_task(
         self, task_id: str, call: CallContext, tenant: str | None
     ) -> StoredTask:
-        """The caller's task without its history, for a request that only needs the task
-        to exist (or its state): reading the history would make its cost grow with the
-        conversation (a whole read of a task the store has not cached reads every message).
+        """The caller's task without its history and (if the store can) its artifacts, for a
+        request that only needs the task to exist (or its state): reading them would make
+        its cost grow with the conversation and the artifacts (a whole read of a task the
+        store has not cached reads every message and every artifact part).
         """
-        return await self._get(task_id, call, tenant, history_length=0)
+        return await self.writer.get(
+            task_id,
+            call,
+            tenant,
+            history_length=0,
+            include_artifacts=not self._get_skips_artifacts,
+        )
 
     # -- SendMessage / SendStreamingMessage ----------------------------------------------
 

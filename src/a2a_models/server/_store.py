@@ -168,11 +168,16 @@ class TaskStore(abc.ABC):
         tenant: str | None = None,
         *,
         history_length: int | None = None,
+        include_artifacts: bool = True,
     ) -> StoredTask | None:
         """The task with ``task_id`` if it exists *and* belongs to ``(owner, tenant)``.
 
         ``history_length`` (``None``: all) reads only the newest that many
         history messages; ``StoredTask.history_offset`` says how many precede them.
+        ``include_artifacts=False``: the caller needs no artifacts, so a store need
+        not read them (a database store reads none; the task may still carry them).
+        The engine passes it only to a store whose ``get`` takes it (by name, or
+        through ``**kwargs``): a store written before it keeps working.
         """
 
     @abc.abstractmethod
@@ -562,6 +567,7 @@ class InMemoryTaskStore(TaskStore):
         tenant: str | None = None,
         *,
         history_length: int | None = None,
+        include_artifacts: bool = True,  # the task is in memory: nothing to skip reading
     ) -> StoredTask | None:
         self._evict_expired()
         record = self._records.get(task_id)

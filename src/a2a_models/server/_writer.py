@@ -8,6 +8,7 @@ runs the agent, so a change is recorded the same way wherever it comes from.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -52,12 +53,17 @@ class TaskWriter:
         tenant: str | None,
         *,
         history_length: int | None = None,
+        include_artifacts: bool = True,
     ) -> StoredTask:
         """The caller's task; ``TaskNotFoundError`` if it does not exist or is not theirs.
 
         ``history_length`` (``None``: all): read only the newest that many history messages.
+        ``include_artifacts=False`` is passed on to the store (which must take it).
         """
-        stored = await self.store.get(task_id, call.owner, tenant, history_length=history_length)
+        read: dict[str, Any] = {"history_length": history_length}
+        if not include_artifacts:
+            read["include_artifacts"] = False
+        stored = await self.store.get(task_id, call.owner, tenant, **read)
         if stored is None:
             # Same answer whether it does not exist or is not the caller's (§3.3.2).
             raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})

@@ -252,14 +252,18 @@ class PostgresTaskStore(SQLTaskStore):
     async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
         task_id = read.task_id
         # One statement: the row and its artifact rows come from one snapshot.
+        columns = self._artifact_columns("t", skip=True) if read.artifacts else "NULL"
         select = (
             "SELECT t.task, t.version, t.last_seq, t.history_count,"
-            f" t.artifact_count, {self._artifact_columns('t', skip=True)}, t.context_id,"
+            f" t.artifact_count, {columns}, t.context_id,"
             f" t.key FROM {self._tasks} t WHERE t.id = %s AND t.scope = %s"
+        )
+        params = (
+            (read.artifacts_at, task_id, read.scope) if read.artifacts else (task_id, read.scope)
         )
 
         async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(select, (read.artifacts_at, task_id, read.scope))
+            cursor = await conn.execute(select, params)
             row = await cursor.fetchone()
             if row is None:
                 return None

@@ -214,7 +214,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 incarnation = (task_key, at)
                 artifacts: builtins.list[bytes | str] | None
                 artifacts = None if artifact_count is None else []
-                if artifact_count and version != read.artifacts_at:
+                if artifact_count and read.artifacts and version != read.artifacts_at:
                     artifacts = self._artifacts(db, task_key)
                 first = read.first_message(count)
                 head = own_head(head, task_id, column_value(context_id))

@@ -231,6 +231,8 @@ class TaskRead:
     #: The version at which the store holds the task's artifacts (``None``: none held);
     #: a row still at that version need not have its artifact rows read.
     artifacts_at: int | None = None
+    #: ``False``: read no artifact rows at all (the caller needs no artifacts).
+    artifacts: bool = True
 
     def first_message(self, count: int | None) -> int:
         """Position of the first history row to read of a task with ``count`` rows."""
@@ -404,6 +406,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         tenant: str | None = None,
         *,
         history_length: int | None = None,
+        include_artifacts: bool = True,
     ) -> StoredTask | None:
         if not self._ok(task_id):
             return None
@@ -413,9 +416,10 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         cached = self._histories.get(task_id) if history_length is None else None
         since = 0 if cached is None else cached[0]
         # Artifact rows unchanged since this store's last read (or write) are not read again.
-        known = self._artifact_reads.get(task_id)
+        known = self._artifact_reads.get(task_id) if include_artifacts else None
         at = None if known is None else known[0]
-        row = await self._fetch_task(TaskRead(task_id, scope, history_length, since, at))
+        read = TaskRead(task_id, scope, history_length, since, at, include_artifacts)
+        row = await self._fetch_task(read)
         if row is not None and (
             (cached is not None and (row[6] != cached[3] or (row[3] or 0) < since))
             or (known is not None and row[6] != known[2])
@@ -425,7 +429,8 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             self._histories.pop(task_id)
             self._artifact_reads.pop(task_id)
             cached = known = None
-            row = await self._fetch_task(TaskRead(task_id, scope, history_length, 0, None))
+            read = TaskRead(task_id, scope, history_length, 0, None, include_artifacts)
+            row = await self._fetch_task(read)
         if row is None:
             return None
         data, version, last_seq, count, messages, artifacts, incarnation = row
@@ -450,7 +455,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         if same:
             assert known is not None
             task = replace_task(task, artifacts=known[1]) if known[1] else task
-        elif artifacts is not None:
+        elif artifacts is not None and include_artifacts:
             self._artifact_reads.remember(task_id, incarnation, version, task)
         return StoredTask(
             task=task,

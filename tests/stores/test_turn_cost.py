@@ -43,8 +43,10 @@ from a2a_models import (
 from a2a_models.server import (
     AgentEvent,
     ConcurrentModificationError,
+    InMemoryTaskStore,
     RequestContext,
     RequestHandler,
+    StoredTask,
     TaskStore,
 )
 from a2a_models.stores import PostgresTaskStore, SQLiteTaskStore
@@ -320,3 +322,24 @@ async def test_requests_that_need_only_the_task_read_none_of_its_history(
     finally:
         for store in (writer, reader):
             await store.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_store_written_before_include_artifacts_is_not_given_it() -> None:
+    """A store whose ``get`` does not take ``include_artifacts`` still answers them."""
+
+    class OlderStore(InMemoryTaskStore):
+        async def get(  # type: ignore[override]
+            self, task_id: str, owner: str | None, tenant: str | None = None, *,
+            history_length: int | None = None,
+        ) -> StoredTask | None:  # fmt: skip
+            return await super().get(task_id, owner, tenant, history_length=history_length)
+
+    store = OlderStore()
+    await store.create(_conversation("t", 3), None, event=_conversation("t", 1))
+    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
+    listed = await handler.on_list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(task_id="t")
+    )
+    assert listed.configs == ()
+    stream = await handler.on_subscribe_to_task(SubscribeToTaskRequest(id="t"), after_seq=1)
+    await stream.aclose()

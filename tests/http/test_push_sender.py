@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
+from a2a_models._outages import ReportedOutage
 from a2a_models.adapters.http import (
     HTTPClient,
     UnsafeWebhookURLError,
@@ -122,6 +124,33 @@ async def test_gives_up_after_max_attempts(receiver: Receiver) -> None:
         await sender(allow_private=True, max_attempts=3).send(config(receiver.url), ITEM)
     assert info.value.status_code == 500
     assert len(receiver.received) == 3
+
+
+async def test_a_webhook_that_is_down_gets_one_attempt_per_notification_until_it_is_back(
+    receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every notification to a dead webhook was tried max_attempts times with backoff
+    # (about 4 s each by default, 43 s for one that never answers), so a chatty task's
+    # notifications fell hours behind, and each was one more warning.
+    push = sender(allow_private=True)
+    receiver.statuses = [503] * 7
+    with pytest.raises(WebhookDeliveryError, match="after 4 attempts: HTTP 503; it is down"):
+        await push.send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 4
+    for _ in range(3):  # down: one attempt each, an outage already reported
+        with pytest.raises(WebhookDeliveryError, match="is down: HTTP 503") as info:
+            await push.send(config(receiver.url), ITEM)
+        assert isinstance(info.value, ReportedOutage)
+    assert len(receiver.received) == 4 + 3
+    with caplog.at_level(logging.WARNING, "a2a_models.push"):
+        await push.send(config(receiver.url), ITEM)  # back: a 200 at the first attempt
+    assert len(receiver.received) == 4 + 3 + 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"webhook {receiver.url} is back: 4 notification(s) failed while it was down"
+    ]
+    receiver.statuses = [503, 200]  # up again: retried as before
+    await push.send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 4 + 3 + 1 + 2
 
 
 async def test_client_errors_are_not_retried(receiver: Receiver) -> None:

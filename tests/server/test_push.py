@@ -315,6 +315,28 @@ async def test_a_webhook_queue_keeps_the_newest_notifications_up_to_its_limit(
     await handler.aclose()
 
 
+async def test_a_config_deleted_while_its_notifications_wait_gets_none_of_them() -> None:
+    # Configs were read as a notification was routed: the ones already queued for a
+    # webhook went out after its config was deleted (every one of them).
+    sender = Held()
+    handler = RequestHandler(chatty(10), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    dispatcher = handler._push
+    assert dispatcher is not None
+    while dispatcher._tasks.workers:
+        await asyncio.sleep(0.01)
+    configs = await handler.store.list_push_configs(task.id)
+    assert [len(queue) for queue in dispatcher._hooks.queues.values()] == [11]
+    await handler.on_delete_task_push_notification_config(
+        DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=configs[0].id or "")
+    )
+    sender.release.set()
+    await dispatcher.idle()
+    assert len(sender.sent) == 1  # the one on its way when it was deleted
+    await handler.aclose()
+
+
 async def test_many_tasks_with_a_dead_webhook_leave_no_background_task() -> None:
     sender = RecordingSender(fail=True)
     handler = RequestHandler(chatty(3), make_card(), push_sender=sender)

@@ -5,10 +5,11 @@ Delivery (HTTP POST, ``Authorization`` header, retries) belongs to the
 sender; the dispatcher only guarantees that a task never waits for a
 webhook, that a failing sender is logged and never breaks the task, that
 each webhook gets the notifications of its task in order, that a slow
-or dead webhook holds up no other (each has a queue of its own), and that
-such a queue is bounded (the oldest notifications beyond the sender's
+or dead webhook holds up no other (each has a queue of its own), that such
+a queue is bounded (the oldest notifications beyond the sender's
 ``max_queued_per_webhook`` are dropped, never the newest: a task's final
-status always stays).
+status always stays), and that a config deleted while its notifications
+wait gets none of them.
 """
 
 from __future__ import annotations
@@ -175,12 +176,25 @@ class PushDispatcher:
             log_failure(log, f"reading push configs of task {task_id} failed", exc)
             return
         for config in configs:
-            self._hooks.put((task_id, config.id or config.url), (config, item))
+            key = (task_id, config.id or config.url)
+            # Queued behind others, it is read again at its turn (it may be gone by then).
+            self._hooks.put(key, (config, item, key in self._hooks.workers))
 
     async def _deliver(
-        self, key: tuple[str, str], entry: tuple[TaskPushNotificationConfig, StreamResponse]
+        self,
+        key: tuple[str, str],
+        entry: tuple[TaskPushNotificationConfig, StreamResponse, bool],
     ) -> None:
-        config, item = entry
+        config, item, waited = entry
+        if waited and config.id:
+            try:
+                current = await self._store.get_push_config(key[0], config.id)
+            except Exception as exc:
+                log_failure(log, f"reading push config {config.id} of task {key[0]} failed", exc)
+                return
+            if current is None:  # deleted while this waited
+                return
+            config = current
         try:
             await self._sender.send(config, item)
         except ReportedOutage as exc:  # the sender logged the outage: not once per notification

@@ -187,6 +187,31 @@ async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None
     assert requests == ["POST /hook"] * 2
 
 
+async def test_a_webhook_that_never_answers_ties_up_its_own_connections_only(
+    receiver: Receiver,
+) -> None:
+    # All webhooks shared httpx's pool of 100 connections, its wait counted in the
+    # attempt's timeout: 100 attempts to a host that never answers filled it, and a
+    # live webhook's notification timed out waiting (and took it for down).
+    async def never(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(3600)
+
+    push = sender(allow_private=True, timeout=2, max_attempts=1, rate_per_task=None)
+    async with raw_peer(never) as (dead, requests):
+        stuck = [asyncio.create_task(push.send(config(dead + "/hook"), ITEM)) for _ in range(150)]
+        async with asyncio.timeout(1.5):
+            while len(requests) < 20:
+                await asyncio.sleep(0.01)
+        await push.send(config(receiver.url), ITEM)
+        assert len(receiver.received) == 1
+        assert len(requests) == 20  # the dead host's own 20 at a time; the others wait
+        for task in stuck:
+            task.cancel()
+        await asyncio.gather(*stuck, return_exceptions=True)
+    assert len(push._slots) == 0  # nothing kept for hosts no longer called
+    await push.aclose()
+
+
 async def test_the_body_of_a_webhook_answer_is_not_read() -> None:
     # A 200 followed by a body that never ends: the status is the answer; reading
     # the body would hold the delivery and its memory for ever.

@@ -44,6 +44,7 @@ string (which may hold a secret).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import ipaddress
 import logging
@@ -51,7 +52,7 @@ import math
 import random
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
@@ -190,6 +191,31 @@ class _Buckets:
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
 
+class _HostSlots:
+    """At most ``size`` requests in flight per webhook host: a host that never answers ties
+    up its own slots while its attempts time out, not the connections of every other."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._hosts: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}  # host -> (slots, users)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of ``host``'s slots (waiting for one first: that is not the host's time)."""
+        semaphore, users = self._hosts.setdefault(host, (asyncio.Semaphore(self.size), [0]))
+        users[0] += 1
+        try:
+            async with semaphore:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:  # forgotten when unused: one entry per host in use
+                del self._hosts[host]
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+
 #: The longest token or credentials a config may carry (webhook servers refuse
 #: headers much beyond 8 KiB with 431).
 MAX_HEADER_VALUE: Final = 4096
@@ -241,6 +267,9 @@ class WebhookPushSender(PushNotificationSender):
       the limit off. Notifications over it wait.
     * ``max_queued_per_webhook``: most notifications waiting for one webhook of
       one task; beyond it the oldest are dropped (``None``: no limit).
+    * ``max_requests_per_host``: most deliveries in flight to one webhook host
+      (``host:port``) at once; more wait for one to end, and that wait is not part
+      of their ``timeout``.
     * ``http_client``: an ``httpx.AsyncClient`` to use (not closed by
       :meth:`aclose`); ``resolver``: ``async (host, port) -> [address, ...]``
       replacing ``getaddrinfo``.
@@ -262,9 +291,12 @@ class WebhookPushSender(PushNotificationSender):
         rate_per_task: float | None = 5.0,
         burst_per_task: int = 20,
         max_queued_per_webhook: int | None = 100,
+        max_requests_per_host: int = 20,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if max_requests_per_host < 1:
+            raise ValueError("max_requests_per_host must be at least 1")
         if max_queued_per_webhook is not None and max_queued_per_webhook < 1:
             raise ValueError("max_queued_per_webhook must be at least 1 (or None)")
         if max_configs_per_task is not None and max_configs_per_task < 1:
@@ -290,8 +322,16 @@ class WebhookPushSender(PushNotificationSender):
             except ValueError:
                 self._hosts.add(entry.lower().rstrip("."))
         self._resolve: Resolver = resolver or _getaddrinfo
+        self._slots = _HostSlots(max_requests_per_host)
+        # httpx's default pool (100 connections for all hosts, its wait counted in the
+        # timeout) was filled by a host that never answers, and every other webhook's
+        # deliveries timed out waiting: the limit per host (_slots) bounds them first,
+        # the pool's only what very many hosts at once could open.
         self._http = http_client or httpx.AsyncClient(
-            follow_redirects=False, trust_env=False, timeout=timeout
+            follow_redirects=False,
+            trust_env=False,
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=20),
         )
         self._owns_http = http_client is None
 
@@ -441,6 +481,7 @@ class WebhookPushSender(PushNotificationSender):
         addresses, pin = await self._vet(config.url)
         body = codec.encode(item, "1.0", as_type=m.StreamResponse)
         shown = display_url(config.url)
+        host = urlsplit(config.url).netloc.lower()
         last: str = ""
         status: int | None = None
         unreachable = 0  # connection failures so far: try the next checked address
@@ -461,7 +502,8 @@ class WebhookPushSender(PushNotificationSender):
                 )
                 headers.update(host_header)
             try:
-                response = await self._post(url, body, headers, extensions)
+                async with self._slots.slot(host):
+                    response = await self._post(url, body, headers, extensions)
             except httpx.HTTPError as exc:
                 last, status = f"{type(exc).__name__}: {exc}", None
                 if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):

@@ -348,3 +348,24 @@ async def test_many_tasks_with_a_dead_webhook_leave_no_background_task() -> None
     assert len(sender.sent) == 50 * 5
     assert dispatcher._workers() == [] and dispatcher._hooks.queues == {}
     await handler.aclose()
+
+
+async def test_a_burst_of_status_updates_reads_the_push_configs_once() -> None:
+    # Every status update read the task's push configs (one store read each, with or
+    # without a config: 3,002 reads for a task of 3,000 updates on SQLite, +19% CPU).
+    sender = RecordingSender()
+    handler = RequestHandler(chatty(50), make_card(), push_sender=sender)
+    reads = 0
+    list_push_configs = handler.store.list_push_configs
+
+    async def counted(task_id: str) -> list[TaskPushNotificationConfig]:
+        nonlocal reads
+        reads += 1
+        return list(await list_push_configs(task_id))
+
+    handler.store.list_push_configs = counted  # type: ignore[method-assign]
+    await handler.on_send_message(send(push=HOOK))
+    await handler.idle()
+    assert len(sender.sent) == 52 and _states(sender.sent)[-1] is TaskState.COMPLETED
+    assert reads < 10, reads
+    await handler.aclose()

@@ -175,10 +175,16 @@ class PushDispatcher:
         except Exception as exc:
             log_failure(log, f"reading push configs of task {task_id} failed", exc)
             return
+        # The task's items that came while they were read go with them: one read for a
+        # burst of status updates, not one each (most tasks have no config at all).
+        waiting = self._tasks.queues[task_id]
+        items = [item, *waiting]
+        waiting.clear()
         for config in configs:
             key = (task_id, config.id or config.url)
-            # Queued behind others, it is read again at its turn (it may be gone by then).
-            self._hooks.put(key, (config, item, key in self._hooks.workers))
+            for item in items:
+                # Queued behind others, it is read again at its turn (it may be gone by then).
+                self._hooks.put(key, (config, item, key in self._hooks.workers))
 
     async def _deliver(
         self,

@@ -1,6 +1,7 @@
 """How a failure is told in the log: an exception on one line (:func:`one_line`), and a
 background loop that retries (lease upkeep, retention, a worker's pulls) reporting a
-failure that lasts once, not on every attempt (:class:`FailureStreak`).
+failure that lasts once, not on every attempt (:class:`FailureStreak`); an error its
+raiser already reported as part of an outage (:class:`ReportedOutage`).
 
 A store that is down fails every attempt the same way; a log line (and a
 traceback) per attempt buries everything else in the log while it lasts.
@@ -10,7 +11,19 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["FailureStreak", "database_failure", "log_failure", "one_line", "traceback_of"]
+__all__ = [
+    "FailureStreak",
+    "ReportedOutage",
+    "database_failure",
+    "log_failure",
+    "one_line",
+    "traceback_of",
+]
+
+
+class ReportedOutage(Exception):
+    """Mixed into an error that is one more failure of an outage already logged (a
+    webhook that is down): whoever catches it logs it at debug level, not once more."""
 
 
 def one_line(exc: BaseException | None) -> str:

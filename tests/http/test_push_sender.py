@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
+from a2a_models._outages import ReportedOutage
 from a2a_models.adapters.http import (
     HTTPClient,
     UnsafeWebhookURLError,
@@ -124,6 +126,33 @@ async def test_gives_up_after_max_attempts(receiver: Receiver) -> None:
     assert len(receiver.received) == 3
 
 
+async def test_a_webhook_that_is_down_gets_one_attempt_per_notification_until_it_is_back(
+    receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every notification to a dead webhook was tried max_attempts times with backoff
+    # (about 4 s each by default, 43 s for one that never answers), so a chatty task's
+    # notifications fell hours behind, and each was one more warning.
+    push = sender(allow_private=True)
+    receiver.statuses = [503] * 7
+    with pytest.raises(WebhookDeliveryError, match="after 4 attempts: HTTP 503; it is down"):
+        await push.send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 4
+    for _ in range(3):  # down: one attempt each, an outage already reported
+        with pytest.raises(WebhookDeliveryError, match="is down: HTTP 503") as info:
+            await push.send(config(receiver.url), ITEM)
+        assert isinstance(info.value, ReportedOutage)
+    assert len(receiver.received) == 4 + 3
+    with caplog.at_level(logging.WARNING, "a2a_models.push"):
+        await push.send(config(receiver.url), ITEM)  # back: a 200 at the first attempt
+    assert len(receiver.received) == 4 + 3 + 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"webhook {receiver.url} is back: 4 notification(s) failed while it was down"
+    ]
+    receiver.statuses = [503, 200]  # up again: retried as before
+    await push.send(config(receiver.url), ITEM)
+    assert len(receiver.received) == 4 + 3 + 1 + 2
+
+
 async def test_client_errors_are_not_retried(receiver: Receiver) -> None:
     receiver.statuses = [403]
     with pytest.raises(WebhookDeliveryError, match="403"):
@@ -156,6 +185,31 @@ async def test_a_webhook_stalling_its_answer_is_cut_off_at_the_timeout() -> None
             await asyncio.wait_for(push.send(config(url + "/hook"), ITEM), 15)
         await push.aclose()
     assert requests == ["POST /hook"] * 2
+
+
+async def test_a_webhook_that_never_answers_ties_up_its_own_connections_only(
+    receiver: Receiver,
+) -> None:
+    # All webhooks shared httpx's pool of 100 connections, its wait counted in the
+    # attempt's timeout: 100 attempts to a host that never answers filled it, and a
+    # live webhook's notification timed out waiting (and took it for down).
+    async def never(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(3600)
+
+    push = sender(allow_private=True, timeout=2, max_attempts=1, rate_per_task=None)
+    async with raw_peer(never) as (dead, requests):
+        stuck = [asyncio.create_task(push.send(config(dead + "/hook"), ITEM)) for _ in range(150)]
+        async with asyncio.timeout(1.5):
+            while len(requests) < 20:
+                await asyncio.sleep(0.01)
+        await push.send(config(receiver.url), ITEM)
+        assert len(receiver.received) == 1
+        assert len(requests) == 20  # the dead host's own 20 at a time; the others wait
+        for task in stuck:
+            task.cancel()
+        await asyncio.gather(*stuck, return_exceptions=True)
+    assert len(push._slots) == 0  # nothing kept for hosts no longer called
+    await push.aclose()
 
 
 async def test_the_body_of_a_webhook_answer_is_not_read() -> None:

@@ -1,5 +1,6 @@
 """Push abuse, against the real ``a2a-models serve`` process: webhook URLs checked when a config
-is created, a limit of configs per task, one log line per failed delivery, a rate per task."""
+is created, a limit of configs per task, a dead webhook logged once and tried once per later
+notification, a bounded queue per webhook, a rate per task."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -89,9 +91,11 @@ def test_configs_per_task_are_limited(serve: Any) -> None:
 
 
 class _Hook:
-    """A webhook on 127.0.0.1 answering ``status``; records arrival times."""
+    """A webhook on 127.0.0.1 answering ``status`` (which may be changed); records arrival
+    times and bodies."""
 
     def __init__(self, status: int) -> None:
+        self.status = status
         self.times: list[float] = []
         self.bodies: list[bytes] = []
         hook = self
@@ -100,7 +104,7 @@ class _Hook:
             def do_POST(self) -> None:
                 hook.bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
                 hook.times.append(time.monotonic())
-                self.send_response(status)
+                self.send_response(hook.status)
                 self.send_header("content-length", "0")
                 self.end_headers()
 
@@ -139,43 +143,63 @@ def _wait(predicate: Any, timeout: float) -> bool:
     return predicate()
 
 
-def test_failed_delivery_is_one_log_line(serve: Any, failing_hook: _Hook) -> None:
-    server = serve(*AGENT, "--push-allow", "127.0.0.1", log_level="info")
+#: An agent making 300 status updates at once, then completing.
+CHATTY = """
+from a2a_models.server import Agent
+
+
+class Chatty(Agent):
+    async def execute(self, context):
+        for i in range(300):
+            yield context.working(f"step {i}")
+        yield context.complete()
+"""
+
+
+def _states(bodies: list[bytes]) -> list[str]:
+    return [json.loads(b).get("statusUpdate", {}).get("status", {}).get("state") for b in bodies]
+
+
+def test_a_dead_webhook_is_tried_once_per_later_notification_and_logged_once(
+    serve: Any, failing_hook: _Hook, tmp_path: Path
+) -> None:
+    # Every notification to a dead webhook was tried 4 times (backoff 0.5, 1, 2 s: 4 s
+    # each; 43 s for one that never answers) and logged, and all of them waited in
+    # memory: a task of 300 updates kept its webhook's deliveries 20 minutes behind.
+    (tmp_path / "chatty_agent.py").write_text(CHATTY)  # serve's folder: importable
+    server = serve(
+        "--agent", "chatty_agent:Chatty", "--push-allow", "127.0.0.1", "--push-rate", "100"
+    )
     send = rpc(
         "SendMessage",
         {
-            "message": message("complete"),
+            "message": message("go"),  # submitted, 300 working, completed
             "configuration": {"taskPushNotificationConfig": {"url": failing_hook.url}},
         },
     )
     with httpx.Client(timeout=10) as client:
         reply = client.post(server.url, json=send, headers=V10).json()
-    assert "result" in reply, reply
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", reply
+    assert _wait(lambda: "dropped" in server.text, 30), server.text
+    assert _wait(lambda: _states(failing_hook.bodies)[-1:] == ["TASK_STATE_COMPLETED"], 30)
+    # The tries of one notification have the same body: the first was tried 4 times,
+    # every later one once; the webhook's queue kept the newest 100.
+    bodies = failing_hook.bodies
+    notifications = [b for i, b in enumerate(bodies) if i == 0 or b != bodies[i - 1]]
+    assert len(bodies) == len(notifications) + 3, len(bodies)
+    assert 100 <= len(notifications) <= 101, len(notifications)  # and one on its way
+    lines = [line for line in server.output if "push notification" in line]
+    assert len(lines) == 2, server.text
+    assert "failed after 4 attempts: HTTP 500; it is down" in lines[0]
+    assert f"{302 - len(notifications)} push notification(s) of task" in lines[1]
+    assert "more than 100 were waiting for it, the oldest went first" in lines[1]
 
-    # Each notification is tried 4 times (backoff 0.5, 1, 2 s) and then logged once;
-    # a task's notifications go out one after another, so the next one's first try
-    # follows the last line at once. Settled: every try so far accounted for by one
-    # line per 4, and no new try for longer than the longest backoff (under load the
-    # whole run takes seconds: waited for, not slept through).
-    def failures() -> list[str]:
-        return [line for line in server.output if "push notification" in line]
-
-    def settled(hits: int) -> bool:
-        return hits >= 4 and hits % 4 == 0 and len(failures()) == hits // 4
-
-    deadline = time.monotonic() + 60
-    seen, since = -1, time.monotonic()
-    while True:
-        hits = len(failing_hook.times)
-        if hits != seen or not settled(hits):
-            seen, since = hits, time.monotonic()
-        elif time.monotonic() - since >= 3:
-            break
-        assert time.monotonic() < deadline, server.text
-        time.sleep(0.05)
-    lines = failures()
-    assert len(lines) == len(failing_hook.times) // 4 >= 1, server.text
-    assert "failed after 4 attempts: HTTP 500" in lines[0]
+    failing_hook.status = 200  # back: the next notification is delivered at its one try
+    send["params"]["message"] = message("again")
+    with httpx.Client(timeout=10) as client:
+        client.post(server.url, json=send, headers=V10).raise_for_status()
+    assert _wait(lambda: "is back" in server.text, 20), server.text
+    assert f"is back: {len(notifications)} notification(s) failed while it was down" in server.text
     assert "Traceback" not in server.text
     assert "s3cr3t-query" not in server.text  # the URL's query (often a secret) is not logged
 

@@ -4,8 +4,12 @@ engine's dispatcher, which calls it in the background.
 Delivery (HTTP POST, ``Authorization`` header, retries) belongs to the
 sender; the dispatcher only guarantees that a task never waits for a
 webhook, that a failing sender is logged and never breaks the task, that
-each webhook gets the notifications of its task in order, and that a slow
-or dead webhook holds up no other (each has a queue of its own).
+each webhook gets the notifications of its task in order, that a slow
+or dead webhook holds up no other (each has a queue of its own), that such
+a queue is bounded (the oldest notifications beyond the sender's
+``max_queued_per_webhook`` are dropped, never the newest: a task's final
+status always stays), and that a config deleted while its notifications
+wait gets none of them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._outages import log_failure
+from .._outages import ReportedOutage, log_failure
 from ..errors import A2AError, InvalidParamsError
 from ..models import StreamResponse, TaskPushNotificationConfig
 from ._store import TaskStore
@@ -37,6 +41,10 @@ class PushNotificationSender(abc.ABC):
     #: Most configs one task may have (``None``: no limit); checked when one is created.
     max_configs_per_task: int | None = None
 
+    #: Most notifications waiting for one config of one task (``None``: no limit); a
+    #: newer one pushes the oldest out.
+    max_queued_per_webhook: int | None = 100
+
     async def check_config(self, config: TaskPushNotificationConfig) -> None:  # noqa: B027
         """Refuse ``config`` when it is created (raise :class:`ValueError` saying why).
 
@@ -47,16 +55,35 @@ class PushNotificationSender(abc.ABC):
 
 class _Lanes:
     """Items handled in order per key, each key by a background task of its own that
-    lives while its queue has items (a key's item never waits for another key's)."""
+    lives while its queue has items (a key's item never waits for another key's).
 
-    def __init__(self, handle: Callable[[Any, Any], Awaitable[None]], name: str) -> None:
+    With a ``limit``, a key holds at most that many waiting items: a new one pushes
+    the oldest out, and ``dropped(key, count)`` is called once when the key's task ends.
+    """
+
+    def __init__(
+        self,
+        handle: Callable[[Any, Any], Awaitable[None]],
+        name: str,
+        *,
+        limit: int | None = None,
+        dropped: Callable[[Any, int], None] | None = None,
+    ) -> None:
         self._handle = handle
         self._name = name
+        self._limit = limit
+        self._on_dropped = dropped
         self.queues: dict[Any, collections.deque[Any]] = {}
         self.workers: dict[Any, asyncio.Task[None]] = {}
+        self.dropped: dict[Any, int] = {}
 
     def put(self, key: Any, item: Any) -> None:
-        self.queues.setdefault(key, collections.deque()).append(item)
+        queue = self.queues.get(key)
+        if queue is None:
+            queue = self.queues[key] = collections.deque(maxlen=self._limit)
+        if len(queue) == queue.maxlen:  # the append pushes the oldest out
+            self.dropped[key] = self.dropped.get(key, 0) + 1
+        queue.append(item)
         if key not in self.workers:
             self.workers[key] = asyncio.create_task(self._run(key), name=f"{self._name}-{key}")
 
@@ -69,6 +96,9 @@ class _Lanes:
             del self.workers[key]
             if not queue:
                 del self.queues[key]
+            dropped = self.dropped.pop(key, 0)
+            if dropped and self._on_dropped is not None:
+                self._on_dropped(key, dropped)
 
     def pending(self) -> int:
         """Items not handled yet (one being handled counts)."""
@@ -94,8 +124,13 @@ class PushDispatcher:
         self._store = store
         #: A task's notifications, waiting for its configs to be read.
         self._tasks = _Lanes(self._route, "a2a-push")
-        #: Each webhook's notifications, by (task id, config).
-        self._hooks = _Lanes(self._deliver, "a2a-push-hook")
+        #: Each webhook's notifications, by (task id, config id).
+        self._hooks = _Lanes(
+            self._deliver,
+            "a2a-push-hook",
+            limit=sender.max_queued_per_webhook,
+            dropped=self._dropped,
+        )
 
     @property
     def sender(self) -> PushNotificationSender:
@@ -140,19 +175,50 @@ class PushDispatcher:
         except Exception as exc:
             log_failure(log, f"reading push configs of task {task_id} failed", exc)
             return
+        # The task's items that came while they were read go with them: one read for a
+        # burst of status updates, not one each (most tasks have no config at all).
+        waiting = self._tasks.queues[task_id]
+        items = [item, *waiting]
+        waiting.clear()
         for config in configs:
-            self._hooks.put((task_id, config.id or config.url), (config, item))
+            key = (task_id, config.id or config.url)
+            for item in items:
+                # Queued behind others, it is read again at its turn (it may be gone by then).
+                self._hooks.put(key, (config, item, key in self._hooks.workers))
 
     async def _deliver(
-        self, key: tuple[str, str], entry: tuple[TaskPushNotificationConfig, StreamResponse]
+        self,
+        key: tuple[str, str],
+        entry: tuple[TaskPushNotificationConfig, StreamResponse, bool],
     ) -> None:
-        config, item = entry
+        config, item, waited = entry
+        if waited and config.id:
+            try:
+                current = await self._store.get_push_config(key[0], config.id)
+            except Exception as exc:
+                log_failure(log, f"reading push config {config.id} of task {key[0]} failed", exc)
+                return
+            if current is None:  # deleted while this waited
+                return
+            config = current
         try:
             await self._sender.send(config, item)
+        except ReportedOutage as exc:  # the sender logged the outage: not once per notification
+            log.debug("push notification for task %s failed: %s", key[0], exc)
         except A2AError as exc:  # refused or undeliverable: one line, no traceback
             log.warning("push notification for task %s failed: %s", key[0], exc)
         except Exception:  # a bug in the sender: keep the traceback
             log.warning("push notification for task %s failed", key[0], exc_info=True)
+
+    def _dropped(self, key: tuple[str, str], count: int) -> None:
+        log.warning(
+            "%d push notification(s) of task %s for config %s dropped: more than %s were "
+            "waiting for it, the oldest went first",
+            count,
+            key[0],
+            key[1],
+            self._sender.max_queued_per_webhook,
+        )
 
     def _workers(self) -> list[asyncio.Task[None]]:
         return [*self._tasks.workers.values(), *self._hooks.workers.values()]

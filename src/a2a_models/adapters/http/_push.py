@@ -28,14 +28,23 @@ The same check runs when a config is created (:meth:`WebhookPushSender.check_con
 which the engine turns into ``InvalidParams``), a task may have at most
 ``max_configs_per_task`` configs (default 10), and deliveries of one task are
 rate-limited (``rate_per_task`` a second, bursts of ``burst_per_task``;
-excess notifications wait, in order, rather than being dropped). A failed
-delivery is logged as one line; URLs in messages and logs carry no query
+excess notifications wait, in order; the engine keeps at most
+``max_queued_per_webhook`` of them per task and webhook, dropping the oldest).
+
+A webhook that fails a notification after all its attempts is *down*: later
+notifications to its URL get one attempt each (no retries, no backoff), so a
+dead webhook costs one try per notification instead of ``max_attempts`` of
+them and the backlog does not fall further behind, until one is delivered
+again. That is logged as one line when it goes down and one when it is back
+(failures in between at debug level); a refused delivery (an answer that is
+not retried) is one line each. URLs in messages and logs carry no query
 string (which may hold a secret).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import ipaddress
 import logging
@@ -43,7 +52,7 @@ import math
 import random
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
@@ -52,6 +61,7 @@ import httpx
 
 from ... import codec, observability
 from ... import models as m
+from ..._outages import ReportedOutage
 from ...errors import A2AError, InvalidParamsError
 from ...server import PushNotificationSender
 from ._client import A2A_MEDIA_TYPE
@@ -96,6 +106,11 @@ class WebhookDeliveryError(A2AError):
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class WebhookDownError(WebhookDeliveryError, ReportedOutage):
+    """The notification's one attempt failed, its webhook being down already (the failure
+    that took it down was a :class:`WebhookDeliveryError`, logged)."""
 
 
 def _unsafe_reason(address: IPAddress) -> str | None:
@@ -176,6 +191,31 @@ class _Buckets:
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
 
+class _HostSlots:
+    """At most ``size`` requests in flight per webhook host: a host that never answers ties
+    up its own slots while its attempts time out, not the connections of every other."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._hosts: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}  # host -> (slots, users)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of ``host``'s slots (waiting for one first: that is not the host's time)."""
+        semaphore, users = self._hosts.setdefault(host, (asyncio.Semaphore(self.size), [0]))
+        users[0] += 1
+        try:
+            async with semaphore:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:  # forgotten when unused: one entry per host in use
+                del self._hosts[host]
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+
 #: The longest token or credentials a config may carry (webhook servers refuse
 #: headers much beyond 8 KiB with 431).
 MAX_HEADER_VALUE: Final = 4096
@@ -225,6 +265,11 @@ class WebhookPushSender(PushNotificationSender):
     * ``rate_per_task`` / ``burst_per_task``: deliveries (attempts included)
       per second for one task, and the burst allowed above it; ``None`` turns
       the limit off. Notifications over it wait.
+    * ``max_queued_per_webhook``: most notifications waiting for one webhook of
+      one task; beyond it the oldest are dropped (``None``: no limit).
+    * ``max_requests_per_host``: most deliveries in flight to one webhook host
+      (``host:port``) at once; more wait for one to end, and that wait is not part
+      of their ``timeout``.
     * ``http_client``: an ``httpx.AsyncClient`` to use (not closed by
       :meth:`aclose`); ``resolver``: ``async (host, port) -> [address, ...]``
       replacing ``getaddrinfo``.
@@ -245,14 +290,23 @@ class WebhookPushSender(PushNotificationSender):
         max_configs_per_task: int | None = 10,
         rate_per_task: float | None = 5.0,
         burst_per_task: int = 20,
+        max_queued_per_webhook: int | None = 100,
+        max_requests_per_host: int = 20,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if max_requests_per_host < 1:
+            raise ValueError("max_requests_per_host must be at least 1")
+        if max_queued_per_webhook is not None and max_queued_per_webhook < 1:
+            raise ValueError("max_queued_per_webhook must be at least 1 (or None)")
         if max_configs_per_task is not None and max_configs_per_task < 1:
             raise ValueError("max_configs_per_task must be at least 1 (or None)")
         if rate_per_task is not None and (not 0 < rate_per_task < math.inf or burst_per_task < 1):
             raise ValueError("rate_per_task must be positive and burst_per_task at least 1")
         self.max_configs_per_task = max_configs_per_task
+        self.max_queued_per_webhook = max_queued_per_webhook
+        #: Webhooks that are down (URL -> notifications failed since): one attempt each.
+        self._down: dict[str, int] = {}
         self._buckets = _Buckets(rate_per_task, burst_per_task) if rate_per_task else None
         self.timeout = timeout
         self.max_attempts = max_attempts
@@ -268,8 +322,16 @@ class WebhookPushSender(PushNotificationSender):
             except ValueError:
                 self._hosts.add(entry.lower().rstrip("."))
         self._resolve: Resolver = resolver or _getaddrinfo
+        self._slots = _HostSlots(max_requests_per_host)
+        # httpx's default pool (100 connections for all hosts, its wait counted in the
+        # timeout) was filled by a host that never answers, and every other webhook's
+        # deliveries timed out waiting: the limit per host (_slots) bounds them first,
+        # the pool's only what very many hosts at once could open.
         self._http = http_client or httpx.AsyncClient(
-            follow_redirects=False, trust_env=False, timeout=timeout
+            follow_redirects=False,
+            trust_env=False,
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=20),
         )
         self._owns_http = http_client is None
 
@@ -419,10 +481,13 @@ class WebhookPushSender(PushNotificationSender):
         addresses, pin = await self._vet(config.url)
         body = codec.encode(item, "1.0", as_type=m.StreamResponse)
         shown = display_url(config.url)
+        host = urlsplit(config.url).netloc.lower()
         last: str = ""
         status: int | None = None
         unreachable = 0  # connection failures so far: try the next checked address
-        for attempt in range(self.max_attempts):
+        down = config.url in self._down
+        attempts = 1 if down else self.max_attempts
+        for attempt in range(attempts):
             if self._buckets is not None:
                 pause = self._buckets.delay(config.task_id or "")
                 if pause:
@@ -437,7 +502,8 @@ class WebhookPushSender(PushNotificationSender):
                 )
                 headers.update(host_header)
             try:
-                response = await self._post(url, body, headers, extensions)
+                async with self._slots.slot(host):
+                    response = await self._post(url, body, headers, extensions)
             except httpx.HTTPError as exc:
                 last, status = f"{type(exc).__name__}: {exc}", None
                 if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
@@ -445,16 +511,19 @@ class WebhookPushSender(PushNotificationSender):
             except TimeoutError:
                 last, status = f"TimeoutError: no answer within {self.timeout:g} s", None
             else:
-                if response.is_success:
-                    return
                 status = response.status_code
                 last = f"HTTP {status}"
-                if not (status >= 500 or status in _RETRY_STATUSES):
+                final = response.is_success or not (status >= 500 or status in _RETRY_STATUSES)
+                if final:  # it answered: whatever it said, it is up
+                    self._up(config.url, shown)
+                if response.is_success:
+                    return
+                if final:
                     raise WebhookDeliveryError(
                         f"webhook {shown} refused the notification: {last}", status
                     )
                 wait = _retry_after(response)
-            if attempt + 1 == self.max_attempts:
+            if attempt + 1 == attempts:
                 break
             delay = min(self.max_backoff, self.backoff * 2**attempt)
             delay *= 1 + random.random() / 4
@@ -469,6 +538,22 @@ class WebhookPushSender(PushNotificationSender):
                 delay,
             )
             await asyncio.sleep(delay)
+        if config.url in self._down:  # already (before this one, or by another task meanwhile)
+            self._down[config.url] += 1
+            raise WebhookDownError(f"webhook {shown} is down: {last}", status)
+        self._down[config.url] = 1
+        if len(self._down) > _Buckets.KEEP:  # forgetting one only gives it its retries back
+            del self._down[next(iter(self._down))]
         raise WebhookDeliveryError(
-            f"webhook {shown} failed after {self.max_attempts} attempts: {last}", status
+            f"webhook {shown} failed after {attempts} attempts: {last}; it is down: later "
+            "notifications get one attempt each until one is delivered",
+            status,
         )
+
+    def _up(self, url: str, shown: str) -> None:
+        """``url`` answered: if it was down, say it is back (once)."""
+        failed = self._down.pop(url, None)
+        if failed is not None:
+            log.warning(
+                "webhook %s is back: %d notification(s) failed while it was down", shown, failed
+            )

@@ -14,10 +14,11 @@ results as ``function_call_output`` items. Streamed
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import openai
-from openai import AsyncStream, omit
+from openai import AsyncStream
+from openai.types.responses import Response, ResponseStreamEvent
 
 from ._errors import error_for_status, error_for_type
 from ._model import (
@@ -36,11 +37,8 @@ from ._model import (
     UserMessage,
     normalize_finish,
 )
-from ._openai import openai_client
+from ._openai import openai_client, post, with_extra_body
 from ._sdk import EventStream, SDKModel
-
-if TYPE_CHECKING:
-    from openai.types.responses import ResponseStreamEvent
 
 __all__ = ["OpenAIResponsesModel", "input_to_responses", "tool_to_responses"]
 
@@ -92,34 +90,39 @@ class OpenAIResponsesModel(SDKModel[openai.AsyncOpenAI]):
                 self.provider, 400, "the OpenAI Responses API has no stop sequences"
             )
         model, temperature, max_tokens = self._settings(request)
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": model,
             "input": input_to_responses(request),
-            "temperature": temperature if temperature is not None else omit,
             "max_output_tokens": max_tokens,
             "store": self.store,
         }
+        if temperature is not None:
+            body["temperature"] = temperature
         if request.tools:
-            kwargs["tools"] = [tool_to_responses(tool) for tool in request.tools]
+            body["tools"] = [tool_to_responses(tool) for tool in request.tools]
             choice = request.tool_choice
-            kwargs["tool_choice"] = (
+            body["tool_choice"] = (
                 {"type": "function", "name": choice.name}
                 if isinstance(choice, ForceTool)
                 else choice
             )
             if request.parallel_tool_calls is not None:
-                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
-        if request.extra_body:
-            kwargs["extra_body"] = dict(request.extra_body)
-        return kwargs
+                body["parallel_tool_calls"] = request.parallel_tool_calls
+        return with_extra_body(body, request)
 
     async def _whole_answer(self, arguments: dict[str, Any]) -> list[ModelEvent]:
-        response = await self._client.responses.create(**arguments, stream=False)
+        response: Response = await post(
+            self._client, "/responses", {**arguments, "stream": False}, Response
+        )
         return _response_events(response, self.provider)
 
     async def _open_stream(self, arguments: dict[str, Any]) -> EventStream:
-        stream: AsyncStream[ResponseStreamEvent] = await self._client.responses.create(
-            **arguments, stream=True
+        stream: AsyncStream[ResponseStreamEvent] = await post(
+            self._client,
+            "/responses",
+            {**arguments, "stream": True},
+            Response,
+            stream_cls=AsyncStream[ResponseStreamEvent],
         )
         return stream
 

@@ -136,7 +136,8 @@ class SDKModel(Model, Generic[ClientT]):
 
     @abc.abstractmethod
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
-        """The SDK call's keyword arguments for ``request`` (without ``stream``)."""
+        """What is sent for ``request``: the SDK call's keyword arguments, or the JSON
+        body (without ``stream``)."""
 
     @abc.abstractmethod
     async def _whole_answer(self, arguments: dict[str, Any]) -> list[ModelEvent]:

@@ -78,7 +78,8 @@ class RestartPolicy:
     Attempt *n* (from 0) waits ``min(max_delay, initial_delay * factor ** n)``
     seconds; after ``max_restarts`` failed attempts in a row the server stays
     down (its tools stay withdrawn, an error is logged). A connection that then
-    stays up for ``reset_after`` seconds earns the full budget back.
+    stays up for ``reset_after`` seconds earns the full budget back; one that
+    dies sooner counts as a failed attempt (a crash loop is given up).
     ``health_interval`` is how often an idle connection is probed to notice a
     dead server (``ping``; ``tools/list`` on 2026-era connections, which have no
     ping); a failed call notices at once. ``None`` turns probes off. A probe

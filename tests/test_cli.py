@@ -809,6 +809,64 @@ def test_task_view_is_lenient_with_a_peer_that_breaks_the_rules() -> None:
     assert view.task.status.state is m.TaskState.COMPLETED
 
 
+def test_the_task_view_costs_an_event_the_same_however_many_came_before() -> None:
+    import tracemalloc
+
+    # The view rebuilt the task for each event: a status update copied the history
+    # (one message more each time) and a chunk the artifact's parts, so the Nth
+    # event allocated N pointers' worth again (O(N²) over a stream; at 60,000
+    # events 10x the first event's cost). Now the view keeps no history and
+    # appends a chunk to a list.
+    n = 5000
+
+    def update(i: int) -> m.TaskStatusUpdateEvent:
+        message = m.Message.agent(f"step {i}", task_id="t", context_id="c")
+        status = m.TaskStatus(state=m.TaskState.WORKING, message=message)
+        return m.TaskStatusUpdateEvent(task_id="t", context_id="c", status=status)
+
+    def chunk(i: int) -> m.TaskArtifactUpdateEvent:
+        artifact = m.Artifact(parts=[m.Part.text(f"{i},")], artifact_id="r")
+        return m.TaskArtifactUpdateEvent(
+            task_id="t", context_id="c", artifact=artifact, append=i > 0
+        )
+
+    view = TaskView()
+    view.apply(m.Task(id="t", context_id="c", status=m.TaskStatus(state=m.TaskState.SUBMITTED)))
+    for i in range(n):
+        view.apply(update(i))
+        view.apply(chunk(i))
+    last = [event for i in range(n, n + 32) for event in (update(i), chunk(i))]
+    allocated: list[int] = []
+    tracemalloc.start()
+    try:
+        for event in last:
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            view.apply(event)
+            allocated.append(tracemalloc.get_traced_memory()[1] - before)
+    finally:
+        tracemalloc.stop()
+    # (A list of the chunks grows now and then: a few events may allocate more.)
+    assert sorted(allocated)[len(allocated) // 2] < n * 8 // 4  # old: over n * 8 bytes
+    task = view.task
+    assert task is not None and task.history == ()
+    assert task.status.message is not None and task.status.message.text == f"step {n + 31}"
+    assert plain_parts(task.artifacts[0].parts) == "".join(f"{i}," for i in range(n + 32))
+    view.apply(
+        m.TaskArtifactUpdateEvent(
+            task_id="t",
+            context_id="c",
+            artifact=m.Artifact(parts=[m.Part.text("end")], artifact_id="r"),
+            append=True,
+            last_chunk=True,
+        )
+    )
+    view.apply(update(n + 32))
+    task = view.task
+    assert task is not None and len(task.artifacts[0].parts) == 1  # joined as stored
+    assert task.artifacts[0].parts[0].text.endswith(f"{n + 31},end")
+
+
 def test_describe_error_unwraps_groups_and_names_builtin_errors() -> None:
     assert describe_error(ExceptionGroup("g", [ValueError("bad value")])) == "bad value"
     assert describe_error(KeyError("k")) == "KeyError: 'k'"

@@ -430,6 +430,52 @@ def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
     assert [t.id for t in page.tasks] == [task_id]
 
 
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [([], 0), (["--history", "3"], 3), (["--json"], None), (["--json", "--history", "2"], 2)],
+)
+def test_get_reads_only_the_history_it_shows(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    asked: int | None,
+) -> None:
+    from a2a_models._cli import _commands
+
+    # `get` without --history asked for the whole history and showed none of it:
+    # a task of 50,000 messages and a 5 MB artifact answered 13 MB, not 5.2 MB.
+    history = tuple(m.Message.user(f"message {i}") for i in range(5))
+    asked_for: list[int | None] = []
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def get_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+            asked_for.append(history_length)
+            kept = history if history_length is None else history[len(history) - history_length :]
+            status = m.TaskStatus(state=m.TaskState.COMPLETED)
+            return m.Task(id=task_id, context_id="c", status=status, history=kept)
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["get", "http://x", "T", *argv]) == 0
+    assert asked_for == [asked]
+    out = capsys.readouterr().out
+    if "--json" in argv:
+        assert len(json.loads(out).get("history", [])) == (5 if asked is None else asked)
+    else:
+        assert out.startswith("task T  completed")
+        assert ("history (3 messages):" in out) == bool(asked)
+
+
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "reject", "--json"), 4)
     done = cli("follow", server.url, task_id)

@@ -147,8 +147,12 @@ async def send(args: argparse.Namespace, out: Output) -> int:
 
 
 async def get(args: argparse.Namespace, out: Output) -> int:
+    # Shown for people, the history is only what --history asks for: without it,
+    # none is read (a long conversation's messages were all sent, then not shown).
+    # --json prints the task as the agent keeps it.
+    history = args.history if args.history is not None or out.json else 0
     async with await open_client(args) as client:
-        task = await client.get_task(args.task_id, history_length=args.history)
+        task = await client.get_task(args.task_id, history_length=history)
     out.show(task, out.task)
     if args.history and not out.json:
         _history(out, task)

@@ -46,6 +46,7 @@ from ...errors import (
     DecodeError,
     InvalidAgentResponseError,
     JSONRPCError,
+    TransportError,
     UnsupportedOperationError,
 )
 from ...protocol import (
@@ -109,7 +110,7 @@ async def read_at_most(response: httpx.Response, limit: int | None) -> bytes:
 # ---------------------------------------------------------------------------- errors
 
 
-class HTTPTransportError(A2AError, ConnectionError):
+class HTTPTransportError(TransportError):
     """The HTTP exchange itself failed: no connection, a reset, an unreadable stream."""
 
 

@@ -476,6 +476,41 @@ def test_get_reads_only_the_history_it_shows(
         assert ("history (3 messages):" in out) == bool(asked)
 
 
+def test_follow_of_a_stalled_server_does_not_hang(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import signal
+    import threading
+
+    from a2a_models._cli import _commands
+
+    # A server that stops sending (SIGSTOP: as a half-open connection, not even its
+    # keep-alives arrive) left `follow` waiting for ever: streams had no idle bound.
+    monkeypatch.setattr(_commands, "STREAM_IDLE_TIMEOUT", 0.5)
+    served = Server(agent_dir, "--agent", "cli_agent:CliAgent", "--store", "memory:")
+    try:
+        task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
+        status: list[int] = []
+        follower = threading.Thread(
+            target=lambda: status.append(main(["follow", served.url, task_id])), daemon=True
+        )
+        follower.start()
+        deadline = time.monotonic() + TIMEOUT
+        while "tick" not in capsys.readouterr().out and time.monotonic() < deadline:
+            time.sleep(0.05)
+        served.proc.send_signal(signal.SIGSTOP)
+        follower.join(TIMEOUT)
+        assert not follower.is_alive()  # old code: still waiting
+    finally:
+        served.proc.send_signal(signal.SIGCONT)
+        served.kill()
+    assert status == [1]
+    err = capsys.readouterr().err
+    assert err.startswith("a2a-models follow: error: "), err
+    # The resumed stream's request had no answer either: said in words, not "ReadTimeout('')".
+    assert err.rstrip().endswith(": nothing within 0.5 s waiting for data (ReadTimeout)"), err
+
+
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "reject", "--json"), 4)
     done = cli("follow", server.url, task_id)

@@ -34,6 +34,12 @@ TRANSPORTS = {
 
 # ---------------------------------------------------------------------------- connecting
 
+#: Seconds a stream may stay silent before ``send``/``follow`` take its connection for
+#: dead and resume it: four of the keep-alive comments servers send every 15 s (this
+#: package's, sse-starlette's). Without a bound a stalled or half-open connection hung
+#: the command for ever.
+STREAM_IDLE_TIMEOUT = 60.0
+
 
 def tls_context(args: argparse.Namespace) -> Any:
     """The client TLS context for ``--cert/--key/--cacert`` (``None``: the defaults)."""
@@ -50,7 +56,19 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
-    """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
+    """A client for ``args.url``: through its agent card, else the URL as the endpoint;
+    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence."""
+    import attrs
+
+    from ..adapters.http import BaseHTTPClient
+
+    client = await _open_client(args)
+    if isinstance(client, BaseHTTPClient):
+        client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
+    return client
+
+
+async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
     headers = dict(args.header)

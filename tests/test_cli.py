@@ -511,6 +511,23 @@ def test_follow_of_a_stalled_server_does_not_hang(
     assert err.rstrip().endswith(": nothing within 0.5 s waiting for data (ReadTimeout)"), err
 
 
+def test_a_reader_that_stops_reading_ends_the_command_without_a_word(server: Server) -> None:
+    # `send URL "..." | head -2`: the closed pipe was reported as a failure,
+    # "a2a-models send: error: [Errno 32] Broken pipe", exit status 1.
+    sending = subprocess.Popen(
+        [*a2a_command(), "send", server.url, "slow", "--stream"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=_env(),
+    )
+    assert sending.stdout is not None and sending.stderr is not None
+    assert sending.stdout.readline().startswith(b"task ")
+    sending.stdout.close()
+    assert sending.wait(TIMEOUT) == 141
+    assert sending.stderr.read() == b""  # nothing written
+
+
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "reject", "--json"), 4)
     done = cli("follow", server.url, task_id)

@@ -121,8 +121,8 @@ def _env(**extra: str) -> dict[str, str]:
 class Server(CliProcess):
     """``a2a-models serve`` in a subprocess, started (ready) here and stopped by the fixture."""
 
-    def __init__(self, folder: Path, *args: str) -> None:
-        self.port = free_port()
+    def __init__(self, folder: Path, *args: str, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         super().__init__(
             ["serve", "--port", str(self.port), "--log-level", "warning", *args],
             name="serve",
@@ -526,6 +526,45 @@ def test_a_reader_that_stops_reading_ends_the_command_without_a_word(server: Ser
     sending.stdout.close()
     assert sending.wait(TIMEOUT) == 141
     assert sending.stderr.read() == b""  # nothing written
+
+
+def test_follow_outlasts_a_server_killed_and_restarted(agent_dir: Path, tmp_path: Path) -> None:
+    import signal
+
+    # SIGKILL, then `serve` again on the same store and port 3 s later: follow
+    # gave up within 2 s ("connection refused"); it now resumes and shows the end.
+    args = ("--agent", "cli_agent:CliAgent", "--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    served = Server(agent_dir, *args)
+    restarted: Server | None = None
+    try:
+        task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
+        follower = subprocess.Popen(
+            [*a2a_command(), "follow", served.url, task_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=_env(),
+        )
+        try:
+            assert follower.stdout is not None
+            assert follower.stdout.readline().startswith(f"task {task_id}")
+            served.proc.send_signal(signal.SIGKILL)
+            served.proc.wait(5)
+            time.sleep(3)
+            restarted = Server(agent_dir, *args, port=served.port)
+            out, err = follower.communicate(timeout=TIMEOUT)
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.wait(5)
+    finally:
+        served.kill()
+        if restarted is not None:
+            restarted.stop()
+    assert follower.returncode == 3, out + err  # failed: its process died
+    assert err == ""
+    assert out.splitlines()[-1].startswith("failed")
 
 
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:

@@ -34,6 +34,11 @@ TRANSPORTS = {
 
 # ---------------------------------------------------------------------------- connecting
 
+#: How ``send``/``follow`` resume a broken stream: 6 attempts in a row, 0.25 s to 8 s
+#: apart, about 16 s in all - long enough for a server to be restarted (the library's
+#: 3 attempts give up within 2 s, before a restarted ``serve`` answers).
+STREAM_RECONNECT_ATTEMPTS = 6
+
 #: Seconds a stream may stay silent before ``send``/``follow`` take its connection for
 #: dead and resume it: four of the keep-alive comments servers send every 15 s (this
 #: package's, sse-starlette's). Without a bound a stalled or half-open connection hung
@@ -57,7 +62,8 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint;
-    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence."""
+    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence, up to
+    :data:`STREAM_RECONNECT_ATTEMPTS` times in a row."""
     import attrs
 
     from ..adapters.http import BaseHTTPClient
@@ -65,6 +71,7 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     client = await _open_client(args)
     if isinstance(client, BaseHTTPClient):
         client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
+        client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
     return client
 
 

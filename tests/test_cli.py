@@ -46,6 +46,7 @@ from a2a_models._cli._render import (
     plain_parts,
     usage_of,
 )
+from a2a_models.client import ClientEventStream
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 TIMEOUT = 60.0
@@ -565,6 +566,49 @@ def test_follow_outlasts_a_server_killed_and_restarted(agent_dir: Path, tmp_path
     assert follower.returncode == 3, out + err  # failed: its process died
     assert err == ""
     assert out.splitlines()[-1].startswith("failed")
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [(["--no-stream"], 0), (["--stream"], 0), (["--json"], None), (["--json", "--stream"], None)],
+)
+def test_send_asks_for_no_history_it_does_not_show(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: int | None
+) -> None:
+    from a2a_models._cli import _commands
+
+    # A turn of a long conversation was answered with the task's whole history
+    # (50,000 messages: 9.5 MB), which `send` never shows.
+    asked_for: list[int | None] = []
+    task = m.Task(id="T", context_id="c", status=m.TaskStatus(state=m.TaskState.COMPLETED))
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def send_message(self, message: m.Message, *, configuration: Any) -> m.Task:
+            asked_for.append(configuration.history_length)
+            return task
+
+        def send_streaming_message(self, message: m.Message, *, configuration: Any) -> Any:
+            asked_for.append(configuration.history_length)
+
+            async def events() -> Any:
+                yield task
+
+            return ClientEventStream((None, item) async for item in events())
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["send", "http://x", "hi", *argv]) == 0
+    assert asked_for == [asked]
 
 
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:

@@ -622,6 +622,44 @@ def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server
     assert isinstance(item, m.Task) and item.id == task_id
 
 
+@pytest.mark.parametrize(("argv", "asked"), [([], 0), (["--json"], None)])
+def test_follow_of_an_ended_task_asks_for_no_history_it_does_not_show(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: int | None
+) -> None:
+    from a2a_models._cli import _commands
+    from a2a_models.errors import UnsupportedOperationError
+
+    asked_for: list[int | None] = []
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        def subscribe(self, task_id: str) -> Any:
+            async def refused() -> Any:
+                raise UnsupportedOperationError("the task has ended")
+                yield
+
+            return ClientEventStream(refused())
+
+        async def get_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+            asked_for.append(history_length)
+            status = m.TaskStatus(state=m.TaskState.REJECTED)
+            return m.Task(id=task_id, context_id="c", status=status)
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["follow", "http://x", "T", *argv]) == 4
+    assert asked_for == [asked]
+
+
 def test_list_filters_by_context(server: Server) -> None:
     context = f"ctx-{time.monotonic_ns()}"
     first = task_id_of(cli("send", server.url, "fail", "--json", "--context-id", context), 3)

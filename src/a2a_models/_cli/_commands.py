@@ -237,7 +237,8 @@ async def follow(args: argparse.Namespace, out: Output) -> int:
             view = await out.watch(events)
         except UnsupportedOperationError:
             # The task already ended (spec: no subscribing to a terminal task): show it.
-            task = await client.get_task(args.task_id)
+            # (Its history is not shown to people: not asked for.)
+            task = await client.get_task(args.task_id, history_length=None if out.json else 0)
             view = TaskView()
             view.apply(task)
             if out.json:

@@ -46,6 +46,7 @@ from a2a_models._cli._render import (
     plain_parts,
     usage_of,
 )
+from a2a_models.client import ClientEventStream
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 TIMEOUT = 60.0
@@ -121,8 +122,8 @@ def _env(**extra: str) -> dict[str, str]:
 class Server(CliProcess):
     """``a2a-models serve`` in a subprocess, started (ready) here and stopped by the fixture."""
 
-    def __init__(self, folder: Path, *args: str) -> None:
-        self.port = free_port()
+    def __init__(self, folder: Path, *args: str, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         super().__init__(
             ["serve", "--port", str(self.port), "--log-level", "warning", *args],
             name="serve",
@@ -430,6 +431,186 @@ def test_get_list_cancel_follow_end_to_end(server: Server) -> None:
     assert [t.id for t in page.tasks] == [task_id]
 
 
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [([], 0), (["--history", "3"], 3), (["--json"], None), (["--json", "--history", "2"], 2)],
+)
+def test_get_reads_only_the_history_it_shows(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    asked: int | None,
+) -> None:
+    from a2a_models._cli import _commands
+
+    # `get` without --history asked for the whole history and showed none of it:
+    # a task of 50,000 messages and a 5 MB artifact answered 13 MB, not 5.2 MB.
+    history = tuple(m.Message.user(f"message {i}") for i in range(5))
+    asked_for: list[int | None] = []
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def get_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+            asked_for.append(history_length)
+            kept = history if history_length is None else history[len(history) - history_length :]
+            status = m.TaskStatus(state=m.TaskState.COMPLETED)
+            return m.Task(id=task_id, context_id="c", status=status, history=kept)
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["get", "http://x", "T", *argv]) == 0
+    assert asked_for == [asked]
+    out = capsys.readouterr().out
+    if "--json" in argv:
+        assert len(json.loads(out).get("history", [])) == (5 if asked is None else asked)
+    else:
+        assert out.startswith("task T  completed")
+        assert ("history (3 messages):" in out) == bool(asked)
+
+
+def test_follow_of_a_stalled_server_does_not_hang(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import signal
+    import threading
+
+    from a2a_models._cli import _commands
+
+    # A server that stops sending (SIGSTOP: as a half-open connection, not even its
+    # keep-alives arrive) left `follow` waiting for ever: streams had no idle bound.
+    monkeypatch.setattr(_commands, "STREAM_IDLE_TIMEOUT", 0.5)
+    served = Server(agent_dir, "--agent", "cli_agent:CliAgent", "--store", "memory:")
+    try:
+        task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
+        status: list[int] = []
+        follower = threading.Thread(
+            target=lambda: status.append(main(["follow", served.url, task_id])), daemon=True
+        )
+        follower.start()
+        deadline = time.monotonic() + TIMEOUT
+        while "tick" not in capsys.readouterr().out and time.monotonic() < deadline:
+            time.sleep(0.05)
+        served.proc.send_signal(signal.SIGSTOP)
+        follower.join(TIMEOUT)
+        assert not follower.is_alive()  # old code: still waiting
+    finally:
+        served.proc.send_signal(signal.SIGCONT)
+        served.kill()
+    assert status == [1]
+    err = capsys.readouterr().err
+    assert err.startswith("a2a-models follow: error: "), err
+    # The resumed stream's request had no answer either: said in words, not "ReadTimeout('')".
+    assert err.rstrip().endswith(": nothing within 0.5 s waiting for data (ReadTimeout)"), err
+
+
+def test_a_reader_that_stops_reading_ends_the_command_without_a_word(server: Server) -> None:
+    # `send URL "..." | head -2`: the closed pipe was reported as a failure,
+    # "a2a-models send: error: [Errno 32] Broken pipe", exit status 1.
+    sending = subprocess.Popen(
+        [*a2a_command(), "send", server.url, "slow", "--stream"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=_env(),
+    )
+    assert sending.stdout is not None and sending.stderr is not None
+    assert sending.stdout.readline().startswith(b"task ")
+    sending.stdout.close()
+    assert sending.wait(TIMEOUT) == 141
+    assert sending.stderr.read() == b""  # nothing written
+
+
+def test_follow_outlasts_a_server_killed_and_restarted(agent_dir: Path, tmp_path: Path) -> None:
+    import signal
+
+    # SIGKILL, then `serve` again on the same store and port 3 s later: follow
+    # gave up within 2 s ("connection refused"); it now resumes and shows the end.
+    args = ("--agent", "cli_agent:CliAgent", "--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    served = Server(agent_dir, *args)
+    restarted: Server | None = None
+    try:
+        task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
+        follower = subprocess.Popen(
+            [*a2a_command(), "follow", served.url, task_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=_env(),
+        )
+        try:
+            assert follower.stdout is not None
+            assert follower.stdout.readline().startswith(f"task {task_id}")
+            served.proc.send_signal(signal.SIGKILL)
+            served.proc.wait(5)
+            time.sleep(3)
+            restarted = Server(agent_dir, *args, port=served.port)
+            out, err = follower.communicate(timeout=TIMEOUT)
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.wait(5)
+    finally:
+        served.kill()
+        if restarted is not None:
+            restarted.stop()
+    assert follower.returncode == 3, out + err  # failed: its process died
+    assert err == ""
+    assert out.splitlines()[-1].startswith("failed")
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [(["--no-stream"], 0), (["--stream"], 0), (["--json"], None), (["--json", "--stream"], None)],
+)
+def test_send_asks_for_no_history_it_does_not_show(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: int | None
+) -> None:
+    from a2a_models._cli import _commands
+
+    # A turn of a long conversation was answered with the task's whole history
+    # (50,000 messages: 9.5 MB), which `send` never shows.
+    asked_for: list[int | None] = []
+    task = m.Task(id="T", context_id="c", status=m.TaskStatus(state=m.TaskState.COMPLETED))
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def send_message(self, message: m.Message, *, configuration: Any) -> m.Task:
+            asked_for.append(configuration.history_length)
+            return task
+
+        def send_streaming_message(self, message: m.Message, *, configuration: Any) -> Any:
+            asked_for.append(configuration.history_length)
+
+            async def events() -> Any:
+                yield task
+
+            return ClientEventStream((None, item) async for item in events())
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["send", "http://x", "hi", *argv]) == 0
+    assert asked_for == [asked]
+
+
 def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server) -> None:
     task_id = task_id_of(cli("send", server.url, "reject", "--json"), 4)
     done = cli("follow", server.url, task_id)
@@ -439,6 +620,44 @@ def test_follow_a_finished_task_shows_it_and_exits_with_its_state(server: Server
     assert as_json.returncode == 4
     item = codec.decode(m.StreamResponse, as_json.stdout, "1.0")
     assert isinstance(item, m.Task) and item.id == task_id
+
+
+@pytest.mark.parametrize(("argv", "asked"), [([], 0), (["--json"], None)])
+def test_follow_of_an_ended_task_asks_for_no_history_it_does_not_show(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: int | None
+) -> None:
+    from a2a_models._cli import _commands
+    from a2a_models.errors import UnsupportedOperationError
+
+    asked_for: list[int | None] = []
+
+    class Client:
+        card = None
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        def subscribe(self, task_id: str) -> Any:
+            async def refused() -> Any:
+                raise UnsupportedOperationError("the task has ended")
+                yield
+
+            return ClientEventStream(refused())
+
+        async def get_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
+            asked_for.append(history_length)
+            status = m.TaskStatus(state=m.TaskState.REJECTED)
+            return m.Task(id=task_id, context_id="c", status=status)
+
+    async def open_client(args: Any) -> Client:
+        return Client()
+
+    monkeypatch.setattr(_commands, "open_client", open_client)
+    assert main(["follow", "http://x", "T", *argv]) == 4
+    assert asked_for == [asked]
 
 
 def test_list_filters_by_context(server: Server) -> None:
@@ -807,6 +1026,64 @@ def test_task_view_is_lenient_with_a_peer_that_breaks_the_rules() -> None:
     view.apply(done)
     view.apply(done)  # nothing is allowed after a terminal state: shown anyway
     assert view.task.status.state is m.TaskState.COMPLETED
+
+
+def test_the_task_view_costs_an_event_the_same_however_many_came_before() -> None:
+    import tracemalloc
+
+    # The view rebuilt the task for each event: a status update copied the history
+    # (one message more each time) and a chunk the artifact's parts, so the Nth
+    # event allocated N pointers' worth again (O(N²) over a stream; at 60,000
+    # events 10x the first event's cost). Now the view keeps no history and
+    # appends a chunk to a list.
+    n = 5000
+
+    def update(i: int) -> m.TaskStatusUpdateEvent:
+        message = m.Message.agent(f"step {i}", task_id="t", context_id="c")
+        status = m.TaskStatus(state=m.TaskState.WORKING, message=message)
+        return m.TaskStatusUpdateEvent(task_id="t", context_id="c", status=status)
+
+    def chunk(i: int) -> m.TaskArtifactUpdateEvent:
+        artifact = m.Artifact(parts=[m.Part.text(f"{i},")], artifact_id="r")
+        return m.TaskArtifactUpdateEvent(
+            task_id="t", context_id="c", artifact=artifact, append=i > 0
+        )
+
+    view = TaskView()
+    view.apply(m.Task(id="t", context_id="c", status=m.TaskStatus(state=m.TaskState.SUBMITTED)))
+    for i in range(n):
+        view.apply(update(i))
+        view.apply(chunk(i))
+    last = [event for i in range(n, n + 32) for event in (update(i), chunk(i))]
+    allocated: list[int] = []
+    tracemalloc.start()
+    try:
+        for event in last:
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            view.apply(event)
+            allocated.append(tracemalloc.get_traced_memory()[1] - before)
+    finally:
+        tracemalloc.stop()
+    # (A list of the chunks grows now and then: a few events may allocate more.)
+    assert sorted(allocated)[len(allocated) // 2] < n * 8 // 4  # old: over n * 8 bytes
+    task = view.task
+    assert task is not None and task.history == ()
+    assert task.status.message is not None and task.status.message.text == f"step {n + 31}"
+    assert plain_parts(task.artifacts[0].parts) == "".join(f"{i}," for i in range(n + 32))
+    view.apply(
+        m.TaskArtifactUpdateEvent(
+            task_id="t",
+            context_id="c",
+            artifact=m.Artifact(parts=[m.Part.text("end")], artifact_id="r"),
+            append=True,
+            last_chunk=True,
+        )
+    )
+    view.apply(update(n + 32))
+    task = view.task
+    assert task is not None and len(task.artifacts[0].parts) == 1  # joined as stored
+    assert task.artifacts[0].parts[0].text.endswith(f"{n + 31},end")
 
 
 def test_describe_error_unwraps_groups_and_names_builtin_errors() -> None:

@@ -12,7 +12,7 @@ Whose fault an error is shows in its class, as in h11:
 
 The extras' errors are ``A2AError`` subclasses too, named for what failed
 (``ModelError`` for an LLM provider, ``ToolError``, ``MCPServerError``,
-``HTTPTransportError``, ``SchemaVersionError``...), so ``except A2AError``
+``TransportError``, ``SchemaVersionError``...), so ``except A2AError``
 catches everything this package raises on purpose.
 """
 
@@ -41,6 +41,7 @@ __all__ = [
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "TransportError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
     "error_from_code",
@@ -94,6 +95,14 @@ class EncodeError(A2AError, ValueError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}")
+
+
+class TransportError(A2AError, ConnectionError):
+    """The exchange with the agent failed below A2A: no connection, a reset, a
+    stream cut off. The agent did not answer; calling (or subscribing) again may work.
+
+    Every client binding raises it (HTTP: its subclass ``HTTPTransportError``).
+    """
 
 
 class JSONRPCError(A2AError):

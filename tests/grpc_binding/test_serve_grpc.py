@@ -18,7 +18,7 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import GrpcClient
 from a2a_models.adapters.http import HTTPClient
 from a2a_models.adapters.http._discovery import connect
-from a2a_models.errors import InternalError
+from a2a_models.errors import InternalError, JSONRPCError, TransportError
 from a2a_models.models.rules import MAX_JSON_DEPTH
 from tests.test_serve import Served, cli
 from tests.test_serve import serve as serve  # the fixture
@@ -182,6 +182,40 @@ async def test_sigterm_answers_a_blocking_grpc_send_message_with_its_failed_task
     assert task.status.message.text == "The server stopped before the task finished."
     assert served.wait() == 0, served.log()
     assert "Traceback" not in served.log(), served.log()
+
+
+async def test_a_killed_server_is_a_transport_error_not_an_agent_answer(
+    serve: Any, user_agent_dir: Path
+) -> None:
+    """SIGKILL mid-stream: gRPC's UNAVAILABLE (no ErrorInfo: the agent said nothing) was
+    raised as the agent's InternalError ("the agent answered: Stream removed"); it is a
+    TransportError, a ConnectionError, as the HTTP clients raise."""
+    served = serve(
+        "--grpc-port",
+        "0",
+        "--store",
+        "memory:",
+        "--agent",
+        "my_agent:UserAgent",
+        pythonpath=user_agent_dir,
+    )
+    url = grpc_url_of(served)
+    async with asyncio.timeout(30), GrpcClient(url, timeout=20) as client:
+        stream = client.send_streaming_message(Message.user("slow"))
+        assert isinstance(await anext(stream), m.Task)
+        served.proc.send_signal(signal.SIGKILL)
+        with pytest.raises(TransportError) as broken:
+            async for _ in stream:
+                pass
+        with pytest.raises(TransportError) as refused:
+            await client.get_task("any")
+    for error in (broken.value, refused.value):
+        assert isinstance(error, ConnectionError) and not isinstance(error, JSONRPCError)
+        assert str(error).startswith(f"the connection to {url} failed: ")
+    done = cli("get", url, "any", "--transport", "grpc", "--no-card")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"a2a-models get: error: the connection to {url} failed: ")
+    assert "the agent answered" not in done.stderr
 
 
 def _nested(depth: int) -> Any:

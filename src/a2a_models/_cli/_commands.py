@@ -34,6 +34,17 @@ TRANSPORTS = {
 
 # ---------------------------------------------------------------------------- connecting
 
+#: How ``send``/``follow`` resume a broken stream: 6 attempts in a row, 0.25 s to 8 s
+#: apart, about 16 s in all - long enough for a server to be restarted (the library's
+#: 3 attempts give up within 2 s, before a restarted ``serve`` answers).
+STREAM_RECONNECT_ATTEMPTS = 6
+
+#: Seconds a stream may stay silent before ``send``/``follow`` take its connection for
+#: dead and resume it: four of the keep-alive comments servers send every 15 s (this
+#: package's, sse-starlette's). Without a bound a stalled or half-open connection hung
+#: the command for ever.
+STREAM_IDLE_TIMEOUT = 60.0
+
 
 def tls_context(args: argparse.Namespace) -> Any:
     """The client TLS context for ``--cert/--key/--cacert`` (``None``: the defaults)."""
@@ -50,7 +61,21 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
-    """A client for ``args.url``: through its agent card, else the URL as the endpoint."""
+    """A client for ``args.url``: through its agent card, else the URL as the endpoint;
+    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence, up to
+    :data:`STREAM_RECONNECT_ATTEMPTS` times in a row."""
+    import attrs
+
+    from ..adapters.http import BaseHTTPClient
+
+    client = await _open_client(args)
+    if isinstance(client, BaseHTTPClient):
+        client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
+        client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
+    return client
+
+
+async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
     headers = dict(args.header)
@@ -114,7 +139,11 @@ def _message(args: argparse.Namespace) -> m.Message:
 
 async def send(args: argparse.Namespace, out: Output) -> int:
     message = _message(args)
-    configuration = m.SendMessageConfiguration(return_immediately=True) if args.no_wait else None
+    # Shown for people, the answer's task needs no history: a turn of a long
+    # conversation was answered with all of it (9.5 MB at 50,000 messages, not 0.5 kB).
+    configuration = m.SendMessageConfiguration(
+        return_immediately=args.no_wait, history_length=None if out.json else 0
+    )
     async with await open_client(args) as client:
         stream = args.stream
         if stream is None:
@@ -147,8 +176,12 @@ async def send(args: argparse.Namespace, out: Output) -> int:
 
 
 async def get(args: argparse.Namespace, out: Output) -> int:
+    # Shown for people, the history is only what --history asks for: without it,
+    # none is read (a long conversation's messages were all sent, then not shown).
+    # --json prints the task as the agent keeps it.
+    history = args.history if args.history is not None or out.json else 0
     async with await open_client(args) as client:
-        task = await client.get_task(args.task_id, history_length=args.history)
+        task = await client.get_task(args.task_id, history_length=history)
     out.show(task, out.task)
     if args.history and not out.json:
         _history(out, task)
@@ -204,7 +237,8 @@ async def follow(args: argparse.Namespace, out: Output) -> int:
             view = await out.watch(events)
         except UnsupportedOperationError:
             # The task already ended (spec: no subscribing to a terminal task): show it.
-            task = await client.get_task(args.task_id)
+            # (Its history is not shown to people: not asked for.)
+            task = await client.get_task(args.task_id, history_length=None if out.json else 0)
             view = TaskView()
             view.apply(task)
             if out.json:

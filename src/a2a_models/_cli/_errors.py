@@ -16,6 +16,7 @@ Exit statuses (see ``docs/cli.md``):
 6     the task needs input (input-required)
 7     the task needs authentication (auth-required)
 130   interrupted (Ctrl-C)
+141   stdout was closed by its reader (``| head``); nothing is said
 ====  ==========================================================
 """
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Final, TextIO
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -43,6 +45,8 @@ EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_INTERRUPTED: Final = 130
+#: The reader of stdout went away (``| head``): 128 + SIGPIPE, as the shell's tools end.
+EXIT_BROKEN_PIPE: Final = 141
 
 #: Set by ``a2a-models --debug``: failures also print their traceback.
 debug = False
@@ -144,6 +148,18 @@ def guarded(prog: str, run: Callable[[], int], *, file: TextIO | None = None) ->
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=out, flush=True)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Nothing to report (the reader chose to stop). Point stdout at /dev/null so
+        # that the flush at exit does not fail on the closed pipe again.
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # stdout is not a file (embedded, tests)
+            pass
+        return EXIT_BROKEN_PIPE
     except UsageError as exc:
         print(f"{prog}: {exc}", file=out, flush=True)
         return EXIT_USAGE

@@ -190,45 +190,91 @@ class TaskView:
     Events are applied with the server's own :func:`~a2a_models.server.apply_event`
     (so chunks merge exactly as they are stored); an event it refuses (a peer
     that breaks the rules) is applied leniently rather than stopping the view.
+
+    Each event costs the same however many came before: the view keeps no
+    history (nothing it draws shows it), and an appended chunk goes to a list
+    of the artifact's new parts, joined to its earlier ones only when the whole
+    task is asked for (:attr:`task`). Rebuilding the task for each event copied
+    its history and the artifact's parts every time, O(N²) over a stream of N.
     """
 
     def __init__(self) -> None:
-        self.task: m.Task | None = None
+        # The task without history, and the parts appended to each of its artifacts
+        # since: one attribute, rebound whole, for the live view's drawing thread.
+        self._now: tuple[m.Task | None, dict[str, list[m.Part]]] = (None, {})
         self.reply: m.Message | None = None
         self.usage: tuple[int | None, int | None] | None = None
         #: The last event seen (for progress lines).
         self.last: object = None
 
     @property
+    def task(self) -> m.Task | None:
+        """The task so far, without its history (its artifacts' parts joined: O(parts))."""
+        import attrs
+
+        task, appended = self._now
+        if task is None or not appended:
+            return task
+        from ..server import replace_task
+
+        artifacts = tuple(
+            attrs.evolve(a, parts=(*a.parts, *appended[a.artifact_id]))
+            if a.artifact_id in appended
+            else a
+            for a in task.artifacts
+        )
+        return replace_task(task, artifacts=artifacts)
+
+    @property
+    def status(self) -> m.TaskStatus | None:
+        """The task's status so far, at no cost (``None`` before any task)."""
+        task = self._now[0]
+        return None if task is None else task.status
+
+    @property
+    def task_id(self) -> str | None:
+        task = self._now[0]
+        return None if task is None else task.id
+
+    @property
     def result(self) -> m.Task | m.Message | None:
-        return self.task if self.task is not None else self.reply
+        task = self.task
+        return task if task is not None else self.reply
 
     @property
     def active(self) -> bool:
-        return self.task is not None and self.task.status.state.is_active
+        status = self.status
+        return status is not None and status.state.is_active
 
     def apply(self, item: object) -> None:
         from ..errors import A2AError
         from ..server import apply_event
 
         self.last = item
-        if isinstance(item, m.Message) and (
-            self.task is None or item.task_id not in (None, self.task.id)
-        ):
+        task, appended = self._now
+        if isinstance(item, m.Message) and (task is None or item.task_id not in (None, task.id)):
             self.reply = item
             return
-        if isinstance(item, m.Task) and (self.task is None or item.id != self.task.id):
-            self.task = item
-        elif self.task is not None and isinstance(
+        if _chunk_of(task, item, appended):
+            assert isinstance(item, m.TaskArtifactUpdateEvent)
+            appended.setdefault(item.artifact.artifact_id, []).extend(item.artifact.parts)
+            return
+        # A status update or message leaves the artifacts (and the chunks appended) be.
+        same_artifacts = isinstance(item, m.TaskStatusUpdateEvent | m.Message)
+        if not same_artifacts:
+            task, appended = self.task, {}
+        if isinstance(item, m.Task) and (task is None or item.id != task.id):
+            task = item
+        elif task is not None and isinstance(
             item, m.Task | m.Message | m.TaskStatusUpdateEvent | m.TaskArtifactUpdateEvent
         ):
             try:
-                self.task = apply_event(self.task, item)
+                task = apply_event(task, item)
             except A2AError:
-                self.task = _lenient(self.task, item)
+                task = _lenient(task, item)
         elif isinstance(item, m.TaskStatusUpdateEvent | m.TaskArtifactUpdateEvent):
             # An update before any Task (a peer that skips it): start from the update.
-            self.task = _lenient(
+            task = _lenient(
                 m.Task(
                     id=item.task_id,
                     context_id=item.context_id,
@@ -236,10 +282,38 @@ class TaskView:
                 ),
                 item,
             )
+        if task is not None and task.history:
+            from ..server import replace_task
+
+            task = replace_task(task, history=())
+        self._now = (task, appended)
         metadata = item.metadata if isinstance(item, m.TaskStatusUpdateEvent) else None
-        usage = usage_of(metadata) or (usage_of(self.task.metadata) if self.task else None)
+        usage = usage_of(metadata) or (usage_of(task.metadata) if task else None)
         if usage is not None:
             self.usage = usage
+
+
+def _chunk_of(task: m.Task | None, item: object, appended: Mapping[str, list[m.Part]]) -> bool:
+    """Whether ``item`` only appends parts to an artifact of ``task``, as
+    :func:`~a2a_models.server.apply_event` would without complaint, and changes
+    nothing else (no name, description or metadata; not the last chunk, whose text
+    parts apply_event joins)."""
+    if not (
+        isinstance(item, m.TaskArtifactUpdateEvent)
+        and item.append
+        and not item.last_chunk
+        and task is not None
+        and not task.status.state.is_terminal
+        and item.task_id == task.id
+        and item.context_id in (None, task.context_id)
+    ):
+        return False
+    new = item.artifact
+    if new.name is not None or new.description is not None or new.metadata or new.extensions:
+        return False
+    return new.artifact_id in appended or any(
+        a.artifact_id == new.artifact_id for a in task.artifacts
+    )
 
 
 def _lenient(task: m.Task, item: object) -> m.Task:
@@ -328,14 +402,15 @@ class Output:
 
     def result(self, view: TaskView) -> None:
         """The final picture of a task (or the reply), as people read it."""
-        if view.reply is not None and view.task is None:
+        task = view.task
+        if view.reply is not None and task is None:
             self.message(view.reply)
-        elif view.task is not None:
+        elif task is not None:
             if self.rich:
-                self.console.print(_rich_task(view.task, view.usage))
+                self.console.print(_rich_task(task, view.usage))
             else:
-                self.line(_plain_task_header(view.task))
-                self._plain_task_body(view.task, view.usage)
+                self.line(_plain_task_header(task))
+                self._plain_task_body(task, view.usage)
 
     def message(self, message: m.Message) -> None:
         if self.rich:
@@ -374,19 +449,20 @@ class Output:
         shown: tuple[m.TaskState, str] | None = None
         async for item in events:
             view.apply(item)
-            if view.task is None:
+            status = view.status  # not view.task: that joins every chunk so far
+            if status is None:
                 continue
-            status = view.task.status
             now = (status.state, status_text(status))
             if shown is None:
-                self.line(f"task {view.task.id}  {state_name(status.state)}")
+                self.line(f"task {view.task_id}  {state_name(status.state)}")
                 if now[1]:
                     self.line(f"{state_name(now[0])}  {now[1]}")
             elif now != shown:
                 self.line(f"{state_name(now[0])}  {now[1]}".rstrip())
             shown = now
-        if view.task is not None:
-            self._plain_task_body(view.task, view.usage)
+        task = view.task
+        if task is not None:
+            self._plain_task_body(task, view.usage)
         elif view.reply is not None:
             self.message(view.reply)
         return view
@@ -401,7 +477,7 @@ class Output:
             # Called by Live when it refreshes (12 times a second, from its own
             # thread), not per event: drawing costs the whole task, so drawing it
             # for each chunk of an artifact streamed in N chunks cost O(N²).
-            task = view.task  # replaced whole by apply(), never changed in place
+            task = view.task  # made afresh, from what apply() last left
             if task is None:
                 return spinner
             # The view is cut to the screen's height: text past a few screenfuls

@@ -172,7 +172,7 @@ class GrpcClient(A2AClient):
                 body, metadata=self._metadata(call.headers), timeout=call.timeout
             )
         except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc) from None
+            raise error_from_rpc(exc, self.url) from None
         if spec.result_type is None:
             return None
         return self._decode(spec.result_type, raw)
@@ -186,6 +186,6 @@ class GrpcClient(A2AClient):
             async for raw in stream:
                 yield None, self._decode(m.StreamResponse, raw)
         except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc) from None
+            raise error_from_rpc(exc, self.url) from None
         finally:
             stream.cancel()

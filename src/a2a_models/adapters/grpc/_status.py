@@ -19,7 +19,7 @@ from google.protobuf import any_pb2, json_format
 from google.rpc import error_details_pb2, status_pb2  # noqa: F401  (registers ErrorInfo & co.)
 
 from ...client import ClientTimeoutError
-from ...errors import A2AError, JSONRPCError
+from ...errors import A2AError, JSONRPCError, TransportError
 
 __all__ = ["DETAILS_KEY", "error_from_rpc", "status_of"]
 
@@ -44,11 +44,13 @@ def status_of(error: JSONRPCError) -> tuple[grpc.StatusCode, str, tuple[tuple[st
     return code, error.message, ((DETAILS_KEY, status.SerializeToString()),)
 
 
-def error_from_rpc(exc: Any) -> A2AError:
+def error_from_rpc(exc: Any, target: str | None = None) -> A2AError:
     """The project's error for a failed call (``grpc.aio.AioRpcError`` or ``grpc.RpcError``).
 
     A2A errors come back as their class (by ``ErrorInfo.reason``), others by
-    status code as the REST binding does; a deadline is :class:`ClientTimeoutError`.
+    status code as the REST binding does; a deadline is :class:`ClientTimeoutError`;
+    ``UNAVAILABLE`` without details (gRPC's own: no connection to ``target``,
+    or it broke) is :class:`~a2a_models.errors.TransportError`.
     """
     code = exc.code()
     message = exc.details() or None
@@ -68,5 +70,9 @@ def error_from_rpc(exc: Any) -> A2AError:
                     details.append({"@type": item.type_url})
     if code is grpc.StatusCode.DEADLINE_EXCEEDED and not details:
         return ClientTimeoutError(f"deadline exceeded: {message or 'the call took too long'}")
+    if code is grpc.StatusCode.UNAVAILABLE and not details:
+        # Made by gRPC, not sent by the agent (whose errors carry an ErrorInfo).
+        where = f" to {target}" if target else ""
+        return TransportError(f"the connection{where} failed: {message or 'unavailable'}")
     body = {"message": message, "status": code.name, "details": details}
     return JSONRPCError.from_http_status({"error": body})

@@ -46,6 +46,7 @@ from ...errors import (
     DecodeError,
     InvalidAgentResponseError,
     JSONRPCError,
+    TransportError,
     UnsupportedOperationError,
 )
 from ...protocol import (
@@ -109,7 +110,7 @@ async def read_at_most(response: httpx.Response, limit: int | None) -> bytes:
 # ---------------------------------------------------------------------------- errors
 
 
-class HTTPTransportError(A2AError, ConnectionError):
+class HTTPTransportError(TransportError):
     """The HTTP exchange itself failed: no connection, a reset, an unreadable stream."""
 
 
@@ -223,6 +224,25 @@ def _status_error(response: httpx.Response) -> A2AError:
     return HTTPStatusError(response.status_code, _body_text(response), str(response.request.url))
 
 
+#: The phase each httpx timeout bounds (its key in the request's timeout extension).
+_TIMEOUT_PHASES: Final = {
+    httpx.ConnectTimeout: ("connect", "to connect"),
+    httpx.ReadTimeout: ("read", "for data"),
+    httpx.WriteTimeout: ("write", "to send"),
+    httpx.PoolTimeout: ("pool", "for a free connection"),
+}
+
+
+def _timed_out(request: httpx.Request, exc: httpx.TimeoutException) -> str:
+    """``POST URL: nothing within 60.0 s waiting for data`` (httpx's own text is often empty)."""
+    key, waiting = _TIMEOUT_PHASES.get(type(exc), ("", "for the answer"))
+    seconds = request.extensions.get("timeout", {}).get(key)
+    within = f" within {seconds} s" if seconds is not None else ""
+    return (
+        f"{request.method} {request.url}: nothing{within} waiting {waiting} ({type(exc).__name__})"
+    )
+
+
 def _merge_headers(headers: Mapping[str, str], **fixed: str) -> httpx.Headers:
     merged = httpx.Headers(dict(headers))
     for name, value in fixed.items():
@@ -329,7 +349,7 @@ class BaseHTTPClient(A2AClient):
             self.last_headers = response.headers
             return await self._read(response)
         except httpx.TimeoutException as exc:
-            raise ClientTimeoutError(f"{request.method} {request.url}: {exc!r}") from exc
+            raise ClientTimeoutError(_timed_out(request, exc)) from exc
         except httpx.HTTPError as exc:
             raise HTTPTransportError(f"{request.method} {request.url} failed: {exc!r}") from exc
 
@@ -367,7 +387,7 @@ class BaseHTTPClient(A2AClient):
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise ClientTimeoutError(f"{request.method} {request.url}: {exc!r}") from exc
+            raise ClientTimeoutError(_timed_out(request, exc)) from exc
         except httpx.HTTPError as exc:
             raise HTTPTransportError(f"{request.method} {request.url} failed: {exc!r}") from exc
         try:
@@ -390,7 +410,7 @@ class BaseHTTPClient(A2AClient):
             except httpx.TimeoutException as exc:
                 # Silence beyond ``stream_read``: the connection is taken for dead.
                 raise StreamDisconnectedError(
-                    f"the stream from {request.url} went silent: {exc!r}",
+                    f"the stream from {request.url} went silent: {_timed_out(request, exc)}",
                     parser.last_event_id or None,
                 ) from exc
             except httpx.HTTPError as exc:

@@ -137,12 +137,21 @@ def _message(args: argparse.Namespace) -> m.Message:
     return m.Message.user(*parts, context_id=args.context_id, task_id=args.task_id)
 
 
+def _history_to_read(out: Output, shown: int | None = None) -> int | None:
+    """The ``historyLength`` to ask for a task that ``out`` prints: ``shown`` messages
+    when a ``--history`` says so, else all for ``--json`` (the task as the agent keeps
+    it) and none for people. Reading a history nobody sees made a command's cost grow
+    with the conversation (9.5 MB for a turn at 50,000 messages, not 0.5 kB).
+    """
+    if shown is not None:
+        return shown
+    return None if out.json else 0
+
+
 async def send(args: argparse.Namespace, out: Output) -> int:
     message = _message(args)
-    # Shown for people, the answer's task needs no history: a turn of a long
-    # conversation was answered with all of it (9.5 MB at 50,000 messages, not 0.5 kB).
     configuration = m.SendMessageConfiguration(
-        return_immediately=args.no_wait, history_length=None if out.json else 0
+        return_immediately=args.no_wait, history_length=_history_to_read(out)
     )
     async with await open_client(args) as client:
         stream = args.stream
@@ -176,12 +185,10 @@ async def send(args: argparse.Namespace, out: Output) -> int:
 
 
 async def get(args: argparse.Namespace, out: Output) -> int:
-    # Shown for people, the history is only what --history asks for: without it,
-    # none is read (a long conversation's messages were all sent, then not shown).
-    # --json prints the task as the agent keeps it.
-    history = args.history if args.history is not None or out.json else 0
     async with await open_client(args) as client:
-        task = await client.get_task(args.task_id, history_length=history)
+        task = await client.get_task(
+            args.task_id, history_length=_history_to_read(out, args.history)
+        )
     out.show(task, out.task)
     if args.history and not out.json:
         _history(out, task)
@@ -237,8 +244,7 @@ async def follow(args: argparse.Namespace, out: Output) -> int:
             view = await out.watch(events)
         except UnsupportedOperationError:
             # The task already ended (spec: no subscribing to a terminal task): show it.
-            # (Its history is not shown to people: not asked for.)
-            task = await client.get_task(args.task_id, history_length=None if out.json else 0)
+            task = await client.get_task(args.task_id, history_length=_history_to_read(out))
             view = TaskView()
             view.apply(task)
             if out.json:

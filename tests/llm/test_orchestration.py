@@ -418,6 +418,24 @@ async def test_routing_error_fails(
     assert not said.startswith("The model failed: model:")  # no made-up provider name
 
 
+async def test_routing_timeout_fails_a_model_that_keeps_sending(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
+) -> None:
+    # 40 chunks 0.25 s apart: every read is quick, so no read timeout would end it.
+    scripted_server.script(Turn(text=["x"] * 40, delay=0.25))
+    events, _ = await stream(make_agent(make_model(), routing_timeout=0.5))
+    assert kinds(events) == ["task:submitted", "failed"]
+    said = events[-1].status.message.text
+    assert said == "Choosing a skill exceeded the time limit of 0.5 s."
+    await scripted_server.wait_for_disconnects(1, timeout=5)  # the model call was closed
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "5"])
+def test_routing_timeout_must_be_a_positive_number(make_model: ModelFactory, bad: Any) -> None:
+    with pytest.raises(ValueError, match="routing_timeout must be a positive number"):
+        make_agent(make_model(), routing_timeout=bad)
+
+
 async def test_slow_stream_cancelled_midway_stays_canceled(
     scripted_server: ScriptedModelServer, make_model: ModelFactory, provider: str
 ) -> None:

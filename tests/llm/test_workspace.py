@@ -387,6 +387,21 @@ async def test_tool_policies_union_or_intersect(
         assert [t.name for t in runtime.agent.tools_for("two")] == two
 
 
+@pytest.mark.parametrize(("agent_guardrails", "expected"), [({"timeout": 45}, 45), ({}, None)])
+async def test_the_agents_own_timeout_bounds_routing(
+    tmp_path: Path, agent_guardrails: dict[str, Any], expected: float | None
+) -> None:
+    # A skill's looser limit does not apply: no skill is chosen while routing.
+    root = write_workspace(
+        tmp_path / "ws",
+        agent={"guardrails": agent_guardrails},
+        skills={"one": skill_front("one", guardrails={"timeout": 600})},
+        manifest={"skills": ["one"], "policies": {"guardrails": "loosest"}},
+    )
+    async with AgentRuntime(load_workspace(root, env=ENV)) as runtime:
+        assert runtime.agent.routing_timeout == expected
+
+
 # ----------------------------------------------------------------------- conflicts
 
 

@@ -116,7 +116,9 @@ class LLMAgent(Agent):
     * ``status_interval`` - seconds between periodic status updates (``None``:
       none); ``status_memory`` - how many recent texts are not repeated;
       ``status_text(activity)`` - the text for an :class:`Activity`.
-    * ``routing`` - stage 1 on (default) or off (every request is a task).
+    * ``routing`` - stage 1 on (default) or off (every request is a task);
+      ``routing_timeout`` - seconds stage 1 may take (``None``: only the
+      model's own timeouts); reaching it fails the request.
     * ``finish_on_artifact`` - a model turn that only writes artifacts ends
       the loop (no further model call); off: the model is called again.
     * ``artifact_media_type`` - the media type of streamed artifact parts.
@@ -140,6 +142,7 @@ class LLMAgent(Agent):
         status_memory: int = 8,
         status_text: Callable[[Activity], str | None] | None = None,
         routing: bool = True,
+        routing_timeout: float | None = None,
         finish_on_artifact: bool = True,
         artifact_media_type: str | None = None,
         tool_results: ResultForm = "structured",
@@ -168,6 +171,15 @@ class LLMAgent(Agent):
         self.status_memory = max(1, status_memory)
         self.status_text: Callable[[Activity], str | None] = status_text or default_status_text
         self.routing = routing
+        if routing_timeout is not None and (
+            isinstance(routing_timeout, bool)
+            or not isinstance(routing_timeout, int | float)
+            or not 0 < routing_timeout < math.inf
+        ):
+            raise ValueError(
+                f"routing_timeout must be a positive number (or None), not {routing_timeout!r}"
+            )
+        self.routing_timeout = routing_timeout
         self.finish_on_artifact = finish_on_artifact
         self.artifact_media_type = artifact_media_type
         if tool_results not in RESULT_FORMS:
@@ -252,10 +264,19 @@ class LLMAgent(Agent):
                 return
             requested = self._requested_skill(context)
             if requested is None and self.routing:
+                limit = asyncio.timeout(self.routing_timeout)
                 try:
-                    routed = await self._route(context)
+                    async with limit:
+                        routed = await self._route(context)
                 except ModelError as exc:
                     yield context.fail(f"The model failed: {exc}")
+                    return
+                except TimeoutError:
+                    if not limit.expired():
+                        raise
+                    yield context.fail(
+                        f"Choosing a skill exceeded the time limit of {self.routing_timeout:g} s."
+                    )
                     return
                 if isinstance(routed, Message):
                     yield routed

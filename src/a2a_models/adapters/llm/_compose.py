@@ -139,7 +139,12 @@ class AgentRuntime(AsyncRunning):
                     guardrails=cs.guardrails,
                 )
             )
-        options = {**composed.settings, **self.agent_options}
+        # The agent's own time limit bounds routing (no skill is chosen yet).
+        options = {
+            "routing_timeout": composed.guardrails.timeout,
+            **composed.settings,
+            **self.agent_options,
+        }
         self._agent = LLMAgent(
             models[composed.model_config],
             skills,

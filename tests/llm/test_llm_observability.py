@@ -72,7 +72,7 @@ async def test_model_calls_and_tools_are_spans_and_usage_reaches_the_task(
     assert isinstance(final, TaskStatusUpdateEvent) and final.status.state.name == "COMPLETED"
     # the turn (the tool loop: 2 model calls, routing excluded) reports its tokens
     turn = {"inputTokens": 111, "outputTokens": 27}
-    assert final.metadata == {USAGE_METADATA_KEY: {**turn, "turns": [turn]}}
+    assert final.metadata == {USAGE_METADATA_KEY: {**turn, "turnCount": 1, "turns": [turn]}}
 
     spans = exporter.get_finished_spans()
     model = MODEL_NAMES[provider]

@@ -14,12 +14,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from a2a_models import ListTasksRequest, Message, Task, TaskStatusUpdateEvent
 from a2a_models.adapters.llm import ARTIFACT_TOOL, ASK_USER_TOOL, START_TASK_TOOL
 from a2a_models.client import InProcessClient
-from a2a_models.observability import USAGE_METADATA_KEY, add_usage
+from a2a_models.observability import USAGE_METADATA_KEY, USAGE_TURNS_KEPT, add_usage
 from a2a_models.server import AgentServer, InMemoryTaskStore, TaskStore
 
 from .conftest import ModelFactory
@@ -89,7 +90,7 @@ async def test_usage_is_stored_on_the_task_and_accumulates_over_turns(
     # turn 1, non-streaming: the result is the stored task, usage included
     first = await client.send_message(Message.user("The weather please"))
     assert isinstance(first, Task) and first.status.state.name == "INPUT_REQUIRED"
-    after_one = {**FIRST, "turns": [FIRST]}
+    after_one = {**FIRST, "turnCount": 1, "turns": [FIRST]}
     assert (first.metadata or {})[USAGE_METADATA_KEY] == after_one
     got = await client.get_task(first.id)
     assert (got.metadata or {})[USAGE_METADATA_KEY] == after_one
@@ -103,7 +104,12 @@ async def test_usage_is_stored_on_the_task_and_accumulates_over_turns(
     events = [e async for e in client.send_streaming_message(answer)]
     final = events[-1]
     assert isinstance(final, TaskStatusUpdateEvent) and final.status.state.name == "COMPLETED"
-    after_two = {"inputTokens": 111, "outputTokens": 27, "turns": [FIRST, SECOND]}
+    after_two = {
+        "inputTokens": 111,
+        "outputTokens": 27,
+        "turnCount": 2,
+        "turns": [FIRST, SECOND],
+    }
     assert (final.metadata or {})[USAGE_METADATA_KEY] == after_two
     done = await client.get_task(first.id)
     assert (done.metadata or {})[USAGE_METADATA_KEY] == after_two
@@ -113,23 +119,54 @@ async def test_usage_is_stored_on_the_task_and_accumulates_over_turns(
 
 
 def test_add_usage_keeps_per_turn_entries_and_totals() -> None:
-    assert add_usage(None, {"inputTokens": 5}) == {"inputTokens": 5, "turns": [{"inputTokens": 5}]}
-    before = {"inputTokens": 5, "turns": [{"inputTokens": 5}]}
+    assert add_usage(None, {"inputTokens": 5}) == {
+        "inputTokens": 5,
+        "turnCount": 1,
+        "turns": [{"inputTokens": 5}],
+    }
+    before = {"inputTokens": 5, "turnCount": 1, "turns": [{"inputTokens": 5}]}
     assert add_usage(before, {"inputTokens": 2, "outputTokens": 3}) == {
         "inputTokens": 7,
         "outputTokens": 3,
+        "turnCount": 2,
         "turns": [{"inputTokens": 5}, {"inputTokens": 2, "outputTokens": 3}],
     }
     # a value that is not ours (or a bool count) is not added up
     assert add_usage("junk", {"outputTokens": 1}) == {
         "outputTokens": 1,
+        "turnCount": 1,
         "turns": [{"outputTokens": 1}],
     }
     odd = {"turns": [{"inputTokens": True}, "x"]}
     assert add_usage(odd, {"inputTokens": 4}) == {
         "inputTokens": 4,
+        "turnCount": 3,
         "turns": [{"inputTokens": True}, "x", {"inputTokens": 4}],
     }
+    # a value written before turnCount (every turn listed, totals their sums)
+    older = {"inputTokens": 7, "turns": [{"inputTokens": 5}, {"inputTokens": 2}]}
+    assert add_usage(older, {"inputTokens": 1})["turnCount"] == 3
+
+
+def test_usage_does_not_grow_with_the_conversation() -> None:
+    # Written with every turn (task metadata and the turn's status update):
+    # its size must not grow with the number of turns.
+    value: object = None
+    sizes = {}
+    for n in range(1, 201):
+        value = add_usage(value, {"inputTokens": 1000 + n, "outputTokens": 7})
+        sizes[n] = len(orjson.dumps(value))
+    assert isinstance(value, dict)
+    assert value["turnCount"] == 200
+    assert value["inputTokens"] == sum(1000 + n for n in range(1, 201))
+    assert value["outputTokens"] == 7 * 200
+    assert len(value["turns"]) == USAGE_TURNS_KEPT
+    assert value["turns"][0] == {"inputTokens": 1000 + 151, "outputTokens": 7}
+    assert value["turns"][-1] == {"inputTokens": 1200, "outputTokens": 7}
+    assert sizes[200] - sizes[USAGE_TURNS_KEPT + 1] < 16  # the counters' digits only
+    assert add_usage(value, {"inputTokens": 1}, keep=1)["turns"] == [{"inputTokens": 1}]
+    with pytest.raises(ValueError, match="keep must be at least 1"):
+        add_usage(value, {"inputTokens": 1}, keep=0)
 
 
 async def _cli(*args: str, env: dict[str, str]) -> tuple[int, str]:

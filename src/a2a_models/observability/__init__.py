@@ -36,6 +36,7 @@ __all__ = [
     "DETAIL_ENV",
     "DETAIL_LEVELS",
     "USAGE_METADATA_KEY",
+    "USAGE_TURNS_KEPT",
     "JSONLogFormatter",
     "add_usage",
     "configure_sdk_from_env",
@@ -52,38 +53,60 @@ __all__ = [
 ]
 
 #: The metadata key of a task's token usage, in the task's ``metadata`` and on
-#: the status update ending each turn: the totals of all the task's turns so far
-#: and one entry per turn, oldest first (see :func:`add_usage`). The LLM
-#: adapter writes it; ``a2a-models send`` and ``get`` show it.
+#: the status update ending each turn: the totals of all the task's turns so far,
+#: their count and the entries of the most recent turns, oldest first (see
+#: :func:`add_usage`). The LLM adapter writes it; ``a2a-models send`` and ``get``
+#: show it.
 USAGE_METADATA_KEY: Final = "a2a_models.usage"
 
+#: How many recent turns' entries :func:`add_usage` keeps (older turns stay in
+#: the totals): the value is written with every turn, so it must not grow with
+#: the conversation.
+USAGE_TURNS_KEPT: Final = 50
 
-def add_usage(previous: object, turn: Mapping[str, int]) -> dict[str, Any]:
+_USAGE_KEYS = ("inputTokens", "outputTokens")
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int else None  # not bool
+
+
+def add_usage(
+    previous: object, turn: Mapping[str, int], *, keep: int = USAGE_TURNS_KEPT
+) -> dict[str, Any]:
     """A task's usage after one more turn: ``previous`` (its :data:`USAGE_METADATA_KEY`
     value, or anything else for none) with ``turn`` added.
 
     ``turn`` is ``{"inputTokens": int, "outputTokens": int}`` (either may be
-    missing: not reported). The result is the totals plus ``turns``, the
-    per-turn entries::
+    missing: not reported). The result is the totals of every turn,
+    ``turnCount`` (the turns added so far) and ``turns``, the entries of the
+    last ``keep`` turns, oldest first::
 
-        {"inputTokens": 150, "outputTokens": 40,
+        {"inputTokens": 150, "outputTokens": 40, "turnCount": 2,
          "turns": [{"inputTokens": 100, "outputTokens": 30},
                    {"inputTokens": 50, "outputTokens": 10}]}
     """
-    earlier: list[Any] = []
-    if isinstance(previous, Mapping) and isinstance(previous.get("turns"), list):
-        earlier = list(previous["turns"])
-    turns = [*earlier, dict(turn)]
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, not {keep!r}")
+    before: Mapping[str, Any] = previous if isinstance(previous, Mapping) else {}
+    earlier = before.get("turns")
+    earlier = earlier if isinstance(earlier, list) else []
     out: dict[str, Any] = {}
-    for key in ("inputTokens", "outputTokens"):
-        counts = [
-            t[key]
-            for t in turns
-            if isinstance(t, Mapping) and type(t.get(key)) is int  # not bool
-        ]
-        if counts:
-            out[key] = sum(counts)
-    out["turns"] = turns
+    for key in _USAGE_KEYS:
+        total = _count(before.get(key))
+        if total is None:  # a value without totals: its entries are all its turns
+            counts = [
+                c
+                for t in earlier
+                if isinstance(t, Mapping) and (c := _count(t.get(key))) is not None
+            ]
+            total = sum(counts) if counts else None
+        added = _count(turn.get(key))
+        if total is not None or added is not None:
+            out[key] = (total or 0) + (added or 0)
+    count = _count(before.get("turnCount"))
+    out["turnCount"] = (len(earlier) if count is None else count) + 1
+    out["turns"] = [*earlier[-(keep - 1) :], dict(turn)] if keep > 1 else [dict(turn)]
     return out
 
 

@@ -410,6 +410,9 @@ async def test_the_request_goes_to_the_checked_address() -> None:
     assert str(request.url) == "https://93.184.216.34:8443/a?b=1"
     assert request.headers["host"] == "hooks.test:8443"
     assert request.extensions["sni_hostname"] == "hooks.test"
+    # That client's pool keeps connections by address: one verified for another name
+    # at the same address must not carry this request.
+    assert request.headers["connection"] == "close"
     await http.aclose()
 
 
@@ -430,6 +433,25 @@ async def test_a_refused_connection_tries_the_next_checked_address() -> None:
     await push.send(config("http://hooks.test/"), ITEM)
     assert seen == ["93.184.216.34", "2606:2800:220:1::1"]
     await http.aclose()
+
+
+async def test_a_host_lookup_that_never_answers_is_cut_off() -> None:
+    # The lookup had no time limit: a resolver that hung held the delivery (and every
+    # notification waiting behind it for that webhook) for ever.
+    async def hangs(host: str, port: int) -> list[str]:
+        await asyncio.sleep(3600)
+        return []
+
+    push = WebhookPushSender(resolver=hangs, resolve_timeout=0.1)
+    for call in (
+        push.check_url("https://hooks.test/"),
+        push.send(config("https://hooks.test/"), ITEM),
+    ):
+        with pytest.raises(
+            UnsafeWebhookURLError, match=r"'hooks.test' does not resolve: no answer within 0\.1 s"
+        ):
+            await asyncio.wait_for(call, 10)
+    await push.aclose()
 
 
 async def test_allow_private_checks_only_the_form() -> None:

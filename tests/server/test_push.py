@@ -315,6 +315,41 @@ async def test_a_webhook_queue_keeps_the_newest_notifications_up_to_its_limit(
     await handler.aclose()
 
 
+class DownHeld(Held):
+    """A :class:`Held` sender whose webhooks are all down."""
+
+    def is_down(self, url: str) -> bool:
+        return True
+
+
+async def test_a_webhook_that_is_down_gets_only_the_newest_waiting_notification(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Each notification to a webhook that is down and never answers cost a whole
+    # timeout: the 100 status updates waiting for it were 100 tries (1,000 s at the
+    # default 10 s) before the task's final status was tried.
+    sender = DownHeld()
+    handler = RequestHandler(chatty(10), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    dispatcher = handler._push
+    assert dispatcher is not None
+    while dispatcher._tasks.workers:
+        await asyncio.sleep(0.01)
+    sender.release.set()
+    await dispatcher.idle()
+    states = _states(sender.sent)
+    # The one that may have been on its way when the others came, then the newest.
+    assert len(states) <= 2 and states[-1] is TaskState.COMPLETED
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == [
+        f"{12 - len(states)} push notification(s) of task {task.id} for config "
+        f"{sender.sent[0][0].id} skipped: its webhook is down, the newest is tried"
+    ]
+    assert dispatcher._skipped == {}
+    await handler.aclose()
+
+
 async def test_a_config_deleted_while_its_notifications_wait_gets_none_of_them() -> None:
     # Configs were read as a notification was routed: the ones already queued for a
     # webhook went out after its config was deleted (every one of them).

@@ -8,8 +8,11 @@ each webhook gets the notifications of its task in order, that a slow
 or dead webhook holds up no other (each has a queue of its own), that such
 a queue is bounded (the oldest notifications beyond the sender's
 ``max_queued_per_webhook`` are dropped, never the newest: a task's final
-status always stays), and that a config deleted while its notifications
-wait gets none of them.
+status always stays), that a webhook the sender reports down
+(:meth:`PushNotificationSender.is_down`) gets only the newest of the
+notifications waiting for it (a dead webhook costs one try per burst, not one
+per status update), and that a config deleted while its notifications wait
+gets none of them.
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ class PushNotificationSender(abc.ABC):
     #: Most notifications waiting for one config of one task (``None``: no limit); a
     #: newer one pushes the oldest out.
     max_queued_per_webhook: int | None = 100
+
+    def is_down(self, url: str) -> bool:
+        """Whether the webhook at ``url`` failed its last notification; while it is, the
+        dispatcher tries only the newest of the notifications waiting for it. The
+        default: never down."""
+        return False
 
     async def check_config(self, config: TaskPushNotificationConfig) -> None:  # noqa: B027
         """Refuse ``config`` when it is created (raise :class:`ValueError` saying why).
@@ -131,6 +140,8 @@ class PushDispatcher:
             limit=sender.max_queued_per_webhook,
             dropped=self._dropped,
         )
+        #: Notifications not tried, their webhook down and newer ones waiting.
+        self._skipped: dict[tuple[str, str], int] = {}
 
     @property
     def sender(self) -> PushNotificationSender:
@@ -192,6 +203,20 @@ class PushDispatcher:
         entry: tuple[TaskPushNotificationConfig, StreamResponse, bool],
     ) -> None:
         config, item, waited = entry
+        if self._hooks.queues.get(key) and self._sender.is_down(config.url):
+            # Each try at a webhook that is down can cost a whole timeout; what this one
+            # says, a newer status waiting behind it says again, so only that is tried.
+            self._skipped[key] = self._skipped.get(key, 0) + 1
+            return
+        skipped = self._skipped.pop(key, 0)
+        if skipped:
+            log.warning(
+                "%d push notification(s) of task %s for config %s skipped: its webhook "
+                "is down, the newest is tried",
+                skipped,
+                key[0],
+                key[1],
+            )
         if waited and config.id:
             try:
                 current = await self._store.get_push_config(key[0], config.id)

@@ -13,16 +13,17 @@ Each notification is one ``POST`` of the StreamResponse (1.0 ProtoJSON,
 exponential backoff, a bounded number of times; any other answer is final.
 The engine calls senders in a background task per task, in order, so a slow
 webhook never holds up the task; every attempt still has a timeout, for all
-of it (the answer's body is not read: only its status counts).
+of it (only the answer's status counts; its body is read and dropped, up to
+64 KiB and 1 s, so that the connection can carry the next notification).
 
 SSRF guard: only ``http``/``https`` URLs are accepted, and the host's
 addresses (every one ``getaddrinfo`` returns) must be public: loopback,
 private, link-local, multicast, reserved, unspecified, shared (CGNAT) and
 cloud-metadata addresses are refused unless ``allow_private=True`` or the
-host or address is in ``allowlist``. The request then goes to the address
-that was checked (the ``Host`` header and TLS server name stay the URL's), so
-a DNS answer that changes between check and connect cannot redirect it.
-Redirects are not followed.
+host or address is in ``allowlist``. A connection is then opened to an address
+that was checked (TLS verifies the URL's host name), so a DNS answer that
+changes between check and connect cannot redirect it; connections are kept
+and reused per host name. Redirects are not followed.
 
 The same check runs when a config is created (:meth:`WebhookPushSender.check_config`,
 which the engine turns into ``InvalidParams``), a task may have at most
@@ -45,18 +46,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import datetime as dt
 import ipaddress
 import logging
 import math
 import random
 import socket
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from ... import codec, observability
@@ -94,6 +98,16 @@ METADATA_ADDRESSES: Final[frozenset[IPAddress]] = frozenset(
 )
 _SHARED = ipaddress.ip_network("100.64.0.0/10")
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
+#: An answer's body is read (and dropped) up to this size and for this long, so its
+#: connection can carry the next notification; a longer or slower one closes it.
+_ANSWER_BODY_LIMIT: Final = 64 * 1024
+_ANSWER_BODY_WAIT: Final = 1.0
+
+#: Where the delivery being made may connect: (the URL's host as httpcore has it, the
+#: address that was vetted). Set around one attempt; read by :class:`_PinnedBackend`.
+_TARGET: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "a2a_push_target", default=None
+)
 
 
 class UnsafeWebhookURLError(A2AError, ValueError):
@@ -145,6 +159,58 @@ async def _getaddrinfo(host: str, port: int) -> Sequence[str]:
     loop = asyncio.get_running_loop()
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return [str(info[4][0]) for info in infos]
+
+
+class _PinnedBackend(httpcore.AsyncNetworkBackend):
+    """Opens a delivery's connection to the address its host was vetted at (``_TARGET``),
+    never to where the name resolves by then. The URL keeps the host name, so the pool
+    keeps connections apart per host name and TLS verifies that name; a connection
+    reused later was opened to an address vetted then."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        target = _TARGET.get()
+        if target is not None:
+            name, address = target
+            if host != name:  # a connection for another host than the one vetted
+                raise httpcore.ConnectError(f"{host} is not the vetted host {name}")
+            host = address
+        return await self._backend.connect_tcp(
+            host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+def _pinning_client(timeout: float, tls: ssl.SSLContext | None) -> httpx.AsyncClient:
+    """The sender's own client: its connections are opened by :class:`_PinnedBackend`."""
+    # Idle connections are dropped after 4 s: before the 5 s after which common servers
+    # (uvicorn, Node) close theirs, so a notification is not sent on one as it closes.
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=20, keepalive_expiry=4)
+    context = tls or httpx.create_ssl_context(trust_env=False)
+    transport = httpx.AsyncHTTPTransport(verify=context, trust_env=False, limits=limits)
+    # httpx takes no network backend; its transport is the mapping of requests, answers
+    # and errors around this pool (the same arguments, plus the backend).
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=context,
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_PinnedBackend(),
+    )
+    return httpx.AsyncClient(
+        transport=transport, follow_redirects=False, trust_env=False, timeout=timeout
+    )
 
 
 def display_url(url: str) -> str:
@@ -270,9 +336,22 @@ class WebhookPushSender(PushNotificationSender):
     * ``max_requests_per_host``: most deliveries in flight to one webhook host
       (``host:port``) at once; more wait for one to end, and that wait is not part
       of their ``timeout``.
+    * ``tls``: the ``ssl.SSLContext`` verifying ``https`` webhooks (default: the
+      system's CAs; e.g. for webhooks with certificates of a private CA).
     * ``http_client``: an ``httpx.AsyncClient`` to use (not closed by
-      :meth:`aclose`); ``resolver``: ``async (host, port) -> [address, ...]``
-      replacing ``getaddrinfo``.
+      :meth:`aclose`; ``tls`` does not apply to it); ``resolver``:
+      ``async (host, port) -> [address, ...]`` replacing ``getaddrinfo``;
+      ``resolve_timeout``: seconds a host name's lookup may take (it is done when
+      a config is created and before each delivery; a host that does not resolve
+      in time is refused as one that does not resolve).
+
+    Connections are kept open and reused for later notifications to the same
+    host name (the answer's body is read and dropped, up to 64 KiB and 1 s; a
+    longer or slower one closes the connection). Each is opened to an address
+    the guard checked, and TLS verifies the URL's host name. With ``http_client``,
+    a request is aimed at the checked address instead (the URL's host goes in
+    the ``Host`` header and TLS server name), and ``https`` connections are not
+    reused (that client's pool keeps them by address, not by name).
     """
 
     def __init__(
@@ -292,9 +371,13 @@ class WebhookPushSender(PushNotificationSender):
         burst_per_task: int = 20,
         max_queued_per_webhook: int | None = 100,
         max_requests_per_host: int = 20,
+        tls: ssl.SSLContext | None = None,
+        resolve_timeout: float = 5.0,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if not 0 < resolve_timeout < math.inf:
+            raise ValueError("resolve_timeout must be a positive number")
         if max_requests_per_host < 1:
             raise ValueError("max_requests_per_host must be at least 1")
         if max_queued_per_webhook is not None and max_queued_per_webhook < 1:
@@ -322,17 +405,13 @@ class WebhookPushSender(PushNotificationSender):
             except ValueError:
                 self._hosts.add(entry.lower().rstrip("."))
         self._resolve: Resolver = resolver or _getaddrinfo
+        self.resolve_timeout = resolve_timeout
         self._slots = _HostSlots(max_requests_per_host)
         # httpx's default pool (100 connections for all hosts, its wait counted in the
         # timeout) was filled by a host that never answers, and every other webhook's
         # deliveries timed out waiting: the limit per host (_slots) bounds them first,
         # the pool's only what very many hosts at once could open.
-        self._http = http_client or httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=20),
-        )
+        self._http = http_client or _pinning_client(timeout, tls)
         self._owns_http = http_client is None
 
     async def aclose(self) -> None:
@@ -404,7 +483,15 @@ class WebhookPushSender(PushNotificationSender):
             addresses = [str(literal)]
         else:
             try:
-                addresses = list(dict.fromkeys(await self._resolve(host, port)))
+                # A resolver that never answers held the delivery (and its webhook's
+                # queue) for ever: the lookup is bounded like an attempt.
+                async with asyncio.timeout(self.resolve_timeout):
+                    addresses = list(dict.fromkeys(await self._resolve(host, port)))
+            except TimeoutError:
+                raise UnsafeWebhookURLError(
+                    f"webhook host {host!r} does not resolve: no answer within "
+                    f"{self.resolve_timeout:g} s"
+                ) from None
             except (OSError, UnicodeError) as exc:
                 raise UnsafeWebhookURLError(
                     f"webhook host {host!r} does not resolve: {exc}"
@@ -456,18 +543,30 @@ class WebhookPushSender(PushNotificationSender):
     ) -> httpx.Response:
         """One attempt: the webhook's answer, its status and headers only.
 
-        The whole attempt is bounded by ``timeout`` (httpx's timeouts are per
-        phase and per read, so a webhook trickling its answer a byte at a time
-        would hold the task's deliveries for ever), and the answer's body is
-        never read (it means nothing to the sender, and a huge one would be
-        held in memory).
+        Up to the answer's headers, the attempt is bounded by ``timeout``
+        (httpx's timeouts are per phase and per read, so a webhook trickling its
+        answer a byte at a time would hold the task's deliveries for ever). The
+        body means nothing to the sender: it is read and dropped only up to
+        64 KiB and 1 s (to reuse the connection), never kept.
         """
         request = self._http.build_request(
             "POST", url, content=body, headers=headers, timeout=self.timeout, extensions=extensions
         )
         async with asyncio.timeout(self.timeout):
             response = await self._http.send(request, stream=True)
-        await response.aclose()
+        # The status is the answer. A short body that comes at once is read so the
+        # connection can be reused; closing the answer before its end closes it.
+        try:
+            async with asyncio.timeout(_ANSWER_BODY_WAIT):
+                read = 0
+                async for chunk in response.aiter_raw():
+                    read += len(chunk)
+                    if read > _ANSWER_BODY_LIMIT:
+                        break
+        except (TimeoutError, httpx.HTTPError, httpx.StreamError):
+            pass  # read already (a mock's answer), or cut: the status stands
+        finally:
+            await response.aclose()
         return response
 
     async def send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
@@ -496,11 +595,18 @@ class WebhookPushSender(PushNotificationSender):
             headers = self.headers(config)
             url = config.url
             extensions: dict[str, str] = {}
-            if pin:
+            target = None
+            if pin and self._owns_http:  # the host as httpcore connects to it (IDNA)
+                name = httpx.URL(config.url).raw_host.decode("ascii")
+                target = (name, addresses[unreachable % len(addresses)])
+            elif pin:
                 url, host_header, extensions = self._pinned(
                     config.url, addresses[unreachable % len(addresses)]
                 )
                 headers.update(host_header)
+                if extensions:  # https: its pool would reuse it for any name at the address
+                    headers["Connection"] = "close"
+            token = _TARGET.set(target)
             try:
                 async with self._slots.slot(host):
                     response = await self._post(url, body, headers, extensions)
@@ -523,6 +629,8 @@ class WebhookPushSender(PushNotificationSender):
                         f"webhook {shown} refused the notification: {last}", status
                     )
                 wait = _retry_after(response)
+            finally:
+                _TARGET.reset(token)
             if attempt + 1 == attempts:
                 break
             delay = min(self.max_backoff, self.backoff * 2**attempt)
@@ -549,6 +657,10 @@ class WebhookPushSender(PushNotificationSender):
             "notifications get one attempt each until one is delivered",
             status,
         )
+
+    def is_down(self, url: str) -> bool:
+        """Whether ``url``'s last notification failed after all its attempts."""
+        return url in self._down
 
     def _up(self, url: str, shown: str) -> None:
         """``url`` answered: if it was down, say it is back (once)."""

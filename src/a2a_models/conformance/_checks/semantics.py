@@ -11,7 +11,7 @@ from ... import models as m
 from ..._state import TaskState
 from .._context import CheckContext
 from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
-from .methods import WEBHOOK, _expect_task_first
+from .methods import _expect_task_first
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 SECURED = (Requirement.SECURED,)
@@ -299,7 +299,7 @@ async def owner_isolation(ctx: CheckContext) -> str | None:
             if ctx.claims(Requirement.PUSH):
                 push = await ctx.call(
                     "CreateTaskPushNotificationConfig",
-                    m.TaskPushNotificationConfig(task_id=task.id, url=WEBHOOK, token="t"),
+                    m.TaskPushNotificationConfig(task_id=task.id, url=ctx.webhook_url, token="t"),
                 )
                 ctx.expect(
                     push.error is not None, "another identity could add a push config to the task"

@@ -141,3 +141,33 @@ def test_an_agent_refusing_loopback_webhooks_gets_push_checks_skipped_not_failed
         assert "refused the webhook URL 'http://127.0.0.1:9/" in message, message
         assert "--webhook-url" in message
     assert report.exit_code == 0
+
+
+def test_owner_isolation_says_when_the_push_part_was_refused_for_its_url() -> None:
+    """A refusal of the peer's push config that names the URL (not the owner) proves
+    nothing about isolation: the verdict's note says so instead of a silent pass."""
+    from ._broken import AUTH_HEADERS, PEER_HEADERS, Mutant, _error, _json_fix, _rpc
+
+    url_refused = Mutant(
+        fault="every push config create is refused for its URL",
+        expect=frozenset(),
+        base="secured",
+        response=_json_fix(
+            _rpc("CreateTaskPushNotificationConfig"),
+            _error(lambda e: {**e, "code": -32602, "message": "url refused: loopback address"}),
+        ),
+    )
+    with serving(url_refused.app) as url:
+        report = asyncio.run(
+            run_suite(
+                url,
+                version="1.0",
+                transport="jsonrpc",
+                include=["auth.owner-isolation"],
+                auth_headers=AUTH_HEADERS,
+                peer_auth_headers=PEER_HEADERS,
+            )
+        )
+    status, message = _result(report, "auth.owner-isolation[1.0-jsonrpc]")
+    assert status is Status.PASS
+    assert message.startswith("push configs not decided: the webhook URL was refused"), message

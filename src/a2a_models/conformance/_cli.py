@@ -217,9 +217,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
             fh.write(text)
         if not args.quiet and args.report != "text":
             err.write(f"report written to {args.output}\n")
-        if args.report != "text" or args.quiet:
-            pass
-        else:
+        if args.report == "text" and not args.quiet:  # the people's format: show it too
             sys.stdout.write(text)
     else:
         sys.stdout.write(text)

@@ -376,7 +376,10 @@ class CheckContext:
             if "result" in env:
                 return CallResult(**base, envelope=env, result=env["result"], has_result=True)
             return CallResult(
-                **base, envelope=env, problem="the JSON-RPC response has neither result nor error"
+                **base,
+                envelope=env,
+                problem="the JSON-RPC response has neither result nor error (JSON-RPC 2.0 §5: "
+                "exactly one of them is REQUIRED)",
             )
         # REST
         if 200 <= reply.status < 300:

@@ -250,7 +250,10 @@ async def get_history_length(ctx: CheckContext) -> str | None:
     task = await _task_with_history(ctx)
     full = await ctx.read_task(task.id)
     got = await ctx.read_task(task.id, history_length=1)
-    ctx.expect(len(got.history) <= 1, f"historyLength=1 returned {len(got.history)} messages")
+    ctx.expect(
+        len(got.history) <= 1,
+        f"historyLength=1 returned {len(got.history)} messages (§3.2.4: at most that many)",
+    )
     if full.history and got.history:
         ctx.expect(
             got.history[-1].message_id == full.history[-1].message_id,
@@ -273,7 +276,10 @@ async def get_history_zero(ctx: CheckContext) -> str | None:
     raw = ctx.expect_result(res, "GetTask historyLength=0")
     ctx.decode(res)
     history = raw.get("history") if isinstance(raw, dict) else None
-    ctx.expect(not history, f"historyLength=0 returned {len(history or [])} messages")
+    ctx.expect(
+        not history,
+        f"historyLength=0 returned {len(history or [])} messages (§3.2.4: 0 asks for none)",
+    )
     return None
 
 

@@ -29,6 +29,7 @@ MODES = (
     "redirect-loop",
     "stream-endless",
     "stream-long",
+    "stream-slow",
     "stream-endless-line",
     "stream-cut",
     "body-endless",
@@ -184,6 +185,10 @@ class Hostile:
             done = json.dumps(update).replace("TASK_STATE_WORKING", "TASK_STATE_COMPLETED")
             await self._send(w, _chunk(b"data: " + done.encode() + b"\n\n") + b"0\r\n\r\n")
             return
+        if self.mode == "stream-slow":  # a working update every 0.5 s, never an end
+            while True:
+                await self._send(w, _chunk(frame))
+                await asyncio.sleep(0.5)
         block = _chunk(frame * 64)
         while True:
             await self._send(w, block)

@@ -91,11 +91,13 @@ def test_an_endless_response_body_fails_the_check_naming_the_limit() -> None:
         ("stream-endless", "with the stream still going"),
         ("stream-endless-line", "the harness stopped reading"),
         ("stream-cut", "connection dropped"),
+        # one event every 0.5 s, forever (before: every stream check timed out, 15 s each)
+        ("stream-slow", "stopped reading after 2 s"),
     ],
 )
 def test_a_stream_cut_or_endless_fails_closes_after_terminal(mode: str, expected: str) -> None:
     with hostile(mode) as h:
-        report = _run(h.url, ["stream.closes-after-terminal"])
+        report = _run(h.url, ["stream.closes-after-terminal"], request_timeout=2.0)
         sent = h.bytes_sent
     status, message = _result(report, "stream.closes-after-terminal[1.0-jsonrpc]")
     assert status is Status.FAIL, message

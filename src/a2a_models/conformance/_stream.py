@@ -189,20 +189,36 @@ class StreamSession(AsyncClosing):
                 break
         return self._pending.pop(0) if self._pending else None
 
-    async def collect(self, *, grace: float | None = None, idle: float = 10.0) -> None:
+    async def collect(
+        self, *, grace: float | None = None, idle: float = 10.0, total: float | None = None
+    ) -> None:
         """Read to the end of the stream, or until ``grace`` seconds after the
-        terminal event (or, before one, ``idle`` seconds of silence)."""
+        terminal event (or, before one, ``idle`` seconds of silence, or ``total``
+        seconds in all, default the request timeout: a stream that keeps going
+        without a terminal event is then cut off, saying so)."""
         grace = self._ctx.stream_grace if grace is None else grace
+        total = self._ctx.request_timeout if total is None else total
         deadline: float | None = None
+        give_up = time.monotonic() + total
         while True:
             if deadline is None and self.terminal_index is not None:
                 deadline = time.monotonic() + grace
-            wait = idle if deadline is None else deadline - time.monotonic()
+            if deadline is None and time.monotonic() >= give_up:
+                if not self.closed and self.transport_error is None:
+                    self.transport_error = (
+                        f"the harness stopped reading after {total:g} s: "
+                        f"{len(self.events)} events and still no terminal state"
+                    )
+                return
+            now = time.monotonic()
+            wait = deadline - now if deadline is not None else min(idle, give_up - now)
             if wait <= 0:
                 return
             try:
                 event = await self.next(wait)
             except TimeoutError:
+                if deadline is None and time.monotonic() >= give_up:
+                    continue  # say why reading stopped
                 return
             if event is None:
                 return

@@ -619,6 +619,25 @@ def _snake_status(value: Any) -> Any:
     return value
 
 
+def _lowercase_state(value: Any) -> Any:
+    """``TASK_STATE_COMPLETED`` → ``completed`` (the 0.3 name, in a 1.0 answer)."""
+    status = value.get("status") if isinstance(value, dict) else None
+    if isinstance(status, dict) and isinstance(status.get("state"), str):
+        state = status["state"].removeprefix("TASK_STATE_").lower().replace("_", "-")
+        return {**value, "status": {**status, "state": state}}
+    return value
+
+
+def _with_vendor_fields(value: Any) -> Any:
+    """Unknown members in the result and in its status: allowed (§5.7: ignore them)."""
+    if not isinstance(value, dict):
+        return value
+    out = {**value, "vendorExtension": {"build": 7, "tags": ["x"]}}
+    if isinstance(value.get("status"), dict):
+        out["status"] = {**value["status"], "vendorNote": "extra"}
+    return out
+
+
 def _version(value: str) -> ReqFix:
     return lambda req: attrs.evolve(req, headers={**req.headers, "a2a-version": value})
 
@@ -776,6 +795,17 @@ BASES: dict[str, Callable[[str], Any]] = {
 }
 
 R10 = {"version": "1.0", "transport": "rest"}
+#: The checks that decode a GetTask answer (get.task owns the Task's shape).
+_READS_TASK = (
+    "get.task",
+    "get.history-length",
+    "get.history-zero",
+    "cancel.running",
+    "lifecycle.ids-stable",
+    "lifecycle.artifacts-assembled",
+    "lifecycle.terminal-is-final",
+    "lifecycle.history",
+)
 J03 = {"version": "0.3", "transport": "jsonrpc"}
 
 MUTANTS: dict[str, Mutant] = {
@@ -1020,6 +1050,26 @@ MUTANTS: dict[str, Mutant] = {
         "GetTask answers context_id",
         "wire.json-names",
         response=_json_fix(_rpc("GetTask"), _result(_snake_status)),
+    ),
+    # every check that reads a task back with GetTask fails on these, naming the JSON path
+    "state-name-lowercase": _m(
+        "GetTask answers the 0.3 state name 'completed' in 1.0",
+        "wire.json-names",
+        *_READS_TASK,
+        response=_json_fix(_rpc("GetTask"), _result(_lowercase_state)),
+    ),
+    "task-without-id": _m(
+        "GetTask answers a Task without its REQUIRED id",
+        *_READS_TASK,
+        response=_json_fix(_rpc("GetTask"), _result(lambda t: _without(t, "id"))),
+    ),
+    # not a fault: a server adding members of its own must NOT fail anything
+    "extra-fields-tolerated": _m(
+        "GetTask and SendMessage answers carry unknown members (allowed, §5.7)",
+        response=_json_fix(
+            lambda req: req.is_jsonrpc and req.rpc_method in ("GetTask", "SendMessage"),
+            _result(_with_vendor_fields),
+        ),
     ),
     # ---- HTTP+JSON
     "rest-json-content-type": _m(

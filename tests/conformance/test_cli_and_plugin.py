@@ -78,6 +78,17 @@ def test_cli_text_report_and_filters(engine_url: str, capsys: pytest.CaptureFixt
     assert "RESULT: conformant" in text
 
 
+def test_cli_a_check_glob_that_matches_nothing_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before: the run selected no check and reported "RESULT: conformant" with exit 0.
+    for option in ("--check", "--skip"):
+        with pytest.raises(SystemExit) as exc:
+            main(["http://127.0.0.1:9", option, "stream.ordr", "--quiet"])
+        assert exc.value.code == 2
+        assert f"{option} 'stream.ordr' matches no check" in capsys.readouterr().err
+
+
 def test_python_dash_m_lists_checks() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "a2a_models.conformance", "--list"],

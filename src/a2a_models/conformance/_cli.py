@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fnmatch
 import sys
 from collections.abc import Sequence
 
 from .._argtypes import positive_number
+from ._context import WEBHOOK
 from ._registry import CheckResult
 from ._report import progress_line, render
 from ._runner import PlannedRun, run_suite
@@ -106,6 +108,13 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
         default=10.0,
         help="seconds per HTTP request (default 10)",
     )
+    p.add_argument(
+        "--webhook-url",
+        default=WEBHOOK,
+        metavar="URL",
+        help="the webhook URL the push config checks register; nothing is delivered to it "
+        f"(default {WEBHOOK}; give one the agent accepts if it refuses private addresses)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument(
@@ -157,6 +166,13 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
         return 0
     if not args.url:
         parser.error("the following arguments are required: url")
+    from ._registry import CHECKS
+
+    for option, globs in (("--check", args.check), ("--skip", args.skip)):
+        for glob in globs:
+            # a mistyped glob would run nothing and report "conformant"
+            if not any(fnmatch.fnmatchcase(c, glob) for c in CHECKS):
+                parser.error(f"{option} {glob!r} matches no check (see --list)")
     err = sys.stderr
 
     def on_plan(target: Target, runs: list[PlannedRun]) -> None:
@@ -189,6 +205,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
                 on_result=on_result,
                 timeout_scale=args.timeout_scale,
                 request_timeout=args.request_timeout,
+                webhook_url=args.webhook_url,
             )
         )
     except KeyboardInterrupt:
@@ -200,9 +217,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
             fh.write(text)
         if not args.quiet and args.report != "text":
             err.write(f"report written to {args.output}\n")
-        if args.report != "text" or args.quiet:
-            pass
-        else:
+        if args.report == "text" and not args.quiet:  # the people's format: show it too
             sys.stdout.write(text)
     else:
         sys.stdout.write(text)

@@ -45,13 +45,15 @@ from ._replies import (
     wire_dialect,
 )
 from ._stream import StreamSession
-from ._target import Endpoint, Target, excerpt, record
+from ._target import Endpoint, Target, excerpt, fetch, record
 
-__all__ = ["CheckContext"]
+__all__ = ["WEBHOOK", "CheckContext"]
 
 T = TypeVar("T")
 _UNSET: Any = object()
 _IDS = itertools.count(1)
+#: The webhook the push config checks register by default: nothing listens there.
+WEBHOOK = "http://127.0.0.1:9/a2a-conformance-webhook"
 
 
 class CheckContext:
@@ -70,8 +72,11 @@ class CheckContext:
         request_timeout: float = 10.0,
         stream_grace: float = 1.0,
         peer_headers: Mapping[str, str] | None = None,
+        webhook_url: str = WEBHOOK,
     ) -> None:
         self.client = client
+        #: The URL push config checks register (``--webhook-url``).
+        self.webhook_url = webhook_url
         #: Credentials of a second identity (owner-isolation checks); ``None``: none given.
         self.peer_headers = dict(peer_headers) if peer_headers else None
         self.target = target
@@ -156,24 +161,27 @@ class CheckContext:
             timeout=timeout if timeout is not None else self.request_timeout,
         )
         started = time.monotonic()
+        wait = timeout if timeout is not None else self.request_timeout
         try:
-            response = await self.client.send(request)
+            response, body, cut = await fetch(self.client, request, timeout=wait)
         except httpx.HTTPError as exc:
             ex = record(
                 request, error=f"{type(exc).__name__}: {exc}", started=started, request_body=content
             )
             self.evidence.append(ex)
             return HttpReply(ex, error=f"{type(exc).__name__}: {exc}")
-        body = response.content
         ex = record(
             request,
             status=response.status_code,
             response_headers=response.headers,
             body=body,
+            error=cut,
             started=started,
             request_body=content,
         )
         self.evidence.append(ex)
+        if cut is not None:  # no complete response: every check reads it as none
+            return HttpReply(ex, error=f"HTTP {response.status_code}: {cut}", incomplete=True)
         return HttpReply(
             ex, response.status_code, {k.lower(): v for k, v in response.headers.items()}, body
         )
@@ -197,6 +205,7 @@ class CheckContext:
             shared={},
             request_timeout=self.request_timeout,
             stream_grace=self.stream_grace,
+            webhook_url=self.webhook_url,
         )
 
     def new_id(self) -> str:
@@ -336,7 +345,8 @@ class CheckContext:
             op=op, version=self.version, transport=self.transport, http=reply
         )
         if reply.status is None:
-            return CallResult(**base, problem=f"no HTTP response: {reply.error}")
+            what = "an incomplete HTTP response" if reply.incomplete else "no HTTP response"
+            return CallResult(**base, problem=f"{what}: {reply.error}")
         if self.transport == JSONRPC:
             if reply.status == 204 or not reply.body.strip():
                 return CallResult(**base, problem=f"HTTP {reply.status} with an empty body")
@@ -366,7 +376,10 @@ class CheckContext:
             if "result" in env:
                 return CallResult(**base, envelope=env, result=env["result"], has_result=True)
             return CallResult(
-                **base, envelope=env, problem="the JSON-RPC response has neither result nor error"
+                **base,
+                envelope=env,
+                problem="the JSON-RPC response has neither result nor error (JSON-RPC 2.0 §5: "
+                "exactly one of them is REQUIRED)",
             )
         # REST
         if 200 <= reply.status < 300:

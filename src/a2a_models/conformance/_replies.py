@@ -57,6 +57,8 @@ class HttpReply:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     body: bytes = b""
     error: str | None = None
+    #: A response came, but its body was not read to the end (``error`` says why).
+    incomplete: bool = False
 
     @property
     def content_type(self) -> str:

@@ -17,7 +17,7 @@ import attrs
 import httpx
 
 from . import _checks  # noqa: F401 - registers the built-in checks
-from ._context import CheckContext
+from ._context import WEBHOOK, CheckContext
 from ._registry import (
     ALL_TRANSPORTS,
     CARD,
@@ -158,8 +158,11 @@ async def run_check(
     timeout_scale: float = 1.0,
     request_timeout: float = 10.0,
     stream_grace: float = 1.0,
+    webhook_url: str = WEBHOOK,
+    unreachable: str | None = None,
 ) -> CheckResult:
-    """One check on one (version, transport): its verdict, never an exception."""
+    """One check on one (version, transport): its verdict, never an exception.
+    ``unreachable`` (why the agent gave no HTTP answer) fails an applicable check unrun."""
     ctx = CheckContext(
         client=client,
         target=target,
@@ -171,6 +174,7 @@ async def run_check(
         peer_headers=peer_headers,
         request_timeout=request_timeout,
         stream_grace=stream_grace,
+        webhook_url=webhook_url,
     )
     started = time.monotonic()
 
@@ -193,6 +197,10 @@ async def run_check(
                 if not req.name.startswith("NO_")
                 else f"the card claims {req.value[3:]}",
             )
+    if unreachable is not None:
+        if target.card_exchange is not None:
+            ctx.evidence.append(target.card_exchange)
+        return done(Status.FAIL, f"not run: the agent gave no HTTP answer ({unreachable})")
     limit = run.check.timeout * timeout_scale
     try:
         note = await asyncio.wait_for(run.check.func(ctx), limit)
@@ -231,6 +239,7 @@ async def run_suite(
     request_timeout: float = 10.0,
     stream_grace: float = 1.0,
     checks: Mapping[str, Check] | None = None,
+    webhook_url: str = WEBHOOK,
 ) -> SuiteReport:
     """Run the conformance suite against the agent at ``url``.
 
@@ -240,6 +249,8 @@ async def run_suite(
     ``include``/``exclude`` are globs over check ids. ``peer_auth_headers``
     are the credentials of a second identity: with them the owner-isolation
     checks run (a task of one identity must stay invisible to the other).
+    ``webhook_url`` is the URL the push config checks register (nothing is
+    delivered to it; an agent may refuse private addresses, §13.2).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
@@ -247,7 +258,7 @@ async def run_suite(
     own = client is None
     http = client or httpx.AsyncClient(timeout=request_timeout, follow_redirects=True)
     try:
-        target = await discover(http, url, headers)
+        target = await discover(http, url, headers, timeout=request_timeout)
         notes: list[str] = []
         if version == "auto":
             versions = target.versions
@@ -276,6 +287,14 @@ async def run_suite(
             on_plan(target, runs)
         shared: dict[tuple[str, str], dict[str, Any]] = {}
         results: list[CheckResult] = []
+        # No HTTP answer at all to the card request (refused, timed out, not HTTP): every
+        # endpoint check would wait the same request timeout for the same nothing.
+        dead = target.guessed and target.card_status is None
+        if dead:
+            notes.append(
+                "the agent gave no HTTP answer to the card request: "
+                "the endpoint checks were failed without being run"
+            )
         for run in runs:
             result = await run_check(
                 run,
@@ -287,6 +306,8 @@ async def run_suite(
                 timeout_scale=timeout_scale,
                 request_timeout=request_timeout,
                 stream_grace=stream_grace,
+                webhook_url=webhook_url,
+                unreachable=target.card_problem if dead and run.transport != CARD else None,
             )
             results.append(result)
             if on_result is not None:

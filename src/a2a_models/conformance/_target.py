@@ -8,6 +8,8 @@ tested: 1.0 ``supportedInterfaces`` entries and the 0.3 top-level
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import time
 from typing import Any
@@ -19,13 +21,25 @@ import httpx
 from ._agent import CONTRACT_SKILL_ID
 from ._registry import GRPC, JSONRPC, REST, Exchange, Requirement
 
-__all__ = ["Endpoint", "Target", "discover", "excerpt", "normalize_version", "record"]
+__all__ = [
+    "MAX_BODY",
+    "Endpoint",
+    "Target",
+    "discover",
+    "excerpt",
+    "fetch",
+    "normalize_version",
+    "record",
+]
 
 WELL_KNOWN = "/.well-known/agent-card.json"
 _BINDINGS = {"JSONRPC": JSONRPC, "HTTP+JSON": REST, "GRPC": GRPC}
 _VERSION = re.compile(r"\s*(\d+)(?:\.(\d+))?(?:\.\d+)?\s*")
 EXCERPT = 1200
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
+#: The most bytes of one response body (and of one stream) the harness reads: a server
+#: that sends more (an endless card or body) is reported, not held in memory.
+MAX_BODY = 64 * 1024 * 1024
 
 
 def normalize_version(value: object) -> str | None:
@@ -115,6 +129,41 @@ def record(
         error=error,
         elapsed=time.monotonic() - started if started else 0.0,
     )
+
+
+async def fetch(
+    client: httpx.AsyncClient, request: httpx.Request, *, timeout: float, limit: int | None = None
+) -> tuple[httpx.Response, bytes, str | None]:
+    """Send ``request`` and read its body: ``(response, body, why the body is cut or None)``.
+
+    The whole exchange gets ``timeout`` seconds (httpx's timeouts are per read, so a
+    server trickling a byte a second would hold it forever) and at most ``limit`` body
+    bytes (default :data:`MAX_BODY`). Raises ``httpx.HTTPError`` when no response head
+    arrives in time.
+    """
+    limit = MAX_BODY if limit is None else limit
+    response: httpx.Response | None = None
+    body = bytearray()
+    cut: str | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            response = await client.send(request, stream=True)
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    del body[limit:]
+                    cut = f"the response body exceeded {limit} bytes: the harness stopped reading"
+                    break
+    except TimeoutError:
+        if response is None:
+            raise httpx.ReadTimeout(
+                f"no response head within {timeout:g} s", request=request
+            ) from None
+        cut = f"the response body did not end within {timeout:g} s ({len(body)} bytes read)"
+    finally:
+        if response is not None:
+            await response.aclose()
+    return response, bytes(body), cut
 
 
 def _request_content(request: httpx.Request) -> bytes:
@@ -287,9 +336,14 @@ def resolve_endpoints(card: dict[str, Any]) -> list[Endpoint]:
 
 
 async def discover(
-    client: httpx.AsyncClient, url: str, headers: dict[str, str] | None = None
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str] | None = None,
+    *,
+    timeout: float = 10.0,
 ) -> Target:
-    """Fetch the card of ``url`` and resolve the endpoints it declares."""
+    """Fetch the card of ``url`` (each attempt within ``timeout`` seconds and
+    :data:`MAX_BODY` bytes) and resolve the endpoints it declares."""
     urls = card_urls(url)
     target = Target(url=url, card_url=urls[0])
     for card_url in urls:
@@ -298,7 +352,7 @@ async def discover(
         )
         started = time.monotonic()
         try:
-            response = await client.send(request)
+            response, content, cut = await fetch(client, request, timeout=timeout)
         except httpx.HTTPError as exc:
             target.card_exchange = record(request, error=repr(exc), started=started)
             target.card_problem = f"GET {card_url} failed: {exc!r}"
@@ -310,14 +364,18 @@ async def discover(
             request,
             status=response.status_code,
             response_headers=response.headers,
-            body=response.content,
+            body=content,
+            error=cut,
             started=started,
         )
+        if cut is not None:
+            target.card_problem = f"GET {card_url}: {cut}"
+            break
         if response.status_code != 200:
             target.card_problem = f"GET {card_url} answered HTTP {response.status_code}"
             continue
         try:
-            value = response.json()
+            value = json.loads(content)
         except ValueError as exc:
             target.card_problem = f"the card at {card_url} is not JSON: {exc}"
             break

@@ -165,7 +165,8 @@ async def notification(ctx: CheckContext) -> str | None:
     ctx.expect(reply.status < 500, f"HTTP {reply.status} for a notification")
     ctx.expect(
         not reply.body.strip(),
-        f"a notification was answered with a body: {excerpt(reply.body, 200)!r}",
+        f"a notification was answered with a body: {excerpt(reply.body, 200)!r} (JSON-RPC 2.0 "
+        "§4.1: the server MUST NOT reply to a notification)",
     )
     return None
 

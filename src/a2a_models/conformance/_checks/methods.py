@@ -22,12 +22,11 @@ from ...errors import (
 from .._agent import ARTIFACT_TEXT, REPLY_TEXT
 from .._context import CheckContext
 from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
-from .._replies import CallResult
+from .._replies import CallResult, RemoteError
 from .._stream import StreamSession
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 CONTRACT = (Requirement.CONTRACT,)
-WEBHOOK = "http://127.0.0.1:9/a2a-conformance-webhook"
 
 
 def _unknown() -> str:
@@ -251,7 +250,10 @@ async def get_history_length(ctx: CheckContext) -> str | None:
     task = await _task_with_history(ctx)
     full = await ctx.read_task(task.id)
     got = await ctx.read_task(task.id, history_length=1)
-    ctx.expect(len(got.history) <= 1, f"historyLength=1 returned {len(got.history)} messages")
+    ctx.expect(
+        len(got.history) <= 1,
+        f"historyLength=1 returned {len(got.history)} messages (§3.2.4: at most that many)",
+    )
     if full.history and got.history:
         ctx.expect(
             got.history[-1].message_id == full.history[-1].message_id,
@@ -274,7 +276,10 @@ async def get_history_zero(ctx: CheckContext) -> str | None:
     raw = ctx.expect_result(res, "GetTask historyLength=0")
     ctx.decode(res)
     history = raw.get("history") if isinstance(raw, dict) else None
-    ctx.expect(not history, f"historyLength=0 returned {len(history or [])} messages")
+    ctx.expect(
+        not history,
+        f"historyLength=0 returned {len(history or [])} messages (§3.2.4: 0 asks for none)",
+    )
     return None
 
 
@@ -667,8 +672,36 @@ async def subscribe_unknown(ctx: CheckContext) -> str | None:
 # ---------------------------------------------------------------- push notification configs
 
 
-def _config(task_id: str) -> m.TaskPushNotificationConfig:
-    return m.TaskPushNotificationConfig(task_id=task_id, url=WEBHOOK, token="conformance-token")
+def _config(ctx: CheckContext, task_id: str) -> m.TaskPushNotificationConfig:
+    return m.TaskPushNotificationConfig(
+        task_id=task_id, url=ctx.webhook_url, token="conformance-token"
+    )
+
+
+def _names_url(error: RemoteError) -> bool:
+    said = f"{error.message} {codec.dumps(error.data).decode()} {error.details!r}".lower()
+    return "url" in said or "webhook" in said
+
+
+async def _create_config(
+    ctx: CheckContext, task_id: str
+) -> tuple[m.TaskPushNotificationConfig, str]:
+    """Create a push config on ``task_id``; skip when the agent refuses the webhook URL
+    as invalid: §13.2 asks agents to refuse URLs that could serve SSRF (loopback,
+    private addresses), so the refusal says nothing about the operation under test.
+    Only an InvalidParams error that names the URL counts as that refusal.
+    Returns the created config and its id (fails the check if it has none)."""
+    res = await ctx.call("CreateTaskPushNotificationConfig", _config(ctx, task_id))
+    if res.error is not None and res.error.is_(InvalidParamsError) and _names_url(res.error):
+        ctx.skip(
+            f"the agent refused the webhook URL {ctx.webhook_url!r} with "
+            f"{res.error.describe()} (§13.2 lets it refuse private addresses): "
+            "pass --webhook-url with a URL it accepts (nothing is delivered there)"
+        )
+    created: m.TaskPushNotificationConfig = ctx.decode(res)
+    if not created.id:
+        ctx.fail("the created config has no id (§3.1.7: 'with assigned ID')")
+    return created, created.id
 
 
 @check(
@@ -680,16 +713,23 @@ def _config(task_id: str) -> m.TaskPushNotificationConfig:
 )
 async def push_crud(ctx: CheckContext) -> str | None:
     async with ctx.working_task() as task:
-        created = ctx.decode(await ctx.call("CreateTaskPushNotificationConfig", _config(task.id)))
-        ctx.expect(bool(created.id), "the created config has no id (§3.1.7: 'with assigned ID')")
-        ctx.expect(created.url == WEBHOOK, f"the created config's url is {created.url!r}")
+        created, config_id = await _create_config(ctx, task.id)
+        ctx.expect(
+            created.url == ctx.webhook_url,
+            f"the created config's url is {created.url!r}, not the {ctx.webhook_url!r} sent "
+            "(§3.1.7: the created configuration is returned)",
+        )
         got = ctx.decode(
             await ctx.call(
                 "GetTaskPushNotificationConfig",
-                m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+                m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=config_id),
             )
         )
-        ctx.expect(got.url == WEBHOOK and got.id == created.id, "Get returned a different config")
+        ctx.expect(
+            got.url == ctx.webhook_url and got.id == created.id,
+            f"Get of config {created.id!r} returned id {got.id!r} url {got.url!r} "
+            f"(§3.1.8: the configuration created)",
+        )
         listed = ctx.decode(
             await ctx.call(
                 "ListTaskPushNotificationConfigs",
@@ -703,7 +743,7 @@ async def push_crud(ctx: CheckContext) -> str | None:
         ctx.decode(
             await ctx.call(
                 "DeleteTaskPushNotificationConfig",
-                m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+                m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=config_id),
             )
         )
         res = await ctx.call(
@@ -723,8 +763,8 @@ async def push_crud(ctx: CheckContext) -> str | None:
 )
 async def push_delete_twice(ctx: CheckContext) -> str | None:
     async with ctx.working_task() as task:
-        created = ctx.decode(await ctx.call("CreateTaskPushNotificationConfig", _config(task.id)))
-        req = m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
+        _, config_id = await _create_config(ctx, task.id)
+        req = m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=config_id)
         ctx.decode(await ctx.call("DeleteTaskPushNotificationConfig", req))
         second = await ctx.call("DeleteTaskPushNotificationConfig", req)
         ctx.expect(
@@ -742,7 +782,7 @@ async def push_delete_twice(ctx: CheckContext) -> str | None:
     requires=(Requirement.PUSH,),
 )
 async def push_unknown(ctx: CheckContext) -> str | None:
-    res = await ctx.call("CreateTaskPushNotificationConfig", _config(_unknown()))
+    res = await ctx.call("CreateTaskPushNotificationConfig", _config(ctx, _unknown()))
     ctx.expect_error(res, TaskNotFoundError, "CreateTaskPushNotificationConfig for an unknown task")
     return None
 
@@ -764,7 +804,7 @@ async def push_not_claimed(ctx: CheckContext) -> str | None:
     except Exception:
         task_id, real = _unknown(), False
     calls = [
-        ("CreateTaskPushNotificationConfig", _config(task_id)),
+        ("CreateTaskPushNotificationConfig", _config(ctx, task_id)),
         (
             "GetTaskPushNotificationConfig",
             m.GetTaskPushNotificationConfigRequest(task_id=task_id, id="c1"),

@@ -314,13 +314,20 @@ async def malformed(ctx: CheckContext) -> str | None:
     problems = []
     for what, body in _malformed(ctx).items():
         reply = await _post_raw(ctx, body)
+        sent = excerpt(body, 40)
         if reply.status is None:
-            problems.append(f"{what}: no response ({reply.error})")
+            problems.append(f"{what}: no response ({reply.error}) to {sent!r}")
         elif reply.status >= 500:
-            problems.append(f"{what}: HTTP {reply.status}")
+            problems.append(f"{what}: HTTP {reply.status} to {sent!r}")
         elif ctx.transport == REST and reply.status < 400:
-            problems.append(f"{what}: HTTP {reply.status}, expected a 4xx")
-    ctx.expect(not problems, "; ".join(problems))
+            problems.append(f"{what}: HTTP {reply.status}, expected a 4xx, to {sent!r}")
+    ctx.expect(
+        not problems,
+        "; ".join(problems)
+        + " (§3.3.2: a malformed request is the client's error, answered "
+        + ("-32700/-32600 (§9.5)" if ctx.transport == JSONRPC else "HTTP 400 (§11.6)")
+        + "; 5xx is for the server's own failures)",
+    )
     return None
 
 

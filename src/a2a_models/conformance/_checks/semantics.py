@@ -9,9 +9,10 @@ from typing import Any
 
 from ... import models as m
 from ..._state import TaskState
+from ...errors import InvalidParamsError
 from .._context import CheckContext
 from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
-from .methods import WEBHOOK, _expect_task_first
+from .methods import _expect_task_first, _names_url
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 SECURED = (Requirement.SECURED,)
@@ -272,6 +273,7 @@ class _As:
 )
 async def owner_isolation(ctx: CheckContext) -> str | None:
     peer = _As(ctx)
+    note = None
     async with ctx.working_task() as task:
         with peer:
             got = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
@@ -299,17 +301,24 @@ async def owner_isolation(ctx: CheckContext) -> str | None:
             if ctx.claims(Requirement.PUSH):
                 push = await ctx.call(
                     "CreateTaskPushNotificationConfig",
-                    m.TaskPushNotificationConfig(task_id=task.id, url=WEBHOOK, token="t"),
+                    m.TaskPushNotificationConfig(task_id=task.id, url=ctx.webhook_url, token="t"),
                 )
                 ctx.expect(
                     push.error is not None, "another identity could add a push config to the task"
                 )
+                err = push.error
+                if err is not None and err.is_(InvalidParamsError) and _names_url(err):
+                    # refused for its URL, not for its owner: that part proves nothing
+                    note = (
+                        f"push configs not decided: the webhook URL was refused "
+                        f"({err.describe()}); pass --webhook-url with one the agent accepts"
+                    )
         still = await ctx.read_task(task.id)
         ctx.expect(
             not still.status.state.is_terminal,
             f"the owner's task is {still.status.state.name} after the other identity's cancel",
         )
-    return None
+    return note
 
 
 @check(

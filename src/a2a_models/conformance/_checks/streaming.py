@@ -142,6 +142,12 @@ async def stream_nothing_after_terminal(ctx: CheckContext) -> str | None:
 )
 async def stream_closes(ctx: CheckContext) -> str | None:
     s = await _main_stream_events(ctx)
+    if s.terminal_index is None and s.transport_error is not None:
+        # cut mid-way, or endless: the task's end never reached the client
+        ctx.fail(
+            f"no terminal state before the stream was cut off: {s.outcome()} (§3.1.2: the "
+            "stream carries the task's updates until it is terminal or interrupted, then closes)"
+        )
     if s.terminal_index is None:
         ctx.skip("the stream reached no terminal state")
     ctx.expect(

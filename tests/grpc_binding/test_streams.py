@@ -195,3 +195,12 @@ async def test_a_task_bigger_than_4_mib_reaches_the_client() -> None:
     text = str(info.value)
     assert "larger than this client's limit of 1048576 bytes" in text
     assert text.endswith("raise GrpcClient(max_message_bytes=...)")
+
+
+async def test_a_request_over_the_servers_limit_is_not_blamed_on_the_client() -> None:
+    server = AgentServer(StepAgent(), make_card())
+    async with GrpcServer(server, max_message_bytes=64 * 1024) as gs, GrpcClient(gs.url) as client:
+        with pytest.raises(Exception) as info:
+            await client.send_message(Message.user("big " + "1" * 100_000))
+    assert not isinstance(info.value, InvalidAgentResponseError)
+    assert "SERVER: Received message larger than max (100" in str(info.value)

@@ -45,7 +45,7 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "GrpcClient", "grpc_target"]
 #: Default limit of one message from the server: the HTTP clients' ``max_event_size``.
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 #: What gRPC says when a message from the server passes the channel's receive limit.
-_TOO_LARGE = "Received message larger than max"
+_TOO_LARGE = "CLIENT: Received message larger than max"
 
 _TENANTED = (
     m.SendMessageRequest,

@@ -477,8 +477,12 @@ def test_get_reads_only_the_history_it_shows(
         assert ("history (3 messages):" in out) == bool(asked)
 
 
+@pytest.mark.parametrize("transport", ["auto", "grpc"])
 def test_follow_of_a_stalled_server_does_not_hang(
-    agent_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agent_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport: str,
 ) -> None:
     import signal
     import threading
@@ -487,14 +491,18 @@ def test_follow_of_a_stalled_server_does_not_hang(
 
     # A server that stops sending (SIGSTOP: as a half-open connection, not even its
     # keep-alives arrive) left `follow` waiting for ever: streams had no idle bound.
+    # Over gRPC too (it has no keep-alives: a quiet stream is re-subscribed instead).
     monkeypatch.setattr(_commands, "STREAM_IDLE_TIMEOUT", 0.5)
-    served = Server(agent_dir, "--agent", "cli_agent:CliAgent", "--store", "memory:")
+    args = ("--agent", "cli_agent:CliAgent", "--store", "memory:")
+    if transport == "grpc":
+        pytest.importorskip("grpc")
+        args += ("--grpc-port", "0")
+    served = Server(agent_dir, *args)
     try:
         task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
         status: list[int] = []
-        follower = threading.Thread(
-            target=lambda: status.append(main(["follow", served.url, task_id])), daemon=True
-        )
+        argv = ["follow", served.url, task_id, "--transport", transport]
+        follower = threading.Thread(target=lambda: status.append(main(argv)), daemon=True)
         follower.start()
         deadline = time.monotonic() + TIMEOUT
         while "tick" not in capsys.readouterr().out and time.monotonic() < deadline:
@@ -509,7 +517,10 @@ def test_follow_of_a_stalled_server_does_not_hang(
     err = capsys.readouterr().err
     assert err.startswith("a2a-models follow: error: "), err
     # The resumed stream's request had no answer either: said in words, not "ReadTimeout('')".
-    assert err.rstrip().endswith(": nothing within 0.5 s waiting for data (ReadTimeout)"), err
+    if transport == "grpc":
+        assert err.rstrip().endswith(" went silent: nothing within 0.5 s"), err
+    else:
+        assert err.rstrip().endswith(": nothing within 0.5 s waiting for data (ReadTimeout)"), err
 
 
 def test_a_reader_that_stops_reading_ends_the_command_without_a_word(server: Server) -> None:
@@ -529,18 +540,26 @@ def test_a_reader_that_stops_reading_ends_the_command_without_a_word(server: Ser
     assert sending.stderr.read() == b""  # nothing written
 
 
-def test_follow_outlasts_a_server_killed_and_restarted(agent_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["auto", "grpc"])
+def test_follow_outlasts_a_server_killed_and_restarted(
+    agent_dir: Path, tmp_path: Path, transport: str
+) -> None:
     import signal
 
     # SIGKILL, then `serve` again on the same store and port 3 s later: follow
     # gave up within 2 s ("connection refused"); it now resumes and shows the end.
-    args = ("--agent", "cli_agent:CliAgent", "--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    # Over gRPC it ended at once: "the connection to grpc://... failed: Stream removed".
+    args: tuple[str, ...] = ("--agent", "cli_agent:CliAgent")
+    args += ("--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    if transport == "grpc":
+        pytest.importorskip("grpc")
+        args += ("--grpc-port", str(free_port()))
     served = Server(agent_dir, *args)
     restarted: Server | None = None
     try:
         task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
         follower = subprocess.Popen(
-            [*a2a_command(), "follow", served.url, task_id],
+            [*a2a_command(), "follow", served.url, task_id, "--transport", transport],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

@@ -30,6 +30,7 @@ from a2a.utils import errors as sdk_errors
 from a2a_models import Message, TaskState
 from a2a_models import models as m
 from a2a_models.adapters.grpc import GrpcClient, GrpcServer, grpc_target
+from a2a_models.client import Reconnect
 from a2a_models.errors import TaskNotCancelableError, TaskNotFoundError
 from tests.http._server_support import make_card, make_server
 
@@ -294,3 +295,41 @@ async def test_our_grpc_client_against_the_sdk_server() -> None:
 
         card = await client.get_extended_agent_card()
         assert card.description == "the SDK's extended card"
+
+
+async def test_our_client_resumes_an_sdk_stream_from_a_fresh_task_snapshot() -> None:
+    # The SDK's server sends no event ids (and ignores last-event-id): a stream of ours
+    # resumed there starts again with the whole Task, as SubscribeToTask does, not an error.
+    resume = Reconnect(attempts=1, delay=0.01)
+    async with (
+        sdk_server() as url,
+        GrpcClient(url, timeout=10, idle_timeout=0.3, reconnect=resume) as client,
+    ):
+        waiting = await client.send_message(
+            Message.user("wait"), configuration=m.SendMessageConfiguration(return_immediately=True)
+        )
+        assert isinstance(waiting, m.Task)
+        stream = client.subscribe(waiting.id)
+        first = await anext(stream)
+        again = await anext(stream)  # 0.3 s of silence: re-subscribed
+        assert isinstance(first, m.Task) and isinstance(again, m.Task)
+        assert again.id == waiting.id and stream.last_event_id is None
+        await client.cancel_task(waiting.id)
+        rest = [i async for i in stream]
+        assert rest[-1].status.state is TaskState.CANCELED  # type: ignore[union-attr]
+
+
+async def test_the_sdk_client_reads_our_event_ids_as_unknown_fields() -> None:
+    async with our_server() as (card, _agent):
+        channel = _channel(card.supported_interfaces[0].url)
+        from a2a.types import a2a_pb2_grpc as sdk_grpc
+
+        stub = sdk_grpc.A2AServiceStub(channel)
+        request = spb.SendMessageRequest(message=_message("stream"))
+        events = await _events(stub.SendStreamingMessage(request))
+        await channel.close()
+    assert events[-1].status_update.status.state == spb.TASK_STATE_COMPLETED
+    # The event id is kept as an unknown field and changes nothing the SDK reads.
+    from google.protobuf import unknown_fields
+
+    assert all(len(unknown_fields.UnknownFieldSet(event)) == 1 for event in events)

@@ -18,6 +18,7 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import GrpcClient
 from a2a_models.adapters.http import HTTPClient
 from a2a_models.adapters.http._discovery import connect
+from a2a_models.client import BrokenStreamError
 from a2a_models.errors import InternalError, JSONRPCError, TransportError
 from a2a_models.models.rules import MAX_JSON_DEPTH
 from tests.test_serve import Served, cli
@@ -211,7 +212,12 @@ async def test_a_killed_server_is_a_transport_error_not_an_agent_answer(
             await client.get_task("any")
     for error in (broken.value, refused.value):
         assert isinstance(error, ConnectionError) and not isinstance(error, JSONRPCError)
-        assert str(error).startswith(f"the connection to {url} failed: ")
+    assert str(refused.value).startswith(f"the connection to {url} failed: ")
+    # The stream was resumed (the server stayed down): it says so.
+    assert isinstance(broken.value, BrokenStreamError)
+    assert str(broken.value).startswith(
+        f"the stream broke and resuming it failed: the connection to {url} failed: "
+    )
     done = cli("get", url, "any", "--transport", "grpc", "--no-card")
     assert done.returncode == 1
     assert done.stderr.startswith(f"a2a-models get: error: the connection to {url} failed: ")

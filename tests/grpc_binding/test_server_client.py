@@ -16,7 +16,7 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import SERVICE_NAME, GrpcClient, GrpcServer
 from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
 from a2a_models.adapters.http import BearerTokenAuthenticator, HTTPClient, RESTClient
-from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError
+from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError, Reconnect
 from a2a_models.errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -233,7 +233,7 @@ async def test_graceful_shutdown_ends_streams_with_unavailable() -> None:
     server, agent = make_server()
     gs = GrpcServer(server, graceful_timeout=2.0)
     await gs.start()
-    async with GrpcClient(gs.url) as client:
+    async with GrpcClient(gs.url, reconnect=Reconnect(attempts=0)) as client:
         stream = client.send_streaming_message(Message.user("wait"))
         assert isinstance(await anext(stream), m.Task)
         await asyncio.wait_for(agent.waiting.wait(), 5)

@@ -71,7 +71,9 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     client = await _open_client(args)
     if isinstance(client, BaseHTTPClient):
         client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
-        client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
+    else:  # gRPC sends no keep-alives: a quiet stream is re-subscribed, not failed
+        client.idle_timeout = STREAM_IDLE_TIMEOUT
+    client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
     return client
 
 

@@ -10,14 +10,18 @@ from ._base import (
     set_default_interceptors,
 )
 from ._inprocess import InProcessClient
+from ._resume import BrokenStreamError, Reconnect, resumed_stream
 
 __all__ = [
     "A2AClient",
+    "BrokenStreamError",
     "ClientCall",
     "ClientInterceptor",
     "ClientTimeoutError",
     "ClientEventStream",
     "InProcessClient",
+    "Reconnect",
     "StreamChunk",
+    "resumed_stream",
     "set_default_interceptors",
 ]

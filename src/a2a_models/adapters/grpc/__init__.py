@@ -19,13 +19,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client import GrpcClient, grpc_target
+    from ._client import DEFAULT_MAX_RESPONSE_BYTES, GrpcClient, grpc_target
     from ._convert import from_proto, proto_class, to_proto
     from ._pb import a2a_pb2 as pb
     from ._server import DEFAULT_MAX_MESSAGE_BYTES, SERVICE_NAME, A2AServicer, GrpcServer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "SERVICE_NAME",
     "A2AServicer",
     "GrpcClient",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 _WHERE = {
+    "DEFAULT_MAX_RESPONSE_BYTES": "._client",
     "GrpcClient": "._client",
     "grpc_target": "._client",
     "from_proto": "._convert",

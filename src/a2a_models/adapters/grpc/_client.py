@@ -4,11 +4,14 @@ Interceptors, per-call timeouts and the operations are the client base's;
 this transport converts the params to protobuf, calls ``lf.a2a.v1.A2AService``
 with the headers as metadata and the timeout as the gRPC deadline, and turns
 a failed call back into the same :mod:`a2a_models.errors` classes the
-JSON-RPC and REST clients raise.
+JSON-RPC and REST clients raise. A broken or silent stream is resumed as
+the HTTP clients resume theirs (:func:`~a2a_models.client.resumed_stream`),
+from the event id this package's server appends to each event (``_events``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,14 +21,31 @@ import grpc
 import grpc.aio
 
 from ... import models as m
-from ...client import A2AClient, ClientInterceptor, StreamChunk
-from ...errors import InvalidAgentResponseError, UnsupportedOperationError
+from ...client import (
+    A2AClient,
+    BrokenStreamError,
+    ClientInterceptor,
+    Reconnect,
+    StreamChunk,
+    resumed_stream,
+)
+from ...errors import (
+    A2AError,
+    InvalidAgentResponseError,
+    UnsupportedOperationError,
+)
 from ...protocol import MethodSpec
 from ._convert import from_proto, proto_class, to_proto
-from ._server import DEFAULT_MAX_MESSAGE_BYTES, SERVICE_NAME
+from ._events import event_id_of
+from ._server import SERVICE_NAME
 from ._status import error_from_rpc
 
-__all__ = ["GrpcClient", "grpc_target"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "GrpcClient", "grpc_target"]
+
+#: Default limit of one message from the server: the HTTP clients' ``max_event_size``.
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+#: What gRPC says when a message from the server passes the channel's receive limit.
+_TOO_LARGE = "CLIENT: Received message larger than max"
 
 _TENANTED = (
     m.SendMessageRequest,
@@ -72,8 +92,12 @@ class GrpcClient(A2AClient):
     ``url`` is the interface URL (see :func:`grpc_target`) or a ready
     ``channel`` is given instead. ``credentials`` overrides the TLS channel
     credentials (default: the system roots). ``tenant`` fills the requests'
-    ``tenant`` field when they have none. Other options are the client
-    base's (``timeout`` becomes each call's gRPC deadline).
+    ``tenant`` field when they have none. ``max_message_bytes`` bounds each
+    message from the server (a bigger one raises ``InvalidAgentResponseError``).
+    A broken stream is resumed as ``reconnect`` says; ``idle_timeout`` seconds
+    without an event (default: no limit) take the stream for dead and resume it
+    too. Other options are the client base's (``timeout`` becomes each call's
+    gRPC deadline).
     """
 
     binding = "GRPC"
@@ -91,7 +115,9 @@ class GrpcClient(A2AClient):
         interceptors: Sequence[ClientInterceptor] = (),
         extensions: Sequence[str] = (),
         headers: Mapping[str, str] | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        reconnect: Reconnect | None = None,
+        idle_timeout: float | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         super().__init__(
@@ -108,13 +134,16 @@ class GrpcClient(A2AClient):
         self.url = url
         self.tenant = tenant
         self.card = card
+        self.max_message_bytes = max_message_bytes
+        self.reconnect = reconnect or Reconnect()
+        self.idle_timeout = idle_timeout
         self._owns_channel = channel is None
         if channel is None:
             assert url is not None
             target, tls = grpc_target(url)
             opts = [
                 ("grpc.max_receive_message_length", max_message_bytes),
-                ("grpc.max_send_message_length", max_message_bytes),
+                ("grpc.max_send_message_length", -1),  # the server bounds requests
                 *options,
             ]
             if tls or credentials is not None:
@@ -157,13 +186,31 @@ class GrpcClient(A2AClient):
     def _metadata(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
         return tuple((k.lower(), v) for k, v in headers.items())
 
-    def _decode(self, tp: Any, raw: bytes) -> Any:
+    def _parse(self, tp: Any, raw: bytes) -> Any:
         try:
-            return from_proto(tp, proto_class(tp).FromString(raw))
+            return proto_class(tp).FromString(raw)
         except Exception as exc:
             raise InvalidAgentResponseError(
                 f"Invalid agent response: not a valid {getattr(tp, '__name__', 'result')} ({exc})"
             ) from None
+
+    def _decode(self, tp: Any, message: Any) -> Any:
+        try:
+            return from_proto(tp, message)
+        except Exception as exc:
+            raise InvalidAgentResponseError(
+                f"Invalid agent response: not a valid {getattr(tp, '__name__', 'result')} ({exc})"
+            ) from None
+
+    def _error(self, exc: Any) -> A2AError:
+        """The error of a failed call; a message over our receive limit says which limit."""
+        if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and _TOO_LARGE in (exc.details() or ""):
+            return InvalidAgentResponseError(
+                f"Invalid agent response: a message from {self.url} is larger than this "
+                f"client's limit of {self.max_message_bytes} bytes ({exc.details()}); "
+                f"raise GrpcClient(max_message_bytes=...)"
+            )
+        return error_from_rpc(exc, self.url)
 
     async def _unary(self, spec: MethodSpec, call: Any) -> Any:
         body = self._request(spec, call.params)
@@ -172,20 +219,55 @@ class GrpcClient(A2AClient):
                 body, metadata=self._metadata(call.headers), timeout=call.timeout
             )
         except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, self.url) from None
+            raise self._error(exc) from None
         if spec.result_type is None:
             return None
-        return self._decode(spec.result_type, raw)
+        return self._decode(spec.result_type, self._parse(spec.result_type, raw))
+
+    def _stream(
+        self, name: str, params: Any, timeout: float | None, resume_after: str | None
+    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
+        """The base stream, resumed with ``SubscribeToTask`` + ``last-event-id`` when it drops."""
+        return resumed_stream(
+            lambda name, params, after: super(GrpcClient, self)._stream(
+                name, params, timeout, after
+            ),
+            name,
+            params,
+            resume_after,
+            reconnect=self.reconnect,
+            get_task=lambda task_id: self.get_task(task_id, timeout=timeout),
+            broken=BrokenStreamError,
+        )
 
     async def _streaming(
         self, spec: MethodSpec, call: Any
     ) -> AsyncIterator[tuple[str | None, Any]]:
         body = self._request(spec, call.params)
         stream = self._method(spec)(body, metadata=self._metadata(call.headers), timeout=None)
+        idle = self.idle_timeout
+        accepted = False  # the server answered: its headers or an event arrived
         try:
-            async for raw in stream:
-                yield None, self._decode(m.StreamResponse, raw)
+            async with asyncio.timeout(idle):
+                await stream.initial_metadata()
+            accepted = not stream.done()  # a failed call has (empty) headers too
+            while True:
+                async with asyncio.timeout(idle):
+                    raw = await stream.read()
+                if raw is grpc.aio.EOF:
+                    return
+                message = self._parse(m.StreamResponse, raw)
+                yield event_id_of(message), self._decode(m.StreamResponse, message)
+        except TimeoutError:
+            raise BrokenStreamError(
+                f"the stream from {self.url} went silent: nothing within {idle} s", quiet=accepted
+            ) from None
         except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, self.url) from None
+            error = self._error(exc)
+            # UNAVAILABLE: the connection broke, or the server is going away (its own
+            # status says so); either way the stream can be resumed, here or elsewhere.
+            if accepted and exc.code() is grpc.StatusCode.UNAVAILABLE:
+                raise BrokenStreamError(f"the stream from {self.url} broke: {error}") from None
+            raise error from None
         finally:
             stream.cancel()

@@ -14,7 +14,8 @@ created over gRPC is visible over JSON-RPC and REST, with the same owner.
   :class:`~a2a_models.adapters.http.Authenticator`) makes of the metadata.
 * Errors are gRPC statuses with ``google.rpc.ErrorInfo`` details (§10.6, see ``_status``).
 * Deadlines: gRPC cancels the handler when the client's deadline passes.
-* Messages above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED).
+* Requests above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED);
+  answers are not bounded (the client's receive limit decides).
 * :meth:`GrpcServer.stop` refuses new calls, lets unary calls finish within
   ``graceful_timeout`` and ends open streams with UNAVAILABLE.
 """
@@ -34,8 +35,16 @@ from ... import models as m
 from ..._closing import AsyncRunning
 from ...errors import InvalidParamsError, JSONRPCError, VersionNotSupportedError
 from ...protocol import METHODS, V1_0, MethodSpec, negotiate_version
-from ...server import A2AServer, CallContext, dispatch, error_for, stream_items
+from ...server import (
+    A2AServer,
+    CallContext,
+    dispatch,
+    error_for,
+    resume_point,
+    stream_items,
+)
 from ._convert import from_proto, to_proto
+from ._events import LAST_EVENT_ID_KEY, with_event_id
 from ._pb import a2a_pb2 as pb
 from ._status import status_of
 
@@ -45,7 +54,7 @@ log = logging.getLogger("a2a_models.adapters.grpc")
 
 #: The fully qualified gRPC service name.
 SERVICE_NAME = "lf.a2a.v1.A2AService"
-#: Default limit of one request or response message (the HTTP body limit's size).
+#: Default limit of one request message (the HTTP body limit's size).
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 # RPC name -> the protobuf message class of its request.
@@ -96,7 +105,7 @@ class A2AServicer:
     def __init__(self, server: A2AServer, *, authenticator: Any = None) -> None:
         self.server = server
         self.authenticator = authenticator
-        self._streams: set[asyncio.Task[Any]] = set()
+        self._waiting: set[asyncio.Task[Any]] = set()  # stream handlers awaiting an event
         self._closing = False
 
     # ------------------------------------------------------------ plumbing
@@ -111,7 +120,9 @@ class A2AServicer:
                 handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary_handler(spec))
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
-    async def _prepare(self, spec: MethodSpec, raw: bytes, context: Any) -> tuple[Any, CallContext]:
+    async def _prepare(
+        self, spec: MethodSpec, raw: bytes, context: Any
+    ) -> tuple[Any, CallContext, dict[str, str]]:
         headers = _metadata(context)
         requested = headers.get("a2a-version")
         if requested is not None and requested.strip():
@@ -135,10 +146,16 @@ class A2AServicer:
             params = from_proto(spec.params_type, message)
         except ValueError as exc:  # DecodeError: names the field
             raise InvalidParamsError(f"{spec.name}: {exc}") from None
+        if not spec.streaming:
+            await self._reply_headers(headers, context, always=True)
+        return params, call, headers
+
+    async def _reply_headers(
+        self, headers: Mapping[str, str], context: Any, *, always: bool
+    ) -> None:
         reply = self.server.response_headers(headers, V1_0)
-        if reply:
+        if reply or always:
             await context.send_initial_metadata(tuple((k.lower(), v) for k, v in reply.items()))
-        return params, call
 
     async def _owner(self, headers: Mapping[str, str]) -> str | None:
         if self.authenticator is None:
@@ -165,7 +182,7 @@ class A2AServicer:
 
         async def handle(raw: bytes, context: Any) -> bytes:
             try:
-                params, call = await self._prepare(spec, raw, context)
+                params, call, _ = await self._prepare(spec, raw, context)
                 result = await dispatch(self.server, spec, params, call, binding="grpc")
                 return encode(result)
             except Exception as exc:
@@ -183,35 +200,51 @@ class A2AServicer:
         async def handle(raw: bytes, context: Any) -> AsyncIterator[bytes]:
             task = asyncio.current_task()
             assert task is not None
-            self._streams.add(task)
             try:
-                try:
-                    params, call = await self._prepare(spec, raw, context)
-                    stream = await dispatch(self.server, spec, params, call, binding="grpc")
-                except Exception as exc:
-                    if isinstance(exc, grpc.aio.AbortError):
-                        raise
-                    await self._abort(context, error_for(exc, name))
-                    return
-                items = stream_items(stream, spec, V1_0)
-                try:
-                    async for _seq, item in items:
-                        yield to_proto(item, m.StreamResponse).SerializeToString()
-                except asyncio.CancelledError:
-                    if not self._closing:
-                        raise
-                    await self._abort(
-                        context,
-                        _Unavailable("the server is shutting down: subscribe again elsewhere"),
-                    )
-                except Exception as exc:
-                    if isinstance(exc, grpc.aio.AbortError):
-                        raise
-                    await self._abort(context, error_for(exc, name))
-                finally:
-                    await items.aclose()
+                params, call, headers = await self._prepare(spec, raw, context)
+                after = (
+                    resume_point(headers.get(LAST_EVENT_ID_KEY))
+                    if spec.handler == "on_subscribe_to_task"
+                    else None
+                )
+                stream = await dispatch(
+                    self.server, spec, params, call, after_seq=after, binding="grpc"
+                )
+                # Sent before the first event: a client waiting for events knows the
+                # stream is open (and the server alive) even while the task is quiet.
+                await self._reply_headers(headers, context, always=True)
+            except Exception as exc:
+                if isinstance(exc, grpc.aio.AbortError):
+                    raise
+                await self._abort(context, error_for(exc, name))
+                return
+            items = stream_items(stream, spec, V1_0)
+            try:
+                while not self._closing:
+                    # Only a handler waiting for its next event is cancelled at
+                    # shutdown; one inside gRPC's write (at the yield) would lose
+                    # its status, so it looks at _closing when the write is done.
+                    self._waiting.add(task)
+                    try:
+                        seq, item = await anext(items)
+                    except StopAsyncIteration:
+                        break
+                    finally:
+                        self._waiting.discard(task)
+                    event = to_proto(item, m.StreamResponse).SerializeToString()
+                    yield with_event_id(event, seq)
+                else:
+                    await self._abort(context, _shutting_down())
+            except asyncio.CancelledError:
+                if not self._closing:
+                    raise
+                await self._abort(context, _shutting_down())
+            except Exception as exc:
+                if isinstance(exc, grpc.aio.AbortError):
+                    raise
+                await self._abort(context, error_for(exc, name))
             finally:
-                self._streams.discard(task)
+                await items.aclose()
 
         handle.__name__ = name
         return handle
@@ -219,12 +252,16 @@ class A2AServicer:
     def close_streams(self) -> None:
         """End every open stream with UNAVAILABLE (used when the server stops)."""
         self._closing = True
-        for task in list(self._streams):
+        for task in list(self._waiting):
             task.cancel()
 
 
 def _empty(result: Any) -> bytes:
     return _EMPTY
+
+
+def _shutting_down() -> JSONRPCError:
+    return _Unavailable("the server is shutting down: subscribe again elsewhere")
 
 
 class _Unavailable(JSONRPCError):
@@ -245,7 +282,8 @@ class GrpcServer(AsyncRunning):
     ``port=0`` picks a free port (see :attr:`port` after :meth:`start`).
     ``credentials`` (``grpc.ssl_server_credentials(...)``) serves TLS.
     ``authenticator``: an HTTP-adapter authenticator applied to the metadata.
-    ``max_message_bytes`` bounds each request and response message.
+    ``max_message_bytes`` bounds each request message (answers are not bounded:
+    the client's receive limit decides, as over HTTP).
     """
 
     def __init__(
@@ -271,7 +309,9 @@ class GrpcServer(AsyncRunning):
         self.servicer = A2AServicer(server, authenticator=authenticator)
         self._options = [
             ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
+            # Answers are not bounded here, as over HTTP: a Task with a big artifact is
+            # sent whole, and the client's receive limit decides (64 MiB for ours).
+            ("grpc.max_send_message_length", -1),
             ("grpc.so_reuseport", 0),
             *options,
         ]

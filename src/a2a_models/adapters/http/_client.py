@@ -21,8 +21,6 @@ base class's ``timeout`` (per call, or per event for streams) applies on top.
 
 from __future__ import annotations
 
-import asyncio
-import random
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Final
@@ -33,13 +31,15 @@ import httpx
 from ... import codec
 from ... import models as m
 from ..._closing import aclose_if_closable
-from ..._state import TaskState
 from ...client import (
     A2AClient,
+    BrokenStreamError,
     ClientCall,
     ClientInterceptor,
     ClientTimeoutError,
+    Reconnect,
     StreamChunk,
+    resumed_stream,
 )
 from ...errors import (
     A2AError,
@@ -47,7 +47,6 @@ from ...errors import (
     InvalidAgentResponseError,
     JSONRPCError,
     TransportError,
-    UnsupportedOperationError,
 )
 from ...protocol import (
     A2A_MEDIA_TYPE,
@@ -114,16 +113,15 @@ class HTTPTransportError(TransportError):
     """The HTTP exchange itself failed: no connection, a reset, an unreadable stream."""
 
 
-class StreamDisconnectedError(HTTPTransportError):
-    """A stream broke (or ended) before its last event.
+class StreamDisconnectedError(HTTPTransportError, BrokenStreamError):
+    """An HTTP stream broke (or ended) before its last event.
 
     ``last_event_id`` is the id of the last event received (``None``: none
     had an id); the clients resume from there on their own before giving up.
     """
 
     def __init__(self, message: str, last_event_id: str | None = None) -> None:
-        super().__init__(message)
-        self.last_event_id = last_event_id
+        BrokenStreamError.__init__(self, message, last_event_id)
 
 
 class HTTPStatusError(A2AError):
@@ -172,28 +170,6 @@ class Timeouts:
         return httpx.Timeout(
             connect=self.connect, read=self.stream_read, write=self.write, pool=self.pool
         )
-
-
-@attrs.frozen(slots=True, kw_only=True)
-class Reconnect:
-    """How a dropped stream is resumed.
-
-    Up to ``attempts`` reconnections in a row (the count restarts after an
-    event arrives), waiting ``delay * multiplier**n`` seconds (at most
-    ``max_delay``; a ``retry:`` field sent by the server replaces ``delay``),
-    with up to 10 % jitter. ``attempts=0`` turns resumption off.
-    """
-
-    attempts: int = 3
-    delay: float = 0.25
-    multiplier: float = 2.0
-    max_delay: float = 10.0
-
-    def wait(self, attempt: int, server_retry: float | None = None) -> float:
-        """Seconds to wait before reconnection number ``attempt`` (0-based)."""
-        base = self.delay if server_retry is None else server_retry
-        seconds = min(self.max_delay, base * self.multiplier**attempt)
-        return float(seconds * (1 + random.random() / 10))
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -248,34 +224,6 @@ def _merge_headers(headers: Mapping[str, str], **fixed: str) -> httpx.Headers:
     for name, value in fixed.items():
         merged[name.replace("_", "-")] = value
     return merged
-
-
-def _state(item: object) -> TaskState | None:
-    if isinstance(item, m.Task):
-        return item.status.state
-    if isinstance(item, m.TaskStatusUpdateEvent):
-        return item.status.state
-    return None
-
-
-def _task_id(item: object) -> str | None:
-    if isinstance(item, m.Task):
-        return item.id
-    if isinstance(item, m.TaskStatusUpdateEvent | m.TaskArtifactUpdateEvent):
-        return item.task_id
-    return None
-
-
-def _ends_stream(item: object, previous: bool) -> bool:
-    """Whether a stream may end after ``item`` (given the answer for the item before)."""
-    if isinstance(item, m.Message):
-        return True
-    if isinstance(item, m.TaskStatusUpdateEvent) and item.final:
-        return True  # 0.3 marks the last event
-    state = _state(item)
-    if state is None:
-        return previous  # an artifact update does not change the state
-    return state.is_terminal or state.is_interrupted
 
 
 # ---------------------------------------------------------------------------- shared base
@@ -425,58 +373,22 @@ class BaseHTTPClient(A2AClient):
 
     # ------------------------------------------------------------------ resumption
 
-    async def _stream(
+    def _stream(
         self, name: str, params: Any, timeout: float | None, resume_after: str | None
     ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
         """The base stream, resumed with ``SubscribeToTask`` + ``Last-Event-ID`` when it drops."""
-        task_id: str | None = params.id if isinstance(params, m.SubscribeToTaskRequest) else None
-        last_id = resume_after
-        finished = False
-        failures = 0
-        resuming = False
-        inner = super()._stream(name, params, timeout, resume_after)
-        while True:
-            error: HTTPTransportError
-            try:
-                async for event_id, item in inner:
-                    failures = 0
-                    if event_id is not None:
-                        last_id = event_id
-                    task_id = task_id or _task_id(item)
-                    finished = _ends_stream(item, finished)
-                    yield event_id, item
-                if finished:
-                    return
-                error = StreamDisconnectedError("the stream ended before the task did", last_id)
-            except HTTPTransportError as exc:
-                if finished:
-                    return  # everything arrived; only the close was unclean
-                if not resuming and not isinstance(exc, StreamDisconnectedError):
-                    raise  # never connected: nothing to resume
-                error = exc
-            except UnsupportedOperationError:
-                if not resuming or task_id is None:
-                    raise
-                # The task ended while we were away: report where it ended.
-                task = await self.get_task(task_id, timeout=timeout)
-                yield None, task
-                return
-            finally:
-                await aclose_if_closable(inner)
-            if task_id is None or failures >= self.reconnect.attempts:
-                if isinstance(error, StreamDisconnectedError):
-                    error.last_event_id = last_id  # of the whole stream, not the last try
-                    raise error
-                if resuming:
-                    raise StreamDisconnectedError(
-                        f"the stream broke and resuming it failed: {error}", last_id
-                    ) from error
-                raise error
-            await asyncio.sleep(self.reconnect.wait(failures, self._server_retry))
-            failures += 1
-            resuming = True
-            request = m.SubscribeToTaskRequest(id=task_id)
-            inner = super()._stream("SubscribeToTask", request, timeout, last_id)
+        return resumed_stream(
+            lambda name, params, after: super(BaseHTTPClient, self)._stream(
+                name, params, timeout, after
+            ),
+            name,
+            params,
+            resume_after,
+            reconnect=self.reconnect,
+            get_task=lambda task_id: self.get_task(task_id, timeout=timeout),
+            broken=StreamDisconnectedError,
+            server_retry=lambda: self._server_retry,
+        )
 
     # ------------------------------------------------------------------ tenant
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 __all__ = [
     "ERROR_DOMAIN",
     "A2AError",
+    "AuthenticationError",
     "ContentTypeNotSupportedError",
     "DecodeError",
     "EncodeError",
@@ -38,6 +39,7 @@ __all__ = [
     "JSONParseError",
     "JSONRPCError",
     "MethodNotFoundError",
+    "PermissionDeniedError",
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -418,6 +420,58 @@ class VersionNotSupportedError(JSONRPCError):
     grpc_status = "FAILED_PRECONDITION"
 
 
+class AuthenticationError(JSONRPCError):
+    """Missing or invalid credentials: HTTP 401 with ``WWW-Authenticate`` challenges,
+    gRPC ``UNAUTHENTICATED``.
+
+    JSON-RPC has no A2A code for it (spec §3.3.2 leaves it to the binding);
+    it is sent as the implementation-defined server error -32000 with HTTP
+    status 401. Servers raise it to refuse a call; clients raise it when the
+    agent refused theirs (``challenges`` from the answer's ``WWW-Authenticate``).
+    """
+
+    code = -32000
+    default_message = "Authentication required"
+    http_status = 401
+    grpc_status = "UNAUTHENTICATED"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        challenges: Sequence[str] = (),
+        missing: bool = False,
+        remote: bool = False,
+    ) -> None:
+        super().__init__(message, data, remote=remote)
+        #: ``WWW-Authenticate`` values, one per acceptable scheme.
+        self.challenges = tuple(challenges)
+        #: True when no credentials were sent at all (rather than wrong ones).
+        self.missing = missing
+
+
+class PermissionDeniedError(JSONRPCError):
+    """Valid credentials without the required scopes: HTTP 403, gRPC ``PERMISSION_DENIED``
+    (JSON-RPC: -32000 with HTTP status 403)."""
+
+    code = -32000
+    default_message = "Permission denied"
+    http_status = 403
+    grpc_status = "PERMISSION_DENIED"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        challenges: Sequence[str] = (),
+        remote: bool = False,
+    ) -> None:
+        super().__init__(message, data, remote=remote)
+        self.challenges = tuple(challenges)
+
+
 _BY_CODE: dict[int, type[JSONRPCError]] = {
     klass.code: klass
     for klass in (
@@ -450,7 +504,14 @@ _BY_REASON: dict[str, type[JSONRPCError]] = {
     **{k.reason: k for k in _BY_CODE.values() if k.reason is not None},
 }
 # Generic REST errors without an ErrorInfo fall back on their status.
-_STATUS_FALLBACK = (InvalidParamsError, MethodNotFoundError, TaskNotFoundError, InternalError)
+_STATUS_FALLBACK = (
+    InvalidParamsError,
+    MethodNotFoundError,
+    TaskNotFoundError,
+    AuthenticationError,
+    PermissionDeniedError,
+    InternalError,
+)
 
 
 def error_from_code(code: int) -> type[JSONRPCError]:

@@ -16,10 +16,10 @@ import pytest
 from a2a_models import Message
 from a2a_models import models as m
 from a2a_models.adapters.grpc import GrpcClient
-from a2a_models.adapters.http import HTTPClient
+from a2a_models.adapters.http import HTTPClient, RESTClient
 from a2a_models.adapters.http._discovery import connect
 from a2a_models.client import BrokenStreamError
-from a2a_models.errors import InternalError, JSONRPCError, TransportError
+from a2a_models.errors import AuthenticationError, JSONRPCError, TransportError
 from a2a_models.models.rules import MAX_JSON_DEPTH
 from tests.test_serve import Served, cli
 from tests.test_serve import serve as serve  # the fixture
@@ -127,10 +127,11 @@ async def test_auth_token_protects_grpc(serve: Any) -> None:
     served = serve("--grpc-port", "0", "--store", "memory:", "--auth-token", "s3cret")
     grpc_url = grpc_url_of(served)
     async with GrpcClient(grpc_url, timeout=10) as anonymous:
-        with pytest.raises(InternalError, match="Authentication required"):
+        with pytest.raises(AuthenticationError, match="Authentication required") as refused:
             await anonymous.send_message(Message.user("task"))
+        assert refused.value.remote
     async with GrpcClient(grpc_url, timeout=10, headers={"Authorization": "Bearer nope"}) as bad:
-        with pytest.raises(InternalError, match="Invalid bearer token"):
+        with pytest.raises(AuthenticationError, match="Invalid bearer token"):
             await bad.send_message(Message.user("task"))
     async with GrpcClient(grpc_url, timeout=10, headers={"Authorization": "Bearer s3cret"}) as ok:
         task = await ok.send_message(Message.user("task"))
@@ -138,6 +139,25 @@ async def test_auth_token_protects_grpc(serve: Any) -> None:
         # the same owner over HTTP sees it
         async with HTTPClient(served.url, headers={"Authorization": "Bearer s3cret"}) as http:
             assert (await http.get_task(task.id)).id == task.id
+
+
+@pytest.mark.parametrize("client_class", [HTTPClient, RESTClient])
+async def test_a_refused_caller_gets_an_authentication_error_over_http(
+    serve: Any, client_class: Any
+) -> None:
+    # Over every binding the same class (it was a bare -32000 over JSON-RPC and an
+    # InternalError over HTTP+JSON and gRPC: the agent's fault, by its name).
+    served = serve("--store", "memory:", "--auth-token", "s3cret")
+    async with client_class(served.url, timeout=10) as anonymous:
+        with pytest.raises(AuthenticationError, match="Authentication required") as refused:
+            await anonymous.get_task("t")
+        assert refused.value.challenges == ('Bearer realm="a2a"',)
+        with pytest.raises(AuthenticationError):
+            async for _ in anonymous.send_streaming_message(Message.user("task")):
+                pass
+    async with client_class(served.url, timeout=10, headers={"Authorization": "Bearer x"}) as bad:
+        with pytest.raises(AuthenticationError, match="Invalid bearer token"):
+            await bad.send_message(Message.user("task"))
 
 
 async def test_conformance_cli_runs_the_grpc_checks(serve: Any) -> None:

@@ -32,9 +32,11 @@ from a2a_models.adapters.http import (
 )
 from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError
 from a2a_models.errors import (
+    AuthenticationError,
     InvalidAgentResponseError,
     InvalidParamsError,
     MethodNotFoundError,
+    PermissionDeniedError,
     TaskNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
@@ -310,6 +312,30 @@ async def test_http_errors_with_a_jsonrpc_body_are_typed(site: Site) -> None:
             async for _ in client.subscribe("t"):
                 pass
         with pytest.raises(VersionNotSupportedError):
+            await client.get_task("t")
+
+
+async def test_a_refusal_with_a_jsonrpc_body_is_typed_by_its_http_status(site: Site) -> None:
+    # -32000 is any server error; with 401/403 it is the agent refusing the caller.
+    refused = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"no token"}}'
+    scoped = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"needs scope x"}}'
+    other = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"gone"}}'
+    site.recorder.canned = [
+        (401, refused, "application/json"),
+        (403, scoped, "application/json"),
+        (401, refused, "application/json"),
+        (401, other, "application/json"),
+    ]
+    async with site.client() as client:
+        with pytest.raises(AuthenticationError, match="no token") as info:
+            await client.get_task("t")
+        assert info.value.remote and info.value.code == -32000
+        with pytest.raises(PermissionDeniedError, match="needs scope x"):
+            await client.get_task("t")
+        with pytest.raises(AuthenticationError, match="no token"):
+            async for _ in client.subscribe("t"):
+                pass
+        with pytest.raises(TaskNotFoundError):  # another code keeps its own class
             await client.get_task("t")
 
 

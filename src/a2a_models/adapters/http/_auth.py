@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 from starlette.requests import HTTPConnection
 
 from ... import models as m
-from ...errors import JSONRPCError
+from ...errors import AuthenticationError, JSONRPCError, PermissionDeniedError
 
 __all__ = [
     "APIKeyAuthenticator",
@@ -60,48 +60,6 @@ class Principal:
     user: str = attrs.field(validator=attrs.validators.min_len(1))
     scopes: frozenset[str] | None = attrs.field(default=None, converter=_scopes)
     scheme: str | None = None
-
-
-class AuthenticationError(JSONRPCError):
-    """Missing or invalid credentials: HTTP 401 with ``WWW-Authenticate`` challenges.
-
-    JSON-RPC has no A2A code for it (spec §3.3.2 leaves it to the binding);
-    it is sent as the implementation-defined server error -32000.
-    """
-
-    code = -32000
-    default_message = "Authentication required"
-    http_status = 401
-    grpc_status = "UNAUTHENTICATED"
-
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        challenges: Sequence[str] = (),
-        missing: bool = False,
-        data: Any = None,
-    ) -> None:
-        super().__init__(message, data)
-        #: ``WWW-Authenticate`` values, one per acceptable scheme.
-        self.challenges = tuple(challenges)
-        #: True when no credentials were sent at all (rather than wrong ones).
-        self.missing = missing
-
-
-class PermissionDeniedError(JSONRPCError):
-    """Valid credentials without the required scopes: HTTP 403."""
-
-    code = -32000
-    default_message = "Permission denied"
-    http_status = 403
-    grpc_status = "PERMISSION_DENIED"
-
-    def __init__(
-        self, message: str | None = None, *, challenges: Sequence[str] = (), data: Any = None
-    ) -> None:
-        super().__init__(message, data)
-        self.challenges = tuple(challenges)
 
 
 @runtime_checkable

@@ -43,9 +43,11 @@ from ...client import (
 )
 from ...errors import (
     A2AError,
+    AuthenticationError,
     DecodeError,
     InvalidAgentResponseError,
     JSONRPCError,
+    PermissionDeniedError,
     TransportError,
 )
 from ...protocol import (
@@ -192,8 +194,40 @@ def _json_object(content: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+#: HTTP statuses of a refused caller, and their errors.
+_REFUSALS: Final[dict[int, type[AuthenticationError | PermissionDeniedError]]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+}
+
+
+def _refusal(response: httpx.Response) -> AuthenticationError | PermissionDeniedError | None:
+    """The agent refused the caller (401/403 with an A2A error body): the typed error,
+    its message the agent's and its ``challenges`` the ``WWW-Authenticate`` values.
+    ``None`` for any other answer (a proxy's 401 page stays an :class:`HTTPStatusError`)."""
+    klass = _REFUSALS.get(response.status_code)
+    body = _json_object(response.content) if klass is not None else None
+    if klass is None or body is None:
+        return None
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return None
+    if body.get("jsonrpc") == "2.0" and error.get("code") != JSONRPCError.code:
+        return None  # another JSON-RPC error, typed by its own code
+    message = error.get("message")
+    return klass(
+        message if isinstance(message, str) else None,
+        error.get("data", error.get("details")),
+        challenges=response.headers.get_list("www-authenticate"),
+        remote=True,
+    )
+
+
 def _status_error(response: httpx.Response) -> A2AError:
     """The typed error for an HTTP error answer (``google.rpc.Status`` body if any)."""
+    refused = _refusal(response)
+    if refused is not None:
+        return refused
     error = rest_error_from_body(response.content)
     if error is not None:
         return error
@@ -438,7 +472,7 @@ class HTTPClient(BaseHTTPClient):
             timeout=self.timeouts.unary(),
         )
         response = await self._send(request)
-        if response.is_success or _is_jsonrpc(response.content):
+        if response.is_success or (_is_jsonrpc(response.content) and not _refusal(response)):
             return response.content
         raise _status_error(response)
 
@@ -461,7 +495,7 @@ class HTTPClient(BaseHTTPClient):
         async for event in self._events(request):
             if isinstance(event, httpx.Response):
                 # Answered without a stream: a JSON-RPC error (or one result).
-                if event.is_success or _is_jsonrpc(event.content):
+                if event.is_success or (_is_jsonrpc(event.content) and not _refusal(event)):
                     yield StreamChunk(event.content)
                     return
                 raise _status_error(event)

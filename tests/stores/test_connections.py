@@ -185,3 +185,39 @@ async def test_an_idle_worker_waits_for_the_queue_notify_not_a_poll(
         await store.aclose()
     assert queue.listening[:2] == [False, True]
     assert queue.waits[1] == worker.recheck == 10.0
+
+
+async def test_a_worker_whose_turn_listener_is_killed_listens_again_at_once(
+    pg_dsn: str, pg_schema: str
+) -> None:
+    # pg_terminate_backend of a worker's LISTEN connection (an admin, a failover): the
+    # wait in progress ends, the next one listens again and returns (so the worker
+    # looks at the queue it could not hear about), and NOTIFYs wake it again. Before,
+    # the wait after the failure slept its whole timeout (with the 10 s recheck a
+    # queued turn would have waited that long).
+    import psycopg
+
+    store = PostgresTaskStore(pg_dsn, schema=pg_schema)
+    queue = PostgresTurnQueue(store, _url(pg_dsn, f"schema={pg_schema}"), poll=0.1)
+    try:
+        await queue.wait(30)
+        assert queue._listener is not None
+        killed = queue._listener.info.backend_pid
+        async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
+            waiting = asyncio.ensure_future(queue.wait(30))
+            await asyncio.sleep(0.1)
+            await admin.execute("SELECT pg_terminate_backend(%s)", (killed,))
+            async with asyncio.timeout(10):
+                await waiting  # failed, waited ``poll``
+                assert queue._listener is None
+                await queue.wait(30)  # listens again: returns at once
+            assert queue._listener is not None
+            assert queue._listener.info.backend_pid != killed
+            woken = asyncio.ensure_future(queue.wait(30))
+            await asyncio.sleep(0.1)
+            await admin.execute("SELECT pg_notify(%s, '')", (queue._channel,))
+            async with asyncio.timeout(10):
+                await woken
+    finally:
+        await queue.aclose()
+        await store.aclose()

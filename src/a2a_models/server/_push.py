@@ -169,11 +169,19 @@ class PushDispatcher:
         self._tasks.put(task_id, item)
 
     async def _route(self, task_id: str, item: StreamResponse) -> None:
+        from ._execution import keep_trying
+
         # Configs are read as the item comes up: one deleted before gets nothing more.
-        try:
-            configs = await self._store.list_push_configs(task_id)
-        except Exception as exc:
-            log_failure(log, f"reading push configs of task {task_id} failed", exc)
+        # A read the store refuses (a connection refused at max_connections, a restart)
+        # is tried again rather than dropping the notification; the task's items that
+        # come meanwhile wait and go with it.
+        configs: list[TaskPushNotificationConfig] = []
+
+        async def read() -> None:
+            nonlocal configs
+            configs = list(await self._store.list_push_configs(task_id))
+
+        if not await keep_trying(f"read the push configs of task {task_id}", read):
             return
         # The task's items that came while they were read go with them: one read for a
         # burst of status updates, not one each (most tasks have no config at all).

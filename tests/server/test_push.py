@@ -404,3 +404,27 @@ async def test_a_burst_of_status_updates_reads_the_push_configs_once() -> None:
     assert len(sender.sent) == 52 and _states(sender.sent)[-1] is TaskState.COMPLETED
     assert reads < 10, reads
     await handler.aclose()
+
+
+async def test_a_refused_read_of_the_push_configs_is_tried_again() -> None:
+    # A store that refused the read (PostgreSQL at max_connections: "sorry, too many
+    # clients already", seen with 8 front ends + 8 workers) lost the notification:
+    # "reading push configs of task ... failed", and nothing was sent.
+    sender = RecordingSender()
+    handler = RequestHandler(chatty(2), make_card(), push_sender=sender)
+    refused = 0
+    list_push_configs = handler.store.list_push_configs
+
+    async def refusing(task_id: str) -> list[TaskPushNotificationConfig]:
+        nonlocal refused
+        if refused < 2:
+            refused += 1
+            raise ConnectionError("sorry, too many clients already")
+        return list(await list_push_configs(task_id))
+
+    handler.store.list_push_configs = refusing  # type: ignore[method-assign]
+    await handler.on_send_message(send(push=HOOK))
+    await handler.idle()
+    assert refused == 2
+    assert len(sender.sent) == 4 and _states(sender.sent)[-1] is TaskState.COMPLETED
+    await handler.aclose()

@@ -405,3 +405,35 @@ async def test_a_turn_that_could_not_be_queued_again_is_taken_over_once_the_stor
         await running
         for closer in (queue, broker, store):
             await closer.aclose()
+
+
+async def test_a_blocking_send_waits_through_a_refused_connection(
+    front: tuple[FrontEndHandler, PostgresTurnQueue],
+    pg_dsn: str,
+    pg_schema: str,
+    channel: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A front end that cannot follow its task for a moment (its broker's connection
+    refused: PostgreSQL at max_connections, found with 8 front ends + 8 workers) keeps
+    waiting for the worker's answer. Before, the blocking SendMessage answered the
+    task as it was then (submitted), without an error."""
+    import psycopg
+
+    handler, _ = front
+    broker = handler.broker
+    subscribe = broker.subscribe
+    refused: list[str] = []
+
+    async def refuse_once(task_id: str) -> Any:
+        if not refused:
+            refused.append(task_id)
+            raise psycopg.OperationalError("FATAL: sorry, too many clients already")
+        return await subscribe(task_id)
+
+    monkeypatch.setattr(broker, "subscribe", refuse_once)
+    async with _running_worker(Steps(), pg_dsn, pg_schema, channel):
+        async with asyncio.timeout(30):
+            done = await handler.on_send_message(SendMessageRequest(message=Message.user("2 0")))
+    assert refused == [done.id]
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED

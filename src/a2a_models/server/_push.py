@@ -20,6 +20,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -121,6 +122,13 @@ class _Lanes:
         self.queues.clear()
 
 
+#: Seconds before a refused read of a task's push configs is tried again, doubling up
+#: to the most; and for how long it is tried.
+_READ_RETRY_FIRST = 0.25
+_READ_RETRY_MAX = 10.0
+_READ_RETRY_FOR = 300.0
+
+
 class PushDispatcher:
     """Sends a task's notifications to all its configs in the background: in order for
     each webhook, and a webhook that is slow or down holds up no other."""
@@ -133,6 +141,8 @@ class PushDispatcher:
         self._store = store
         #: A task's notifications, waiting for its configs to be read.
         self._tasks = _Lanes(self._route, "a2a-push")
+        #: Set by :meth:`aclose`: a read of the configs the store refuses is not tried again.
+        self._stopping = asyncio.Event()
         #: Each webhook's notifications, by (task id, config id).
         self._hooks = _Lanes(
             self._deliver,
@@ -181,10 +191,8 @@ class PushDispatcher:
 
     async def _route(self, task_id: str, item: StreamResponse) -> None:
         # Configs are read as the item comes up: one deleted before gets nothing more.
-        try:
-            configs = await self._store.list_push_configs(task_id)
-        except Exception as exc:
-            log_failure(log, f"reading push configs of task {task_id} failed", exc)
+        configs = await self._read_configs(task_id)
+        if configs is None:
             return
         # The task's items that came while they were read go with them: one read for a
         # burst of status updates, not one each (most tasks have no config at all).
@@ -196,6 +204,34 @@ class PushDispatcher:
             for item in items:
                 # Queued behind others, it is read again at its turn (it may be gone by then).
                 self._hooks.put(key, (config, item, key in self._hooks.workers))
+
+    async def _read_configs(self, task_id: str) -> list[TaskPushNotificationConfig] | None:
+        """The task's configs; ``None`` when the store would not give them.
+
+        A read the store refuses (a connection refused at max_connections, a restart) is
+        tried again rather than dropping the notification (the task's items that come
+        meanwhile wait and go with it), backing off to every 10 s for 5 minutes at
+        most, and not once the dispatcher is stopping (a stop does not wait on an outage).
+        """
+        delay, waited = _READ_RETRY_FIRST, 0.0
+        while True:
+            try:
+                return list(await self._store.list_push_configs(task_id))
+            except Exception as exc:
+                if self._stopping.is_set() or waited + delay > _READ_RETRY_FOR:
+                    log_failure(log, f"reading push configs of task {task_id} failed", exc)
+                    return None
+                if not waited:
+                    log_failure(
+                        log,
+                        f"reading push configs of task {task_id} failed; trying again",
+                        exc,
+                        logging.WARNING,
+                    )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+            waited += delay
+            delay = min(delay * 2, _READ_RETRY_MAX)
 
     async def _deliver(
         self,
@@ -260,6 +296,7 @@ class PushDispatcher:
         A stop fails the tasks it cuts short: that last status is what their
         webhooks most need to hear.
         """
+        self._stopping.set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.drain_timeout
         while (workers := self._workers()) and (left := deadline - loop.time()) > 0:

@@ -213,15 +213,29 @@ class QueueExecutor(RunTable):
             # ends the stream then: waiting only for events after it would wait for
             # ever, and the caller's SendMessage with it.
             first = run.first if run.created else None
-            seq = await self._create(run) if not run.created else (run.first or (0, None))[0]
-            if seq is None:
+            created = await self._create(run) if not run.created else (run.first or (0, None))[0]
+            if created is None:
                 return
+            seq = created
             store, broker = self.writer.store, self.writer.broker
-            events = task_event_stream(
-                store, broker, run.task_id, after_seq=seq, first=first, close_on_interrupted=True
-            )
-            async for _ in events:
-                pass  # the stream ends at a terminal or interrupted state
+
+            async def follow() -> None:
+                # Resumed after the last event seen: a store or broker that failed
+                # (a connection refused at max_connections, a restart) does not end
+                # the wait while the worker goes on with the turn.
+                nonlocal seq, first
+                events = task_event_stream(
+                    store,
+                    broker,
+                    run.task_id,
+                    after_seq=seq,
+                    first=first,
+                    close_on_interrupted=True,
+                )
+                async for item_seq, _ in events:
+                    seq, first = item_seq, None  # ends at a terminal or interrupted state
+
+            await keep_trying(f"follow task {run.task_id}", follow)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -418,8 +432,9 @@ class Worker:
 
     ``store`` and ``broker`` are those of the front ends (the same database).
     ``ttl`` is the lease time (see :class:`~a2a_models.server.LeasingExecutor`);
-    ``poll`` bounds how long an idle worker waits before looking at the queue
-    again when no wake-up arrives. Call :meth:`run` until ``stop`` is set.
+    ``recheck`` bounds how long an idle worker waits for a wake-up (the queue's
+    ``NOTIFY``) before looking at the queue again anyway, and ``poll`` how long
+    it waits after a failed pull. Call :meth:`run` until ``stop`` is set.
     """
 
     def __init__(
@@ -432,6 +447,7 @@ class Worker:
         concurrency: int = 16,
         ttl: float = 15.0,
         poll: float = 1.0,
+        recheck: float = 10.0,
         push_sender: PushNotificationSender | None = None,
         worker_id: str | None = None,
     ) -> None:
@@ -444,6 +460,7 @@ class Worker:
         self.queue = queue
         self.concurrency = concurrency
         self.poll = poll
+        self.recheck = recheck
         #: Turns this worker started (pulled ones; taken-over ones are in ``executor.recovered``).
         self.started = 0
         self._turns: dict[str, Turn] = {}
@@ -476,7 +493,9 @@ class Worker:
                     continue
                 pulls.succeeded()
                 if turn is None:
-                    await _first(stopping, self.queue.wait(self.poll))
+                    # Woken by the queue's NOTIFY; looking again anyway now and then finds
+                    # a turn that woke nobody (one a pull locked, then rolled back).
+                    await _first(stopping, self.queue.wait(self.recheck))
                     continue
                 try:
                     await self._start(turn)

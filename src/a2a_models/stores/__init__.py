@@ -52,8 +52,6 @@ __all__ = [
 ]
 
 _POSTGRES = ("postgresql:", "postgres:")
-#: Query parameters of a PostgreSQL URL that are ours, not libpq's.
-_PG_PARAMS = ("schema", "channel")
 
 
 def _sqlite_path(url: str) -> tuple[str, dict[str, str]]:
@@ -76,6 +74,18 @@ def _sqlite_path(url: str) -> tuple[str, dict[str, str]]:
     return path, params
 
 
+def _pool_size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ValueError(
+            f"pool_size must be a whole number of connections, at least 1 (got {text!r})"
+        )
+    return size
+
+
 def store_from_url(url: str, **options: Any) -> TaskStore:
     """A task store for ``url``; ``options`` go to the store's constructor.
 
@@ -83,9 +93,10 @@ def store_from_url(url: str, **options: Any) -> TaskStore:
     * ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite:///:memory:``
       - :class:`SQLiteTaskStore` (query parameters ``synchronous``, ``busy_timeout``)
     * ``postgresql://...`` (or ``postgres://``) - :class:`PostgresTaskStore`
-      (query parameter ``schema``; the others are passed to libpq)
+      (query parameters ``schema`` and ``pool_size``, the store's ``max_connections``;
+      the others are passed to libpq)
     """
-    from ._common import split_url
+    from ._common import PG_PARAMS, split_url
 
     if url.startswith("memory:"):
         return InMemoryTaskStore(**options)
@@ -97,9 +108,11 @@ def store_from_url(url: str, **options: Any) -> TaskStore:
             options.setdefault("busy_timeout", float(params["busy_timeout"]))
         return SQLiteTaskStore(path, **options)
     if url.startswith(_POSTGRES):
-        conninfo, params = split_url(url, _PG_PARAMS)
+        conninfo, params = split_url(url, PG_PARAMS)
         if "schema" in params:
             options.setdefault("schema", params["schema"])
+        if "pool_size" in params:
+            options.setdefault("max_connections", _pool_size(params["pool_size"]))
         return PostgresTaskStore(conninfo, **options)
     raise ValueError(
         f"unsupported task store URL {url!r}: use memory:, sqlite:///path or postgresql://..."
@@ -112,15 +125,15 @@ def broker_from_url(url: str, **options: Any) -> EventBroker:
     ``memory:`` and ``sqlite:`` URLs give an
     :class:`~a2a_models.server.InMemoryEventBroker` (one process);
     ``postgresql://`` ones a :class:`PostgresEventBroker` on that database
-    (query parameter ``channel``; ``schema`` is ignored, so the store's URL
-    can be used as is).
+    (query parameter ``channel``; ``schema`` and ``pool_size`` are ignored, so the
+    store's URL can be used as is).
     """
-    from ._common import split_url
+    from ._common import PG_PARAMS, split_url
 
     if url.startswith(("memory:", "sqlite:")):
         return InMemoryEventBroker(**options)
     if url.startswith(_POSTGRES):
-        conninfo, params = split_url(url, _PG_PARAMS)
+        conninfo, params = split_url(url, PG_PARAMS)
         if "channel" in params:
             options.setdefault("channel", params["channel"])
         return PostgresEventBroker(conninfo, **options)

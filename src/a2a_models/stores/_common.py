@@ -60,6 +60,7 @@ __all__ = [
     "encode_event",
     "encode_task",
     "scope_key",
+    "PG_PARAMS",
     "split_url",
     "storable",
     "task_columns",
@@ -560,6 +561,10 @@ def check_identifier(name: str, what: str) -> str:
             f"{what} {name!r} is not a plain SQL identifier (letters, digits, underscore)"
         )
     return name
+
+
+#: Query parameters of a PostgreSQL URL that are ours, not libpq's.
+PG_PARAMS = ("schema", "channel", "pool_size")
 
 
 def split_url(url: str, ours: tuple[str, ...]) -> tuple[str, dict[str, str]]:

@@ -83,15 +83,26 @@ class Pool:
     """At most ``max_size`` autocommit connections, reused; broken ones are dropped.
 
     A connection idle for more than ``check_after`` seconds is pinged before
-    reuse, so a restarted server costs no failed operation.
+    reuse, so a restarted server costs no failed operation. One idle for more
+    than ``close_after`` seconds is closed when another is given back: a burst
+    does not leave every process of a cluster holding ``max_size`` connections
+    (the most recently used one is reused first, so the others age).
     """
 
     def __init__(
-        self, conninfo: str, max_size: int, check_after: float, kwargs: Mapping[str, Any]
+        self,
+        conninfo: str,
+        max_size: int,
+        check_after: float,
+        kwargs: Mapping[str, Any],
+        close_after: float = 60.0,
     ) -> None:
         self._conninfo = conninfo
         self._kwargs = dict(kwargs)
         self._check_after = check_after
+        self._close_after = close_after
+        self._pruner: asyncio.TimerHandle | None = None
+        self._pruning: asyncio.Task[None] | None = None
         self._slots = asyncio.Semaphore(max_size)
         self._idle: collections.deque[tuple[psycopg.AsyncConnection[Any], float]] = (
             collections.deque()
@@ -147,6 +158,26 @@ class Pool:
             self._idle.append((conn, asyncio.get_running_loop().time()))
         else:
             await conn.close()
+        await self._close_stale()
+
+    async def _close_stale(self) -> None:
+        """Close the connections idle for longer than ``close_after`` (all but one), and
+        look again when the next one will be: a process that goes quiet (a front end
+        between bursts) closes them too, not only one that keeps giving some back."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        # The oldest idle ones are on the left.
+        while len(self._idle) > 1 and now - self._idle[0][1] >= self._close_after:
+            stale, _ = self._idle.popleft()
+            await stale.close()
+        if self._pruner is None and len(self._idle) > 1 and not self._closed:
+            due = self._idle[0][1] + self._close_after - now
+            self._pruner = loop.call_later(max(due, 0.0), self._prune)
+
+    def _prune(self) -> None:
+        self._pruner = None
+        if self._pruning is None or self._pruning.done():
+            self._pruning = asyncio.ensure_future(self._close_stale())
 
     async def _drop_idle(self) -> None:
         while self._idle:
@@ -155,6 +186,9 @@ class Pool:
 
     async def close(self) -> None:
         self._closed = True
+        if self._pruner is not None:
+            self._pruner.cancel()
+            self._pruner = None
         await self._drop_idle()
 
 

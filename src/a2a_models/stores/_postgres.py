@@ -77,7 +77,8 @@ class PostgresTaskStore(SQLTaskStore):
     """A :class:`~a2a_models.server.TaskStore` in PostgreSQL, shareable by many server replicas.
 
     ``conninfo`` is a libpq connection string or URL (the store keeps a small
-    pool of up to ``max_connections`` connections), or a pool object with an
+    pool of up to ``max_connections`` connections; those idle for more than
+    ``close_idle_after`` seconds are closed, all but one), or a pool object with an
     ``async with pool.connection() as conn`` method such as
     ``psycopg_pool.AsyncConnectionPool`` (the store does not close it).
 
@@ -113,6 +114,7 @@ class PostgresTaskStore(SQLTaskStore):
         schema: str = "public",
         max_connections: int = 10,
         check_idle_after: float = 30.0,
+        close_idle_after: float = 60.0,
         connect_kwargs: Mapping[str, Any] | None = None,
         max_active_tasks_per_owner: int | None = None,
     ) -> None:
@@ -123,7 +125,9 @@ class PostgresTaskStore(SQLTaskStore):
         kwargs = {"application_name": "a2a-models store", **(connect_kwargs or {})}
         self._own_pool: _Pool | None = None
         if isinstance(conninfo, str):
-            self._own_pool = _Pool(conninfo, max_connections, check_idle_after, kwargs)
+            self._own_pool = _Pool(
+                conninfo, max_connections, check_idle_after, kwargs, close_idle_after
+            )
             self._pool: ConnectionPool = self._own_pool
         else:
             self._pool = conninfo

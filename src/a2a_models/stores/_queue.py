@@ -27,7 +27,7 @@ import attrs
 
 from .._outages import one_line
 from ..server import Turn, pending_turn
-from ._common import split_url
+from ._common import PG_PARAMS, split_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -78,11 +78,14 @@ class PostgresTurnQueue:
 
     ``url`` is the store's URL (or a libpq connection string), for the
     connection that listens for new turns (the store's pool serves everything else).
+    ``poll``: how often :meth:`wait` lets the worker look at the queue while it
+    cannot listen.
     """
 
-    def __init__(self, store: PostgresTaskStore, url: str) -> None:
+    def __init__(self, store: PostgresTaskStore, url: str, *, poll: float = 1.0) -> None:
         self.store = store
-        self._conninfo, _ = split_url(url, ("schema", "channel"))
+        self.poll = poll
+        self._conninfo, _ = split_url(url, PG_PARAMS)
         q = store._q
         self._turns = f"{q}.a2a_turns"
         self._tasks = f"{q}.a2a_tasks"
@@ -137,7 +140,12 @@ class PostgresTurnQueue:
         return await self.store._run(count, idempotent=True)
 
     async def wait(self, timeout: float) -> None:
-        """Return on the next ``NOTIFY`` of a queued turn, or after ``timeout`` seconds."""
+        """Return on the next ``NOTIFY`` of a queued turn, or after ``timeout`` seconds.
+
+        Returns at once when it starts listening (a turn queued before the
+        ``LISTEN`` woke nobody: look again), and after at most ``poll`` seconds
+        while it cannot listen.
+        """
         import psycopg
 
         try:
@@ -147,12 +155,13 @@ class PostgresTurnQueue:
                 )
                 await conn.execute(f"LISTEN {_quote(self._channel)}")
                 self._listener = conn
+                return
             async for _ in self._listener.notifies(timeout=timeout, stop_after=1):
                 pass
         except psycopg.OperationalError as exc:
             log.warning("listening for turns failed (%s); polling", one_line(exc))
             await self._drop_listener()
-            await asyncio.sleep(timeout)
+            await asyncio.sleep(min(timeout, self.poll))
 
     async def _drop_listener(self) -> None:
         conn, self._listener = self._listener, None

@@ -2,7 +2,8 @@
 
 * :class:`GateAgent` answers by keyword: ``echo ...`` replies with a Message;
   ``ask`` stops at input-required; ``wait`` works until :attr:`GateAgent.gate`
-  is set (or the task is canceled); anything else runs a short task.
+  is set (or the task is canceled); ``late`` waits for the gate before its
+  first event, then replies; anything else runs a short task.
 * :func:`asgi_client` talks to an app in process (no sockets, no streaming);
   :func:`running` serves it with uvicorn on 127.0.0.1 and yields a client.
 * :func:`read_sse` parses a streamed ``text/event-stream`` response.
@@ -50,6 +51,11 @@ class GateAgent(Agent):
             return
         if text == "ask":
             yield context.ask("which one?")
+            return
+        if text == "late":
+            self.waiting.set()
+            await self.gate.wait()
+            yield context.reply("late")
             return
         yield context.working()
         if text == "wait":

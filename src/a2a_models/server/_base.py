@@ -16,8 +16,9 @@ only move the bytes and render a :class:`StreamingReply` as they like.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -158,6 +159,13 @@ class A2AServer:
     method raises: every failure becomes a JSON-RPC error response.
     """
 
+    #: Seconds a stream may take to start (its first event) before its answer starts
+    #: anyway: the transport then sends its headers and keep-alives while the agent
+    #: works, and a failure still to come is the stream's first event rather than an
+    #: error answer. A proxy or client allowing a minute of silence (nginx's default,
+    #: the CLI's) would otherwise cut an agent slower than that to answer first.
+    stream_start_wait: float = 5.0
+
     def __init__(
         self,
         card: m.AgentCard | None = None,
@@ -259,7 +267,16 @@ class A2AServer:
                     if spec.handler == "on_subscribe_to_task"
                     else None
                 )
-                stream = await dispatch(self, spec, params, call, after_seq=after, binding="http")
+                stream = await self._start_stream(
+                    dispatch(self, spec, params, call, after_seq=after, binding="http")
+                )
+                if isinstance(stream, asyncio.Future):
+                    events = _late(
+                        stream,
+                        lambda s: self._rest_events(spec, s, version),
+                        lambda exc: _rest_error_event(error_for(exc, route.operation)),
+                    )
+                    return StreamingReply(events, reply_headers)
                 return StreamingReply(self._rest_events(spec, stream, version), reply_headers)
             result = await dispatch(self, spec, params, call, binding="http")
             data = codec.dumps(encode_rest_result(spec, result, version))
@@ -436,11 +453,37 @@ class A2AServer:
                 if spec.handler == "on_subscribe_to_task"
                 else None
             )
-            stream = await dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc")
+            stream = await self._start_stream(
+                dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc")
+            )
         except Exception as exc:
             error = error_for(exc, request.method)
             return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
+        if isinstance(stream, asyncio.Future):
+            events = _late(
+                stream,
+                lambda s: self._events(request, spec, s, version),
+                lambda exc: ServerSentEvent(
+                    _encode(ErrorResponse(request.id, error_for(exc, request.method)), version)
+                ),
+            )
+            return StreamingReply(events, response_headers)
         return StreamingReply(self._events(request, spec, stream, version), response_headers)
+
+    async def _start_stream(
+        self, starting: Awaitable[EventStream]
+    ) -> EventStream | asyncio.Future[EventStream]:
+        """The stream, or (not started within :attr:`stream_start_wait`) its start to come."""
+        future = asyncio.ensure_future(starting)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.stream_start_wait)
+        except TimeoutError:
+            if future.done():  # it raised TimeoutError itself
+                return future.result()
+            return future
+        except BaseException:
+            future.cancel()
+            raise
 
     async def _rest_events(
         self, spec: MethodSpec, stream: EventStream, version: str
@@ -494,6 +537,35 @@ def _rest_error(
         data = codec.dumps(rest_error_body(InternalError()))
         status = 500
     return Reply(data, out, status=status or error.http_status, media_type=rest_media_type(version))
+
+
+async def _late(
+    starting: asyncio.Future[EventStream],
+    events_of: Callable[[EventStream], AsyncIterator[ServerSentEvent]],
+    error_event: Callable[[BaseException], ServerSentEvent],
+) -> AsyncIterator[ServerSentEvent]:
+    """The events of a stream whose start is still to come (its answer has started):
+    a failed start is the one event, as a failure later in the stream would be."""
+    stream: EventStream | None = None
+    try:
+        stream = await starting
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        yield error_event(exc)
+        return
+    finally:
+        if stream is None:  # the client went away before the start, or it failed
+            if not starting.done():
+                starting.cancel()
+            elif not starting.cancelled() and starting.exception() is None:
+                await starting.result().aclose()
+    events = events_of(stream)
+    try:
+        async for event in events:
+            yield event
+    finally:
+        await aclose_if_closable(events)
 
 
 def _rest_error_event(error: JSONRPCError) -> ServerSentEvent:

@@ -494,3 +494,14 @@ def test_many_tasks_notified_at_once_do_not_make_every_delivery_go_over_them(
         buckets.delay(f"task-{i}")
         now[0] += 0.001
     assert len(buckets._state) <= 4 * _push._Buckets.KEEP + 1
+
+
+def test_a_notification_is_owed_again_after_a_failure_that_may_pass_not_a_refusal() -> None:
+    """What the store keeps owed (sent again from it later, see ``PushDispatcher.resume``)."""
+    sender = WebhookPushSender()
+    assert sender.retry_later(WebhookDeliveryError("down", None))  # no connection, a timeout
+    assert sender.retry_later(WebhookDeliveryError("503", 503))
+    assert sender.retry_later(WebhookDeliveryError("429", 429))
+    assert not sender.retry_later(WebhookDeliveryError("refused", 404))
+    assert not sender.retry_later(UnsafeWebhookURLError("a private address"))
+    assert not sender.retry_later(RuntimeError("a bug"))

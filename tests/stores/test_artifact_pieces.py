@@ -433,6 +433,10 @@ async def test_sqlite_database_of_schema_8_moves_forward(tmp_path: Path) -> None
         INSERT INTO v8 SELECT task_key, pos, artifact, ref_seq FROM a2a_task_artifacts;
         DROP TABLE a2a_task_artifacts;
         ALTER TABLE v8 RENAME TO a2a_task_artifacts;
+        DROP INDEX a2a_push_owed;
+        ALTER TABLE a2a_push_configs DROP COLUMN owed_seq;
+        ALTER TABLE a2a_push_configs DROP COLUMN delivered_seq;
+        ALTER TABLE a2a_push_configs DROP COLUMN claim_expires;
         DELETE FROM a2a_schema_migrations WHERE version >= 9;
         """
     )
@@ -454,6 +458,10 @@ async def test_postgres_database_of_schema_8_moves_forward(pg_dsn: str, pg_schem
         conn.execute(
             f"ALTER TABLE {q}.a2a_task_artifacts DROP CONSTRAINT a2a_task_artifacts_pkey,"
             " DROP COLUMN piece, ADD CONSTRAINT a2a_task_artifacts_pkey PRIMARY KEY (task_key, pos)"
+        )
+        conn.execute(
+            f"ALTER TABLE {q}.a2a_push_configs DROP COLUMN owed_seq,"
+            " DROP COLUMN delivered_seq, DROP COLUMN claim_expires"
         )
         conn.execute(f"DELETE FROM {q}.a2a_schema_migrations WHERE version >= 9")
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:

@@ -17,6 +17,8 @@
   version (:class:`~a2a_models.server.LeaseLostError`). The run stops at that
   write, with nothing written or published: from the moment of a take-over
   the stalled run's events never reach the task, whatever its renewal does;
+* sends the push notifications owed whose claim lapsed (:meth:`PushDispatcher.resume`),
+  the latest status of a task finished by a worker that died before delivering it;
 * takes over the tasks whose worker is gone (lease lapsed, or submitted /
   working with no lease for ``ttl``): the task is failed with the status
   message :data:`STOPPED_MESSAGE`, or its turn is run again when the agent
@@ -101,6 +103,9 @@ class LeasingExecutor(InProcessExecutor):
         self.interval = ttl / 3
         self.recovered = 0
         self._store: Any = writer.store
+        if hasattr(self._store, "push_claim_ttl"):
+            # A status logged here is this process's to deliver for one TTL, as a lease.
+            self._store.push_claim_ttl = ttl
         #: The store's ``update`` takes ``lease``: runs write fenced (see the module doc).
         self.fenced = accepts_keyword(writer.store.update, "lease")
         self._keeper: asyncio.Task[None] | None = None
@@ -155,6 +160,13 @@ class LeasingExecutor(InProcessExecutor):
                 await self._take_over(task_id, scope)
             except Exception as exc:
                 log_failure(log, f"taking over task {task_id} failed", exc)
+        if self.writer.push is not None:
+            # Notifications owed by a process that died (or never delivered): the
+            # owed rows only, by their index.
+            try:
+                await self.writer.push.resume(self.ttl)
+            except Exception as exc:
+                log_failure(log, "resuming owed push notifications failed", exc)
         return len(claimed)
 
     async def release_lease(self, task_id: str, epoch: int | None = None) -> None:

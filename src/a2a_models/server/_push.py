@@ -13,6 +13,16 @@ status always stays), that a webhook the sender reports down
 notifications waiting for it (a dead webhook costs one try per burst, not one
 per status update), and that a config deleted while its notifications wait
 gets none of them.
+
+Across crashes (a store with ``claim_owed_pushes`` and ``push_delivered``, the
+SQL ones): the store marks a task's configs owed its latest status event in the
+transaction that logs it; a delivery that ends (delivered, or refused for good:
+:meth:`PushNotificationSender.retry_later` says no) marks it delivered. What is
+still owed once its claim lapses (its process died, or every attempt failed) is
+taken up by :meth:`PushDispatcher.resume`, from any process on the store: only
+the latest status each config is owed is sent (older ones are coalesced into
+it). So a task's latest status reaches its webhook at least once; after a crash
+it may arrive twice.
 """
 
 from __future__ import annotations
@@ -48,6 +58,11 @@ class PushNotificationSender(abc.ABC):
     #: Most notifications waiting for one config of one task (``None``: no limit); a
     #: newer one pushes the oldest out.
     max_queued_per_webhook: int | None = 100
+
+    def retry_later(self, error: Exception) -> bool:
+        """Whether a notification whose :meth:`send` raised ``error`` is still owed (tried
+        again later, from the store, see :meth:`PushDispatcher.resume`). The default: yes."""
+        return True
 
     def is_down(self, url: str) -> bool:
         """Whether the webhook at ``url`` failed its last notification; while it is, the
@@ -185,11 +200,40 @@ class PushDispatcher:
                     {"field": "taskId", "limit": most},
                 )
 
-    def dispatch(self, task_id: str, item: StreamResponse) -> None:
-        """Queue ``item`` for every config ``task_id`` has when it is sent."""
-        self._tasks.put(task_id, item)
+    def dispatch(self, task_id: str, item: StreamResponse, seq: int | None = None) -> None:
+        """Queue ``item`` (logged as event ``seq``, if known) for every config ``task_id``
+        has when it is sent."""
+        self._tasks.put(task_id, (seq, item))
 
-    async def _route(self, task_id: str, item: StreamResponse) -> None:
+    @property
+    def durable(self) -> bool:
+        """Whether the store keeps what is owed across crashes (see the module doc)."""
+        store: Any = self._store
+        return callable(getattr(store, "claim_owed_pushes", None)) and callable(
+            getattr(store, "push_delivered", None)
+        )
+
+    async def resume(self, ttl: float, limit: int = 100) -> int:
+        """Send what the store says is owed and no process is delivering (a claim that
+        lapsed): the owed event (a task's latest status) to each of up to ``limit`` configs,
+        which this process then has ``ttl`` seconds to deliver. Returns how many."""
+        if not self.durable:
+            return 0
+        store: Any = self._store
+        owed: list[tuple[str, str, int]] = await store.claim_owed_pushes(ttl, limit)
+        for task_id, config_id, seq in owed:
+            key = (task_id, config_id)
+            if key in self._hooks.workers:  # being delivered here: it marks it when done
+                continue
+            events = await self._store.events_after(task_id, seq - 1)
+            item = next((event for at, event in events if at == seq), None)
+            config = await self._store.get_push_config(task_id, config_id)
+            if item is None or config is None:  # its task or config is gone
+                continue
+            self._hooks.put(key, (config, (seq, item), False))
+        return len(owed)
+
+    async def _route(self, task_id: str, item: tuple[int | None, StreamResponse]) -> None:
         # Configs are read as the item comes up: one deleted before gets nothing more.
         configs = await self._read_configs(task_id)
         if configs is None:
@@ -236,9 +280,9 @@ class PushDispatcher:
     async def _deliver(
         self,
         key: tuple[str, str],
-        entry: tuple[TaskPushNotificationConfig, StreamResponse, bool],
+        entry: tuple[TaskPushNotificationConfig, tuple[int | None, StreamResponse], bool],
     ) -> None:
-        config, item, waited = entry
+        config, (seq, item), waited = entry
         if self._hooks.queues.get(key) and self._sender.is_down(config.url):
             # Each try at a webhook that is down can cost a whole timeout; what this one
             # says, a newer status waiting behind it says again, so only that is tried.
@@ -266,10 +310,21 @@ class PushDispatcher:
             await self._sender.send(config, item)
         except ReportedOutage as exc:  # the sender logged the outage: not once per notification
             log.debug("push notification for task %s failed: %s", key[0], exc)
+            ended = not self._sender.retry_later(exc)
         except A2AError as exc:  # refused or undeliverable: one line, no traceback
             log.warning("push notification for task %s failed: %s", key[0], exc)
-        except Exception:  # a bug in the sender: keep the traceback
+            ended = not self._sender.retry_later(exc)
+        except Exception as exc:  # a bug in the sender: keep the traceback
             log.warning("push notification for task %s failed", key[0], exc_info=True)
+            ended = not self._sender.retry_later(exc)
+        else:
+            ended = True
+        if ended and seq is not None and config.id and self.durable:
+            store: Any = self._store
+            try:
+                await store.push_delivered(key[0], config.id, seq)
+            except Exception as exc:  # still owed: sent again once its claim lapses
+                log_failure(log, f"recording the push notification of task {key[0]} failed", exc)
 
     def _dropped(self, key: tuple[str, str], count: int) -> None:
         log.warning(

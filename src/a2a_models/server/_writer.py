@@ -72,7 +72,7 @@ class TaskWriter:
     async def created(self, task: Task) -> None:
         """Announce a task just created in the store (its event 1)."""
         await self.broker.publish(task.id, 1, task)
-        self.notify(task.id, task)
+        self.notify(task.id, task, 1)
         observer = engine_observer()
         if observer is not None:
             observer.state_changed(None, task.status.state)
@@ -163,16 +163,16 @@ class TaskWriter:
             if observer is not None and task.status.state != stored.task.status.state:
                 observer.state_changed(stored.task.status.state, task.status.state)
             await self.broker.publish(task_id, seq, event)
-            self.notify(task_id, event)
+            self.notify(task_id, event, seq)
             return task, seq
         assert error is not None
         raise error
 
-    def notify(self, task_id: str, event: StreamResponse) -> None:
-        """Hand a state change to the push dispatcher."""
+    def notify(self, task_id: str, event: StreamResponse, seq: int | None = None) -> None:
+        """Hand a state change (logged as event ``seq``, if known) to the push dispatcher."""
         # Push notifications go out on state changes (§3.5.1).
         if self.push is not None and state_of(event) is not None:
-            self.push.dispatch(task_id, event)
+            self.push.dispatch(task_id, event, seq)
 
     async def register_request_push(self, run: AgentRun) -> None:
         """Store the push config a ``SendMessage`` request carries, if any."""

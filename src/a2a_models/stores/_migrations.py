@@ -27,7 +27,9 @@ Tables (both databases):
   artifacts, one row each (migrations 3 and 5); since migration 9 an
   artifact streamed in appended chunks has more rows, its pieces (``_pieces``).
 * ``a2a_push_configs``: push-notification configs, primary key
-  ``(task_id, config_id)``, ``position`` keeping creation order.
+  ``(task_id, config_id)``, ``position`` keeping creation order; since
+  migration 11 ``owed_seq``, ``delivered_seq`` and ``claim_expires``: what
+  push notification the config is owed (see v11 below).
 
 Events, history, artifacts and push configs are deleted with their task
 (``ON DELETE CASCADE``).
@@ -788,6 +790,31 @@ def _sqlite_count_triggers_v10() -> tuple[str, ...]:
 
 _SQLITE_V10 = _sqlite_count_triggers_v10()
 
+# --- v11: push notifications owed (delivery that survives a crash) ------------------------------
+#
+# A config row says which of its task's events it is owed: ``owed_seq`` (the
+# seq of the task's latest status event, set in the transaction that logs it),
+# ``delivered_seq`` (the newest whose delivery ended) and ``claim_expires``
+# (seconds since the epoch until which one process delivers it; another may
+# take it over after). The partial index holds only the rows owed something,
+# so a resume reads those, never every config. Existing rows start 0/0: an
+# upgrade sends nothing old.
+
+_SQLITE_V11 = (
+    "ALTER TABLE a2a_push_configs ADD COLUMN owed_seq INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE a2a_push_configs ADD COLUMN claim_expires REAL NOT NULL DEFAULT 0",
+    "CREATE INDEX a2a_push_owed ON a2a_push_configs (claim_expires) WHERE owed_seq > delivered_seq",
+)
+
+_POSTGRES_V11 = (
+    "ALTER TABLE {schema}.a2a_push_configs ADD COLUMN owed_seq bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN delivered_seq bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN claim_expires double precision NOT NULL DEFAULT 0",
+    "CREATE INDEX a2a_push_owed ON {schema}.a2a_push_configs (claim_expires)"
+    " WHERE owed_seq > delivered_seq",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -800,6 +827,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "lease epochs for fenced writes", _SQLITE_V8, _POSTGRES_V8),
     Migration(9, "artifacts in pieces", _SQLITE_V9, _POSTGRES_V9),
     Migration(10, "task counts emptied by key", _SQLITE_V10, ()),
+    Migration(11, "push notifications owed", _SQLITE_V11, _POSTGRES_V11),
 )
 
 

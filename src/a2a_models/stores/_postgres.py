@@ -623,6 +623,14 @@ class PostgresTaskStore(SQLTaskStore):
                 cursor = await conn.execute(update if logged is None else logged_update, params)
                 if await cursor.fetchone() is None:
                     raise ConcurrentModificationError(task.id, expected_version, version)
+                if logged is not None and write.owed:
+                    # Owed in the transaction that logs it: no moment where the status
+                    # is stored but its webhooks owed nothing (none: no row, no cost).
+                    await conn.execute(
+                        f"UPDATE {self._push} SET owed_seq = %s,"
+                        " claim_expires = extract(epoch FROM now()) + %s WHERE task_id = %s",
+                        (last_seq + 1, self.push_claim_ttl, task.id),
+                    )
                 await enqueue_pending(conn, self._q, self.schema, task.id)
             return stored, len(messages), int(task_key)
 
@@ -782,6 +790,41 @@ class PostgresTaskStore(SQLTaskStore):
                 raise TaskNotFoundError(f"task {task_id!r} not found") from None
 
         await self._run(upsert)
+
+    @property
+    def _claim_owed(self) -> str:
+        """The statement of :meth:`claim_owed_pushes` (parameters: ttl, limit)."""
+        # Rows another process is claiming are skipped, not waited for.
+        return (
+            # By ctid (a TID scan): a join on the key was planned as a hash join over a
+            # scan of the whole table.
+            f"UPDATE {self._push} SET claim_expires = extract(epoch FROM now()) + %s"
+            f" WHERE ctid = ANY(ARRAY(SELECT ctid FROM {self._push}"
+            "  WHERE owed_seq > delivered_seq AND claim_expires <= extract(epoch FROM now())"
+            "  ORDER BY claim_expires LIMIT %s FOR UPDATE SKIP LOCKED))"
+            " RETURNING task_id, config_id, owed_seq"
+        )
+
+    async def claim_owed_pushes(
+        self, ttl: float, limit: int
+    ) -> builtins.list[tuple[str, str, int]]:
+        statement = self._claim_owed
+
+        async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str, int]]:
+            cursor = await conn.execute(statement, (ttl, limit))
+            return [(str(t), str(c), int(seq)) for t, c, seq in await cursor.fetchall()]
+
+        return await self._run(claim)
+
+    async def push_delivered(self, task_id: str, config_id: str, seq: int) -> None:
+        async def delivered(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(
+                f"UPDATE {self._push} SET delivered_seq = greatest(delivered_seq, %s)"
+                " WHERE task_id = %s AND config_id = %s",
+                (seq, task_id, config_id),
+            )
+
+        await self._run(delivered, idempotent=True)
 
     async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
         async def select(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:

@@ -497,6 +497,14 @@ class SQLiteTaskStore(SQLTaskStore):
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
                         (task_key, seq, logged.decode()),
                     )
+                if logged is not None and write.owed:
+                    # Owed in the transaction that logs it: no moment where the status
+                    # is stored but its webhooks owed nothing (none: no row, no cost).
+                    db.execute(
+                        "UPDATE a2a_push_configs SET owed_seq = ?, claim_expires = ?"
+                        " WHERE task_id = ?",
+                        (seq, now + self.push_claim_ttl, task.id),
+                    )
             return stored, len(messages), (task_key, at)
 
         return await self._run(update)
@@ -668,6 +676,37 @@ class SQLiteTaskStore(SQLTaskStore):
             )
 
         await self._run(delete)
+
+    # -- push notifications owed ------------------------------------------------------
+
+    async def claim_owed_pushes(
+        self, ttl: float, limit: int
+    ) -> builtins.list[tuple[str, str, int]]:
+        def claim(db: sqlite3.Connection) -> builtins.list[tuple[str, str, int]]:
+            now = time.time()
+            with _transaction(db):
+                rows: builtins.list[tuple[str, str, int]] = db.execute(
+                    "UPDATE a2a_push_configs SET claim_expires = ? WHERE rowid IN"
+                    " (SELECT rowid FROM a2a_push_configs INDEXED BY a2a_push_owed"
+                    "  WHERE owed_seq > delivered_seq AND claim_expires <= ?"
+                    "  ORDER BY claim_expires LIMIT ?)"
+                    " RETURNING task_id, config_id, owed_seq",
+                    (now + ttl, now, limit),
+                ).fetchall()
+            return rows
+
+        return await self._run(claim)
+
+    async def push_delivered(self, task_id: str, config_id: str, seq: int) -> None:
+        def delivered(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(
+                    "UPDATE a2a_push_configs SET delivered_seq = max(delivered_seq, ?)"
+                    " WHERE task_id = ? AND config_id = ?",
+                    (seq, task_id, config_id),
+                )
+
+        await self._run(delivered)
 
     # -- leases --------------------------------------------------------------------------
 

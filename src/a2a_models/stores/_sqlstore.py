@@ -18,7 +18,14 @@ from typing import Any, ClassVar, Self
 from .._closing import AsyncClosing
 from .._state import TaskState
 from ..errors import InvalidParamsError, TaskNotFoundError
-from ..models import Artifact, Message, StreamResponse, Task, TaskPushNotificationConfig
+from ..models import (
+    Artifact,
+    Message,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskStatusUpdateEvent,
+)
 from ..server import (
     ConcurrentModificationError,
     LeaseLostError,
@@ -286,6 +293,12 @@ class TaskWrite:
     lease: int | None = None
     appends: Mapping[int, ArtifactAppend] = field(default_factory=dict)
 
+    @property
+    def owed(self) -> bool:
+        """Whether the task's push configs are owed :attr:`event`: it carries a status, as
+        the engine's push notifications (§3.5.1)."""
+        return isinstance(self.event, Task | TaskStatusUpdateEvent)
+
     def check(self, row: Sequence[Any] | None) -> None:
         """Raise unless the stored ``row`` (starting ``version, lease_epoch``; ``None``: no
         row) is the one to write over. The lease is checked first: a run that lost it
@@ -345,6 +358,10 @@ class SQLTaskStore(TaskStore, AsyncClosing):
 
     #: Most non-terminal tasks one ``(owner, tenant)`` may have (``None``: no limit).
     max_active_tasks_per_owner: int | None = None
+
+    #: Seconds the process that logs a status event has to deliver it to the task's
+    #: webhooks before another may (:meth:`claim_owed_pushes`); the lease TTL.
+    push_claim_ttl: float = 15.0
 
     def _ok(self, *texts: str | None) -> bool:
         """Whether the database can hold ``texts`` as keys (an id it cannot hold matches nothing)."""
@@ -620,6 +637,20 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         if self._ok(task_id, config_id):
             await self._delete_config(task_id, config_id)
+
+    # -- push notifications owed (at least once, across crashes) ------------------------------
+
+    @abc.abstractmethod
+    async def claim_owed_pushes(
+        self, ttl: float, limit: int
+    ) -> builtins.list[tuple[str, str, int]]:
+        """Claim for ``ttl`` seconds up to ``limit`` configs owed a notification whose
+        claim lapsed: ``(task_id, config_id, seq)`` each, ``seq`` the logged event owed
+        (the task's latest status). Reads only the owed rows (a partial index)."""
+
+    @abc.abstractmethod
+    async def push_delivered(self, task_id: str, config_id: str, seq: int) -> None:
+        """The delivery of event ``seq`` to the config ended: it is owed nothing up to it."""
 
     # -- maintenance -------------------------------------------------------------------------
 

@@ -658,6 +658,15 @@ class WebhookPushSender(PushNotificationSender):
             status,
         )
 
+    def retry_later(self, error: Exception) -> bool:
+        """A notification is owed again after a failure that is not the webhook's answer
+        (no connection, a timeout) or an answer that is retried (408, 425, 429, 5xx);
+        not after a refusal, a refused URL or a bug."""
+        if not isinstance(error, WebhookDeliveryError):
+            return False
+        status = error.status_code
+        return status is None or status >= 500 or status in _RETRY_STATUSES
+
     def is_down(self, url: str) -> bool:
         """Whether ``url``'s last notification failed after all its attempts."""
         return url in self._down

@@ -267,17 +267,12 @@ class A2AServer:
                     if spec.handler == "on_subscribe_to_task"
                     else None
                 )
-                stream = await self._start_stream(
-                    dispatch(self, spec, params, call, after_seq=after, binding="http")
+                events = await self._stream_events(
+                    dispatch(self, spec, params, call, after_seq=after, binding="http"),
+                    lambda stream: self._rest_events(spec, stream, version),
+                    lambda exc: _rest_error_event(error_for(exc, route.operation)),
                 )
-                if isinstance(stream, asyncio.Future):
-                    events = _late(
-                        stream,
-                        lambda s: self._rest_events(spec, s, version),
-                        lambda exc: _rest_error_event(error_for(exc, route.operation)),
-                    )
-                    return StreamingReply(events, reply_headers)
-                return StreamingReply(self._rest_events(spec, stream, version), reply_headers)
+                return StreamingReply(events, reply_headers)
             result = await dispatch(self, spec, params, call, binding="http")
             data = codec.dumps(encode_rest_result(spec, result, version))
             return Reply(data, reply_headers, media_type=rest_media_type(version))
@@ -453,37 +448,38 @@ class A2AServer:
                 if spec.handler == "on_subscribe_to_task"
                 else None
             )
-            stream = await self._start_stream(
-                dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc")
-            )
-        except Exception as exc:
-            error = error_for(exc, request.method)
-            return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
-        if isinstance(stream, asyncio.Future):
-            events = _late(
-                stream,
-                lambda s: self._events(request, spec, s, version),
+            events = await self._stream_events(
+                dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc"),
+                lambda stream: self._events(request, spec, stream, version),
                 lambda exc: ServerSentEvent(
                     _encode(ErrorResponse(request.id, error_for(exc, request.method)), version)
                 ),
             )
-            return StreamingReply(events, response_headers)
-        return StreamingReply(self._events(request, spec, stream, version), response_headers)
+        except Exception as exc:
+            error = error_for(exc, request.method)
+            return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
+        return StreamingReply(events, response_headers)
 
-    async def _start_stream(
-        self, starting: Awaitable[EventStream]
-    ) -> EventStream | asyncio.Future[EventStream]:
-        """The stream, or (not started within :attr:`stream_start_wait`) its start to come."""
+    async def _stream_events(
+        self,
+        starting: Awaitable[EventStream],
+        events_of: Callable[[EventStream], AsyncIterator[ServerSentEvent]],
+        error_event: Callable[[BaseException], ServerSentEvent],
+    ) -> AsyncIterator[ServerSentEvent]:
+        """The events of the stream ``starting`` opens. A start that fails within
+        :attr:`stream_start_wait` raises (an error answer); one still to come then is
+        awaited by the events, its failure their one event (see :func:`_late`)."""
         future = asyncio.ensure_future(starting)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), self.stream_start_wait)
+            stream = await asyncio.wait_for(asyncio.shield(future), self.stream_start_wait)
         except TimeoutError:
-            if future.done():  # it raised TimeoutError itself
-                return future.result()
-            return future
+            if not future.done():
+                return _late(future, events_of, error_event)
+            stream = future.result()  # it raised TimeoutError itself
         except BaseException:
             future.cancel()
             raise
+        return events_of(stream)
 
     async def _rest_events(
         self, spec: MethodSpec, stream: EventStream, version: str

@@ -154,6 +154,10 @@ class PushDispatcher:
     def __init__(self, sender: PushNotificationSender, store: TaskStore) -> None:
         self._sender = sender
         self._store = store
+        # Looked up once, not on every delivery (the store does not change).
+        self._durable = callable(getattr(store, "claim_owed_pushes", None)) and callable(
+            getattr(store, "push_delivered", None)
+        )
         #: A task's notifications, waiting for its configs to be read.
         self._tasks = _Lanes(self._route, "a2a-push")
         #: Set by :meth:`aclose`: a read of the configs the store refuses is not tried again.
@@ -208,10 +212,7 @@ class PushDispatcher:
     @property
     def durable(self) -> bool:
         """Whether the store keeps what is owed across crashes (see the module doc)."""
-        store: Any = self._store
-        return callable(getattr(store, "claim_owed_pushes", None)) and callable(
-            getattr(store, "push_delivered", None)
-        )
+        return self._durable
 
     async def resume(self, ttl: float, limit: int = 100) -> int:
         """Send what the store says is owed and no process is delivering (a claim that

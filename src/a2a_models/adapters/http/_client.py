@@ -472,9 +472,8 @@ class HTTPClient(BaseHTTPClient):
             timeout=self.timeouts.unary(),
         )
         response = await self._send(request)
-        if response.is_success or (_is_jsonrpc(response.content) and not _refusal(response)):
-            return response.content
-        raise _status_error(response)
+        _check_jsonrpc_answer(response)
+        return response.content
 
     async def stream_bytes(
         self, body: bytes, headers: Mapping[str, str]
@@ -495,16 +494,27 @@ class HTTPClient(BaseHTTPClient):
         async for event in self._events(request):
             if isinstance(event, httpx.Response):
                 # Answered without a stream: a JSON-RPC error (or one result).
-                if event.is_success or (_is_jsonrpc(event.content) and not _refusal(event)):
-                    yield StreamChunk(event.content)
-                    return
-                raise _status_error(event)
+                _check_jsonrpc_answer(event)
+                yield StreamChunk(event.content)
+                return
             yield StreamChunk(event.data.encode("utf-8"), event.id or None)
 
 
 def _is_jsonrpc(content: bytes) -> bool:
     body = _json_object(content)
     return body is not None and body.get("jsonrpc") == "2.0"
+
+
+def _check_jsonrpc_answer(response: httpx.Response) -> None:
+    """Return when ``response`` carries a JSON-RPC body to decode (a success, or an error
+    other than a refusal of the caller); raise the typed error of any other answer."""
+    if response.is_success:
+        return
+    refused = _refusal(response)
+    if refused is not None:
+        raise refused
+    if not _is_jsonrpc(response.content):
+        raise _status_error(response)
 
 
 # ---------------------------------------------------------------------------- HTTP+JSON

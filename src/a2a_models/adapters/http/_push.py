@@ -98,6 +98,13 @@ METADATA_ADDRESSES: Final[frozenset[IPAddress]] = frozenset(
 )
 _SHARED = ipaddress.ip_network("100.64.0.0/10")
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
+
+
+def _retried(status: int) -> bool:
+    """Whether an answer with ``status`` is tried again (not the webhook's last word)."""
+    return status >= 500 or status in _RETRY_STATUSES
+
+
 #: An answer's body is read (and dropped) up to this size and for this long, so its
 #: connection can carry the next notification; a longer or slower one closes it.
 _ANSWER_BODY_LIMIT: Final = 64 * 1024
@@ -619,7 +626,7 @@ class WebhookPushSender(PushNotificationSender):
             else:
                 status = response.status_code
                 last = f"HTTP {status}"
-                final = response.is_success or not (status >= 500 or status in _RETRY_STATUSES)
+                final = response.is_success or not _retried(status)
                 if final:  # it answered: whatever it said, it is up
                     self._up(config.url, shown)
                 if response.is_success:
@@ -665,7 +672,7 @@ class WebhookPushSender(PushNotificationSender):
         if not isinstance(error, WebhookDeliveryError):
             return False
         status = error.status_code
-        return status is None or status >= 500 or status in _RETRY_STATUSES
+        return status is None or _retried(status)
 
     def is_down(self, url: str) -> bool:
         """Whether ``url``'s last notification failed after all its attempts."""

@@ -9,7 +9,10 @@ traceback) per attempt buries everything else in the log while it lasts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from typing import NoReturn
 
 __all__ = [
     "FailureStreak",
@@ -17,6 +20,7 @@ __all__ = [
     "database_failure",
     "log_failure",
     "one_line",
+    "repeat_forever",
     "traceback_of",
 ]
 
@@ -107,3 +111,21 @@ class FailureStreak:
             )
             self._failures = 0
             self._last = None
+
+
+async def repeat_forever(
+    step: Callable[[], Awaitable[object]], interval: float, log: logging.Logger, what: str
+) -> NoReturn:
+    """Await ``step()`` every ``interval`` seconds until cancelled, a failing step
+    reported as one :class:`FailureStreak` (``what`` names it in the log)."""
+    streak = FailureStreak(log, what)
+    while True:
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            streak.failed(exc, interval)
+        else:
+            streak.succeeded()
+        await asyncio.sleep(interval)

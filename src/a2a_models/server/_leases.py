@@ -52,7 +52,7 @@ import os
 import uuid
 from typing import Any
 
-from .._outages import FailureStreak, log_failure
+from .._outages import log_failure, repeat_forever
 from .._state import TaskState
 from ..models import Role
 from ._agent import Agent, CallContext, RequestContext
@@ -128,17 +128,7 @@ class LeasingExecutor(InProcessExecutor):
             self._keeper = asyncio.create_task(self._keep(), name="a2a-lease-keeper")
 
     async def _keep(self) -> None:
-        streak = FailureStreak(log, "lease upkeep")
-        while True:
-            try:
-                await self.check()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                streak.failed(exc, self.interval)
-            else:
-                streak.succeeded()
-            await asyncio.sleep(self.interval)
+        await repeat_forever(self.check, self.interval, log, "lease upkeep")
 
     async def check(self) -> int:
         """One round: renew this worker's leases, stop runs that lost theirs, take over

@@ -13,7 +13,7 @@ import logging
 import re
 from typing import Any
 
-from .._outages import FailureStreak
+from .._outages import repeat_forever
 
 __all__ = ["DEFAULT_RETAIN_TERMINAL", "Retention", "format_age", "parse_age"]
 
@@ -87,17 +87,9 @@ class Retention:
             self._task = asyncio.create_task(self._loop(), name="a2a-retention")
 
     async def _loop(self) -> None:
-        streak = FailureStreak(log, "retention: deleting old finished tasks")
-        while True:
-            try:
-                await self.run_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                streak.failed(exc, self.interval)
-            else:
-                streak.succeeded()
-            await asyncio.sleep(self.interval)
+        await repeat_forever(
+            self.run_once, self.interval, log, "retention: deleting old finished tasks"
+        )
 
     async def aclose(self) -> None:
         """Stop the background passes (a batch in flight commits or rolls back whole)."""

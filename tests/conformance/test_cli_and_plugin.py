@@ -7,13 +7,18 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
-from a2a_models.conformance import main
+from a2a_models import codec
+from a2a_models import models as m
+from a2a_models.conformance import ConformanceAgent, main
+from a2a_models.server import AgentServer
 
-from ._broken import BROKEN
-from ._servers import serving
+from ._broken import BROKEN, _card, good
+from ._servers import engine_app, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 # Load the plugin by module; block the entry-point registration (pytest11 "a2a_conformance")
@@ -152,3 +157,161 @@ def test_pytest_plugin_is_inert_without_url(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and "1 passed" in proc.stdout
+
+
+def _misadvertised(url: str) -> Any:
+    """Our engine, its card naming an address nobody listens on (a proxy's, say)."""
+    return good("http://127.0.0.1:9")
+
+
+def test_cli_endpoint_tests_the_interfaces_where_the_tester_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    with serving(_misadvertised) as url:
+        # Before --endpoint: every check of both JSON-RPC interfaces failed at the card's URL.
+        assert main([url, "--level", "must", "--quiet", "--output", str(out), "--report", "json"])
+        before = json.loads(out.read_text())
+        code = main(
+            [
+                url,
+                "--level",
+                "must",
+                "--endpoint",
+                f"jsonrpc={url}/",
+                "--endpoint",
+                f"rest={url}/v1",
+                "--report",
+                "json",
+                "--output",
+                str(out),
+            ]
+        )
+        after = json.loads(out.read_text())
+    progress = capsys.readouterr().err
+    assert sum(r["status"] == "fail" for r in before["results"]) > 20
+    # The card is still wrong (the one MUST it breaks), and nothing else fails.
+    assert code == 1
+    failed = sorted((r["id"], r["version"]) for r in after["results"] if r["status"] == "fail")
+    assert failed == [("card.interfaces-reachable", "0.3"), ("card.interfaces-reachable", "1.0")]
+    passed = {(r["id"], r["version"]) for r in after["results"] if r["status"] == "pass"}
+    assert {("get.unknown-task", "1.0"), ("get.unknown-task", "0.3")} <= passed
+    reachable = next(r for r in after["results"] if r["id"] == "card.interfaces-reachable")
+    assert "http://127.0.0.1:9" in reachable["message"]
+    endpoints = {(e["version"], e["url"], e["declaredUrl"]) for e in after["target"]["endpoints"]}
+    assert endpoints == {
+        ("1.0", f"{url}/", "http://127.0.0.1:9"),
+        ("0.3", f"{url}/", "http://127.0.0.1:9"),
+    }
+    assert after["notes"] == ["--endpoint rest: the card declares no such interface; not used"]
+    assert f"endpoint 1.0 jsonrpc {url}/ (the card says http://127.0.0.1:9)" in progress
+
+
+def test_cli_endpoint_of_one_version_and_bad_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    with serving(_misadvertised) as url:
+        main(
+            [
+                url,
+                "--level",
+                "must",
+                "--quiet",
+                "--endpoint",
+                f"0.3/jsonrpc={url}/",
+                "--endpoint",
+                "jsonrpc=http://127.0.0.1:9/nowhere",
+                "--report",
+                "json",
+                "--output",
+                str(out),
+            ]
+        )
+    doc = json.loads(out.read_text())
+    urls = {e["version"]: e["url"] for e in doc["target"]["endpoints"]}
+    assert urls == {"0.3": f"{url}/", "1.0": "http://127.0.0.1:9/nowhere"}  # versioned key wins
+    failing = {
+        r["version"]
+        for r in doc["results"]
+        if r["status"] == "fail" and r["id"] == "get.unknown-task"
+    }
+    assert failing == {"1.0"}
+    capsys.readouterr()
+    for bad, why in (
+        ("jsonrpc", "expected TRANSPORT=URL"),
+        ("soap=http://x", "unknown transport 'soap'"),
+        ("2.0/rest=http://x", "unknown protocol version '2.0'"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["http://127.0.0.1:9", "--endpoint", bad])
+        assert exc.value.code == 2
+        assert why in capsys.readouterr().err
+
+
+def _with_grpc(url: str) -> Any:
+    """A card that also declares a gRPC interface (nothing serves it: collection only)."""
+    card = _card(url)
+    card = attrs.evolve(
+        card,
+        supported_interfaces=(
+            *card.supported_interfaces,
+            m.AgentInterface(url="127.0.0.1:9", protocol_binding="GRPC", protocol_version="1.0"),
+        ),
+    )
+    return engine_app(AgentServer(ConformanceAgent(), card), codec.to_wire(card, "1.0"))
+
+
+def test_pytest_plugin_plans_what_the_cli_runs(tmp_path: Path) -> None:
+    # Before: the plugin planned JSON-RPC and HTTP+JSON only, so the gRPC checks the suite
+    # ran had no test item, and --a2a-transport refused grpc; it had no --a2a-endpoint.
+    with serving(_with_grpc) as url:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *PLUGIN,
+                "-p",
+                "no:cacheprovider",
+                "--a2a-url",
+                url,
+                "--a2a-version",
+                "1.0",
+                "--collect-only",
+                "-q",
+                "--a2a-endpoint",
+                f"grpc=127.0.0.1:{url.rsplit(':', 1)[1]}",
+                "--a2a-skip",
+                "card.*",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    items = [line for line in proc.stdout.splitlines() if line.startswith("a2a-conformance::")]
+    assert any(i.endswith("[1.0-grpc]") for i in items)
+    assert any(i.endswith("[1.0-jsonrpc]") for i in items)
+    assert not any("::card." in i for i in items)  # --a2a-skip
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *PLUGIN,
+            "-p",
+            "no:cacheprovider",
+            "--a2a-url",
+            "http://127.0.0.1:9",
+            "--a2a-endpoint",
+            "soap=x",
+            "--collect-only",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert bad.returncode == 4 and "--a2a-endpoint: unknown transport 'soap'" in bad.stderr

@@ -13,7 +13,7 @@ from ._context import WEBHOOK
 from ._registry import CheckResult
 from ._report import progress_line, render
 from ._runner import PlannedRun, run_suite
-from ._target import Target
+from ._target import Target, parse_endpoint_override
 
 __all__ = ["build_parser", "main", "parse_header"]
 
@@ -24,6 +24,13 @@ def parse_header(value: str) -> tuple[str, str]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected 'Name: value', got {value!r}")
     return name.strip(), rest.strip()
+
+
+def _endpoint_override(value: str) -> tuple[str, str]:
+    try:
+        return parse_endpoint_override(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParser:
@@ -115,6 +122,17 @@ def build_parser(prog: str = "a2a-models conformance") -> argparse.ArgumentParse
         help="the webhook URL the push config checks register; nothing is delivered to it "
         f"(default {WEBHOOK}; give one the agent accepts if it refuses private addresses)",
     )
+    p.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        type=_endpoint_override,
+        metavar="[VERSION/]TRANSPORT=URL",
+        help="test the card's TRANSPORT interface (jsonrpc, rest, grpc; of VERSION only, "
+        "e.g. 0.3/rest) at URL instead of the card's URL, for a card that advertises an "
+        "address you cannot reach; card.interfaces-reachable still judges the card's "
+        "(repeatable)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument(
@@ -181,7 +199,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
         state = "ok" if target.card is not None else target.card_problem
         err.write(f"A2A conformance: {target.url}\n  card {target.card_url}: {state}\n")
         for e in target.endpoints:
-            err.write(f"  endpoint {e.version} {e.transport} {e.url}\n")
+            err.write(f"  endpoint {e.describe()}\n")
         err.write(f"  {len(runs)} checks to run\n")
         err.flush()
 
@@ -206,6 +224,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conforman
                 timeout_scale=args.timeout_scale,
                 request_timeout=args.request_timeout,
                 webhook_url=args.webhook_url,
+                endpoints=dict(args.endpoint),
             )
         )
     except KeyboardInterrupt:

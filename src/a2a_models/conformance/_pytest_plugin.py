@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from ..errors import A2AError
-from ._registry import CARD, CHECKS, CheckResult, Status, select_checks
-from ._runner import PlannedRun, SuiteReport, levels_for, plan, run_suite
-from ._target import discover
+from ._context import WEBHOOK
+from ._registry import CARD, CheckResult, Status
+from ._runner import PlannedRun, SuiteReport, plan_suite, run_suite
+from ._target import parse_endpoint_override
 
 __all__ = ["A2ACheckItem", "a2a_client_harness"]
 
@@ -40,8 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--a2a-transport",
         default="all",
-        choices=["jsonrpc", "rest", "all"],
-        help="transport(s) to test",
+        choices=["jsonrpc", "rest", "grpc", "all"],
+        help="transport(s) to test (default: all the card declares)",
     )
     group.addoption(
         "--a2a-level",
@@ -56,10 +57,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="'Name: value' header sent with every request (repeatable)",
     )
     group.addoption(
+        "--a2a-peer-auth-header",
+        action="append",
+        default=[],
+        help="'Name: value' credentials of a SECOND identity (repeatable): enables the "
+        "owner-isolation checks",
+    )
+    group.addoption(
         "--a2a-check",
         action="append",
         default=[],
         help="only checks whose id matches this glob (repeatable)",
+    )
+    group.addoption(
+        "--a2a-skip",
+        action="append",
+        default=[],
+        help="no check whose id matches this glob (repeatable)",
+    )
+    group.addoption(
+        "--a2a-endpoint",
+        action="append",
+        default=[],
+        metavar="[VERSION/]TRANSPORT=URL",
+        help="test the card's TRANSPORT interface at URL instead of the card's (repeatable)",
+    )
+    group.addoption(
+        "--a2a-webhook-url",
+        default=WEBHOOK,
+        help="the webhook URL the push config checks register (nothing is delivered to it)",
+    )
+    group.addoption(
+        "--a2a-timeout-scale",
+        type=float,
+        default=1.0,
+        help="multiply every check's time limit (slow agents)",
+    )
+    group.addoption(
+        "--a2a-request-timeout",
+        type=float,
+        default=10.0,
+        help="seconds per HTTP request",
     )
 
 
@@ -71,11 +109,14 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-def _headers(values: list[str]) -> dict[str, str]:
-    out = {}
-    for v in values:
-        name, _, value = v.partition(":")
-        out[name.strip()] = value.strip()
+def _parsed(option: str, values: list[str], parse: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        try:
+            key, parsed = parse(value)
+        except ValueError as exc:  # argparse.ArgumentTypeError is one
+            raise pytest.UsageError(f"{option}: {exc}") from None
+        out[key] = parsed
     return out
 
 
@@ -145,29 +186,36 @@ def pytest_collection_modifyitems(
     url = config.getoption("--a2a-url")
     if not url:
         return
-    kwargs = dict(
-        url=url,
-        version=config.getoption("--a2a-version"),
-        transport=config.getoption("--a2a-transport"),
-        level=config.getoption("--a2a-level"),
-        auth_headers=_headers(config.getoption("--a2a-auth-header")),
-        include=config.getoption("--a2a-check"),
+    from ._cli import parse_header
+
+    option = config.getoption
+    kwargs: dict[str, Any] = dict(
+        version=option("--a2a-version"),
+        transport=option("--a2a-transport"),
+        level=option("--a2a-level"),
+        auth_headers=_parsed("--a2a-auth-header", option("--a2a-auth-header"), parse_header),
+        include=option("--a2a-check"),
+        exclude=option("--a2a-skip"),
+        endpoints=_parsed("--a2a-endpoint", option("--a2a-endpoint"), parse_endpoint_override),
+        request_timeout=option("--a2a-request-timeout"),
     )
-    config.stash[_REPORT_KEY] = {"kwargs": kwargs}
+    peers = _parsed("--a2a-peer-auth-header", option("--a2a-peer-auth-header"), parse_header)
+    config.stash[_REPORT_KEY] = {
+        "kwargs": dict(
+            kwargs,
+            url=url,
+            peer_auth_headers=peers or None,
+            webhook_url=option("--a2a-webhook-url"),
+            timeout_scale=option("--a2a-timeout-scale"),
+        )
+    }
 
     async def planned() -> list[PlannedRun]:
         import httpx
 
-        async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
-            target = await discover(client, url, kwargs["auth_headers"])
-        versions = target.versions if kwargs["version"] == "auto" else [str(kwargs["version"])]
-        transports = (
-            ["jsonrpc", "rest"] if kwargs["transport"] == "all" else [str(kwargs["transport"])]
-        )
-        checks = select_checks(
-            CHECKS, levels=levels_for(str(kwargs["level"])), include=kwargs["include"]
-        )
-        return plan(target, checks, versions, transports)
+        timeout = kwargs["request_timeout"]
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
+            return (await plan_suite(client, url, **kwargs)).runs
 
     suite = A2ASuite.from_parent(session, name="a2a-conformance", nodeid="a2a-conformance")
     for run in asyncio.run(planned()):

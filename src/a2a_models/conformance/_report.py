@@ -53,8 +53,7 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         "A2A conformance report",
         f"  target:     {t.url}",
         f"  card:       {t.card_url} ({'ok' if t.card is not None else t.card_problem})",
-        "  endpoints:  "
-        + (", ".join(f"{e.version} {e.transport} {e.url}" for e in t.endpoints) or "(none)"),
+        "  endpoints:  " + (", ".join(e.describe() for e in t.endpoints) or "(none)"),
         f"  versions:   {', '.join(report.versions) or '(none)'}   "
         f"transports: {', '.join(report.transports)}",
         f"  started:    {report.started_at}   duration: {report.duration:.2f}s",
@@ -119,6 +118,7 @@ def render_json(report: SuiteReport) -> str:
                     "version": e.version,
                     "transport": e.transport,
                     "url": e.url,
+                    "declaredUrl": e.declared_url,
                     "tenant": e.tenant,
                     "source": e.source,
                 }

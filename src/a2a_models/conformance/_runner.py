@@ -32,9 +32,17 @@ from ._registry import (
     Status,
     select_checks,
 )
-from ._target import Endpoint, Target, discover
+from ._target import Endpoint, Target, discover, override_endpoints
 
-__all__ = ["PlannedRun", "SuiteReport", "levels_for", "plan", "run_suite"]
+__all__ = [
+    "PlannedRun",
+    "SuitePlan",
+    "SuiteReport",
+    "levels_for",
+    "plan",
+    "plan_suite",
+    "run_suite",
+]
 
 CATEGORY_ORDER = [
     "card",
@@ -147,6 +155,11 @@ def plan(
     return runs
 
 
+def _at_card_url(run: PlannedRun) -> bool:
+    """Whether ``run`` talks to the card's URL (not the card check, not an ``--endpoint``)."""
+    return run.endpoint is not None and run.endpoint.declared_url is None
+
+
 async def run_check(
     run: PlannedRun,
     *,
@@ -222,6 +235,64 @@ async def run_check(
     return done(Status.PASS, note or "")
 
 
+@attrs.frozen
+class SuitePlan:
+    """What a run will do: the agent as discovered, the runs, and notes on what is left out."""
+
+    target: Target
+    runs: list[PlannedRun]
+    versions: list[str]
+    transports: list[str]
+    notes: list[str]
+
+
+async def plan_suite(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    version: str = "auto",
+    transport: str = "all",
+    level: str = "all",
+    auth_headers: Mapping[str, str] | None = None,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    checks: Mapping[str, Check] | None = None,
+    endpoints: Mapping[str, str] | None = None,
+    request_timeout: float = 10.0,
+) -> SuitePlan:
+    """Discover the agent at ``url`` and plan the runs :func:`run_suite` makes (the
+    arguments are :func:`run_suite`'s)."""
+    target = await discover(client, url, dict(auth_headers or {}), timeout=request_timeout)
+    notes: list[str] = []
+    if endpoints:
+        notes += override_endpoints(target, dict(endpoints))
+    if version == "auto":
+        versions = target.versions
+    else:
+        versions = [version]
+        if version not in target.versions:
+            notes.append(f"the card declares no A2A {version} interface")
+    transports = [*ALL_TRANSPORTS, GRPC] if transport == "all" else [transport]
+    for v in versions:
+        for t in transports:
+            if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):
+                notes.append(f"no {v} {t} interface declared: its checks were not run")
+    if target.guessed:
+        notes.append(
+            f"no usable agent card ({target.card_problem}); "
+            "assumed JSON-RPC 1.0 and 0.3 at the given URL"
+        )
+    selected = select_checks(
+        checks if checks is not None else CHECKS,
+        levels=levels_for(level),
+        include=include,
+        exclude=exclude,
+    )
+    return SuitePlan(
+        target, plan(target, selected, versions, transports), versions, transports, notes
+    )
+
+
 async def run_suite(
     url: str,
     *,
@@ -240,6 +311,7 @@ async def run_suite(
     stream_grace: float = 1.0,
     checks: Mapping[str, Check] | None = None,
     webhook_url: str = WEBHOOK,
+    endpoints: Mapping[str, str] | None = None,
 ) -> SuiteReport:
     """Run the conformance suite against the agent at ``url``.
 
@@ -251,6 +323,10 @@ async def run_suite(
     checks run (a task of one identity must stay invisible to the other).
     ``webhook_url`` is the URL the push config checks register (nothing is
     delivered to it; an agent may refuse private addresses, §13.2).
+    ``endpoints`` tests interfaces at other URLs than the card's
+    (``{"jsonrpc": URL, "0.3/rest": URL}``: a transport, optionally after a
+    version and a slash), for a card that advertises an address the tester cannot
+    reach; ``card.interfaces-reachable`` still probes the card's own.
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
@@ -258,31 +334,20 @@ async def run_suite(
     own = client is None
     http = client or httpx.AsyncClient(timeout=request_timeout, follow_redirects=True)
     try:
-        target = await discover(http, url, headers, timeout=request_timeout)
-        notes: list[str] = []
-        if version == "auto":
-            versions = target.versions
-        else:
-            versions = [version]
-            if version not in target.versions:
-                notes.append(f"the card declares no A2A {version} interface")
-        transports = [*ALL_TRANSPORTS, GRPC] if transport == "all" else [transport]
-        for v in versions:
-            for t in transports:
-                if target.endpoint(v, t) is None and (version != "auto" or transport != "all"):
-                    notes.append(f"no {v} {t} interface declared: its checks were not run")
-        if target.guessed:
-            notes.append(
-                f"no usable agent card ({target.card_problem}); "
-                "assumed JSON-RPC 1.0 and 0.3 at the given URL"
-            )
-        selected = select_checks(
-            checks if checks is not None else CHECKS,
-            levels=levels_for(level),
+        planned = await plan_suite(
+            http,
+            url,
+            version=version,
+            transport=transport,
+            level=level,
+            auth_headers=headers,
             include=include,
             exclude=exclude,
+            checks=checks,
+            endpoints=endpoints,
+            request_timeout=request_timeout,
         )
-        runs = plan(target, selected, versions, transports)
+        target, runs, notes = planned.target, planned.runs, list(planned.notes)
         if on_plan is not None:
             on_plan(target, runs)
         shared: dict[tuple[str, str], dict[str, Any]] = {}
@@ -307,7 +372,7 @@ async def run_suite(
                 request_timeout=request_timeout,
                 stream_grace=stream_grace,
                 webhook_url=webhook_url,
-                unreachable=target.card_problem if dead and run.transport != CARD else None,
+                unreachable=target.card_problem if dead and _at_card_url(run) else None,
             )
             results.append(result)
             if on_result is not None:
@@ -318,8 +383,8 @@ async def run_suite(
     return SuiteReport(
         target=target,
         results=results,
-        versions=list(versions),
-        transports=transports,
+        versions=list(planned.versions),
+        transports=planned.transports,
         started_at=started_at,
         duration=time.monotonic() - t0,
         notes=notes,

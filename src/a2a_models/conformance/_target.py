@@ -29,6 +29,8 @@ __all__ = [
     "excerpt",
     "fetch",
     "normalize_version",
+    "override_endpoints",
+    "parse_endpoint_override",
     "record",
 ]
 
@@ -175,17 +177,27 @@ def _request_content(request: httpx.Request) -> bytes:
 
 @attrs.frozen(slots=True)
 class Endpoint:
-    """One interface to test: protocol version, transport, URL (and tenant)."""
+    """One interface to test: protocol version, transport, URL (and tenant).
+
+    ``declared_url`` is the card's URL of an interface the tester told to test at
+    ``url`` instead (``--endpoint``); ``None`` when ``url`` is the card's own.
+    """
 
     version: str
     transport: str
     url: str
     tenant: str | None = None
     source: str = ""
+    declared_url: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.version}-{self.transport}"
+
+    def describe(self) -> str:
+        """``"1.0 jsonrpc URL"``, with the card's URL when the tester replaced it."""
+        where = f" (the card says {self.declared_url})" if self.declared_url else ""
+        return f"{self.version} {self.transport} {self.url}{where}"
 
 
 @attrs.define
@@ -333,6 +345,57 @@ def resolve_endpoints(card: dict[str, Any]) -> list[Endpoint]:
                             f"additionalInterfaces[{i}]",
                         )
     return [e for e in found if e.version in ("1.0", "0.3")]
+
+
+def parse_endpoint_override(text: str) -> tuple[str, str]:
+    """``"jsonrpc=URL"`` or ``"0.3/rest=URL"`` → ``(key, URL)`` (``--endpoint``).
+
+    The key names a transport (``jsonrpc``, ``rest`` or ``grpc``), optionally
+    after a protocol version and a slash; raises ``ValueError`` saying what is wrong.
+    """
+    key, sep, url = text.partition("=")
+    key, url = key.strip().lower(), url.strip()
+    if not sep or not url:
+        raise ValueError(f"expected TRANSPORT=URL or VERSION/TRANSPORT=URL, got {text!r}")
+    _override_key(key)
+    return key, url
+
+
+def _override_key(key: str) -> tuple[str | None, str]:
+    version, sep, transport = key.rpartition("/")
+    if transport not in (JSONRPC, REST, GRPC):
+        raise ValueError(f"unknown transport {transport!r} in {key!r}: jsonrpc, rest or grpc")
+    if not sep:
+        return None, transport
+    normalized = normalize_version(version)
+    if normalized not in ("1.0", "0.3"):
+        raise ValueError(f"unknown protocol version {version!r} in {key!r}: 1.0 or 0.3")
+    return normalized, transport
+
+
+def override_endpoints(target: Target, urls: dict[str, str]) -> list[str]:
+    """Test the interfaces ``urls`` names (``{"jsonrpc": URL, "0.3/rest": URL}``) at the
+    given URLs instead of the card's: for a card that advertises an address the tester
+    cannot reach (a proxy's, a container's). A versioned key wins over a bare one. The
+    card's own URLs stay in ``declared_url`` (``card.interfaces-reachable`` still probes
+    them, and :meth:`Endpoint.describe` shows both). Returns a note per key that matched
+    no interface."""
+    keys = {key: _override_key(key) for key in urls}
+    used: set[str] = set()
+    for i, ep in enumerate(target.endpoints):
+        versioned = [k for k, (v, t) in keys.items() if v == ep.version and t == ep.transport]
+        bare = [k for k, (v, t) in keys.items() if v is None and t == ep.transport]
+        if not (versioned or bare):
+            continue
+        chosen = (versioned or bare)[0]
+        used.add(chosen)
+        url = urls[chosen]
+        target.endpoints[i] = attrs.evolve(ep, url=url, declared_url=ep.declared_url or ep.url)
+    return [
+        f"--endpoint {key}: the card declares no such interface; not used"
+        for key in urls
+        if key not in used
+    ]
 
 
 async def discover(

@@ -6,6 +6,8 @@ import json
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import attrs
+
 from ... import codec
 from ... import models as m
 from ...errors import DecodeError
@@ -251,6 +253,8 @@ async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
         ctx.not_applicable(f"the card declares no {ctx.version} JSON-RPC or HTTP+JSON interface")
     dead: list[str] = []
     for ep in endpoints:
+        if ep.declared_url is not None:  # tested elsewhere (--endpoint): the card's URL is judged
+            ep = attrs.evolve(ep, url=ep.declared_url, declared_url=None)
         sub = ctx.on_endpoint(ep)
         res = await sub.call("GetTask", m.GetTaskRequest(id="a2a-conformance-probe"))
         ctx.evidence.extend(sub.evidence)

@@ -268,6 +268,12 @@ async def test_the_engine_pushes_task_updates(receiver: Receiver) -> None:
             "control character",
         ),
         (
+            # Sent as "Authorization: Bearer x c": the webhook read "x c" as the credentials.
+            {"authentication": m.AuthenticationInfo(scheme="Bearer x", credentials="c")},
+            "authentication.scheme",
+            "contains ' ': an HTTP authentication scheme is one token",
+        ),
+        (
             {"authentication": m.AuthenticationInfo(scheme="Bearer", credentials="x\x00")},
             "authentication.credentials",
             "control character '\\x00'",

@@ -53,6 +53,7 @@ import ipaddress
 import logging
 import math
 import random
+import re
 import socket
 import ssl
 import time
@@ -312,6 +313,21 @@ def _header_value_problem(value: str) -> str | None:
     return None
 
 
+#: An HTTP authentication scheme is a token (RFC 9110 §11.1, §5.6.2).
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _scheme_problem(scheme: str) -> str | None:
+    """Why ``scheme`` (a valid header value) cannot start an ``Authorization`` header."""
+    if _TOKEN.fullmatch(scheme):
+        return None
+    bad = next(c for c in scheme if not _TOKEN.fullmatch(c))
+    return (
+        f"contains {bad!r}: an HTTP authentication scheme is one token "
+        "(such as Bearer or Basic; the credentials go in authentication.credentials)"
+    )
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
@@ -460,6 +476,8 @@ class WebhookPushSender(PushNotificationSender):
             ("authentication.credentials", auth.credentials if auth is not None else None),
         ):
             reason = _header_value_problem(value or "")
+            if reason is None and field == "authentication.scheme" and value:
+                reason = _scheme_problem(value)
             if reason is not None:
                 raise InvalidParamsError(
                     f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header",

@@ -973,6 +973,19 @@ async def test_last_event_id_is_ignored_by_send_streaming(engine: AgentServer) -
     assert [e.id for e in events] == ["1", "2", "3", "4"]
 
 
+def test_only_subscribe_to_task_reads_last_event_id_on_every_binding() -> None:
+    # The one statement of the rule, which the JSON-RPC, REST and gRPC servers all call.
+    from a2a_models.errors import InvalidRequestError
+    from a2a_models.protocol import METHODS
+    from a2a_models.server import resume_point
+
+    resumed = {name: resume_point("7", spec) for name, spec in METHODS.items()}
+    assert resumed == {name: 7 if name == "SubscribeToTask" else None for name in METHODS}
+    assert resume_point("garbage", METHODS["SendStreamingMessage"]) is None  # unread
+    with pytest.raises(InvalidRequestError, match="Last-Event-ID"):
+        resume_point("garbage", METHODS["SubscribeToTask"])
+
+
 async def input_required(context: RequestContext) -> AsyncIterator[AgentEvent]:
     yield context.working()
     yield context.artifact("draft")

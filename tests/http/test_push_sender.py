@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 from collections.abc import Iterator
 
 import attrs
@@ -267,6 +268,12 @@ async def test_the_engine_pushes_task_updates(receiver: Receiver) -> None:
             "control character",
         ),
         (
+            # Sent as "Authorization: Bearer x c": the webhook read "x c" as the credentials.
+            {"authentication": m.AuthenticationInfo(scheme="Bearer x", credentials="c")},
+            "authentication.scheme",
+            "contains ' ': an HTTP authentication scheme is one token",
+        ),
+        (
             {"authentication": m.AuthenticationInfo(scheme="Bearer", credentials="x\x00")},
             "authentication.credentials",
             "control character '\\x00'",
@@ -442,15 +449,63 @@ async def test_a_host_lookup_that_never_answers_is_cut_off() -> None:
         await asyncio.sleep(3600)
         return []
 
-    push = WebhookPushSender(resolver=hangs, resolve_timeout=0.1)
-    for call in (
-        push.check_url("https://hooks.test/"),
-        push.send(config("https://hooks.test/"), ITEM),
-    ):
-        with pytest.raises(
-            UnsafeWebhookURLError, match=r"'hooks.test' does not resolve: no answer within 0\.1 s"
-        ):
-            await asyncio.wait_for(call, 10)
+    push = WebhookPushSender(resolver=hangs, resolve_timeout=0.1, max_attempts=2, backoff=0.01)
+    message = r"'hooks.test' does not resolve: no answer within 0\.1 s"
+    with pytest.raises(UnsafeWebhookURLError, match=message):
+        await asyncio.wait_for(push.check_url("https://hooks.test/"), 10)
+    # At a delivery, a lookup that did not answer is tried again (a DNS outage passes).
+    with pytest.raises(WebhookDeliveryError, match=message) as failed:
+        await asyncio.wait_for(push.send(config("https://hooks.test/"), ITEM), 10)
+    assert push.retry_later(failed.value)
+    await push.aclose()
+
+
+class _Resolver:
+    """Fails its first ``failures`` lookups as a DNS outage does, then answers ``answer``."""
+
+    def __init__(self, failures: int, answer: str = "127.0.0.1") -> None:
+        self.failures = failures
+        self.answer = answer
+        self.lookups = 0
+
+    async def __call__(self, host: str, port: int) -> list[str]:
+        self.lookups += 1
+        if self.lookups <= self.failures:
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return [self.answer]
+
+
+async def test_a_host_that_does_not_resolve_at_delivery_is_tried_again(
+    receiver: Receiver,
+) -> None:
+    # A lookup that failed was final: the notification was dropped (and not kept owed).
+    port = httpx.URL(receiver.url).port
+    url = f"http://hooks.test:{port}/hook"
+    resolver = _Resolver(failures=2)
+    push = sender(resolver=resolver, allowlist=["127.0.0.1"], max_attempts=4)
+    await push.send(config(url), ITEM)
+    assert (resolver.lookups, len(receiver.received)) == (3, 1)
+    assert not push.is_down(url)
+
+    outage = _Resolver(failures=100)
+    push = sender(resolver=outage, allowlist=["127.0.0.1"], max_attempts=3)
+    with pytest.raises(WebhookDeliveryError, match="does not resolve") as failed:
+        await push.send(config(url), ITEM)
+    assert outage.lookups == 3  # every attempt, then owed (kept for a later resume)
+    assert push.retry_later(failed.value) and push.is_down(url)
+    with pytest.raises(WebhookDeliveryError):
+        await push.send(config(url), ITEM)
+    assert outage.lookups == 4  # down: one attempt per notification, as for a connection
+    await push.aclose()
+
+
+async def test_a_host_resolving_to_a_forbidden_address_stays_refused_at_once() -> None:
+    resolver = _Resolver(failures=1, answer="10.0.0.7")
+    push = sender(resolver=resolver, max_attempts=4)
+    with pytest.raises(UnsafeWebhookURLError, match=r"10\.0\.0\.7, a private address") as refused:
+        await push.send(config("http://hooks.test/hook"), ITEM)
+    assert resolver.lookups == 2  # the outage, then the answer: no attempt after it
+    assert not push.retry_later(refused.value)
     await push.aclose()
 
 

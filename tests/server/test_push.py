@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+import attrs
 import pytest
 
 from a2a_models import (
     AgentExtension,
+    AuthenticationInfo,
     DeleteTaskPushNotificationConfigRequest,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
@@ -27,6 +30,7 @@ from a2a_models import (
     UnsupportedOperationError,
 )
 from a2a_models.server import AgentEvent, CallContext, RequestContext, RequestHandler
+from a2a_models.stores import SQLiteTaskStore
 
 from ._support import FuncAgent, RecordingSender, make_card, send
 
@@ -148,6 +152,34 @@ async def test_push_config_operations() -> None:
         await handler.on_create_task_push_notification_config(
             TaskPushNotificationConfig(url="https://x")
         )
+
+
+@pytest.mark.parametrize("sender", [None, RecordingSender()], ids=["no-sender", "sender"])
+async def test_a_0_3_config_with_several_schemes_is_refused_before_anything_is_stored(
+    tmp_path: Path, sender: RecordingSender | None
+) -> None:
+    # 0.3 takes a list of schemes, 1.0 and the stores one: the SQL store's write failed
+    # as -32603 "result cannot be expressed"; a SendMessage carrying it had created its
+    # task first, which stayed submitted until the lease check failed it.
+    store = SQLiteTaskStore(tmp_path / "schemes.db")
+    handler = RequestHandler(FuncAgent(asks), make_card(), store=store, push_sender=sender)
+    auth = AuthenticationInfo(scheme="Basic", other_schemes=("Bearer",), credentials="c")
+    hook = TaskPushNotificationConfig(url="https://client.example/hook", authentication=auth)
+    with pytest.raises(InvalidParamsError, match=r"one scheme is supported.*'Basic', 'Bearer'"):
+        await handler.on_send_message(send(push=hook))
+    assert (await store.list(None)).total_size == 0
+    task = await handler.on_send_message(send())
+    assert isinstance(task, Task)
+    with pytest.raises(InvalidParamsError, match=r"authentication\.schemes") as refused:
+        await handler.on_create_task_push_notification_config(attrs.evolve(hook, task_id=task.id))
+    assert refused.value.data == {"field": "authentication.schemes"}
+    assert await store.list_push_configs(task.id) == []
+    one = attrs.evolve(hook, task_id=task.id, authentication=AuthenticationInfo(scheme="Basic"))
+    assert (await handler.on_create_task_push_notification_config(one)).authentication == (
+        one.authentication
+    )
+    await handler.aclose()
+    await store.aclose()
 
 
 async def test_push_operations_need_the_capability() -> None:

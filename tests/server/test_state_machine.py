@@ -38,6 +38,7 @@ from a2a_models import (
     TaskStatusUpdateEvent,
     UnsupportedOperationError,
 )
+from a2a_models.models import state_of
 from a2a_models.server import (
     Agent,
     AgentEvent,
@@ -46,7 +47,6 @@ from a2a_models.server import (
     RequestHandler,
     StoredTask,
 )
-from a2a_models.server._lifecycle import state_of
 
 from ._support import make_card, send, settle
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from a2a_models.stores import (
     SQLiteTaskStore,
     _migrations,
 )
+from a2a_models.stores._common import encode_event
 
 
 def _task(task_id: str, state: TaskState = TaskState.WORKING) -> Task:
@@ -159,6 +161,114 @@ async def test_a_failed_delivery_stays_owed_and_resume_sends_the_latest_status(
     await store.aclose()
     assert PushDispatcher(hook, InMemoryTaskStore()).durable is False
     assert await PushDispatcher(hook, InMemoryTaskStore()).resume(30) == 0
+
+
+# --- cost: the owed event only ----------------------------------------------------------
+
+
+def _artifact(task_id: str) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id=task_id,
+        context_id="ctx",
+        artifact=Artifact(artifact_id="a", parts=(TextPart(text="x"),)),
+    )
+
+
+async def _log_after(store: Any, task_id: str, count: int, pg_dsn: str | None) -> None:
+    """``count`` artifact events logged after the task's last one."""
+    if pg_dsn is None or count <= 100:
+        for _ in range(count):
+            await store.append_event(task_id, _artifact(task_id))
+        return
+    import psycopg
+
+    # 10,000 appends one by one take seconds of PostgreSQL: rows of one event each (the
+    # form of a log from before chunks, which the store reads as it reads chunks).
+    q = f'"{store.schema}"'
+    data = encode_event(_artifact(task_id))
+    with psycopg.connect(pg_dsn) as conn:
+        key, last = conn.execute(
+            f"SELECT key, last_seq FROM {q}.a2a_tasks WHERE id = %s", (task_id,)
+        ).fetchone()
+        conn.execute(
+            f"INSERT INTO {q}.a2a_task_events (task_key, seq, event)"
+            " SELECT %s, s, %s FROM generate_series(%s::bigint, %s::bigint) s",
+            (key, data, last + 1, last + count),
+        )
+        conn.execute(
+            f"UPDATE {q}.a2a_tasks SET last_seq = %s, version = version + 1 WHERE id = %s",
+            (last + count, task_id),
+        )
+
+
+async def _events_read_by_resume(
+    store: Any, later: int, monkeypatch: pytest.MonkeyPatch, pg_dsn: str | None
+) -> int:
+    """Events the resume of a task's owed status reads, with ``later`` events after it."""
+    task_id = f"t{later}"
+    await store.create(_task(task_id), None, event=_task(task_id))
+    await _configs(store, task_id, "c1")
+    store.push_claim_ttl = 0.0
+    seq = await _write(store, task_id, _status(task_id, TaskState.INPUT_REQUIRED))
+    await _log_after(store, task_id, later, pg_dsn)
+    module = sys.modules[type(store).__module__]
+    read = [0]
+    expand = module.expand_events
+
+    def counting(rows: Any, *args: Any) -> Any:
+        rows = list(rows)
+        read[0] += len(rows)
+        return expand(rows, *args)
+
+    hook = _Hook()
+    hook.down = False
+    push = PushDispatcher(hook, store)
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "expand_events", counting)
+        assert await push.resume(30) == 1
+        await push.idle()
+    assert [getattr(item, "status", None) for item in hook.sent] == [
+        _status(task_id, TaskState.INPUT_REQUIRED).status
+    ]
+    assert seq == 2
+    return read[0]
+
+
+async def test_resume_reads_the_owed_event_only_however_many_follow(
+    two: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    store = two[0]
+    dsn = request.getfixturevalue("pg_dsn") if isinstance(store, PostgresTaskStore) else None
+    few = await _events_read_by_resume(store, 10, monkeypatch, dsn)
+    many = await _events_read_by_resume(store, 10_000, monkeypatch, dsn)
+    # It read the log from the owed event to its end: 11 and 10,001 events.
+    assert (few, many) == (1, 1)
+
+
+async def test_event_at_reads_one_event_from_every_store(tmp_path: Path) -> None:
+    class Older(InMemoryTaskStore):  # a store written before event_at: the default
+        reads = 0
+        event_at = TaskStore.event_at
+
+        async def events_after(self, task_id: str, seq: int) -> list[Any]:
+            Older.reads += 1
+            return await super().events_after(task_id, seq)
+
+    for store in (InMemoryTaskStore(), Older()):
+        await store.create(_task("t"), None, event=_task("t"))
+        for _ in range(3):
+            await store.append_event("t", _artifact("t"))
+        assert await store.event_at("t", 1) == _task("t")
+        assert await store.event_at("t", 4) == _artifact("t")
+        for absent in (0, 5, -1):
+            assert await store.event_at("t", absent) is None
+        assert await store.event_at("nope", 1) is None
+    assert Older.reads == 6
+    async with SQLiteTaskStore(tmp_path / "one.db") as sqlite_store:
+        await sqlite_store.create(_task("t"), None, event=_task("t"))
+        await sqlite_store.append_event("t", _artifact("t"))
+        assert await sqlite_store.event_at("t", 2) == _artifact("t")
+        assert await sqlite_store.event_at("t", 3) is None
 
 
 # --- cost: the owed rows only ----------------------------------------------------------
@@ -289,3 +399,43 @@ async def test_postgres_upgrade_to_11_owes_nothing_old_and_version_10_refuses_it
         with pytest.raises(SchemaVersionError, match="version 11"):
             await old.open()
         await old.aclose()
+
+
+# --- one rule: which events carry a status ---------------------------------------------
+
+
+def test_owed_events_are_the_status_events_of_the_one_rule() -> None:
+    import ast
+    import types
+
+    from a2a_models.client._resume import _ends_stream
+    from a2a_models.models import state_of
+    from a2a_models.stores._sqlstore import TaskWrite
+
+    items: list[StreamResponse] = [
+        _task("t", TaskState.COMPLETED),
+        _status("t", TaskState.INPUT_REQUIRED),
+        _artifact("t"),
+        Message.agent("hi"),
+    ]
+    assert [state_of(item) for item in items] == [
+        TaskState.COMPLETED,
+        TaskState.INPUT_REQUIRED,
+        None,
+        None,
+    ]
+    for item in items:
+        owed = TaskWrite.owed.fget(types.SimpleNamespace(event=item))  # type: ignore[attr-defined]
+        assert owed is (state_of(item) is not None)
+    assert _ends_stream(_artifact("t"), False) is False
+    # Stores, server and client import the rule; none spells it out again.
+    root = Path(__file__).resolve().parents[2] / "src" / "a2a_models"
+    twins = [
+        f"{path.relative_to(root)}:{node.name}"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+        and node.name in ("state_of", "_state")
+        and "TaskStatusUpdateEvent" in ast.unparse(node)
+    ]
+    assert twins == ["models/_events.py:state_of"]

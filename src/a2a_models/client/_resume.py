@@ -19,7 +19,6 @@ import attrs
 
 from .. import models as m
 from .._closing import aclose_if_closable
-from .._state import TaskState
 from ..errors import TransportError, UnsupportedOperationError
 
 __all__ = ["BrokenStreamError", "Reconnect", "resumed_stream"]
@@ -64,14 +63,6 @@ class Reconnect:
         return float(seconds * (1 + random.random() / 10))
 
 
-def _state(item: object) -> TaskState | None:
-    if isinstance(item, m.Task):
-        return item.status.state
-    if isinstance(item, m.TaskStatusUpdateEvent):
-        return item.status.state
-    return None
-
-
 def _task_id(item: object) -> str | None:
     if isinstance(item, m.Task):
         return item.id
@@ -86,7 +77,7 @@ def _ends_stream(item: object, previous: bool) -> bool:
         return True
     if isinstance(item, m.TaskStatusUpdateEvent) and item.final:
         return True  # 0.3 marks the last event
-    state = _state(item)
+    state = m.state_of(item)
     if state is None:
         return previous  # an artifact update does not change the state
     return state.is_terminal or state.is_interrupted

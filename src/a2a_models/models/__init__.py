@@ -17,6 +17,7 @@ from ._events import (
     StreamResponse,
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
+    state_of,
 )
 from ._parts import DataPart, FilePart, Part, TextPart
 from ._push import AuthenticationInfo, TaskPushNotificationConfig
@@ -107,5 +108,6 @@ __all__ = [
     "Timestamp",
     "can_transition",
     "new_id",
+    "state_of",
     "utc_now",
 ]

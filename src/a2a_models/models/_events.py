@@ -6,6 +6,7 @@ from typing import TypeAlias
 
 import attrs
 
+from .._state import TaskState
 from ._base import JSONObject
 from ._task import Artifact, Message, Task, TaskStatus
 from .rules import boolean, instance_of, optional_json_object, required_str
@@ -15,6 +16,7 @@ __all__ = [
     "StreamResponse",
     "TaskArtifactUpdateEvent",
     "TaskStatusUpdateEvent",
+    "state_of",
 ]
 
 
@@ -58,3 +60,14 @@ class TaskArtifactUpdateEvent:
 StreamResponse: TypeAlias = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 #: The result of ``SendMessage``: a task or a direct message.
 SendMessageResponse: TypeAlias = Task | Message
+
+
+def state_of(item: object) -> TaskState | None:
+    """The task state a stream item sets (a ``Task`` or a status update), else ``None``.
+
+    The one rule of what counts as a task's status: a stream ends at it, a push
+    config is owed it, a client's resumed stream stops at it.
+    """
+    if isinstance(item, Task | TaskStatusUpdateEvent):
+        return item.status.state
+    return None

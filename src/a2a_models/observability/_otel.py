@@ -598,6 +598,7 @@ _STORE_METHODS = frozenset(
         "list",
         "append_event",
         "events_after",
+        "event_at",
         "set_push_config",
         "get_push_config",
         "list_push_configs",

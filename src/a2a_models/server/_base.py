@@ -262,11 +262,7 @@ class A2AServer:
             params = decode_rest_params(route, path_params, query, body)
             spec = route.spec
             if spec.streaming:
-                after = (
-                    resume_point(hdrs.get("last-event-id"))
-                    if spec.handler == "on_subscribe_to_task"
-                    else None
-                )
+                after = resume_point(hdrs.get("last-event-id"), spec)
                 events = await self._stream_events(
                     dispatch(self, spec, params, call, after_seq=after, binding="http"),
                     lambda stream: self._rest_events(spec, stream, version),
@@ -443,11 +439,7 @@ class A2AServer:
     ) -> Reply | StreamingReply:
         try:
             _, params, call = await self._prepare(request, headers, version)
-            after = (
-                resume_point(headers.get("last-event-id"))
-                if spec.handler == "on_subscribe_to_task"
-                else None
-            )
+            after = resume_point(headers.get("last-event-id"), spec)
             events = await self._stream_events(
                 dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc"),
                 lambda stream: self._events(request, spec, stream, version),

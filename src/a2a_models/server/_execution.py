@@ -24,10 +24,10 @@ from .._closing import aclose_if_closable
 from .._outages import log_failure, one_line, traceback_of
 from .._state import TaskState
 from ..errors import A2AError, InvalidAgentResponseError
-from ..models import Message, Task, TaskStatusUpdateEvent, utc_now
+from ..models import Message, Task, TaskStatusUpdateEvent, state_of, utc_now
 from ._agent import Agent, AgentEvent
 from ._eager import start_eager_task
-from ._lifecycle import merge_metadata, state_of, track_chunks
+from ._lifecycle import merge_metadata, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished, unrecorded
 from ._store import LeaseLostError

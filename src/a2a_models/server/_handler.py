@@ -150,6 +150,23 @@ class RequestHandler:
         if not self.push_notifications:
             raise PushNotificationNotSupportedError()
 
+    async def _check_push(
+        self, config: TaskPushNotificationConfig, task_id: str, *, limit: bool = True
+    ) -> None:
+        """Refuse (``InvalidParams``) a push config that could not be stored or sent."""
+        auth = config.authentication
+        if auth is not None and auth.other_schemes:
+            # 0.3 took a list of schemes: a webhook gets one Authorization header, and
+            # 1.0 (which the stores keep configs in) holds one scheme.
+            schemes = ", ".join(repr(s) for s in (auth.scheme, *auth.other_schemes))
+            raise InvalidParamsError(
+                f"pushNotificationConfig.authentication.schemes: one scheme is supported "
+                f"(it names the webhook's Authorization header), got {schemes}",
+                {"field": "authentication.schemes"},
+            )
+        if self._push is not None:
+            await self._push.check(config, task_id, limit=limit)
+
     def _check_extensions(self, call: CallContext) -> None:
         missing = [
             ext.uri
@@ -270,8 +287,8 @@ class RequestHandler:
         config = request.configuration
         if config is not None and config.task_push_notification_config is not None:
             self._require_push()
-            if self._push is not None:  # a bad webhook URL is refused before any task exists
-                await self._push.check(config.task_push_notification_config, "", limit=False)
+            # A config that cannot be stored or sent is refused before any task exists.
+            await self._check_push(config.task_push_notification_config, "", limit=False)
         message = request.message
         if message.task_id:
             run = await self._continue(request, call, tenant)
@@ -593,8 +610,7 @@ class RequestHandler:
             raise InvalidParamsError("taskId is required", {"field": "taskId"})
         tenant = self._tenant(config.tenant, call)
         await self._require_task(config.task_id, call, tenant)
-        if self._push is not None:
-            await self._push.check(config, config.task_id)
+        await self._check_push(config, config.task_id)
         stored = attrs.evolve(config, id=config.id or self._new_id(), tenant=tenant)
         return await self.store.set_push_config(config.task_id, stored)
 

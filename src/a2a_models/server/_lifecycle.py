@@ -28,6 +28,7 @@ from ..models import (
     TaskStatus,
     TaskStatusUpdateEvent,
     TextPart,
+    state_of,
 )
 
 __all__ = [
@@ -381,15 +382,6 @@ def track_chunks(closed: frozenset[str], event: Event) -> frozenset[str]:
     if event.last_chunk:
         return closed | {artifact_id}
     return closed - {artifact_id} if artifact_id in closed else closed
-
-
-def state_of(event: Event) -> TaskState | None:
-    """The task state an event sets, if it sets one."""
-    if isinstance(event, TaskStatusUpdateEvent):
-        return event.status.state
-    if isinstance(event, Task):
-        return event.status.state
-    return None
 
 
 def closes_stream(event: Event, *, on_interrupted: bool) -> bool:

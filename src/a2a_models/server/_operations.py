@@ -183,8 +183,14 @@ def error_for(exc: BaseException, method: str) -> JSONRPCError:
     return InternalError()
 
 
-def resume_point(value: str | None) -> int | None:
-    """The ``after_seq`` of a ``Last-Event-ID`` value (``None``: not a resume)."""
+def resume_point(value: str | None, spec: MethodSpec | None = None) -> int | None:
+    """The ``after_seq`` of a ``Last-Event-ID`` value (``None``: not a resume).
+
+    ``spec``: the method the value came with, on any binding; only ``SubscribeToTask``
+    resumes a stream (any other's value is ignored, unread).
+    """
+    if spec is not None and spec.handler != "on_subscribe_to_task":
+        return None
     if value is None or not value.strip():
         return None
     text = value.strip()

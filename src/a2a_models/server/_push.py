@@ -226,13 +226,21 @@ class PushDispatcher:
             key = (task_id, config_id)
             if key in self._hooks.workers:  # being delivered here: it marks it when done
                 continue
-            events = await self._store.events_after(task_id, seq - 1)
-            item = next((event for at, event in events if at == seq), None)
+            item = await self._event_at(task_id, seq)
             config = await self._store.get_push_config(task_id, config_id)
             if item is None or config is None:  # its task or config is gone
                 continue
             self._hooks.put(key, (config, (seq, item), False))
         return len(owed)
+
+    async def _event_at(self, task_id: str, seq: int) -> StreamResponse | None:
+        # A store that is no TaskStore (a wrapper, say) may lack the method: the
+        # default reads it from the log, as before it existed.
+        read = getattr(self._store, "event_at", None)
+        if read is None:
+            return await TaskStore.event_at(self._store, task_id, seq)
+        event: StreamResponse | None = await read(task_id, seq)
+        return event
 
     async def _route(self, task_id: str, item: tuple[int | None, StreamResponse]) -> None:
         # Configs are read as the item comes up: one deleted before gets nothing more.

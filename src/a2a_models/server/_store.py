@@ -262,6 +262,17 @@ class TaskStore(abc.ABC):
     async def events_after(self, task_id: str, seq: int) -> _Events:
         """The logged events with a sequence number greater than ``seq``, in order."""
 
+    async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
+        """The logged event number ``seq`` (``None``: no such event, or no such task).
+
+        Reads that one event, whatever follows it (the push dispatcher's resume). This
+        default reads the log from ``seq`` to its end, for a store written before the
+        method: a store overrides it with a read of the one event.
+        """
+        return next(
+            (event for at, event in await self.events_after(task_id, seq - 1) if at == seq), None
+        )
+
     @abc.abstractmethod
     async def set_push_config(
         self, task_id: str, config: TaskPushNotificationConfig
@@ -661,6 +672,13 @@ class InMemoryTaskStore(TaskStore):
         if record is None:
             return []
         return record.events[max(seq, 0) :]
+
+    async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        if record is None or not 0 < seq <= len(record.events):
+            return None
+        return record.events[seq - 1][1]
 
     # -- push configs --------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
-from ..models import JSONObject, StreamResponse, Task
+from ..models import JSONObject, StreamResponse, Task, state_of
 from ._agent import CallContext
-from ._lifecycle import apply_event, merge_metadata, replace_task, state_of
+from ._lifecycle import apply_event, merge_metadata, replace_task
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished

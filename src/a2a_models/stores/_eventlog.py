@@ -59,6 +59,7 @@ from ._common import (
 __all__ = [
     "CHUNK_BYTES",
     "CHUNK_EVENTS",
+    "NO_END",
     "append_to",
     "compact_event",
     "expand_event",
@@ -76,6 +77,9 @@ _MARK = "$"
 #: The most events, and the most bytes of stored forms, one chunk row holds.
 CHUNK_EVENTS = 32
 CHUNK_BYTES = 2048
+
+#: A seq above every logged one (the largest 64-bit integer both databases hold).
+NO_END = 2**63 - 1
 
 _CHUNK = b"\x01"
 # Most frequent last (deflate reaches nearer strings with fewer bits). Never change.

@@ -42,6 +42,7 @@ from ._common import (
 )
 from ._eventlog import (
     CHUNK_EVENTS,
+    NO_END,
     append_to,
     expand_events,
     inline_artifact,
@@ -722,6 +723,14 @@ class PostgresTaskStore(SQLTaskStore):
         return await self._run(append)
 
     async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
+        return await self._logged(task_id, seq, NO_END)
+
+    async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
+        events = await self._logged(task_id, seq - 1, seq)
+        return events[0][1] if events else None
+
+    async def _logged(self, task_id: str, seq: int, until: int) -> builtins.list[LoggedEvent]:
+        """The logged events numbered after ``seq`` and up to ``until``, in order."""
         if not self._ok(task_id):
             return []
 
@@ -740,14 +749,14 @@ class PostgresTaskStore(SQLTaskStore):
                 # A chunk starting up to CHUNK_EVENTS - 1 before seq + 1 may hold it.
                 cursor = await conn.execute(
                     f"SELECT seq, event FROM {self._events}"
-                    " WHERE task_key = %s AND seq > %s ORDER BY seq",
-                    (task_key, max(seq, 0) - CHUNK_EVENTS),
+                    " WHERE task_key = %s AND seq > %s AND seq <= %s ORDER BY seq",
+                    (task_key, max(seq, 0) - CHUNK_EVENTS, until),
                 )
                 rows = [
                     (int(first) + i, form)
                     for first, data in await cursor.fetchall()
                     for i, form in enumerate(unpack(bytes(data)))
-                    if int(first) + i > seq
+                    if seq < int(first) + i <= until
                 ]
                 referenced = referenced_rows(data for _, data in rows)
                 messages: dict[int, bytes | str] = {}

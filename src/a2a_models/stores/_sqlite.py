@@ -41,7 +41,7 @@ from ._common import (
     task_columns,
     whole_messages,
 )
-from ._eventlog import expand_events, inline_artifact, referenced_rows, with_context
+from ._eventlog import NO_END, expand_events, inline_artifact, referenced_rows, with_context
 from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
 from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
 
@@ -587,6 +587,14 @@ class SQLiteTaskStore(SQLTaskStore):
         return await self._run(append)
 
     async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
+        return await self._logged(task_id, seq, NO_END)
+
+    async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
+        events = await self._logged(task_id, seq - 1, seq)
+        return events[0][1] if events else None
+
+    async def _logged(self, task_id: str, seq: int, until: int) -> builtins.list[LoggedEvent]:
+        """The logged events numbered after ``seq`` and up to ``until``, in order."""
         if not self._ok(task_id):
             return []
 
@@ -600,8 +608,8 @@ class SQLiteTaskStore(SQLTaskStore):
                 task_key, context_id = task
                 rows = db.execute(
                     "SELECT seq, event FROM a2a_task_events WHERE task_key = ? AND seq > ?"
-                    " ORDER BY seq",
-                    (task_key, max(seq, 0)),
+                    " AND seq <= ? ORDER BY seq",
+                    (task_key, max(seq, 0), until),
                 ).fetchall()
                 referenced = referenced_rows(data for _, data in rows)
                 messages: dict[int, bytes | str] = {}

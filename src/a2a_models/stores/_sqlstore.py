@@ -24,7 +24,7 @@ from ..models import (
     StreamResponse,
     Task,
     TaskPushNotificationConfig,
-    TaskStatusUpdateEvent,
+    state_of,
 )
 from ..server import (
     ConcurrentModificationError,
@@ -297,7 +297,7 @@ class TaskWrite:
     def owed(self) -> bool:
         """Whether the task's push configs are owed :attr:`event`: it carries a status, as
         the engine's push notifications (§3.5.1)."""
-        return isinstance(self.event, Task | TaskStatusUpdateEvent)
+        return state_of(self.event) is not None
 
     def check(self, row: Sequence[Any] | None) -> None:
         """Raise unless the stored ``row`` (starting ``version, lease_epoch``; ``None``: no

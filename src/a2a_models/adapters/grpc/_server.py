@@ -202,11 +202,7 @@ class A2AServicer:
             assert task is not None
             try:
                 params, call, headers = await self._prepare(spec, raw, context)
-                after = (
-                    resume_point(headers.get(LAST_EVENT_ID_KEY))
-                    if spec.handler == "on_subscribe_to_task"
-                    else None
-                )
+                after = resume_point(headers.get(LAST_EVENT_ID_KEY), spec)
                 stream = await dispatch(
                     self.server, spec, params, call, after_seq=after, binding="grpc"
                 )

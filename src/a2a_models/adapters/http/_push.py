@@ -9,7 +9,8 @@ Each notification is one ``POST`` of the StreamResponse (1.0 ProtoJSON,
 ``Content-Type: application/a2a+json``) to ``config.url`` with
 ``Authorization: {scheme} {credentials}`` from ``config.authentication`` and
 ``X-A2A-Notification-Token: {token}`` when the config has a token. Failures
-(connection errors, timeouts, 408/425/429 and 5xx answers) are retried with
+(a host name that does not resolve, connection errors, timeouts, 408/425/429 and
+5xx answers) are retried with
 exponential backoff, a bounded number of times; any other answer is final.
 The engine calls senders in a background task per task, in order, so a slow
 webhook never holds up the task; every attempt still has a timeout, for all
@@ -52,6 +53,7 @@ import ipaddress
 import logging
 import math
 import random
+import re
 import socket
 import ssl
 import time
@@ -119,6 +121,11 @@ _TARGET: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar
 
 class UnsafeWebhookURLError(A2AError, ValueError):
     """The webhook URL is refused by the SSRF guard (or is not a valid http(s) URL)."""
+
+
+class _UnresolvedHostError(UnsafeWebhookURLError):
+    """The webhook's host name did not resolve: at delivery, possibly for now only (a
+    DNS outage), so that is tried again like a refused connection."""
 
 
 class WebhookDeliveryError(A2AError):
@@ -306,6 +313,21 @@ def _header_value_problem(value: str) -> str | None:
     return None
 
 
+#: An HTTP authentication scheme is a token (RFC 9110 §11.1, §5.6.2).
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _scheme_problem(scheme: str) -> str | None:
+    """Why ``scheme`` (a valid header value) cannot start an ``Authorization`` header."""
+    if _TOKEN.fullmatch(scheme):
+        return None
+    bad = next(c for c in scheme if not _TOKEN.fullmatch(c))
+    return (
+        f"contains {bad!r}: an HTTP authentication scheme is one token "
+        "(such as Bearer or Basic; the credentials go in authentication.credentials)"
+    )
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
@@ -350,7 +372,8 @@ class WebhookPushSender(PushNotificationSender):
       ``async (host, port) -> [address, ...]`` replacing ``getaddrinfo``;
       ``resolve_timeout``: seconds a host name's lookup may take (it is done when
       a config is created and before each delivery; a host that does not resolve
-      in time is refused as one that does not resolve).
+      in time is one that does not resolve: refused when a config is created, tried
+      again like a refused connection at a delivery).
 
     Connections are kept open and reused for later notifications to the same
     host name (the answer's body is read and dropped, up to 64 KiB and 1 s; a
@@ -453,6 +476,8 @@ class WebhookPushSender(PushNotificationSender):
             ("authentication.credentials", auth.credentials if auth is not None else None),
         ):
             reason = _header_value_problem(value or "")
+            if reason is None and field == "authentication.scheme" and value:
+                reason = _scheme_problem(value)
             if reason is not None:
                 raise InvalidParamsError(
                     f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header",
@@ -495,16 +520,20 @@ class WebhookPushSender(PushNotificationSender):
                 async with asyncio.timeout(self.resolve_timeout):
                     addresses = list(dict.fromkeys(await self._resolve(host, port)))
             except TimeoutError:
-                raise UnsafeWebhookURLError(
+                raise _UnresolvedHostError(
                     f"webhook host {host!r} does not resolve: no answer within "
                     f"{self.resolve_timeout:g} s"
                 ) from None
-            except (OSError, UnicodeError) as exc:
+            except UnicodeError as exc:  # not a host name at all: no lookup will pass
                 raise UnsafeWebhookURLError(
                     f"webhook host {host!r} does not resolve: {exc}"
                 ) from None
+            except OSError as exc:
+                raise _UnresolvedHostError(
+                    f"webhook host {host!r} does not resolve: {exc}"
+                ) from None
             if not addresses:
-                raise UnsafeWebhookURLError(f"webhook host {host!r} does not resolve")
+                raise _UnresolvedHostError(f"webhook host {host!r} does not resolve")
         if host.lower() in self._hosts:
             return addresses, False
         for text in addresses:
@@ -584,7 +613,8 @@ class WebhookPushSender(PushNotificationSender):
             await self._send(config, item)
 
     async def _send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
-        addresses, pin = await self._vet(config.url)
+        addresses: list[str] | None = None
+        pin = False
         body = codec.encode(item, "1.0", as_type=m.StreamResponse)
         shown = display_url(config.url)
         host = urlsplit(config.url).netloc.lower()
@@ -599,6 +629,17 @@ class WebhookPushSender(PushNotificationSender):
                 if pause:
                     await asyncio.sleep(pause)
             wait: float | None = None
+            if addresses is None:
+                # Looked up until it answers: a DNS outage passes like a refused connection
+                # (an answer the guard refuses is final: it raises).
+                try:
+                    addresses, pin = await self._vet(config.url)
+                except _UnresolvedHostError as exc:
+                    last, status = str(exc), None
+                    if attempt + 1 == attempts:
+                        break
+                    await self._pause(attempt, shown, last, None)
+                    continue
             headers = self.headers(config)
             url = config.url
             extensions: dict[str, str] = {}
@@ -640,19 +681,7 @@ class WebhookPushSender(PushNotificationSender):
                 _TARGET.reset(token)
             if attempt + 1 == attempts:
                 break
-            delay = min(self.max_backoff, self.backoff * 2**attempt)
-            delay *= 1 + random.random() / 4
-            if wait is not None:
-                delay = min(self.max_backoff, max(delay, wait))
-            log.debug(
-                "push to %s failed (%s), attempt %d of %d; retrying in %.2f s",
-                shown,
-                last,
-                attempt + 1,
-                self.max_attempts,
-                delay,
-            )
-            await asyncio.sleep(delay)
+            await self._pause(attempt, shown, last, wait)
         if config.url in self._down:  # already (before this one, or by another task meanwhile)
             self._down[config.url] += 1
             raise WebhookDownError(f"webhook {shown} is down: {last}", status)
@@ -664,6 +693,22 @@ class WebhookPushSender(PushNotificationSender):
             "notifications get one attempt each until one is delivered",
             status,
         )
+
+    async def _pause(self, attempt: int, shown: str, last: str, wait: float | None) -> None:
+        """Back off after failed attempt number ``attempt`` (``wait``: a ``Retry-After``)."""
+        delay = min(self.max_backoff, self.backoff * 2**attempt)
+        delay *= 1 + random.random() / 4
+        if wait is not None:
+            delay = min(self.max_backoff, max(delay, wait))
+        log.debug(
+            "push to %s failed (%s), attempt %d of %d; retrying in %.2f s",
+            shown,
+            last,
+            attempt + 1,
+            self.max_attempts,
+            delay,
+        )
+        await asyncio.sleep(delay)
 
     def retry_later(self, error: Exception) -> bool:
         """A notification is owed again after a failure that is not the webhook's answer

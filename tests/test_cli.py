@@ -491,17 +491,19 @@ def test_follow_of_a_stalled_server_does_not_hang(
 
     # A server that stops sending (SIGSTOP: as a half-open connection, not even its
     # keep-alives arrive) left `follow` waiting for ever: streams had no idle bound.
-    # Over gRPC too (it has no keep-alives: a quiet stream is re-subscribed instead).
+    # Over gRPC too: its keep-alive ping goes unanswered (0.3 s here, not 60 s).
     monkeypatch.setattr(_commands, "STREAM_IDLE_TIMEOUT", 0.5)
     args = ("--agent", "cli_agent:CliAgent", "--store", "memory:")
+    keepalive: tuple[str, ...] = ()
     if transport == "grpc":
         pytest.importorskip("grpc")
-        args += ("--grpc-port", "0")
+        args += ("--grpc-port", "0", "--grpc-keepalive", "0.3")
+        keepalive = ("--keepalive", "0.3")
     served = Server(agent_dir, *args)
     try:
         task_id = task_id_of(cli("send", served.url, "slow", "--no-wait", "--json"))
         status: list[int] = []
-        argv = ["follow", served.url, task_id, "--transport", transport]
+        argv = ["follow", served.url, task_id, "--transport", transport, *keepalive]
         follower = threading.Thread(target=lambda: status.append(main(argv)), daemon=True)
         follower.start()
         deadline = time.monotonic() + TIMEOUT

@@ -301,9 +301,11 @@ async def test_our_client_resumes_an_sdk_stream_from_a_fresh_task_snapshot() -> 
     # The SDK's server sends no event ids (and ignores last-event-id): a stream of ours
     # resumed there starts again with the whole Task, as SubscribeToTask does, not an error.
     resume = Reconnect(attempts=1, delay=0.01)
+    # Without keep-alive pings the idle limit bounds the silence between events too.
+    quiet = {"idle_timeout": 0.3, "keepalive_time": None}
     async with (
         sdk_server() as url,
-        GrpcClient(url, timeout=10, idle_timeout=0.3, reconnect=resume) as client,
+        GrpcClient(url, timeout=10, reconnect=resume, **quiet) as client,
     ):
         waiting = await client.send_message(
             Message.user("wait"), configuration=m.SendMessageConfiguration(return_immediately=True)

@@ -16,7 +16,7 @@ from a2a_models.adapters.grpc import SERVICE_NAME, GrpcClient, GrpcServer, to_pr
 from a2a_models.adapters.grpc._events import EVENT_ID_FIELD, event_id_of
 from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
 from a2a_models.client import BrokenStreamError, Reconnect
-from a2a_models.errors import InvalidAgentResponseError
+from a2a_models.errors import InvalidAgentResponseError, InvalidRequestError
 from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
 from tests.http._server_support import make_card
 
@@ -147,8 +147,12 @@ async def test_a_silent_server_does_not_hang_the_stream() -> None:
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:
+        # Without keep-alive pings the idle limit bounds the silence between events too.
         async with GrpcClient(
-            f"grpc://127.0.0.1:{port}", idle_timeout=0.3, reconnect=Reconnect(attempts=1)
+            f"grpc://127.0.0.1:{port}",
+            idle_timeout=0.3,
+            keepalive_time=None,
+            reconnect=Reconnect(attempts=1),
         ) as client:
             stream = client.subscribe("t1")
             with pytest.raises(BrokenStreamError) as info:
@@ -198,9 +202,21 @@ async def test_a_task_bigger_than_4_mib_reaches_the_client() -> None:
 
 
 async def test_a_request_over_the_servers_limit_is_not_blamed_on_the_client() -> None:
+    # gRPC refuses it with RESOURCE_EXHAUSTED and no A2A details: the client made it
+    # an InternalError (the server's fault) saying "SERVER: Received message larger
+    # than max (100059 vs. 65536)". It is the request's fault, as a 413 is over HTTP.
     server = AgentServer(StepAgent(), make_card())
     async with GrpcServer(server, max_message_bytes=64 * 1024) as gs, GrpcClient(gs.url) as client:
-        with pytest.raises(Exception) as info:
-            await client.send_message(Message.user("big " + "1" * 100_000))
-    assert not isinstance(info.value, InvalidAgentResponseError)
-    assert "SERVER: Received message larger than max (100" in str(info.value)
+        for call in (
+            client.send_message(Message.user("big " + "1" * 100_000)),
+            anext(client.send_streaming_message(Message.user("big " + "1" * 100_000))),
+        ):
+            with pytest.raises(InvalidRequestError) as info:
+                await call
+            assert info.value.data["limit"] == 64 * 1024
+            assert info.value.data["size"] > 100_000
+            assert str(info.value).startswith("[-32600] Request too large: 1000")
+            assert f"over the limit of 65536 bytes of the gRPC server at {gs.url}" in str(
+                info.value
+            )
+        assert (await client.list_tasks()).tasks == ()  # nothing reached the agent

@@ -71,7 +71,7 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     client = await _open_client(args)
     if isinstance(client, BaseHTTPClient):
         client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
-    else:  # gRPC sends no keep-alives: a quiet stream is re-subscribed, not failed
+    else:  # bounds the wait for the server's answer; then keep-alive pings watch it
         client.idle_timeout = STREAM_IDLE_TIMEOUT
     client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
     return client
@@ -81,6 +81,7 @@ async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
     headers = dict(args.header)
+    grpc_options = _grpc_keepalive(args)
     transports = TRANSPORTS[args.transport]
     if args.transport == "auto":
         from ..adapters.http import DEFAULT_BINDINGS
@@ -97,6 +98,7 @@ async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
                 headers=headers,
                 timeout=args.timeout,
                 tls=tls_context(args),
+                **grpc_options,
             )
         except CardResolutionError as exc:
             if not str(exc).startswith("no agent card"):
@@ -108,11 +110,21 @@ async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     if args.transport == "grpc":
         from ..adapters.grpc import GrpcClient
 
-        return GrpcClient(args.url, headers=headers, timeout=args.timeout)
+        return GrpcClient(args.url, headers=headers, timeout=args.timeout, **grpc_options)
     kind = RESTClient if args.transport == "rest" else HTTPClient
     return kind(
         args.url, version=version, headers=headers, timeout=args.timeout, tls=tls_context(args)
     )
+
+
+def _grpc_keepalive(args: argparse.Namespace) -> dict[str, Any]:
+    """``GrpcClient`` keep-alive options for ``--keepalive`` (none: the defaults)."""
+    seconds = getattr(args, "keepalive", None)
+    if seconds is None:
+        return {}
+    from ..adapters.grpc._keepalive import KEEPALIVE_TIMEOUT
+
+    return {"keepalive_time": seconds, "keepalive_timeout": min(seconds, KEEPALIVE_TIMEOUT)}
 
 
 # ---------------------------------------------------------------------------- send

@@ -136,6 +136,14 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
         "or whatever the card prefers (auto)",
     )
     parser.add_argument(
+        "--keepalive",
+        type=positive_number,
+        default=None,
+        metavar="SECONDS",
+        help="gRPC: ping the server after SECONDS of silence and take the connection for "
+        "dead when it does not answer (default: 60; the server must allow pings this often)",
+    )
+    parser.add_argument(
         "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
     )
     _add_output_options(parser)
@@ -427,6 +435,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="also serve gRPC (lf.a2a.v1) on this port, same agent and store (0: any; "
         "needs the grpc extra)",
     )
+    serve.add_argument(
+        "--grpc-keepalive",
+        type=positive_number,
+        default=None,
+        metavar="SECONDS",
+        help="gRPC: ping a client after SECONDS of silence and drop it when it does not "
+        "answer (default: 30; clients may ping twice as often)",
+    )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     serve.add_argument(
         "--retain-terminal",
@@ -566,6 +582,7 @@ def _run(argv: list[str]) -> int:
                 store_wait=args.store_wait,
                 front_end=args.front_end,
                 grpc_port=args.grpc_port,
+                grpc_keepalive=args.grpc_keepalive,
                 otel=args.otel,
             )
         )

@@ -267,6 +267,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     if grpc_port is not None:
         try:
             from ..adapters.grpc import GrpcServer
+            from ..adapters.grpc._keepalive import KEEPALIVE_TIMEOUT, MIN_CLIENT_PING_INTERVAL
         except ImportError as exc:
             print(f"a2a-models serve: --grpc-port needs the grpc extra ({exc})", file=sys.stderr)
             return 2
@@ -298,8 +299,17 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
 
         retention = Retention(server.handler.store, retain)
     if grpc_port is not None:
+        keepalive: dict[str, Any] = {}
+        if options.grpc_keepalive is not None:
+            seconds = options.grpc_keepalive
+            keepalive = {
+                "keepalive_time": seconds,
+                "keepalive_timeout": min(seconds, KEEPALIVE_TIMEOUT),
+                # Half: a client pinging every `seconds` is never early by a hair.
+                "min_client_ping_interval": min(seconds / 2, MIN_CLIENT_PING_INTERVAL),
+            }
         grpc_server = GrpcServer(
-            server, host=options.host, port=grpc_port, authenticator=authenticator
+            server, host=options.host, port=grpc_port, authenticator=authenticator, **keepalive
         )
     app: Any = create_app(server, base_path=base, authenticator=authenticator)
     if signer is not None:

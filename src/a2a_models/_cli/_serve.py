@@ -57,6 +57,8 @@ class ServeOptions:
     * ``front_end``: run no agent here: queue each turn in the (PostgreSQL) store
       for ``a2a-models worker`` processes (see docs/replicas.md).
     * ``grpc_port``: also serve gRPC on this port (0: any; ``None``: no gRPC).
+    * ``grpc_keepalive``: seconds of silence before gRPC pings a client (clients may
+      ping twice as often); ``None``: the default.
     * ``otel``: configure the OpenTelemetry SDK from the ``OTEL_*`` environment
       variables and trace/measure every request (see docs/observability.md).
     """
@@ -75,6 +77,7 @@ class ServeOptions:
     store_wait: float = 0.0
     front_end: bool = False
     grpc_port: int | None = None
+    grpc_keepalive: float | None = None
     #: TLS, OIDC, card signing, push and slow-client limits (see ``_cli/_security.py``).
     security: SecurityOptions = attrs.field(factory=SecurityOptions)
     otel: bool = False

@@ -12,6 +12,7 @@ from the event id this package's server appends to each event (``_events``).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,11 +33,13 @@ from ...client import (
 from ...errors import (
     A2AError,
     InvalidAgentResponseError,
+    InvalidRequestError,
     UnsupportedOperationError,
 )
 from ...protocol import MethodSpec
 from ._convert import from_proto, proto_class, to_proto
 from ._events import event_id_of
+from ._keepalive import CLIENT_KEEPALIVE_TIME, KEEPALIVE_TIMEOUT, client_options
 from ._server import SERVICE_NAME
 from ._status import error_from_rpc
 
@@ -46,6 +49,8 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "GrpcClient", "grpc_target"]
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 #: What gRPC says when a message from the server passes the channel's receive limit.
 _TOO_LARGE = "CLIENT: Received message larger than max"
+#: What a gRPC server says (RESOURCE_EXHAUSTED) of a request over its receive limit.
+_REQUEST_TOO_LARGE = re.compile(r"SERVER: Received message larger than max \((\d+) vs\. (\d+)\)")
 
 _TENANTED = (
     m.SendMessageRequest,
@@ -94,10 +99,15 @@ class GrpcClient(A2AClient):
     credentials (default: the system roots). ``tenant`` fills the requests'
     ``tenant`` field when they have none. ``max_message_bytes`` bounds each
     message from the server (a bigger one raises ``InvalidAgentResponseError``).
-    A broken stream is resumed as ``reconnect`` says; ``idle_timeout`` seconds
-    without an event (default: no limit) take the stream for dead and resume it
-    too. Other options are the client base's (``timeout`` becomes each call's
-    gRPC deadline).
+    A broken stream is resumed as ``reconnect`` says. ``keepalive_time``: ping
+    the server after that many seconds of silence (``None``: never) and take the
+    connection for dead when a ping is not answered within ``keepalive_timeout``
+    (its streams are then resumed). ``idle_timeout`` seconds (default: no limit)
+    without the server's answer to a stream take it for dead and resume it too;
+    once the server answered, a quiet stream is left to the keep-alive pings
+    (without them, or on a ``channel`` of yours, ``idle_timeout`` also bounds the
+    silence between events). Other options are the client base's (``timeout``
+    becomes each call's gRPC deadline).
     """
 
     binding = "GRPC"
@@ -118,6 +128,8 @@ class GrpcClient(A2AClient):
         max_message_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         reconnect: Reconnect | None = None,
         idle_timeout: float | None = None,
+        keepalive_time: float | None = CLIENT_KEEPALIVE_TIME,
+        keepalive_timeout: float = KEEPALIVE_TIMEOUT,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         super().__init__(
@@ -138,12 +150,15 @@ class GrpcClient(A2AClient):
         self.reconnect = reconnect or Reconnect()
         self.idle_timeout = idle_timeout
         self._owns_channel = channel is None
+        # Whether pings watch the connection, so that a quiet stream may stay quiet.
+        self._pinged = channel is None and keepalive_time is not None
         if channel is None:
             assert url is not None
             target, tls = grpc_target(url)
             opts = [
                 ("grpc.max_receive_message_length", max_message_bytes),
                 ("grpc.max_send_message_length", -1),  # the server bounds requests
+                *client_options(keepalive_time, keepalive_timeout),
                 *options,
             ]
             if tls or credentials is not None:
@@ -210,6 +225,17 @@ class GrpcClient(A2AClient):
                 f"client's limit of {self.max_message_bytes} bytes ({exc.details()}); "
                 f"raise GrpcClient(max_message_bytes=...)"
             )
+        if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
+            found = _REQUEST_TOO_LARGE.search(exc.details() or "")
+            if found is not None:
+                # gRPC refused it before the agent saw it: no A2A status, and no
+                # reason to blame the server (gRPC's fallback is InternalError).
+                size, limit = found.groups()
+                return InvalidRequestError(
+                    f"Request too large: {size} bytes, over the limit of {limit} bytes of the "
+                    f"gRPC server at {self.url} (RESOURCE_EXHAUSTED)",
+                    {"size": int(size), "limit": int(limit)},
+                )
         return error_from_rpc(exc, self.url)
 
     async def _unary(self, spec: MethodSpec, call: Any) -> Any:
@@ -251,8 +277,12 @@ class GrpcClient(A2AClient):
             async with asyncio.timeout(idle):
                 await stream.initial_metadata()
             accepted = not stream.done()  # a failed call has (empty) headers too
+            # Once the server answered, silence is the agent's business: a dead
+            # connection is found by the keep-alive pings (UNAVAILABLE), not by a
+            # timer that cannot tell a quiet agent from a dead one.
+            between = None if accepted and self._pinged else idle
             while True:
-                async with asyncio.timeout(idle):
+                async with asyncio.timeout(between):
                     raw = await stream.read()
                 if raw is grpc.aio.EOF:
                     return

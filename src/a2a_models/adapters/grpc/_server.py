@@ -45,6 +45,12 @@ from ...server import (
 )
 from ._convert import from_proto, to_proto
 from ._events import LAST_EVENT_ID_KEY, with_event_id
+from ._keepalive import (
+    KEEPALIVE_TIMEOUT,
+    MIN_CLIENT_PING_INTERVAL,
+    SERVER_KEEPALIVE_TIME,
+    server_options,
+)
 from ._pb import a2a_pb2 as pb
 from ._status import status_of
 
@@ -203,12 +209,23 @@ class A2AServicer:
             try:
                 params, call, headers = await self._prepare(spec, raw, context)
                 after = resume_point(headers.get(LAST_EVENT_ID_KEY), spec)
-                stream = await dispatch(
-                    self.server, spec, params, call, after_seq=after, binding="grpc"
-                )
-                # Sent before the first event: a client waiting for events knows the
-                # stream is open (and the server alive) even while the task is quiet.
+                # Sent before the stream starts (a new task's start waits for the
+                # agent's first event): a client waiting knows the stream is open and
+                # the server alive however long the agent is quiet. A failure to
+                # start still ends the call with its status.
                 await self._reply_headers(headers, context, always=True)
+                self._waiting.add(task)
+                try:
+                    stream = await dispatch(
+                        self.server, spec, params, call, after_seq=after, binding="grpc"
+                    )
+                finally:
+                    self._waiting.discard(task)
+            except asyncio.CancelledError:
+                if not self._closing:
+                    raise
+                await self._abort(context, _shutting_down())
+                return
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
@@ -280,6 +297,10 @@ class GrpcServer(AsyncRunning):
     ``authenticator``: an HTTP-adapter authenticator applied to the metadata.
     ``max_message_bytes`` bounds each request message (answers are not bounded:
     the client's receive limit decides, as over HTTP).
+    ``keepalive_time``: ping a client after that many seconds of silence
+    (``None``: never) and drop it when a ping is not answered within
+    ``keepalive_timeout``; client pings are accepted ``min_client_ping_interval``
+    seconds apart (see ``_keepalive``).
     """
 
     def __init__(
@@ -292,6 +313,9 @@ class GrpcServer(AsyncRunning):
         authenticator: Any = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         graceful_timeout: float = 5.0,
+        keepalive_time: float | None = SERVER_KEEPALIVE_TIME,
+        keepalive_timeout: float = KEEPALIVE_TIMEOUT,
+        min_client_ping_interval: float = MIN_CLIENT_PING_INTERVAL,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if max_message_bytes <= 0:
@@ -309,6 +333,7 @@ class GrpcServer(AsyncRunning):
             # sent whole, and the client's receive limit decides (64 MiB for ours).
             ("grpc.max_send_message_length", -1),
             ("grpc.so_reuseport", 0),
+            *server_options(keepalive_time, keepalive_timeout, min_client_ping_interval),
             *options,
         ]
         self._grpc: Any = None

@@ -242,7 +242,9 @@ async def resolve_card(
 
 
 # GrpcClient options among what connect() passes on to a client.
-_GRPC_OPTIONS = frozenset({"headers", "interceptors", "extensions", "timeout"})
+# GrpcClient options an HTTP client has no use for (HTTP/2 keep-alive pings).
+_GRPC_ONLY = frozenset({"keepalive_time", "keepalive_timeout"})
+_GRPC_OPTIONS = frozenset({"headers", "interceptors", "extensions", "timeout", *_GRPC_ONLY})
 
 
 def _version_of(interface: m.AgentInterface) -> str | None:
@@ -343,6 +345,7 @@ async def connect(
         return GrpcClient(  # type: ignore[return-value]
             interface.url, tenant=interface.tenant, card=card, **grpc_options
         )
+    options = {k: v for k, v in options.items() if k not in _GRPC_ONLY}
     url = urljoin(base, interface.url) if base else interface.url
     kind = HTTPClient if interface.protocol_binding.upper() == "JSONRPC" else RESTClient
     client = kind(

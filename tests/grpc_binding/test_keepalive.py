@@ -189,3 +189,73 @@ def test_a_stopped_server_is_found_by_the_pings(
     assert status == [1]
     assert err.count("\n") == 1 and err.startswith("a2a-models send: error: "), err
     assert "Traceback" not in err
+
+
+#: A client process that subscribes to a task and prints each event.
+_SUBSCRIBER = """
+import asyncio, sys
+from a2a_models.adapters.grpc import GrpcClient
+
+async def main():
+    async with GrpcClient(sys.argv[1]) as client:
+        async for item in client.subscribe(sys.argv[2]):
+            print(type(item).__name__, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.asyncio
+async def test_the_server_releases_the_stream_of_a_frozen_client(tmp_path: Path) -> None:
+    import asyncio
+    import subprocess
+    import sys
+
+    from a2a_models import Message
+    from a2a_models import models as m
+    from a2a_models.adapters.grpc import GrpcClient, GrpcServer
+    from a2a_models.server import Agent, AgentServer
+    from tests.http._server_support import make_card
+
+    class Quiet(Agent):
+        async def execute(self, context: Any) -> Any:
+            yield context.working("started")
+            await asyncio.sleep(3600)  # quiet for an hour
+            yield context.complete()
+
+    # A client that froze (SIGSTOP, a laptop put to sleep) kept its stream, its
+    # subscription and its connection on the server for as long as the task ran:
+    # nothing was sent on the quiet stream, so nothing failed. The server's
+    # unanswered keep-alive ping now drops it.
+    server = AgentServer(Quiet(), make_card())
+    broker = server.handler.broker  # type: ignore[attr-defined]
+    script = tmp_path / "subscriber.py"
+    script.write_text(_SUBSCRIBER)
+    async with (
+        GrpcServer(server, keepalive_time=0.3, keepalive_timeout=0.3) as gs,
+        GrpcClient(gs.url, timeout=10) as client,
+    ):
+        task = await client.send_message(
+            Message.user("go"), configuration=m.SendMessageConfiguration(return_immediately=True)
+        )
+        child = subprocess.Popen(
+            [sys.executable, str(script), gs.url, task.id],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=cli_env(),
+        )
+        try:
+            assert child.stdout is not None
+            first = await asyncio.to_thread(child.stdout.readline)
+            assert first.strip() == "Task"
+            assert broker.subscriber_count(task.id) == 1
+            child.send_signal(signal.SIGSTOP)
+            deadline = time.monotonic() + TIMEOUT
+            while broker.subscriber_count(task.id) and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert broker.subscriber_count(task.id) == 0  # old code: 1 for the hour
+            assert not gs.servicer._waiting
+        finally:
+            child.kill()
+            child.wait(10)
+        await client.cancel_task(task.id)

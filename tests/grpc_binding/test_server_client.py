@@ -306,3 +306,20 @@ async def test_tls() -> None:
         async with GrpcClient(f"grpc://127.0.0.1:{gs.port}", timeout=3) as plain:
             with pytest.raises(TransportError):
                 await plain.send_message(Message.user("echo x"))
+
+
+async def test_a_header_grpc_cannot_send_is_named_before_the_call() -> None:
+    # gRPC refused them mid-call with a C-level log line and "Failed "execute_batch":
+    # (<grpc._cython.cygrpc.SendInitialMetadataOperation object at 0x...>, ...)".
+    async with serving() as (_, client):
+        for headers, named in (
+            ({"Bad Key": "x"}, "header 'bad key' cannot be sent as gRPC metadata"),
+            ({"X-Note": "café"}, "the value of header 'x-note' cannot be sent"),
+            ({"X-Note": "a\nb"}, "the value of header 'x-note' cannot be sent"),
+        ):
+            async with GrpcClient(client.url or "", timeout=10, headers=headers) as bad:
+                with pytest.raises(ValueError, match=named):
+                    await bad.send_message(Message.user("hello"))
+                with pytest.raises(ValueError, match=named):
+                    await anext(bad.send_streaming_message(Message.user("hello")))
+        assert (await client.list_tasks()).tasks == ()  # none of them reached the server

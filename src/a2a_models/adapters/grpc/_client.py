@@ -52,6 +52,10 @@ _TOO_LARGE = "CLIENT: Received message larger than max"
 #: What a gRPC server says (RESOURCE_EXHAUSTED) of a request over its receive limit.
 _REQUEST_TOO_LARGE = re.compile(r"SERVER: Received message larger than max \((\d+) vs\. (\d+)\)")
 
+#: What gRPC accepts as a metadata key (lowercased) and as a text value (RFC 9110 VCHAR, SP).
+_METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
+_METADATA_VALUE = re.compile(r"[\x20-\x7e]*")
+
 _TENANTED = (
     m.SendMessageRequest,
     m.GetTaskRequest,
@@ -199,7 +203,21 @@ class GrpcClient(A2AClient):
 
     @staticmethod
     def _metadata(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-        return tuple((k.lower(), v) for k, v in headers.items())
+        metadata = tuple((k.lower(), v) for k, v in headers.items())
+        for key, value in metadata:
+            # gRPC refuses these only once the call is under way, with a C-level log
+            # line and an error naming its internal operations, not the header.
+            if not _METADATA_KEY.fullmatch(key):
+                raise ValueError(
+                    f"header {key!r} cannot be sent as gRPC metadata: a name is ASCII "
+                    "letters, digits, '-', '_' and '.'"
+                )
+            if not key.endswith("-bin") and not _METADATA_VALUE.fullmatch(value):
+                raise ValueError(
+                    f"the value of header {key!r} cannot be sent as gRPC metadata: "
+                    f"only printable ASCII (got {value[:40]!r})"
+                )
+        return metadata
 
     def _parse(self, tp: Any, raw: bytes) -> Any:
         try:

@@ -62,8 +62,9 @@ def tls_context(args: argparse.Namespace) -> Any:
 
 async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     """A client for ``args.url``: through its agent card, else the URL as the endpoint;
-    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence, up to
-    :data:`STREAM_RECONNECT_ATTEMPTS` times in a row."""
+    its streams are resumed after :data:`STREAM_IDLE_TIMEOUT` seconds of silence (over
+    gRPC: without the server's answer, or when a keep-alive ping goes unanswered), up
+    to :data:`STREAM_RECONNECT_ATTEMPTS` times in a row."""
     import attrs
 
     from ..adapters.http import BaseHTTPClient

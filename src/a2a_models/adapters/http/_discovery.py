@@ -300,7 +300,8 @@ async def connect(
     (HTTP+JSON) or, when the card prefers gRPC and the grpc extra is
     installed, a :class:`~a2a_models.adapters.grpc.GrpcClient`, speaking the interface's version, with its ``tenant``, and
     with ``client.card`` set. ``options`` go to the client (``headers``,
-    ``interceptors``, ``timeouts``, ``reconnect``, ...); ``headers`` are also
+    ``interceptors``, ``timeouts``, ``reconnect``, ...; ``keepalive_time`` and
+    ``keepalive_timeout`` only for gRPC); ``headers`` are also
     sent when fetching the card. Relative interface URLs are resolved against
     the card's URL (``card_url``, or ``target`` when it is a URL).
     ``verifier`` checks the card's signatures (see :func:`resolve_card`).

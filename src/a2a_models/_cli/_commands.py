@@ -123,7 +123,7 @@ def _grpc_keepalive(args: argparse.Namespace) -> dict[str, Any]:
     seconds = getattr(args, "keepalive", None)
     if seconds is None:
         return {}
-    from ..adapters.grpc._keepalive import KEEPALIVE_TIMEOUT
+    from ..adapters.grpc import KEEPALIVE_TIMEOUT
 
     return {"keepalive_time": seconds, "keepalive_timeout": min(seconds, KEEPALIVE_TIMEOUT)}
 

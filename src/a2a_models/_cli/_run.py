@@ -266,8 +266,7 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
     grpc_server: Any = None
     if grpc_port is not None:
         try:
-            from ..adapters.grpc import GrpcServer
-            from ..adapters.grpc._keepalive import KEEPALIVE_TIMEOUT, MIN_CLIENT_PING_INTERVAL
+            from ..adapters.grpc import KEEPALIVE_TIMEOUT, MIN_CLIENT_PING_INTERVAL, GrpcServer
         except ImportError as exc:
             print(f"a2a-models serve: --grpc-port needs the grpc extra ({exc})", file=sys.stderr)
             return 2

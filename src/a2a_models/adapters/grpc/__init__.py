@@ -9,6 +9,8 @@
 * :func:`to_proto` / :func:`from_proto` - direct model <-> protobuf
   conversion; :func:`proto_class` names the message class of a model;
   :data:`pb` is the generated ``lf.a2a.v1`` module (``a2a_pb2``).
+* ``*_KEEPALIVE_TIME``, ``KEEPALIVE_TIMEOUT``, ``MIN_CLIENT_PING_INTERVAL`` - the
+  default HTTP/2 keep-alive pings (seconds) of the client and the server.
 
 Importing :mod:`a2a_models` never imports this package; names load on first use.
 """
@@ -21,16 +23,26 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._client import DEFAULT_MAX_RESPONSE_BYTES, GrpcClient, grpc_target
     from ._convert import from_proto, proto_class, to_proto
+    from ._keepalive import (
+        CLIENT_KEEPALIVE_TIME,
+        KEEPALIVE_TIMEOUT,
+        MIN_CLIENT_PING_INTERVAL,
+        SERVER_KEEPALIVE_TIME,
+    )
     from ._pb import a2a_pb2 as pb
     from ._server import DEFAULT_MAX_MESSAGE_BYTES, SERVICE_NAME, A2AServicer, GrpcServer
 
 __all__ = [
+    "CLIENT_KEEPALIVE_TIME",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "SERVICE_NAME",
     "A2AServicer",
     "GrpcClient",
     "GrpcServer",
+    "KEEPALIVE_TIMEOUT",
+    "MIN_CLIENT_PING_INTERVAL",
+    "SERVER_KEEPALIVE_TIME",
     "from_proto",
     "grpc_target",
     "pb",
@@ -45,6 +57,10 @@ _WHERE = {
     "from_proto": "._convert",
     "proto_class": "._convert",
     "to_proto": "._convert",
+    "CLIENT_KEEPALIVE_TIME": "._keepalive",
+    "KEEPALIVE_TIMEOUT": "._keepalive",
+    "MIN_CLIENT_PING_INTERVAL": "._keepalive",
+    "SERVER_KEEPALIVE_TIME": "._keepalive",
     "DEFAULT_MAX_MESSAGE_BYTES": "._server",
     "SERVICE_NAME": "._server",
     "A2AServicer": "._server",

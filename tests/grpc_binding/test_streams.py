@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -220,3 +221,45 @@ async def test_a_request_over_the_servers_limit_is_not_blamed_on_the_client() ->
                 info.value
             )
         assert (await client.list_tasks()).tasks == ()  # nothing reached the agent
+
+
+async def test_cancelled_streams_leave_nothing_behind_on_the_server() -> None:
+    # 30 streams closed by their client after the first event, 30 before it: every
+    # handler, subscription and asyncio task of the server's is gone once the agents
+    # ended, and no task is left behind unfinished.
+    agent = StepAgent()
+    server = AgentServer(agent, make_card())
+    broker = server.handler.broker  # type: ignore[attr-defined]
+    async with GrpcServer(server) as gs, GrpcClient(gs.url, timeout=10) as client:
+        await client.send_message(Message.user("steps 0"))  # everything started once
+        baseline = len(asyncio.all_tasks())
+
+        async def after_first() -> None:
+            stream = client.send_streaming_message(Message.user("steps 1"))
+            await anext(stream)
+            await stream.aclose()
+
+        async def before_first() -> None:
+            stream = client.send_streaming_message(Message.user("steps 1"))
+            waiting = asyncio.ensure_future(anext(stream))
+            await asyncio.sleep(0.05)
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+            await stream.aclose()
+
+        await asyncio.gather(*[after_first() for _ in range(30)])
+        await asyncio.gather(*[before_first() for _ in range(30)])
+        for _ in range(60):
+            agent.steps.put_nowait(None)
+        async with asyncio.timeout(30):
+            while True:  # a leak times out here
+                page = await client.list_tasks(m.ListTasksRequest(page_size=100))
+                ended = {t.status.state for t in page.tasks} == {m.TaskState.COMPLETED}
+                if ended and len(asyncio.all_tasks()) <= baseline:
+                    break
+                await asyncio.sleep(0.05)
+        # A stream closed before its task existed started none; every other ran to its end.
+        assert agent.sent == len(page.tasks) - 1 >= 30
+        assert broker._subscribers == {}
+        assert gs.servicer._waiting == set()

@@ -17,7 +17,7 @@ from a2a_models.adapters.grpc import SERVICE_NAME, GrpcClient, GrpcServer, to_pr
 from a2a_models.adapters.grpc._events import EVENT_ID_FIELD, event_id_of
 from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
 from a2a_models.client import BrokenStreamError, Reconnect
-from a2a_models.errors import InvalidAgentResponseError, InvalidRequestError
+from a2a_models.errors import InvalidAgentResponseError, InvalidRequestError, TransportError
 from a2a_models.server import Agent, AgentEvent, AgentServer, RequestContext
 from tests.http._server_support import make_card
 
@@ -263,3 +263,29 @@ async def test_cancelled_streams_leave_nothing_behind_on_the_server() -> None:
         assert agent.sent == len(page.tasks) - 1 >= 30
         assert broker._subscribers == {}
         assert gs.servicer._waiting == set()
+
+
+async def test_a_stream_still_waiting_for_its_task_is_told_the_server_stops() -> None:
+    # An agent that had not said a word when the server stopped: its stream was not
+    # among those stop() ends, so it waited out the 5 s graceful period and ended
+    # with gRPC's "Cancelling all calls" (under `serve`: "the agent produced no
+    # response", an InternalError blaming the agent). It is UNAVAILABLE "shutting
+    # down" at once, as for a stream under way: the kind a client retries elsewhere.
+    started = asyncio.Event()
+
+    class Silent(Agent):
+        async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+            started.set()
+            await asyncio.sleep(3600)
+            yield context.complete()
+
+    gs = GrpcServer(AgentServer(Silent(), make_card()))
+    await gs.start()
+    async with GrpcClient(gs.url, reconnect=Reconnect(attempts=0)) as client:
+        waiting = asyncio.ensure_future(anext(client.send_streaming_message(Message.user("x"))))
+        async with asyncio.timeout(10):
+            await started.wait()
+        await gs.stop()
+        with pytest.raises(TransportError) as info:
+            await waiting
+    assert "the server is shutting down" in str(info.value)

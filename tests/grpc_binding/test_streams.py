@@ -220,6 +220,14 @@ async def test_a_request_over_the_servers_limit_is_not_blamed_on_the_client() ->
             assert f"over the limit of 65536 bytes of the gRPC server at {gs.url}" in str(
                 info.value
             )
+        # Headers over gRPC's metadata limit (16 KiB by default) likewise.
+        async with GrpcClient(gs.url, headers={"x-note": "a" * 20_000}) as noisy:
+            with pytest.raises(InvalidRequestError) as info:
+                await noisy.send_message(Message.user("hello"))
+        assert str(info.value).startswith("[-32600] Request headers too large for the gRPC")
+        assert "received metadata size exceeds hard limit (value length 20000 vs." in str(
+            info.value
+        )
         assert (await client.list_tasks()).tasks == ()  # nothing reached the agent
 
 

@@ -51,6 +51,8 @@ DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _TOO_LARGE = "CLIENT: Received message larger than max"
 #: What a gRPC server says (RESOURCE_EXHAUSTED) of a request over its receive limit.
 _REQUEST_TOO_LARGE = re.compile(r"SERVER: Received message larger than max \((\d+) vs\. (\d+)\)")
+#: ... and of request headers over its metadata limit (``grpc.max_metadata_size``).
+_HEADERS_TOO_LARGE = re.compile(r"received metadata size exceeds (?:hard|soft) limit")
 
 #: What gRPC accepts as a metadata key (lowercased) and as a text value (RFC 9110 VCHAR, SP).
 _METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
@@ -253,6 +255,11 @@ class GrpcClient(A2AClient):
                     f"Request too large: {size} bytes, over the limit of {limit} bytes of the "
                     f"gRPC server at {self.url} (RESOURCE_EXHAUSTED)",
                     {"size": int(size), "limit": int(limit)},
+                )
+            if _HEADERS_TOO_LARGE.search(exc.details() or ""):
+                return InvalidRequestError(
+                    f"Request headers too large for the gRPC server at {self.url}: "
+                    f"{exc.details()} (RESOURCE_EXHAUSTED)"
                 )
         return error_from_rpc(exc, self.url)
 

@@ -13,8 +13,9 @@ NATs with an idle limit cut it. So both sides ping:
 
 A peer that does not answer a ping within the keep-alive timeout is dropped.
 Servers refuse pings that come more often than they allow (gRPC's default: one
-per 5 minutes without data; after two early ones they close the connection
-with ``too_many_pings``). This package's server allows one every
+per 5 minutes without data; the third early one gets a ``too_many_pings``
+GOAWAY, which lets the calls in flight finish and doubles the client's ping
+interval). This package's server allows one every
 :data:`MIN_CLIENT_PING_INTERVAL` seconds, below its clients' interval.
 """
 

@@ -29,7 +29,13 @@ from a2a_models import (
     TaskStatusUpdateEvent,
     UnsupportedOperationError,
 )
-from a2a_models.server import AgentEvent, CallContext, RequestContext, RequestHandler
+from a2a_models.server import (
+    AgentEvent,
+    CallContext,
+    PushTarget,
+    RequestContext,
+    RequestHandler,
+)
 from a2a_models.stores import SQLiteTaskStore
 
 from ._support import FuncAgent, RecordingSender, make_card, send
@@ -66,6 +72,28 @@ async def test_push_sender_is_called_on_every_state_change() -> None:
     config = sender.sent[0][0]
     assert (config.url, config.token, config.task_id) == (HOOK.url, "tok", task.id)
     assert config.id  # assigned by the engine
+
+
+async def test_a_config_set_through_0_3_is_sent_the_task_without_its_history() -> None:
+    # A 0.3 webhook parses a Task (0.3 §9.5): a config set through 0.3 got the 1.0
+    # status updates every other one gets. Each of its notifications is the task as
+    # that change left it, artifacts included, history left out (it grows with the
+    # conversation). (Both dialects on one task: tests/http/test_push_dialects.py.)
+    sender = RecordingSender()
+    handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK), CallContext(version="0.3"))
+    assert isinstance(task, Task)
+    await handler.idle()
+    by_url: dict[str, list[StreamResponse]] = {}
+    for config, item in sender.sent:
+        by_url.setdefault(config.url, []).append(item)
+    v03 = by_url[HOOK.url]
+    assert all(isinstance(item, Task) and item.history == () for item in v03), v03
+    assert _states([(HOOK, item) for item in v03])[-1] is TaskState.COMPLETED
+    last = v03[-1]
+    assert isinstance(last, Task) and [a.parts[0].text for a in last.artifacts] == ["out"]
+    assert [t.dialect for t in await handler.store.list_push_targets(task.id)] == ["0.3"]
+    await handler.aclose()
 
 
 async def test_failing_push_sender_does_not_break_the_task(
@@ -423,14 +451,14 @@ async def test_a_burst_of_status_updates_reads_the_push_configs_once() -> None:
     sender = RecordingSender()
     handler = RequestHandler(chatty(50), make_card(), push_sender=sender)
     reads = 0
-    list_push_configs = handler.store.list_push_configs
+    list_push_targets = handler.store.list_push_targets
 
-    async def counted(task_id: str) -> list[TaskPushNotificationConfig]:
+    async def counted(task_id: str) -> list[PushTarget]:
         nonlocal reads
         reads += 1
-        return list(await list_push_configs(task_id))
+        return list(await list_push_targets(task_id))
 
-    handler.store.list_push_configs = counted  # type: ignore[method-assign]
+    handler.store.list_push_targets = counted  # type: ignore[method-assign]
     await handler.on_send_message(send(push=HOOK))
     await handler.idle()
     assert len(sender.sent) == 52 and _states(sender.sent)[-1] is TaskState.COMPLETED
@@ -445,16 +473,16 @@ async def test_a_refused_read_of_the_push_configs_is_tried_again() -> None:
     sender = RecordingSender()
     handler = RequestHandler(chatty(2), make_card(), push_sender=sender)
     refused = 0
-    list_push_configs = handler.store.list_push_configs
+    list_push_targets = handler.store.list_push_targets
 
-    async def refusing(task_id: str) -> list[TaskPushNotificationConfig]:
+    async def refusing(task_id: str) -> list[PushTarget]:
         nonlocal refused
         if refused < 2:
             refused += 1
             raise ConnectionError("sorry, too many clients already")
-        return list(await list_push_configs(task_id))
+        return list(await list_push_targets(task_id))
 
-    handler.store.list_push_configs = refusing  # type: ignore[method-assign]
+    handler.store.list_push_targets = refusing  # type: ignore[method-assign]
     await handler.on_send_message(send(push=HOOK))
     await handler.idle()
     assert refused == 2

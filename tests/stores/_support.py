@@ -106,3 +106,31 @@ async def commit(store: TaskStore, task_id: str, event: StreamResponse) -> None:
     assert stored is not None
     task = apply_event(stored.task, event)
     await store.update(task, stored.version, event=event, history_offset=stored.history_offset)
+
+
+def old_push_config(database: Any, task_id: str, config_id: str, url: str) -> None:
+    """Store a push config as a version before migration 12 did (no ``dialect`` column),
+    in the SQLite file ``database`` or the PostgreSQL ``(dsn, schema)``: for the tests
+    that build a database with the migrations of an older version."""
+    import json
+    import sqlite3
+
+    data = json.dumps({"id": config_id, "url": url, "taskId": task_id})
+    if not isinstance(database, tuple):
+        with sqlite3.connect(database) as db:
+            db.execute(
+                "INSERT INTO a2a_push_configs (task_id, config_id, position, config)"
+                " VALUES (?, ?, (SELECT coalesce(max(position), 0) + 1 FROM a2a_push_configs"
+                " WHERE task_id = ?), ?)",
+                (task_id, config_id, task_id, data),
+            )
+        return
+    import psycopg
+
+    dsn, schema = database
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            f'INSERT INTO "{schema}".a2a_push_configs (task_id, config_id, config)'
+            " VALUES (%s, %s, %s::jsonb)",
+            (task_id, config_id, data),
+        )

@@ -42,6 +42,8 @@ from a2a_models.stores import (
 )
 from a2a_models.stores._common import encode_event
 
+from ._support import old_push_config
+
 
 def _task(task_id: str, state: TaskState = TaskState.WORKING) -> Task:
     return Task(id=task_id, context_id="ctx", status=TaskStatus(state=state))
@@ -359,7 +361,7 @@ async def test_sqlite_upgrade_to_11_owes_nothing_old_and_version_10_refuses_it(
         async with SQLiteTaskStore(path) as store:
             done = _task("t", TaskState.COMPLETED)
             await store.create(done, None, event=done)
-            await _configs(store, "t", "c1")
+        old_push_config(path, "t", "c1", "https://hooks.example/c1")
     async with SQLiteTaskStore(path) as store:
         store.push_claim_ttl = 0.0
         assert await store.claim_owed_pushes(0, 10) == []  # an upgrade sends nothing old
@@ -371,7 +373,7 @@ async def test_sqlite_upgrade_to_11_owes_nothing_old_and_version_10_refuses_it(
     with monkeypatch.context() as patch:
         patch.setattr(_migrations, "MIGRATIONS", ten)
         old = SQLiteTaskStore(path)
-        with pytest.raises(SchemaVersionError, match="version 11"):
+        with pytest.raises(SchemaVersionError, match=r"at version \d+, newer .* \(10\)"):
             await old.get("t", None)
         await old.aclose()
 
@@ -385,7 +387,7 @@ async def test_postgres_upgrade_to_11_owes_nothing_old_and_version_10_refuses_it
         async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
             done = _task("t", TaskState.COMPLETED)
             await store.create(done, None, event=done)
-            await _configs(store, "t", "c1")
+        old_push_config((pg_dsn, pg_schema), "t", "c1", "https://hooks.example/c1")
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         store.push_claim_ttl = 0.0
         assert await store.claim_owed_pushes(0, 10) == []
@@ -396,7 +398,7 @@ async def test_postgres_upgrade_to_11_owes_nothing_old_and_version_10_refuses_it
     with monkeypatch.context() as patch:
         patch.setattr(_migrations, "MIGRATIONS", ten)
         old = PostgresTaskStore(pg_dsn, schema=pg_schema)
-        with pytest.raises(SchemaVersionError, match="version 11"):
+        with pytest.raises(SchemaVersionError, match=r"at version \d+, newer .* \(10\)"):
             await old.open()
         await old.aclose()
 

@@ -603,6 +603,8 @@ _STORE_METHODS = frozenset(
         "get_push_config",
         "list_push_configs",
         "delete_push_config",
+        "get_push_target",
+        "list_push_targets",
     }
 )
 

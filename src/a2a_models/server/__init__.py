@@ -62,11 +62,13 @@ from ._queue import (
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
     ACTIVE_STATES,
+    PUSH_DIALECTS,
     ActiveTaskLimitError,
     ConcurrentModificationError,
     InMemoryTaskStore,
     LeaseLostError,
     LoggedEvent,
+    PushTarget,
     StoredTask,
     TaskStore,
     TaskStoreFullError,
@@ -134,6 +136,8 @@ __all__ = [
     "TaskStoreFullError",
     "apply_event",
     "check_active_limit",
+    "PUSH_DIALECTS",
+    "PushTarget",
     "push_config_id",
     "closes_stream",
     "extend_history",

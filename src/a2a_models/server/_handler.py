@@ -612,7 +612,7 @@ class RequestHandler:
         await self._require_task(config.task_id, call, tenant)
         await self._check_push(config, config.task_id)
         stored = attrs.evolve(config, id=config.id or self._new_id(), tenant=tenant)
-        return await self.store.set_push_config(config.task_id, stored)
+        return await self.writer.store_push_config(config.task_id, stored, call.version)
 
     async def on_get_task_push_notification_config(
         self, request: GetTaskPushNotificationConfigRequest, call: CallContext | None = None

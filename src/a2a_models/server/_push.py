@@ -23,6 +23,15 @@ taken up by :meth:`PushDispatcher.resume`, from any process on the store: only
 the latest status each config is owed is sent (older ones are coalesced into
 it). So a task's latest status reaches its webhook at least once; after a crash
 it may arrive twice.
+
+What a webhook gets follows the protocol its config was set through (the
+store's :class:`PushTarget` dialect): a 1.0 config each status change as it
+happened (a StreamResponse), a 0.3 config the Task itself (0.3 §9.5) as that
+change left it, without its history (so a notification costs the same however
+long the conversation) and with its artifacts. A 0.3 config taken up by
+:meth:`PushDispatcher.resume` after a crash gets the task built from the owed
+status event alone (id, context, status): a process that did not write the
+change holds no snapshot of it, and reading one would need the task's owner.
 """
 
 from __future__ import annotations
@@ -37,8 +46,9 @@ from typing import Any
 
 from .._outages import ReportedOutage, log_failure
 from ..errors import A2AError, InvalidParamsError
-from ..models import StreamResponse, TaskPushNotificationConfig
-from ._store import TaskStore
+from ..models import StreamResponse, Task, TaskPushNotificationConfig, TaskStatusUpdateEvent
+from ._lifecycle import replace_task
+from ._store import PushTarget, TaskStore
 
 __all__ = ["PushNotificationSender"]
 
@@ -51,6 +61,14 @@ class PushNotificationSender(abc.ABC):
     @abc.abstractmethod
     async def send(self, config: TaskPushNotificationConfig, item: StreamResponse) -> None:
         """POST ``item`` (a StreamResponse body) to ``config.url``; raise on failure."""
+
+    async def send_as(
+        self, config: TaskPushNotificationConfig, item: StreamResponse, dialect: str
+    ) -> None:
+        """Deliver ``item`` to a config set through protocol ``dialect``: for ``"0.3"``
+        ``item`` is the :class:`~a2a_models.Task` a 0.3 webhook gets as its body. The
+        default calls :meth:`send` (a sender that knows one body shape)."""
+        await self.send(config, item)
 
     #: Most configs one task may have (``None``: no limit); checked when one is created.
     max_configs_per_task: int | None = None
@@ -137,6 +155,23 @@ class _Lanes:
         self.queues.clear()
 
 
+#: A notification waiting for its configs: (its seq in the log if known, the item, the
+#: task as the item left it if known).
+_Item = tuple[int | None, StreamResponse, Task | None]
+
+
+def _v03_task(item: StreamResponse, task: Task | None) -> StreamResponse:
+    """What a 0.3 webhook gets for ``item``: the Task (0.3 §9.5), ``task`` as the item
+    left it, or built from the item alone; without history either way."""
+    if isinstance(item, Task):
+        task = item
+    elif task is None and isinstance(item, TaskStatusUpdateEvent):
+        return Task(id=item.task_id, context_id=item.context_id, status=item.status)
+    if task is None:  # not a status change: the dispatcher is handed none
+        return item
+    return replace_task(task, history=()) if task.history else task
+
+
 #: Seconds before a refused read of a task's push configs is tried again, doubling up
 #: to the most; and for how long it is tried.
 _READ_RETRY_FIRST = 0.25
@@ -204,10 +239,12 @@ class PushDispatcher:
                     {"field": "taskId", "limit": most},
                 )
 
-    def dispatch(self, task_id: str, item: StreamResponse, seq: int | None = None) -> None:
-        """Queue ``item`` (logged as event ``seq``, if known) for every config ``task_id``
-        has when it is sent."""
-        self._tasks.put(task_id, (seq, item))
+    def dispatch(
+        self, task_id: str, item: StreamResponse, seq: int | None = None, task: Task | None = None
+    ) -> None:
+        """Queue ``item`` (logged as event ``seq``, if known; ``task``: the task as it
+        left it, for 0.3 configs) for every config ``task_id`` has when it is sent."""
+        self._tasks.put(task_id, (seq, item, task))
 
     @property
     def durable(self) -> bool:
@@ -227,10 +264,10 @@ class PushDispatcher:
             if key in self._hooks.workers:  # being delivered here: it marks it when done
                 continue
             item = await self._event_at(task_id, seq)
-            config = await self._store.get_push_config(task_id, config_id)
-            if item is None or config is None:  # its task or config is gone
+            target = await self._target(task_id, config_id)
+            if item is None or target is None:  # its task or config is gone
                 continue
-            self._hooks.put(key, (config, (seq, item), False))
+            self._hooks.put(key, (target, (seq, item, None), False))
         return len(owed)
 
     async def _event_at(self, task_id: str, seq: int) -> StreamResponse | None:
@@ -242,7 +279,15 @@ class PushDispatcher:
         event: StreamResponse | None = await read(task_id, seq)
         return event
 
-    async def _route(self, task_id: str, item: tuple[int | None, StreamResponse]) -> None:
+    async def _target(self, task_id: str, config_id: str) -> PushTarget | None:
+        # A store that is no TaskStore (a wrapper) may lack the method: its configs are 1.0.
+        read = getattr(self._store, "get_push_target", None)
+        if read is None:
+            return await TaskStore.get_push_target(self._store, task_id, config_id)
+        target: PushTarget | None = await read(task_id, config_id)
+        return target
+
+    async def _route(self, task_id: str, item: _Item) -> None:
         # Configs are read as the item comes up: one deleted before gets nothing more.
         configs = await self._read_configs(task_id)
         if configs is None:
@@ -252,13 +297,15 @@ class PushDispatcher:
         waiting = self._tasks.queues[task_id]
         items = [item, *waiting]
         waiting.clear()
-        for config in configs:
-            key = (task_id, config.id or config.url)
-            for item in items:
+        for target in configs:
+            key = (task_id, target.config.id or target.config.url)
+            for seq, event, task in items:
+                # Only a 0.3 body is built from the task: a 1.0 config holds none of it.
+                entry = (seq, event, task if target.dialect == "0.3" else None)
                 # Queued behind others, it is read again at its turn (it may be gone by then).
-                self._hooks.put(key, (config, item, key in self._hooks.workers))
+                self._hooks.put(key, (target, entry, key in self._hooks.workers))
 
-    async def _read_configs(self, task_id: str) -> list[TaskPushNotificationConfig] | None:
+    async def _read_configs(self, task_id: str) -> list[PushTarget] | None:
         """The task's configs; ``None`` when the store would not give them.
 
         A read the store refuses (a connection refused at max_connections, a restart) is
@@ -269,7 +316,10 @@ class PushDispatcher:
         delay, waited = _READ_RETRY_FIRST, 0.0
         while True:
             try:
-                return list(await self._store.list_push_configs(task_id))
+                read = getattr(self._store, "list_push_targets", None)
+                if read is None:  # a wrapper of a store: its configs are 1.0
+                    return await TaskStore.list_push_targets(self._store, task_id)
+                return list(await read(task_id))
             except Exception as exc:
                 if self._stopping.is_set() or waited + delay > _READ_RETRY_FOR:
                     log_failure(log, f"reading push configs of task {task_id} failed", exc)
@@ -289,9 +339,9 @@ class PushDispatcher:
     async def _deliver(
         self,
         key: tuple[str, str],
-        entry: tuple[TaskPushNotificationConfig, tuple[int | None, StreamResponse], bool],
+        entry: tuple[PushTarget, _Item, bool],
     ) -> None:
-        config, (seq, item), waited = entry
+        (config, dialect), (seq, item, task), waited = entry
         if self._hooks.queues.get(key) and self._sender.is_down(config.url):
             # Each try at a webhook that is down can cost a whole timeout; what this one
             # says, a newer status waiting behind it says again, so only that is tried.
@@ -308,15 +358,17 @@ class PushDispatcher:
             )
         if waited and config.id:
             try:
-                current = await self._store.get_push_config(key[0], config.id)
+                current = await self._target(key[0], config.id)
             except Exception as exc:
                 log_failure(log, f"reading push config {config.id} of task {key[0]} failed", exc)
                 return
             if current is None:  # deleted while this waited
                 return
-            config = current
+            config, dialect = current  # replaced meanwhile, maybe through the other dialect
+        if dialect == "0.3":
+            item = _v03_task(item, task)
         try:
-            await self._sender.send(config, item)
+            await self._sender.send_as(config, item, dialect)
         except ReportedOutage as exc:  # the sender logged the outage: not once per notification
             log.debug("push notification for task %s failed: %s", key[0], exc)
             ended = not self._sender.retry_later(exc)

@@ -24,7 +24,7 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 import attrs
 from sortedcontainers import SortedList
@@ -46,6 +46,8 @@ __all__ = [
     "InMemoryTaskStore",
     "LeaseLostError",
     "LoggedEvent",
+    "PUSH_DIALECTS",
+    "PushTarget",
     "StoredTask",
     "TaskPage",
     "TaskStore",
@@ -57,6 +59,21 @@ __all__ = [
 LoggedEvent: TypeAlias = tuple[int, StreamResponse]
 _Events: TypeAlias = list[LoggedEvent]
 _Configs: TypeAlias = list[TaskPushNotificationConfig]
+
+#: The protocol dialects a push config can be created in; the body its webhook gets
+#: follows it (1.0: a StreamResponse; 0.3, JSON-RPC or HTTP+JSON alike: the Task).
+PUSH_DIALECTS = ("1.0", "0.3")
+
+
+class PushTarget(NamedTuple):
+    """A stored push config and the protocol dialect it was created in (``"1.0"`` or
+    ``"0.3"``), which decides what its webhook is sent."""
+
+    config: TaskPushNotificationConfig
+    dialect: str = "1.0"
+
+
+_Targets: TypeAlias = list[PushTarget]
 
 
 class ConcurrentModificationError(A2AError):
@@ -275,9 +292,15 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def set_push_config(
-        self, task_id: str, config: TaskPushNotificationConfig
+        self, task_id: str, config: TaskPushNotificationConfig, *, dialect: str = "1.0"
     ) -> TaskPushNotificationConfig:
-        """Store ``config`` (which has an ``id``) for the task, replacing one with that id."""
+        """Store ``config`` (which has an ``id``) for the task, replacing one with that id
+        (and its dialect: a config replaced through 0.3 is a 0.3 one).
+
+        ``dialect``: the protocol dialect the config was created in (see
+        :class:`PushTarget`). The engine passes it only to a store whose method takes
+        it (:func:`accepts_keyword`): a store written before it keeps 1.0 configs.
+        """
 
     @abc.abstractmethod
     async def get_push_config(
@@ -292,6 +315,18 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         """Remove a config; removing an absent one is not an error."""
+
+    async def list_push_targets(self, task_id: str) -> _Targets:
+        """Every config of the task with its dialect, in creation order (what the push
+        dispatcher reads). This default, for a store written before dialects were
+        kept, has every config 1.0."""
+        return [PushTarget(config) for config in await self.list_push_configs(task_id)]
+
+    async def get_push_target(self, task_id: str, config_id: str) -> PushTarget | None:
+        """The task's config with ``config_id`` and its dialect, if any (the default:
+        1.0, as :meth:`list_push_targets`)."""
+        config = await self.get_push_config(task_id, config_id)
+        return None if config is None else PushTarget(config)
 
 
 def accepts_keyword(method: Callable[..., object], name: str) -> bool:
@@ -336,7 +371,7 @@ class _Record:
     tenant: str | None
     history: list[Message] = attrs.field(factory=list)
     events: _Events = attrs.field(factory=list)
-    push: dict[str, TaskPushNotificationConfig] = attrs.field(factory=dict)
+    push: dict[str, PushTarget] = attrs.field(factory=dict)
     #: Ids of the history's messages (a message is never added twice).
     message_ids: set[str] = attrs.field(factory=set)
     #: The listing key and filter values the record is indexed under (see _Index).
@@ -683,19 +718,28 @@ class InMemoryTaskStore(TaskStore):
     # -- push configs --------------------------------------------------------------------
 
     async def set_push_config(
-        self, task_id: str, config: TaskPushNotificationConfig
+        self, task_id: str, config: TaskPushNotificationConfig, *, dialect: str = "1.0"
     ) -> TaskPushNotificationConfig:
-        self._record(task_id).push[push_config_id(config)] = config
+        if dialect not in PUSH_DIALECTS:
+            raise ValueError(f"push config dialect {dialect!r}: expected one of {PUSH_DIALECTS}")
+        self._record(task_id).push[push_config_id(config)] = PushTarget(config, dialect)
         return config
 
     async def get_push_config(
         self, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
+        target = await self.get_push_target(task_id, config_id)
+        return None if target is None else target.config
+
+    async def list_push_configs(self, task_id: str) -> _Configs:
+        return [target.config for target in await self.list_push_targets(task_id)]
+
+    async def get_push_target(self, task_id: str, config_id: str) -> PushTarget | None:
         self._evict_expired()
         record = self._records.get(task_id)
         return None if record is None else record.push.get(config_id)
 
-    async def list_push_configs(self, task_id: str) -> _Configs:
+    async def list_push_targets(self, task_id: str) -> _Targets:
         self._evict_expired()
         record = self._records.get(task_id)
         return [] if record is None else list(record.push.values())

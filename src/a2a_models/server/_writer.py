@@ -13,13 +13,13 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
-from ..models import JSONObject, StreamResponse, Task, state_of
+from ..models import JSONObject, StreamResponse, Task, TaskPushNotificationConfig, state_of
 from ._agent import CallContext
 from ._lifecycle import apply_event, merge_metadata, replace_task
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
-from ._store import ConcurrentModificationError, StoredTask, TaskStore
+from ._store import ConcurrentModificationError, StoredTask, TaskStore, accepts_keyword
 from ._streams import EventBroker
 
 __all__ = ["TaskWriter", "written"]
@@ -163,16 +163,19 @@ class TaskWriter:
             if observer is not None and task.status.state != stored.task.status.state:
                 observer.state_changed(stored.task.status.state, task.status.state)
             await self.broker.publish(task_id, seq, event)
-            self.notify(task_id, event, seq)
+            self.notify(task_id, event, seq, task)
             return task, seq
         assert error is not None
         raise error
 
-    def notify(self, task_id: str, event: StreamResponse, seq: int | None = None) -> None:
-        """Hand a state change (logged as event ``seq``, if known) to the push dispatcher."""
+    def notify(
+        self, task_id: str, event: StreamResponse, seq: int | None = None, task: Task | None = None
+    ) -> None:
+        """Hand a state change (logged as event ``seq``, if known; ``task``: the task it
+        made) to the push dispatcher."""
         # Push notifications go out on state changes (§3.5.1).
         if self.push is not None and state_of(event) is not None:
-            self.push.dispatch(task_id, event, seq)
+            self.push.dispatch(task_id, event, seq, task)
 
     async def register_request_push(self, run: AgentRun) -> None:
         """Store the push config a ``SendMessage`` request carries, if any."""
@@ -182,10 +185,21 @@ class TaskWriter:
         push = config.task_push_notification_config
         if self.push is not None:  # the URL was checked before the task was created
             await self.push.check(push, run.task_id, url=False)
-        await self.store.set_push_config(
+        await self.store_push_config(
             run.task_id,
             attrs.evolve(push, id=push.id or self.new_id(), task_id=run.task_id, tenant=run.tenant),
+            run.context.call.version,
         )
+
+    async def store_push_config(
+        self, task_id: str, config: TaskPushNotificationConfig, version: str
+    ) -> TaskPushNotificationConfig:
+        """Store ``config``, set through a request of protocol ``version``: its webhook gets
+        what that version sends (a store that keeps no dialect keeps 1.0 configs)."""
+        dialect = "0.3" if version == "0.3" else "1.0"
+        if dialect != "1.0" and accepts_keyword(self.store.set_push_config, "dialect"):
+            return await self.store.set_push_config(task_id, config, dialect=dialect)
+        return await self.store.set_push_config(task_id, config)
 
 
 def written(stored: StoredTask) -> StoredTask:

@@ -29,7 +29,8 @@ Tables (both databases):
 * ``a2a_push_configs``: push-notification configs, primary key
   ``(task_id, config_id)``, ``position`` keeping creation order; since
   migration 11 ``owed_seq``, ``delivered_seq`` and ``claim_expires``: what
-  push notification the config is owed (see v11 below).
+  push notification the config is owed (see v11 below); since migration 12
+  ``dialect`` (``1.0`` or ``0.3``: the protocol the config was set through).
 
 Events, history, artifacts and push configs are deleted with their task
 (``ON DELETE CASCADE``).
@@ -815,6 +816,18 @@ _POSTGRES_V11 = (
     " WHERE owed_seq > delivered_seq",
 )
 
+# --- v12: the dialect a push config was created in ----------------------------------------------
+#
+# A webhook gets what the protocol its config was set through defines: 1.0 a
+# StreamResponse, 0.3 (JSON-RPC or HTTP+JSON) the Task itself. Configs stored
+# before were all sent 1.0 bodies: they stay 1.0.
+
+_SQLITE_V12 = ("ALTER TABLE a2a_push_configs ADD COLUMN dialect TEXT NOT NULL DEFAULT '1.0'",)
+
+_POSTGRES_V12 = (
+    "ALTER TABLE {schema}.a2a_push_configs ADD COLUMN dialect text NOT NULL DEFAULT '1.0'",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -828,6 +841,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "artifacts in pieces", _SQLITE_V9, _POSTGRES_V9),
     Migration(10, "task counts emptied by key", _SQLITE_V10, ()),
     Migration(11, "push notifications owed", _SQLITE_V11, _POSTGRES_V11),
+    Migration(12, "push config dialects", _SQLITE_V12, _POSTGRES_V12),
 )
 
 

@@ -781,20 +781,21 @@ class PostgresTaskStore(SQLTaskStore):
 
     # -- push configs --------------------------------------------------------------------
 
-    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes, dialect: str) -> None:
         import psycopg
 
         config, raw = _jsonb(data)
         # Replacing a config keeps its place (position) in the creation order.
         statement = (
-            f"INSERT INTO {self._push} (task_id, config_id, config, config_raw)"
-            " VALUES (%s, %s, %s::jsonb, %s) ON CONFLICT (task_id, config_id)"
-            " DO UPDATE SET config = EXCLUDED.config, config_raw = EXCLUDED.config_raw"
+            f"INSERT INTO {self._push} (task_id, config_id, config, config_raw, dialect)"
+            " VALUES (%s, %s, %s::jsonb, %s, %s) ON CONFLICT (task_id, config_id)"
+            " DO UPDATE SET config = EXCLUDED.config, config_raw = EXCLUDED.config_raw,"
+            " dialect = EXCLUDED.dialect"
         )
 
         async def upsert(conn: psycopg.AsyncConnection[Any]) -> None:
             try:
-                await conn.execute(statement, (task_id, config_id, config, raw))
+                await conn.execute(statement, (task_id, config_id, config, raw, dialect))
             except psycopg.errors.ForeignKeyViolation:
                 raise TaskNotFoundError(f"task {task_id!r} not found") from None
 
@@ -835,28 +836,29 @@ class PostgresTaskStore(SQLTaskStore):
 
         await self._run(delivered, idempotent=True)
 
-    async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
+    async def _select_config(self, task_id: str, config_id: str) -> tuple[bytes | str, str] | None:
         async def select(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
-                f"SELECT config::text, config_raw FROM {self._push}"
+                f"SELECT config::text, config_raw, dialect FROM {self._push}"
                 " WHERE task_id = %s AND config_id = %s",
                 (task_id, config_id),
             )
             return await cursor.fetchone()
 
         row = await self._run(select, idempotent=True)
-        return None if row is None else _exact(row[0], row[1])
+        return None if row is None else (_exact(row[0], row[1]), str(row[2]))
 
-    async def _select_configs(self, task_id: str) -> builtins.list[bytes | str]:
+    async def _select_configs(self, task_id: str) -> builtins.list[tuple[bytes | str, str]]:
         async def select(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[Any, ...]]:
             cursor = await conn.execute(
-                f"SELECT config::text, config_raw FROM {self._push}"
+                f"SELECT config::text, config_raw, dialect FROM {self._push}"
                 " WHERE task_id = %s ORDER BY position",
                 (task_id,),
             )
             return await cursor.fetchall()
 
-        return [_exact(row[0], row[1]) for row in await self._run(select, idempotent=True)]
+        rows = await self._run(select, idempotent=True)
+        return [(_exact(row[0], row[1]), str(row[2])) for row in rows]
 
     async def _delete_config(self, task_id: str, config_id: str) -> None:
         async def delete(conn: psycopg.AsyncConnection[Any]) -> None:

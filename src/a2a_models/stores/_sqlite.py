@@ -636,7 +636,7 @@ class SQLiteTaskStore(SQLTaskStore):
 
     # -- push configs --------------------------------------------------------------------
 
-    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes, dialect: str) -> None:
         def upsert(db: sqlite3.Connection) -> None:
             with _transaction(db):
                 if (
@@ -646,35 +646,35 @@ class SQLiteTaskStore(SQLTaskStore):
                     raise TaskNotFoundError(f"task {task_id!r} not found")
                 # Replacing a config keeps its place in the creation order.
                 db.execute(
-                    "INSERT INTO a2a_push_configs (task_id, config_id, position, config)"
+                    "INSERT INTO a2a_push_configs (task_id, config_id, position, config, dialect)"
                     " VALUES (?, ?, (SELECT coalesce(max(position), 0) + 1"
-                    "  FROM a2a_push_configs WHERE task_id = ?), ?)"
-                    " ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config",
-                    (task_id, config_id, task_id, data.decode()),
+                    "  FROM a2a_push_configs WHERE task_id = ?), ?, ?)"
+                    " ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config,"
+                    " dialect = excluded.dialect",
+                    (task_id, config_id, task_id, data.decode(), dialect),
                 )
 
         await self._run(upsert)
 
-    async def _select_config(self, task_id: str, config_id: str) -> str | None:
-        def select(db: sqlite3.Connection) -> tuple[str] | None:
-            row: tuple[str] | None = db.execute(
-                "SELECT config FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
+    async def _select_config(self, task_id: str, config_id: str) -> tuple[str, str] | None:
+        def select(db: sqlite3.Connection) -> tuple[str, str] | None:
+            row: tuple[str, str] | None = db.execute(
+                "SELECT config, dialect FROM a2a_push_configs WHERE task_id = ? AND config_id = ?",
                 (task_id, config_id),
             ).fetchone()
             return row
 
-        row = await self._run(select)
-        return None if row is None else row[0]
+        return await self._run(select)
 
-    async def _select_configs(self, task_id: str) -> builtins.list[str]:
-        def select(db: sqlite3.Connection) -> builtins.list[tuple[str]]:
-            rows: builtins.list[tuple[str]] = db.execute(
-                "SELECT config FROM a2a_push_configs WHERE task_id = ? ORDER BY position",
+    async def _select_configs(self, task_id: str) -> builtins.list[tuple[str, str]]:
+        def select(db: sqlite3.Connection) -> builtins.list[tuple[str, str]]:
+            rows: builtins.list[tuple[str, str]] = db.execute(
+                "SELECT config, dialect FROM a2a_push_configs WHERE task_id = ? ORDER BY position",
                 (task_id,),
             ).fetchall()
             return rows
 
-        return [row[0] for row in await self._run(select)]
+        return await self._run(select)
 
     async def _delete_config(self, task_id: str, config_id: str) -> None:
         def delete(db: sqlite3.Connection) -> None:

@@ -27,8 +27,10 @@ from ..models import (
     state_of,
 )
 from ..server import (
+    PUSH_DIALECTS,
     ConcurrentModificationError,
     LeaseLostError,
+    PushTarget,
     StoredTask,
     TaskPage,
     TaskStore,
@@ -595,44 +597,55 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     # -- push configs: an id the database cannot hold names no task or config ---------------
 
     @abc.abstractmethod
-    async def _upsert_config(self, task_id: str, config_id: str, data: bytes) -> None:
-        """Store the config JSON ``data`` of the task (one with ``config_id`` keeps its
-        place in the creation order). Raises ``TaskNotFoundError`` if there is no task."""
+    async def _upsert_config(self, task_id: str, config_id: str, data: bytes, dialect: str) -> None:
+        """Store the config JSON ``data`` of the task and the dialect it was created in (one
+        with ``config_id`` keeps its place in the creation order, and takes the new
+        dialect). Raises ``TaskNotFoundError`` if there is no task."""
 
     @abc.abstractmethod
-    async def _select_config(self, task_id: str, config_id: str) -> bytes | str | None:
-        """The JSON of a config of the task (``None``: none)."""
+    async def _select_config(self, task_id: str, config_id: str) -> tuple[bytes | str, str] | None:
+        """The JSON of a config of the task and its dialect (``None``: none)."""
 
     @abc.abstractmethod
-    async def _select_configs(self, task_id: str) -> Sequence[bytes | str]:
-        """The JSON of the task's configs, in creation order."""
+    async def _select_configs(self, task_id: str) -> Sequence[tuple[bytes | str, str]]:
+        """The JSON of the task's configs and their dialects, in creation order."""
 
     @abc.abstractmethod
     async def _delete_config(self, task_id: str, config_id: str) -> None:
         """Delete a config of the task, if there is one."""
 
     async def set_push_config(
-        self, task_id: str, config: TaskPushNotificationConfig
+        self, task_id: str, config: TaskPushNotificationConfig, *, dialect: str = "1.0"
     ) -> TaskPushNotificationConfig:
         config_id = push_config_id(config)
+        if dialect not in PUSH_DIALECTS:
+            raise ValueError(f"push config dialect {dialect!r}: expected one of {PUSH_DIALECTS}")
         data = encode_config(config)
         if not self._ok(task_id, config_id):
             raise TaskNotFoundError(f"task {task_id!r} not found")
-        await self._upsert_config(task_id, config_id, data)
+        await self._upsert_config(task_id, config_id, data, dialect)
         return config
 
     async def get_push_config(
         self, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
-        if not self._ok(task_id, config_id):
-            return None
-        data = await self._select_config(task_id, config_id)
-        return None if data is None else decode_config(data)
+        target = await self.get_push_target(task_id, config_id)
+        return None if target is None else target.config
 
     async def list_push_configs(self, task_id: str) -> builtins.list[TaskPushNotificationConfig]:
+        return [target.config for target in await self.list_push_targets(task_id)]
+
+    async def get_push_target(self, task_id: str, config_id: str) -> PushTarget | None:
+        if not self._ok(task_id, config_id):
+            return None
+        row = await self._select_config(task_id, config_id)
+        return None if row is None else PushTarget(decode_config(row[0]), row[1])
+
+    async def list_push_targets(self, task_id: str) -> builtins.list[PushTarget]:
         if not self._ok(task_id):
             return []
-        return [decode_config(data) for data in await self._select_configs(task_id)]
+        rows = await self._select_configs(task_id)
+        return [PushTarget(decode_config(data), dialect) for data, dialect in rows]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         if self._ok(task_id, config_id):

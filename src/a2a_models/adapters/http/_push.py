@@ -5,10 +5,13 @@
 
     server = AgentServer(agent, card, push_sender=WebhookPushSender())
 
-Each notification is one ``POST`` of the StreamResponse (1.0 ProtoJSON,
-``Content-Type: application/a2a+json``) to ``config.url`` with
-``Authorization: {scheme} {credentials}`` from ``config.authentication`` and
-``X-A2A-Notification-Token: {token}`` when the config has a token. Failures
+Each notification is one ``POST`` to ``config.url`` of what the protocol the
+config was set through defines: for a 1.0 config the StreamResponse (1.0
+ProtoJSON, ``Content-Type: application/a2a+json``), for a 0.3 one (JSON-RPC or
+HTTP+JSON) the Task object (0.3 JSON, ``"kind": "task"``, ``Content-Type:
+application/json``, 0.3 §9.5); with ``Authorization: {scheme} {credentials}``
+from ``config.authentication`` and ``X-A2A-Notification-Token: {token}`` when
+the config has a token (both dialects). Failures
 (a host name that does not resolve, connection errors, timeouts, 408/425/429 and
 5xx answers) are retried with
 exponential backoff, a bounded number of times; any other answer is final.
@@ -548,9 +551,11 @@ class WebhookPushSender(PushNotificationSender):
 
     # ------------------------------------------------------------------ delivery
 
-    def headers(self, config: m.TaskPushNotificationConfig) -> dict[str, str]:
-        """The request headers for ``config`` (credentials and token included)."""
-        headers = {"Content-Type": A2A_MEDIA_TYPE, "User-Agent": self.user_agent}
+    def headers(self, config: m.TaskPushNotificationConfig, dialect: str = "1.0") -> dict[str, str]:
+        """The request headers for ``config``, set through protocol ``dialect`` (credentials
+        and token included)."""
+        media = "application/json" if dialect == "0.3" else A2A_MEDIA_TYPE
+        headers = {"Content-Type": media, "User-Agent": self.user_agent}
         auth = config.authentication
         if auth is not None:
             headers["Authorization"] = (
@@ -606,16 +611,27 @@ class WebhookPushSender(PushNotificationSender):
         return response
 
     async def send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
-        """Deliver ``item`` to ``config.url``; raise when every attempt failed."""
-        if observability.instrumented():
-            await observability.traced_push(config.task_id or "", self._send(config, item))
-        else:
-            await self._send(config, item)
+        """Deliver ``item`` to ``config.url`` as a 1.0 StreamResponse; raise when every
+        attempt failed."""
+        await self.send_as(config, item, "1.0")
 
-    async def _send(self, config: m.TaskPushNotificationConfig, item: m.StreamResponse) -> None:
+    async def send_as(
+        self, config: m.TaskPushNotificationConfig, item: m.StreamResponse, dialect: str
+    ) -> None:
+        """Deliver ``item`` to ``config.url`` in the body protocol ``dialect`` defines (0.3:
+        ``item`` itself, the Task; 1.0: the StreamResponse); raise when every attempt failed."""
+        if dialect == "0.3":
+            body = codec.encode(item, "0.3")
+        else:
+            body = codec.encode(item, "1.0", as_type=m.StreamResponse)
+        if observability.instrumented():
+            await observability.traced_push(config.task_id or "", self._send(config, body, dialect))
+        else:
+            await self._send(config, body, dialect)
+
+    async def _send(self, config: m.TaskPushNotificationConfig, body: bytes, dialect: str) -> None:
         addresses: list[str] | None = None
         pin = False
-        body = codec.encode(item, "1.0", as_type=m.StreamResponse)
         shown = display_url(config.url)
         host = urlsplit(config.url).netloc.lower()
         last: str = ""
@@ -640,7 +656,7 @@ class WebhookPushSender(PushNotificationSender):
                         break
                     await self._pause(attempt, shown, last, None)
                     continue
-            headers = self.headers(config)
+            headers = self.headers(config, dialect)
             url = config.url
             extensions: dict[str, str] = {}
             target = None

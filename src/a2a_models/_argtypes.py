@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 TYPE_CHECKING = False  # typing costs start-up time; mypy reads this name as typing's
 if TYPE_CHECKING:
@@ -13,12 +14,28 @@ if TYPE_CHECKING:
 __all__ = ["header", "non_negative_number", "port_number", "positive_number", "whole_number"]
 
 
+#: An HTTP field name (RFC 9110 token): what HTTP/1.1, HTTP/2 and gRPC metadata can carry.
+_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: A field value this command line sends as it is: printable ASCII, spaces and tabs.
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
 def header(value: str) -> tuple[str, str]:
-    """``NAME:VALUE`` as ``(name, value)``."""
+    """``NAME:VALUE`` as ``(name, value)``, refused here (naming it) when HTTP or gRPC
+    could not send it: the transport's own error would not say which header."""
     name, sep, content = value.partition(":")
-    if not sep or not name.strip():
+    name, content = name.strip(), content.strip()
+    if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME:VALUE, got {value!r}")
-    return name.strip(), content.strip()
+    if not _FIELD_NAME.fullmatch(name):
+        raise argparse.ArgumentTypeError(
+            f"header name {name!r}: letters, digits and !#$%&'*+-.^_`|~ only (no spaces)"
+        )
+    if not _FIELD_VALUE.fullmatch(content):
+        raise argparse.ArgumentTypeError(
+            f"header {name!r}: the value must be printable ASCII (got {content!r})"
+        )
+    return name, content
 
 
 def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:

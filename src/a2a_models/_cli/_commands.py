@@ -81,6 +81,9 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
 async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
+    if args.transport == "grpc" and args.version == "0.3":
+        # 0.3's gRPC service (a2a.v1) is another API than 1.0's (lf.a2a.v1): not spoken here.
+        raise UsageError("gRPC speaks A2A 1.0 only here: use --version 1.0, or JSON-RPC/REST")
     headers = dict(args.header)
     grpc_options = _grpc_keepalive(args)
     transports = TRANSPORTS[args.transport]

@@ -8,6 +8,7 @@ import fnmatch
 import sys
 from collections.abc import Sequence
 
+from .._argtypes import header as parse_header
 from .._argtypes import positive_number
 from ._context import WEBHOOK
 from ._registry import CheckResult
@@ -16,14 +17,6 @@ from ._runner import PlannedRun, run_suite
 from ._target import Target, parse_endpoint_override
 
 __all__ = ["build_parser", "main", "parse_header"]
-
-
-def parse_header(value: str) -> tuple[str, str]:
-    """``'Authorization: Bearer x'`` → ``("Authorization", "Bearer x")``."""
-    name, sep, rest = value.partition(":")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {value!r}")
-    return name.strip(), rest.strip()
 
 
 def _endpoint_override(value: str) -> tuple[str, str]:

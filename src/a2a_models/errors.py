@@ -46,8 +46,10 @@ __all__ = [
     "TransportError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
+    "clip_input",
     "error_from_code",
     "error_from_reason",
+    "quote_input",
 ]
 
 #: ``google.rpc.ErrorInfo.domain`` used by every A2A error (spec §9.5).
@@ -55,6 +57,33 @@ ERROR_DOMAIN = "a2a-protocol.org"
 _ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 _STRUCT_TYPE = "type.googleapis.com/google.protobuf.Struct"
 _VALUE_TYPE = "type.googleapis.com/google.protobuf.Value"
+
+
+#: How many characters of a caller's value an error repeats: enough to recognise it.
+ECHO_LIMIT = 64
+
+
+def clip_input(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` unchanged if at most ``limit`` characters, else its start followed by
+    ``... (N characters)``: a caller's value as an error carries it unquoted (the
+    ``ErrorInfo`` metadata), bounded whatever its size."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quote_input(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A caller's ``value`` quoted for an error message: the ``repr`` of at most ``limit``
+    characters of it, then ``... (N characters)`` when it was cut.
+
+    Every error that repeats what the peer sent (a task id, an enum name, a URL) goes
+    through here, so the answer to an 8 MiB bogus id is a few hundred bytes, not 16 MiB.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    return clip_input(repr(value), limit)
 
 
 def _json_text(value: Any) -> str:
@@ -335,6 +364,19 @@ class TaskNotFoundError(JSONRPCError):
     reason = "TASK_NOT_FOUND"
     http_status = 404
     grpc_status = "NOT_FOUND"
+
+    @classmethod
+    def of(cls, task_id: str, *, config_id: str | None = None) -> TaskNotFoundError:
+        """The error for a ``task_id`` that names no task the caller may see (with
+        ``config_id``: no such push notification config of that task).
+
+        The one place this error is worded; the id is echoed bounded
+        (:func:`quote_input`), in the message and as ``taskId`` in the data.
+        """
+        what = f"task {quote_input(task_id)}"
+        if config_id is not None:
+            what = f"push notification config {quote_input(config_id)} of {what}"
+        return cls(f"{what} not found", {"taskId": clip_input(task_id)})
 
 
 class TaskNotCancelableError(JSONRPCError):

@@ -42,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import InvalidModelError
+from ..errors import InvalidModelError, quote_input
 from ..models import Timestamp
 from ..models.rules import (
     INT32_RANGE,
@@ -261,12 +261,16 @@ def timestamp(value: Any) -> datetime:
             raise Fail(f"expected an RFC 3339 timestamp string, got {type_name(value)}")
     else:
         if len(value) < 19 or value[10] not in "Tt ":
-            raise Fail(f"expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, got {value!r}")
+            raise Fail(
+                "expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, "
+                f"got {quote_input(value)}"
+            )
         try:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             raise Fail(
-                f"expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, got {value!r}"
+                "expected an RFC 3339 timestamp like 2025-01-31T12:00:00Z, "
+                f"got {quote_input(value)}"
             ) from None
         nanos = _sub_microseconds(value)
         if nanos:
@@ -279,7 +283,7 @@ def timestamp(value: Any) -> datetime:
             parsed = parsed.astimezone(UTC)
             return Timestamp.with_nanoseconds(parsed, nanos) if nanos else parsed
     except OverflowError:
-        raise Fail(f"timestamp out of range once converted to UTC: {value!r}") from None
+        raise Fail(f"timestamp out of range once converted to UTC: {quote_input(value)}") from None
     return parsed
 
 
@@ -340,7 +344,7 @@ def b64decode(value: Any) -> bytes:
         pad = -len(value) % 4
         return _a2b(value + "=" * pad if pad else value, strict_mode=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise Fail(f"expected base64 data, got {value[:40]!r}") from None
+        raise Fail(f"expected base64 data, got {quote_input(value)}") from None
 
 
 def b64encode(value: bytes) -> str:
@@ -361,7 +365,7 @@ def enum_decoder(table: dict[Any, Any], label: str) -> Callable[[Any], Any]:
             member = table.get(value)
             if member is not None:
                 return member
-            raise Fail(f"expected a {label} ({choices}), got {value!r}")
+            raise Fail(f"expected a {label} ({choices}), got {quote_input(value)}")
         raise Fail(f"expected a {label} string, got {type_name(value)}")
 
     return decode
@@ -574,7 +578,7 @@ def _decode_source(
             f"        f = {wire!r}",
             f"        v = d.get({wire!r})",
             f"        if v is not None and v != {const!r}:",
-            f"            raise _Fail({'expected ' + repr(const) + ', got '!r} + repr(v))",
+            f"            raise _Fail({'expected ' + repr(const) + ', got '!r} + _quote(v))",
         ]
     for i, fld in enumerate(spec.fields):
         if fld.unsupported is not None:
@@ -888,6 +892,7 @@ def base_namespace(*, quoted_ints: bool) -> Namespace:
     """The helpers every generated function may call."""
     return {
         "_Fail": Fail,
+        "_quote": quote_input,
         "_Loss": Loss,
         "_lose": lose,
         "_type_name": type_name,

@@ -207,7 +207,7 @@ class ClientHarness:
             if task is None:
                 from ..errors import TaskNotFoundError
 
-                raise TaskNotFoundError(f"task {msg.task_id!r} not found")
+                raise TaskNotFoundError.of(msg.task_id)
             return self._set(
                 attrs.evolve(task, history=(*task.history, msg)),
                 TaskState.COMPLETED,
@@ -368,7 +368,7 @@ class ClientHarness:
             pending = harness._pending.get(tid)
             if pending is None:
                 if tid not in harness._tasks:
-                    raise TaskNotFoundError(f"task {tid!r} not found")
+                    raise TaskNotFoundError.of(tid)
                 task = harness._tasks[tid]
                 if task.status.state.is_terminal:
                     raise UnsupportedOperationError("the task is already terminal")
@@ -440,7 +440,7 @@ class ClientHarness:
                 elif rec.op == "GetTask":
                     task = harness._tasks.get(rec.params.id)
                     if task is None:
-                        raise TaskNotFoundError(f"task {rec.params.id!r} not found")
+                        raise TaskNotFoundError.of(rec.params.id)
                     wire = codec.to_wire(task, "1.0")
                 else:
                     raise UnsupportedOperationError(f"{rec.op} is not part of the client script")

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..errors import InvalidModelError
+from ..errors import InvalidModelError, quote_input
 
 __all__ = [
     "API_KEY_LOCATIONS",
@@ -40,10 +40,7 @@ def _where(inst: Any, attribute: attrs.Attribute[Any]) -> str:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{type(value).__name__} {text}"
+    return f"{type(value).__name__} {quote_input(value)}"
 
 
 def fail(inst: Any, attribute: attrs.Attribute[Any], problem: str) -> None:

@@ -38,6 +38,7 @@ from ..errors import (
     InvalidAgentResponseError,
     InvalidParamsError,
     MethodNotFoundError,
+    quote_input,
 )
 from ._jsonrpc import Request, RequestId, encode_message
 from ._version import V0_3, V1_0, normalize_version
@@ -54,7 +55,6 @@ __all__ = [
 ]
 
 _BAD_REQUEST_TYPE: Final = "type.googleapis.com/google.rpc.BadRequest"
-_MAX_ECHO = 100
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -185,10 +185,6 @@ _FOLDED: Final = {
 }
 
 
-def _echo(name: str) -> str:
-    return repr(name if len(name) <= _MAX_ECHO else name[:_MAX_ECHO] + "...")
-
-
 def method_for(name: str, version: str) -> MethodSpec:
     """The operation called ``name`` in ``version`` ("1.0" or "0.3").
 
@@ -201,7 +197,7 @@ def method_for(name: str, version: str) -> MethodSpec:
     spec = table.get(name)
     if spec is not None:
         return spec
-    message = f"Method not found: {_echo(name)} is not an A2A {v} method"
+    message = f"Method not found: {quote_input(name)} is not an A2A {v} method"
     if v == V0_3 and name in _BY_V1_0:
         other = _BY_V1_0[name]
         if other.legacy_name is not None:

@@ -62,6 +62,7 @@ from ..errors import (
     JSONRPCError,
     MethodNotFoundError,
     VersionNotSupportedError,
+    quote_input,
 )
 from ._methods import METHODS, MethodSpec
 from ._version import V0_3, V1_0, negotiate_version
@@ -214,7 +215,9 @@ def _put_path(wire: dict[str, Any], **path: str) -> dict[str, Any]:
     for key, value in path.items():
         given = wire.get(key)
         if given not in (None, "", value):
-            raise _invalid(key, f"the body says {given!r} but the path says {value!r}")
+            raise _invalid(
+                key, f"the body says {quote_input(given)} but the path says {quote_input(value)}"
+            )
         wire[key] = value
     return wire
 
@@ -234,13 +237,13 @@ def _query(query: Sequence[tuple[str, str]], fields: Mapping[str, str]) -> dict[
         if kind == _BOOL:
             lowered = value.strip().lower()
             if lowered not in ("true", "false"):
-                raise _invalid(name, f"expected true or false, got {value[:40]!r}")
+                raise _invalid(name, f"expected true or false, got {quote_input(value)}")
             out[name] = lowered == "true"
         elif kind == _INT:
             try:
                 out[name] = int(value.strip())
             except ValueError:
-                raise _invalid(name, f"expected an integer, got {value[:40]!r}") from None
+                raise _invalid(name, f"expected an integer, got {quote_input(value)}") from None
         else:
             out[name] = value
     return out
@@ -381,7 +384,8 @@ def _create_push_v03(
     task_id = path["id"]
     if config.task_id not in (None, task_id):
         raise _invalid(
-            "name", f"the body names task {config.task_id!r} but the path says {task_id!r}"
+            "name",
+            f"the body names task {quote_input(config.task_id)} but the path says {quote_input(task_id)}",
         )
     if config.id is None and isinstance(config_id, str) and config_id:
         config = attrs.evolve(config, id=config_id)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ..errors import VersionNotSupportedError
+from ..errors import VersionNotSupportedError, quote_input
 
 __all__ = ["SUPPORTED_VERSIONS", "V0_3", "V1_0", "negotiate_version", "normalize_version"]
 
@@ -20,13 +20,6 @@ SUPPORTED_VERSIONS: Final[tuple[str, ...]] = (V1_0, V0_3)
 # Major[.Minor[.Patch]]; the patch part is tolerated and dropped (spec §3.6:
 # patch numbers MUST NOT be used in negotiation).
 _VERSION_RE = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,6})(?:\.[0-9]{1,6})?)?")
-_MAX_ECHO = 64
-
-
-def _echo(value: str) -> str:
-    """A header value made safe to quote in an error message."""
-    shown = value if len(value) <= _MAX_ECHO else value[:_MAX_ECHO] + "..."
-    return repr(shown)
 
 
 def negotiate_version(
@@ -50,7 +43,7 @@ def negotiate_version(
     match = _VERSION_RE.fullmatch(header_value.strip())
     if match is None:
         raise VersionNotSupportedError(
-            f"Invalid A2A-Version {_echo(header_value)}: expected Major.Minor such as "
+            f"Invalid A2A-Version {quote_input(header_value)}: expected Major.Minor such as "
             f"'1.0'. Supported versions: {listing}"
         )
     requested = f"{int(match.group(1))}.{int(match.group(2) or 0)}"
@@ -74,6 +67,6 @@ def normalize_version(version: str) -> str:
     if value == V0_3:
         return V0_3
     raise VersionNotSupportedError(
-        f"A2A version {_echo(value)} is not supported. "
+        f"A2A version {quote_input(value)} is not supported. "
         f"Supported versions: {', '.join(SUPPORTED_VERSIONS)}"
     )

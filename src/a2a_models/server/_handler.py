@@ -33,6 +33,7 @@ from ..errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
+    quote_input,
 )
 from ..models import (
     AgentCard,
@@ -316,8 +317,8 @@ class RequestHandler:
         task = stored.task
         if message.context_id and task.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(
-                f"message contextId {message.context_id!r} does not match "
-                f"the context {task.context_id!r} of task {task.id!r}",
+                f"message contextId {quote_input(message.context_id)} does not match "
+                f"the context {quote_input(task.context_id)} of task {task.id!r}",
                 {"field": "message.contextId"},
             )
         context_id = task.context_id or task.id
@@ -630,10 +631,7 @@ class RequestHandler:
         else:
             config = await self.store.get_push_config(request.task_id, request.id)
         if config is None:
-            raise TaskNotFoundError(
-                f"push notification config {request.id!r} of task {request.task_id!r} not found",
-                {"taskId": request.task_id},
-            )
+            raise TaskNotFoundError.of(request.task_id, config_id=request.id or "")
         return config
 
     async def on_list_task_push_notification_configs(

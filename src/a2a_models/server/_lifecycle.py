@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from .._state import TaskState
-from ..errors import InvalidAgentResponseError
+from ..errors import InvalidAgentResponseError, quote_input
 from ..models import (
     Artifact,
     JSONObject,
@@ -56,10 +56,11 @@ def _invalid(task: Task, problem: str) -> InvalidAgentResponseError:
 
 def _check_ids(task: Task, task_id: str | None, context_id: str | None, what: str) -> None:
     if task_id is not None and task_id != task.id:
-        raise _invalid(task, f"{what} is for task {task_id!r}")
+        raise _invalid(task, f"{what} is for task {quote_input(task_id)}")
     if context_id is not None and task.context_id is not None and context_id != task.context_id:
         raise _invalid(
-            task, f"{what} has contextId {context_id!r}, the task has {task.context_id!r}"
+            task,
+            f"{what} has contextId {quote_input(context_id)}, the task has {task.context_id!r}",
         )
 
 

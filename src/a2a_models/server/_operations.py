@@ -19,7 +19,7 @@ import attrs
 
 from .. import models as m
 from .._outages import database_failure, one_line
-from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError
+from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError, quote_input
 from ..protocol import V0_3, MethodSpec
 from ._agent import CallContext
 from ._lifecycle import closes_stream
@@ -196,7 +196,9 @@ def resume_point(value: str | None, spec: MethodSpec | None = None) -> int | Non
     text = value.strip()
     # Our event ids are plain decimal numbers: no sign, "_" or non-ASCII digits.
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
-        raise InvalidRequestError(f"Last-Event-ID must be an event id we sent, got {value[:40]!r}")
+        raise InvalidRequestError(
+            f"Last-Event-ID must be an event id we sent, got {quote_input(value)}"
+        )
     return int(text)
 
 

@@ -601,7 +601,7 @@ class InMemoryTaskStore(TaskStore):
         self._evict_expired()
         record = self._records.get(task_id)
         if record is None:
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+            raise TaskNotFoundError.of(task_id)
         return record
 
     # -- tasks ---------------------------------------------------------------------------

@@ -66,7 +66,7 @@ class TaskWriter:
         stored = await self.store.get(task_id, call.owner, tenant, **read)
         if stored is None:
             # Same answer whether it does not exist or is not the caller's (§3.3.2).
-            raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
+            raise TaskNotFoundError.of(task_id)
         return stored
 
     async def created(self, task: Task) -> None:
@@ -129,7 +129,7 @@ class TaskWriter:
             if task is None or stored is None:
                 stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
                 if stored is None:
-                    raise TaskNotFoundError(f"task {task_id!r} not found", {"taskId": task_id})
+                    raise TaskNotFoundError.of(task_id)
                 if stored.task.status.state.is_terminal and build is None:
                     raise RunFinished(stored.task)
                 task = build(stored.task) if build is not None else apply_event(stored.task, event)

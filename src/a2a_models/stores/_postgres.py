@@ -699,7 +699,7 @@ class PostgresTaskStore(SQLTaskStore):
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
         logged = encode_event(event)
         if not self._ok(task_id):
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+            raise TaskNotFoundError.of(task_id)
         statement = (
             f"WITH u AS (UPDATE {self._tasks} SET version = version + 1,"
             " last_seq = last_seq + 1, updated_at = now() WHERE id = %s RETURNING key)"
@@ -714,7 +714,7 @@ class PostgresTaskStore(SQLTaskStore):
                 )
                 found = await cursor.fetchone()
                 if found is None:
-                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                    raise TaskNotFoundError.of(task_id)
                 seq = int(found[1]) + 1
                 chunk = append_to(await self._last_chunk(conn, found[0]), seq, logged)
                 await conn.execute(statement, (task_id, *chunk))
@@ -797,7 +797,7 @@ class PostgresTaskStore(SQLTaskStore):
             try:
                 await conn.execute(statement, (task_id, config_id, config, raw, dialect))
             except psycopg.errors.ForeignKeyViolation:
-                raise TaskNotFoundError(f"task {task_id!r} not found") from None
+                raise TaskNotFoundError.of(task_id) from None
 
         await self._run(upsert)
 

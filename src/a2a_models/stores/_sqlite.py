@@ -566,7 +566,7 @@ class SQLiteTaskStore(SQLTaskStore):
     async def append_event(self, task_id: str, event: StreamResponse) -> int:
         logged = encode_event(event).decode()
         if not self._ok(task_id):
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+            raise TaskNotFoundError.of(task_id)
 
         def append(db: sqlite3.Connection) -> int:
             with _transaction(db):
@@ -576,7 +576,7 @@ class SQLiteTaskStore(SQLTaskStore):
                     (time.time(), task_id),
                 ).fetchone()
                 if row is None:
-                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                    raise TaskNotFoundError.of(task_id)
                 task_key, seq = row
                 db.execute(
                     "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
@@ -643,7 +643,7 @@ class SQLiteTaskStore(SQLTaskStore):
                     db.execute("SELECT 1 FROM a2a_tasks WHERE id = ?", (task_id,)).fetchone()
                     is None
                 ):
-                    raise TaskNotFoundError(f"task {task_id!r} not found")
+                    raise TaskNotFoundError.of(task_id)
                 # Replacing a config keeps its place in the creation order.
                 db.execute(
                     "INSERT INTO a2a_push_configs (task_id, config_id, position, config, dialect)"

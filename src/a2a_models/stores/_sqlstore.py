@@ -307,7 +307,7 @@ class TaskWrite:
         learns that rather than of a version another run moved on."""
         task_id = self.task.id
         if row is None:
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+            raise TaskNotFoundError.of(task_id)
         version, lease_epoch = row[0], row[1]
         if self.lease is not None and lease_epoch != self.lease:
             raise LeaseLostError(task_id, self.lease, lease_epoch)
@@ -547,7 +547,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     ) -> int:
         snapshot = encode_head(task)
         if not self._ok(task.id):
-            raise TaskNotFoundError(f"task {task.id!r} not found")
+            raise TaskNotFoundError.of(task.id)
         changed, appends = self._changed_artifacts(task, expected_version)
         before, appended, row = await self._update_task(
             TaskWrite(
@@ -622,7 +622,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             raise ValueError(f"push config dialect {dialect!r}: expected one of {PUSH_DIALECTS}")
         data = encode_config(config)
         if not self._ok(task_id, config_id):
-            raise TaskNotFoundError(f"task {task_id!r} not found")
+            raise TaskNotFoundError.of(task_id)
         await self._upsert_config(task_id, config_id, data, dialect)
         return config
 

@@ -14,7 +14,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from ... import codec
-from ...errors import A2AError, InvalidRequestError, JSONRPCError
+from ...errors import A2AError, InvalidRequestError, JSONRPCError, quote_input
 from ...protocol import rest_error_body
 
 __all__ = [
@@ -140,6 +140,7 @@ def too_large(limit: int) -> InvalidRequestError:
 
 def unsupported_media(value: str | None, accepted: str) -> InvalidRequestError:
     """The error reported for a body that is not JSON (``accepted``: the binding's media type)."""
-    shown = (value or "")[:80]
     also = "" if accepted == "application/json" else " (application/json is accepted too)"
-    return InvalidRequestError(f"Unsupported Content-Type {shown!r}: send {accepted}{also}")
+    return InvalidRequestError(
+        f"Unsupported Content-Type {quote_input(value or '')}: send {accepted}{also}"
+    )

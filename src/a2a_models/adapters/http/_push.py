@@ -71,7 +71,7 @@ import httpx
 from ... import codec, observability
 from ... import models as m
 from ..._outages import ReportedOutage
-from ...errors import A2AError, InvalidParamsError
+from ...errors import A2AError, InvalidParamsError, quote_input
 from ...server import PushNotificationSender
 from ._client import A2A_MEDIA_TYPE
 
@@ -497,14 +497,14 @@ class WebhookPushSender(PushNotificationSender):
         shown = display_url(url)
         if parts.scheme not in ("http", "https"):
             raise UnsafeWebhookURLError(
-                f"webhook URL {shown!r}: only http and https are allowed, not {parts.scheme!r}"
+                f"webhook URL {quote_input(shown)}: only http and https are allowed, not {quote_input(parts.scheme)}"
             )
         host = (parts.hostname or "").rstrip(".")
         if not host:
-            raise UnsafeWebhookURLError(f"webhook URL {shown!r} has no host")
+            raise UnsafeWebhookURLError(f"webhook URL {quote_input(shown)} has no host")
         if parts.username is not None or parts.password is not None:
             raise UnsafeWebhookURLError(
-                f"webhook URL {shown!r}: credentials in URLs are refused "
+                f"webhook URL {quote_input(shown)}: credentials in URLs are refused "
                 "(use the config's authentication)"
             )
         if self.allow_private:
@@ -524,19 +524,19 @@ class WebhookPushSender(PushNotificationSender):
                     addresses = list(dict.fromkeys(await self._resolve(host, port)))
             except TimeoutError:
                 raise _UnresolvedHostError(
-                    f"webhook host {host!r} does not resolve: no answer within "
+                    f"webhook host {quote_input(host)} does not resolve: no answer within "
                     f"{self.resolve_timeout:g} s"
                 ) from None
             except UnicodeError as exc:  # not a host name at all: no lookup will pass
                 raise UnsafeWebhookURLError(
-                    f"webhook host {host!r} does not resolve: {exc}"
+                    f"webhook host {quote_input(host)} does not resolve: {exc}"
                 ) from None
             except OSError as exc:
                 raise _UnresolvedHostError(
-                    f"webhook host {host!r} does not resolve: {exc}"
+                    f"webhook host {quote_input(host)} does not resolve: {exc}"
                 ) from None
             if not addresses:
-                raise _UnresolvedHostError(f"webhook host {host!r} does not resolve")
+                raise _UnresolvedHostError(f"webhook host {quote_input(host)} does not resolve")
         if host.lower() in self._hosts:
             return addresses, False
         for text in addresses:
@@ -544,7 +544,7 @@ class WebhookPushSender(PushNotificationSender):
             reason = _unsafe_reason(address)
             if reason is not None and not self._allowed(address):
                 raise UnsafeWebhookURLError(
-                    f"webhook URL {shown!r} refused: {host} resolves to {address}, {reason} "
+                    f"webhook URL {quote_input(shown)} refused: {host} resolves to {address}, {reason} "
                     "(allow it with allow_private=True or an allowlist entry)"
                 )
         return addresses, literal is None

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import models as m
+from ...errors import quote_input
 from .._gen import Fail, Loss, Namespace, compile_dialect, type_name
 from .._v10 import inline_part_encoder, install_wrapper_union
 from ._card import install_card
@@ -94,7 +95,7 @@ def _install_kind_union(ns: Namespace, name: str, kinds: dict[str, type[Any]]) -
         k = d.get("kind")
         cls = kinds.get(k) if k.__class__ is str else None
         if cls is None:
-            raise Fail(f"expected kind to be one of {choices}, got {k!r}", "kind")
+            raise Fail(f"expected kind to be one of {choices}, got {quote_input(k)}", "kind")
         return ns[f"_s_{cls.__name__}"](d)
 
     def unstructure(o: Any) -> Any:

@@ -6,6 +6,7 @@ import binascii
 from typing import Any
 
 from ... import models as m
+from ...errors import quote_input
 from .._gen import (
     Fail,
     Loss,
@@ -92,7 +93,9 @@ def install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
                 present = [key for key in ("text", "file", "data") if key in d]
                 k = present[0] if len(present) == 1 else None
             if k not in ("text", "file", "data"):
-                raise Fail(f"expected kind to be one of text, file, data, got {k!r}", "kind")
+                raise Fail(
+                    f"expected kind to be one of text, file, data, got {quote_input(k)}", "kind"
+                )
         # 0.3 HTTP+JSON: ``metadata`` is Part field 4 of the a2a-sdk's 0.3 proto
         # (not of 0.3.0's); its clients and servers send it.
         meta = d.get("metadata")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import models as m
+from ...errors import quote_input
 from .._gen import (
     Fail,
     Loss,
@@ -53,7 +54,7 @@ def install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
             tag = d.get("type")
             cls = _SCHEME_TAGS.get(tag) if tag.__class__ is str else None
             if cls is None:
-                raise Fail(f"expected type to be one of {tags}, got {tag!r}", "type")
+                raise Fail(f"expected type to be one of {tags}, got {quote_input(tag)}", "type")
             return ns[f"_s_{cls.__name__}"](d)  # type: ignore[no-any-return]
 
         def u_scheme(s: m.SecurityScheme) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import attrs
 
 from ... import models as m
 from ..._state import TaskState
+from ...errors import quote_input
 from .._gen import (
     ClassSpec,
     Fail,
@@ -407,7 +408,7 @@ def parse_resource(value: Any, collection: str) -> str:
         raise Fail(f"expected a resource name string, got {type_name(value)}")
     prefix = collection + "/"
     if not value.startswith(prefix) or "/" in value[len(prefix) :] or len(value) == len(prefix):
-        raise Fail(f"expected a resource name like {prefix}<id>, got {value!r}")
+        raise Fail(f"expected a resource name like {prefix}<id>, got {quote_input(value)}")
     return value[len(prefix) :]
 
 

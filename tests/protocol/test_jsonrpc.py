@@ -120,6 +120,16 @@ def test_deeply_nested_valid_json_never_escapes_as_recursion_error() -> None:
     assert type(err.error) is JSONParseError and err.id is None
 
 
+def test_a_number_too_long_to_read_is_a_parse_error_saying_so() -> None:
+    # Python's own message was cut mid-advice ("...; use sys.set_in"): the peer learns
+    # what is wrong with its payload instead.
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"historyLength":' + b"9" * 5000
+    err = _error(parse_message(raw + b"}}"))
+    assert type(err.error) is JSONParseError and err.id is None
+    assert err.error.message.startswith("Invalid JSON payload: a number of 5000 digits")
+    assert "sys." not in err.error.message
+
+
 def test_parse_error_encodes_with_null_id() -> None:
     wire = json.loads(encode_response(_error(parse_message(b"{")), "1.0"))
     assert wire["id"] is None and wire["error"]["code"] == -32700 and wire["jsonrpc"] == "2.0"

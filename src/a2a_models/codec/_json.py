@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -52,9 +53,19 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _parse_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        # int()'s own message ends in advice to call sys.set_int_max_str_digits().
+        digits = len(text.lstrip("-"))
+        limit = sys.get_int_max_str_digits()
+        raise ValueError(f"a number of {digits} digits (the most taken is {limit})") from None
+
+
 def _stdlib_loads(text: str | bytes) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

@@ -480,11 +480,12 @@ def match_rest_route(
         allowed.extend(m for m in route.methods if m not in allowed)
     if allowed:
         raise RestRouteError(
-            f"{method} is not allowed on {path[:200]} (allowed: {', '.join(allowed)})",
+            f"{quote_input(method)} is not allowed on {quote_input(path)} "
+            f"(allowed: {', '.join(allowed)})",
             status=405,
             allowed=tuple(allowed),
         )
-    raise RestRouteError(f"no A2A HTTP+JSON route at {path[:200]}")
+    raise RestRouteError(f"no A2A HTTP+JSON route at {quote_input(path)}")
 
 
 def rest_version(route: RestRoute, requested: str | None, supported: Sequence[str]) -> str:

@@ -42,7 +42,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...errors import InternalError, MethodNotFoundError
+from ...errors import InternalError, MethodNotFoundError, quote_input
 from ...protocol import sse_frame
 from ...server import A2AServer, ServerSentEvent, StreamingReply, error_for
 from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
@@ -297,9 +297,12 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     """Routing failures (unknown path 404, wrong method 405) as ``google.rpc.Status``."""
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
-        message = f"Method {request.method} is not allowed on {request.url.path}"
+        message = (
+            f"Method {quote_input(request.method)} is not allowed on "
+            f"{quote_input(request.url.path)}"
+        )
     elif exc.status_code == 404:
-        message = f"No A2A route at {request.url.path}"
+        message = f"No A2A route at {quote_input(request.url.path)}"
     else:
         message = str(exc.detail)
     return status_error_response(

@@ -74,7 +74,13 @@ from ._run import AgentRun, RunFinished
 from ._store import InMemoryTaskStore, StoredTask, TaskStore, accepts_keyword
 from ._streams import EventBroker, EventStream, InMemoryEventBroker, task_event_stream
 from ._writer import TaskWriter
-from .paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor, encode_cursor
+from .paging import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    decode_cursor,
+    encode_cursor,
+    invalid_page_token,
+)
 
 __all__ = ["RequestHandler"]
 
@@ -720,10 +726,7 @@ def _config_offset(configs: list[TaskPushNotificationConfig], token: str | None)
     issuer = "ListTaskPushNotificationConfigs"
     position, cursor_id = decode_cursor(token, issued_by=issuer)
     if position < 1 or not cursor_id.startswith(_CONFIG):
-        raise InvalidParamsError(
-            f"invalid pageToken: use the nextPageToken of a previous {issuer} response",
-            {"field": "pageToken"},
-        )
+        raise invalid_page_token(issuer)
     last_id = cursor_id[len(_CONFIG) :]
     for index, config in enumerate(configs):
         if config.id == last_id:

@@ -30,6 +30,7 @@ __all__ = [
     "decode_page_token",
     "encode_cursor",
     "encode_page_token",
+    "invalid_page_token",
     "list_cursor",
     "status_key",
     "task_page",
@@ -80,10 +81,15 @@ def decode_cursor(token: str, *, issued_by: str = "ListTasks") -> tuple[int, str
             raise ValueError(raw)
         return int(key), item_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidParamsError(
-            f"invalid pageToken: use the nextPageToken of a previous {issued_by} response",
-            {"field": "pageToken"},
-        ) from None
+        raise invalid_page_token(issued_by) from None
+
+
+def invalid_page_token(issued_by: str) -> InvalidParamsError:
+    """The error for a ``pageToken`` that no ``issued_by`` response gave out."""
+    return InvalidParamsError(
+        f"invalid pageToken: use the nextPageToken of a previous {issued_by} response",
+        {"field": "pageToken"},
+    )
 
 
 def timestamp_key(ts: datetime) -> int:

@@ -120,6 +120,24 @@ def test_version_rule_and_bad_bodies() -> None:
         decode_rest_params(get, get_path, (("historyLength", "x"),), None)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        (("historyLength", "1"), ("historyLength", "2")),
+        (("historyLength", "1"), ("history_length", "2")),
+    ],
+)
+def test_a_query_parameter_given_twice_is_refused_not_half_read(
+    query: tuple[tuple[str, str], ...],
+) -> None:
+    get, get_path = match_rest_route("GET", "/tasks/t1")
+    with pytest.raises(InvalidParamsError, match="historyLength: given more than once"):
+        decode_rest_params(get, get_path, query, None)
+    listing, list_path = match_rest_route("GET", "/tasks")
+    with pytest.raises(InvalidParamsError, match="pageSize: given more than once"):
+        decode_rest_params(listing, list_path, (("pageSize", "5"), ("pageSize", "5")), None)
+
+
 def test_rest_bodies_skip_the_free_form_json_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     # A body parsed by codec.loads holds only JSON, so decoding it must not walk
     # its free-form members again (as the JSON-RPC path does not).

@@ -231,8 +231,11 @@ def _query(query: Sequence[tuple[str, str]], fields: Mapping[str, str]) -> dict[
     out: dict[str, Any] = {}
     for key, value in query:
         name = key if key in fields else snake.get(key)
-        if name is None or name in out:
+        if name is None:
             continue
+        if name in out:
+            # Which one was meant? Taking either would drop the other silently.
+            raise _invalid(name, "given more than once")
         kind = fields[name]
         if kind == _BOOL:
             lowered = value.strip().lower()

@@ -53,3 +53,30 @@ async def test_records_carry_trace_and_task_ids(
     assert record.getMessage().startswith("GetTask refused: -32001 TaskNotFoundError")
     assert record.task_id == "missing-task"  # type: ignore[attr-defined]
     assert "\n" not in JSONLogFormatter().format(record)
+
+
+async def test_a_huge_bogus_id_makes_a_small_log_line_and_span(
+    telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A 1 MB id was put whole into the refused request's log line and its span's
+    # a2a.task.id: telemetry grew with what a caller sent.
+    bogus = "h" * 1_000_000
+    with caplog.at_level(logging.INFO, "a2a_models"):
+        async with (
+            HTTPServer(AgentServer(Logging(), card("l"))) as http,
+            HTTPClient(http.url + "/") as client,
+        ):
+            with pytest.raises(TaskNotFoundError):
+                await client.get_task(bogus)
+    (record,) = [r for r in caplog.records if "refused" in r.getMessage()]
+    line = JSONLogFormatter().format(record)
+    assert len(line) < 2_000, len(line)
+    assert "(1000000 characters)" in json.loads(line)["task_id"]
+    # The server's span and the client's: both name the id, cut.
+    shown = [
+        str(span.attributes["a2a.task.id"])
+        for span in telemetry.spans()
+        if span.attributes and "a2a.task.id" in span.attributes
+    ]
+    assert len(shown) >= 2
+    assert all(len(s) < 400 and s.endswith("(1000000 characters)") for s in shown), shown

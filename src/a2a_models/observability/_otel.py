@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .. import models as m
 from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
-from ..errors import JSONRPCError
+from ..errors import JSONRPCError, clip_input
 from ..protocol import MethodSpec
 from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
 from ..server import EventStream as ServerEventStream
@@ -242,18 +242,27 @@ async def _intercept(
 
 
 def _request_ids(params: Any) -> tuple[str, str]:
-    """``(task id, context id)`` a request names (``""``: none); :func:`request_attributes`."""
+    """``(task id, context id)`` a request names (``""``: none); :func:`request_attributes`.
+
+    Cut like an error's echo (any real id fits): a bogus 8 MiB id must not become an
+    8 MiB span attribute and log line.
+    """
     message = getattr(params, "message", None)
     if isinstance(message, m.Message):
-        return message.task_id or "", message.context_id or ""
-    if isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
-        return params.id, ""
-    task_id = getattr(params, "task_id", None)
-    context_id = getattr(params, "context_id", None)
+        task_id, context_id = message.task_id, message.context_id
+    elif isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
+        task_id, context_id = params.id, None
+    else:
+        task_id = getattr(params, "task_id", None)
+        context_id = getattr(params, "context_id", None)
     return (
-        task_id if isinstance(task_id, str) else "",
-        context_id if isinstance(context_id, str) else "",
+        clip_input(task_id, _ID_LIMIT) if isinstance(task_id, str) else "",
+        clip_input(context_id, _ID_LIMIT) if isinstance(context_id, str) else "",
     )
+
+
+#: Longest request id put into a span or log record whole.
+_ID_LIMIT = 256
 
 
 def _set_result_attributes(span: Any, result: Any, task_id: str, context_id: str) -> None:

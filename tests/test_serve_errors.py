@@ -304,6 +304,8 @@ def test_a_missing_task_is_worded_in_one_place() -> None:
     answer = json.dumps(error.to_jsonrpc()) + json.dumps(error.to_http_status())
     assert len(answer) < MAX_ANSWER
     assert error.message.startswith("push notification config 'c' of task 'ttt")
+    # A long but plausible id stays whole where a program reads it (the data).
+    assert TaskNotFoundError.of("i" * 200).data == {"taskId": "i" * 200}
     # No other module words it: each site calls TaskNotFoundError.of.
     src = Path(__file__).parents[1] / "src" / "a2a_models"
     spelled = [

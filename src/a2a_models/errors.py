@@ -59,8 +59,10 @@ _STRUCT_TYPE = "type.googleapis.com/google.protobuf.Struct"
 _VALUE_TYPE = "type.googleapis.com/google.protobuf.Value"
 
 
-#: How many characters of a caller's value an error repeats: enough to recognise it.
+#: How many characters of a caller's value an error message repeats: enough to recognise it.
 ECHO_LIMIT = 64
+#: Longest id carried whole where a program reads it (error data, telemetry): any real one.
+ID_LIMIT = 256
 
 
 def clip_input(text: str, limit: int = ECHO_LIMIT) -> str:
@@ -370,13 +372,13 @@ class TaskNotFoundError(JSONRPCError):
         """The error for a ``task_id`` that names no task the caller may see (with
         ``config_id``: no such push notification config of that task).
 
-        The one place this error is worded; the id is echoed bounded
-        (:func:`quote_input`), in the message and as ``taskId`` in the data.
+        The one place this error is worded; the id is echoed bounded, in the message
+        (:func:`quote_input`) and as ``taskId`` in the data (whole up to ``ID_LIMIT``).
         """
         what = f"task {quote_input(task_id)}"
         if config_id is not None:
             what = f"push notification config {quote_input(config_id)} of {what}"
-        return cls(f"{what} not found", {"taskId": clip_input(task_id)})
+        return cls(f"{what} not found", {"taskId": clip_input(task_id, ID_LIMIT)})
 
 
 class TaskNotCancelableError(JSONRPCError):

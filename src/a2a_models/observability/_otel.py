@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .. import models as m
 from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
-from ..errors import JSONRPCError, clip_input
+from ..errors import ID_LIMIT, JSONRPCError, clip_input
 from ..protocol import MethodSpec
 from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
 from ..server import EventStream as ServerEventStream
@@ -256,13 +256,9 @@ def _request_ids(params: Any) -> tuple[str, str]:
         task_id = getattr(params, "task_id", None)
         context_id = getattr(params, "context_id", None)
     return (
-        clip_input(task_id, _ID_LIMIT) if isinstance(task_id, str) else "",
-        clip_input(context_id, _ID_LIMIT) if isinstance(context_id, str) else "",
+        clip_input(task_id, ID_LIMIT) if isinstance(task_id, str) else "",
+        clip_input(context_id, ID_LIMIT) if isinstance(context_id, str) else "",
     )
-
-
-#: Longest request id put into a span or log record whole.
-_ID_LIMIT = 256
 
 
 def _set_result_attributes(span: Any, result: Any, task_id: str, context_id: str) -> None:

@@ -285,14 +285,26 @@ async def test_v03_routes() -> None:
             "configId": "c2",
             "config": {"pushNotificationConfig": {"url": "https://h.example/2"}},
         }
-        for body, cfg in ((proto_body, "c1"), (sdk_body, "c2")):
+        # What the a2a-sdk's 0.3 REST client really sends: MessageToDict with
+        # preserving_proto_field_name=True, so proto field names throughout.
+        sdk_client_body = {
+            "parent": f"tasks/{task_id}",
+            "config_id": "c3",
+            "config": {
+                "name": f"tasks/{task_id}/pushNotificationConfigs/c3",
+                "push_notification_config": {"id": "c3", "url": "https://h.example/3"},
+            },
+        }
+        for body, cfg in ((proto_body, "c1"), (sdk_body, "c2"), (sdk_client_body, "c3")):
             created = await client.post(base, json=body)
             assert created.status_code == 200, created.text
             assert created.json()["name"] == f"tasks/{task_id}/pushNotificationConfigs/{cfg}"
         got_cfg = await client.get(f"{base}/c1")
         assert got_cfg.json()["pushNotificationConfig"]["url"] == "https://h.example/1"
+        got_cfg = await client.get(f"{base}/c3")
+        assert got_cfg.json()["pushNotificationConfig"]["url"] == "https://h.example/3"
         listed = await client.get(base)
-        assert len(listed.json()["configs"]) == 2
+        assert len(listed.json()["configs"]) == 3
         assert (await client.delete(f"{base}/c1")).json() == {}
 
         canceled = await client.post(f"/v1/tasks/{task_id}:cancel")

@@ -883,7 +883,8 @@ def unalias(d: dict[str, Any], aliases: dict[str, str]) -> dict[str, Any]:
     for key, value in d.items():
         wire = aliases.get(key, key)
         if wire in out:
-            raise Fail(f"{wire!r} is given twice (also as {key!r})", key)
+            first = next(k for k in d if aliases.get(k, k) == wire)
+            raise Fail(f"given twice, as {first!r} and as {key!r}", wire)
         out[wire] = value
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import binascii
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +32,7 @@ from ._gen import (
     lose,
     struct,
     type_name,
+    unalias,
     with_model_rules,
 )
 
@@ -360,6 +361,7 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     raw_dec = ns["_bytes"] if python else ns["_b64d"]
     b2a = binascii.b2a_base64
     part_known = frozenset({k_text, k_raw, k_url, k_data, k_meta, k_file, k_media})
+    part_aliases = {"media_type": k_media}
     new = object.__new__
     TextPart, FilePart, DataPart = m.TextPart, m.FilePart, m.DataPart
     # Mutable twins (see _gen.builder): slots filled by plain stores.
@@ -400,9 +402,11 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
         has_data = k_data in d
         if (text is not None) + (raw is not None) + (url is not None) + has_data != 1:
             raise Fail("expected exactly one of text, raw, url, data")
+        if not python and "media_type" in d:
+            # The proto field name, which ProtoJSON parsers also accept.
+            d = unalias(d, part_aliases)
+            g = d.get
         meta, filename, media = g(k_meta), g(k_file), g(k_media)
-        if media is None and not python:
-            media = g("media_type")  # the proto field name, which ProtoJSON also accepts
         if meta is not None:
             try:
                 meta = struct(meta)
@@ -490,10 +494,14 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     }
     by_key = {key: cls for cls, key in scheme_keys.items()}
     scheme_choices = ", ".join(by_key)
+    scheme_aliases = {} if python else proto_names(by_key)
+    scheme_alias_keys = frozenset(scheme_aliases)
 
     def s_scheme(d: Any) -> m.SecurityScheme:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (SecurityScheme), got {type_name(d)}")
+        if scheme_alias_keys and not scheme_alias_keys.isdisjoint(d):
+            d = unalias(d, scheme_aliases)
         present = [k for k in d if k in by_key and d[k] is not None]
         if len(present) != 1 or (strict and len(d) != 1):
             raise Fail(f"expected exactly one of {scheme_choices}")
@@ -515,10 +523,14 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     flow_keys = {attr: w(attr) for attr in OAUTH_FLOW_CLASSES}
     s_flows_set = slot_setters(m.OAuthFlows)
     flow_choices = ", ".join(flow_keys.values())
+    flow_aliases = {} if python else proto_names(flow_keys.values())
+    flow_alias_keys = frozenset(flow_aliases)
 
     def s_flows(d: Any) -> m.OAuthFlows:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (OAuthFlows), got {type_name(d)}")
+        if flow_alias_keys and not flow_alias_keys.isdisjoint(d):
+            d = unalias(d, flow_aliases)
         o: Any = new(m.OAuthFlows)
         count = 0
         for attr, key in flow_keys.items():
@@ -594,9 +606,9 @@ def install_oneof_hooks(ns: Namespace, *, python: bool, strict: bool) -> None:
     ns["_s_SecurityRequirement"], ns["_u_SecurityRequirement"] = s_requirement, u_requirement
 
     stream_keys = {cls: _to_snake(key) if python else key for cls, key in _STREAM_KEYS.items()}
-    install_wrapper_union(ns, "StreamResponse", stream_keys, strict=strict)
+    install_wrapper_union(ns, "StreamResponse", stream_keys, strict=strict, protojson=not python)
     send_keys = {m.Task: stream_keys[m.Task], m.Message: stream_keys[m.Message]}
-    install_wrapper_union(ns, "SendMessageResponse", send_keys, strict=strict)
+    install_wrapper_union(ns, "SendMessageResponse", send_keys, strict=strict, protojson=not python)
 
 
 def _to_snake(camel_name: str) -> str:
@@ -609,16 +621,41 @@ def _to_snake(camel_name: str) -> str:
     return "".join(out)
 
 
+def proto_names(wire_names: Iterable[str]) -> dict[str, str]:
+    """The proto field names (``status_update``) of camelCase ``wire_names`` that differ.
+
+    ProtoJSON parsers accept both spellings of a member; the hand-written oneof
+    hooks pass such input through :func:`~a2a_models.codec._gen.unalias`, which
+    also refuses a member given in both spellings (one of them would be lost).
+    """
+    return {_to_snake(w): w for w in wire_names if _to_snake(w) != w}
+
+
 def install_wrapper_union(
-    ns: Namespace, name: str, keys: dict[type[Any], str], *, strict: bool
+    ns: Namespace,
+    name: str,
+    keys: dict[type[Any], str],
+    *,
+    strict: bool,
+    protojson: bool,
+    renamed: dict[str, str] | None = None,
 ) -> None:
-    """A oneof wrapper ``{"task": {...}}`` <-> the bare model object."""
+    """A oneof wrapper ``{"task": {...}}`` <-> the bare model object.
+
+    ``protojson``: the member names are ProtoJSON ``json_name``s, so their proto
+    field names are read too (``renamed``: proto name -> member, where the proto
+    gives a ``json_name`` of its own, as 0.3's ``msg`` -> ``message``).
+    """
     by_key = {key: cls.__name__ for cls, key in keys.items()}
     choices = ", ".join(by_key)
+    aliases = {**proto_names(by_key), **(renamed or {})} if protojson else {}
+    alias_keys = frozenset(aliases)
 
     def structure(d: Any) -> Any:
         if d.__class__ is not dict:
             raise Fail(f"expected an object ({name}), got {type_name(d)}")
+        if alias_keys and not alias_keys.isdisjoint(d):
+            d = unalias(d, aliases)
         present = [k for k in by_key if d.get(k) is not None]
         if len(present) != 1 or (strict and len(d) != 1):
             raise Fail(f"expected exactly one of {choices}")

@@ -67,9 +67,18 @@ def install(ns: Namespace, *, http: bool, strict: bool) -> None:
             m.TaskStatusUpdateEvent: "statusUpdate",
             m.TaskArtifactUpdateEvent: "artifactUpdate",
         }
-        install_wrapper_union(ns, "StreamResponse", keys, strict=strict)
+        # The 0.3 proto names the message member ``msg`` (json_name "message").
+        renamed = {"msg": "message"}
         install_wrapper_union(
-            ns, "SendMessageResponse", {m.Task: "task", m.Message: "message"}, strict=strict
+            ns, "StreamResponse", keys, strict=strict, protojson=True, renamed=renamed
+        )
+        install_wrapper_union(
+            ns,
+            "SendMessageResponse",
+            {m.Task: "task", m.Message: "message"},
+            strict=strict,
+            protojson=True,
+            renamed=renamed,
         )
     else:
         _install_kind_union(

@@ -12,8 +12,9 @@ from .._gen import (
     Namespace,
     lose,
     type_name,
+    unalias,
 )
-from .._v10 import slot_setters
+from .._v10 import proto_names, slot_setters
 
 __all__ = ["install_card"]
 
@@ -39,7 +40,17 @@ def install_card(ns: Namespace, *, http: bool) -> None:
             raise Fail("expected a non-empty string", "transport", i, "additionalInterfaces")
         return m.AgentInterface(url=url, protocol_binding=transport, protocol_version=version)
 
+    # The members read here by hand; ProtoJSON parsers accept their proto names too.
+    card_aliases = (
+        proto_names(("preferredTransport", "protocolVersion", "additionalInterfaces", k_ext))
+        if http
+        else {}
+    )
+    card_alias_keys = frozenset(card_aliases)
+
     def s_card(d: Any) -> m.AgentCard:
+        if card_alias_keys and d.__class__ is dict and not card_alias_keys.isdisjoint(d):
+            d = unalias(d, card_aliases)
         card = s_base(d)
         url, transport, version = (
             d.get("url"),

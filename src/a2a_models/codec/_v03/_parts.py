@@ -16,7 +16,9 @@ from .._gen import (
     lose,
     struct,
     type_name,
+    unalias,
 )
+from .._v10 import proto_names
 from ._tables import check_str
 
 __all__ = ["install_parts"]
@@ -28,17 +30,24 @@ def install_parts(ns: Namespace, *, http: bool, strict: bool) -> None:
     TextB, FileB, DataB = builder(TextPart), builder(FilePart), builder(DataPart)
     b64d = ns["_b64d"]
     b2a = binascii.b2a_base64  # b2a(raw, newline=False).decode("ascii") = _gen.b64encode(raw)
+    file_aliases = proto_names(("fileWithBytes", "fileWithUri", "mimeType"))
+    file_alias_keys = frozenset(file_aliases)
 
     def decode_file(f: Any, meta: Any) -> m.FilePart:
         if f.__class__ is not dict:
             raise Fail(f"expected an object, got {type_name(f)}", "file")
         if http:
+            if not file_alias_keys.isdisjoint(f):
+                try:
+                    f = unalias(f, file_aliases)  # ProtoJSON: proto field names too
+                except Fail as exc:
+                    exc.path.append("file")
+                    raise
             g = f.get
-            raw = g("fileWithBytes", g("file_with_bytes"))
-            url = g("fileWithUri", g("file_with_uri"))
+            raw, url = g("fileWithBytes"), g("fileWithUri")
             # ``name`` is not in the 0.3.0 proto but in the one the a2a-sdk's 0.3
             # line speaks (FilePart field 4): read it rather than lose it.
-            media, name = g("mimeType", g("mime_type")), g("name")
+            media, name = g("mimeType"), g("name")
             k_raw, k_url = "fileWithBytes", "fileWithUri"
         else:
             raw, url, media, name = f.get("bytes"), f.get("uri"), f.get("mimeType"), f.get("name")

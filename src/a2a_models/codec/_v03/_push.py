@@ -140,6 +140,7 @@ def install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
         return r
 
     ns["_s_PushNotificationConfig"] = lambda d: s_inner(d, None)
+    config_aliases = {"push_notification_config": "pushNotificationConfig"}
 
     def u_inner_only(o: m.TaskPushNotificationConfig) -> dict[str, Any]:
         # Inside a send configuration the task does not exist yet.
@@ -150,6 +151,10 @@ def install_push(ns: Namespace, *, http: bool, strict: bool) -> None:
     def s_config(d: Any) -> m.TaskPushNotificationConfig:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (TaskPushNotificationConfig), got {type_name(d)}")
+        if http and "push_notification_config" in d:
+            # The proto field name, which ProtoJSON parsers also accept (and the
+            # a2a-sdk's 0.3 REST client sends: it writes proto field names).
+            d = ns["_unalias"](d, config_aliases)
         inner = d.get("pushNotificationConfig")
         if inner is None:
             raise Fail("required field missing", "pushNotificationConfig")

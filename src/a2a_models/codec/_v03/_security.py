@@ -12,8 +12,9 @@ from .._gen import (
     Namespace,
     lose,
     type_name,
+    unalias,
 )
-from .._v10 import install_wrapper_union, slot_setters
+from .._v10 import install_wrapper_union, proto_names, slot_setters
 
 __all__ = ["install_security"]
 
@@ -42,7 +43,11 @@ _FLOWS = {
 def install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
     if http:
         install_wrapper_union(
-            ns, "SecurityScheme", {c: k for k, c in _SCHEME_WRAPPERS.items()}, strict=strict
+            ns,
+            "SecurityScheme",
+            {c: k for k, c in _SCHEME_WRAPPERS.items()},
+            strict=strict,
+            protojson=True,
         )
     else:
         tags = ", ".join(_SCHEME_TAGS)
@@ -67,10 +72,14 @@ def install_security(ns: Namespace, *, http: bool, strict: bool) -> None:
     new = object.__new__
     set_flows = slot_setters(m.OAuthFlows)
     flow_keys = ", ".join(k for k, _ in _FLOWS.values())
+    flow_aliases = proto_names(k for k, _ in _FLOWS.values()) if http else {}
+    flow_alias_keys = frozenset(flow_aliases)
 
     def s_flows(d: Any) -> m.OAuthFlows:
         if d.__class__ is not dict:
             raise Fail(f"expected an object (OAuthFlows), got {type_name(d)}")
+        if flow_alias_keys and not flow_alias_keys.isdisjoint(d):
+            d = unalias(d, flow_aliases)
         o: Any = new(m.OAuthFlows)
         count = 0
         for attr, (key, cls_name) in _FLOWS.items():

@@ -219,7 +219,7 @@ def specs(http: bool) -> list[ClassSpec]:
             (
                 _f("authorization_url", **req),
                 _f("token_url", **req),
-                _f("scopes", _STRMAP, required=True, always=True),
+                _f("scopes", _STRMAP, required=not http, always=True),
                 _f("refresh_url", **pj),
                 _no("pkce_required", "A2A 0.3 has no pkceRequired"),
             ),
@@ -228,7 +228,7 @@ def specs(http: bool) -> list[ClassSpec]:
             m.ClientCredentialsOAuthFlow,
             (
                 _f("token_url", **req),
-                _f("scopes", _STRMAP, required=True, always=True),
+                _f("scopes", _STRMAP, required=not http, always=True),
                 _f("refresh_url", **pj),
             ),
         ),
@@ -376,14 +376,20 @@ def specs(http: bool) -> list[ClassSpec]:
         ]
     if http:
         # ProtoJSON parsers accept proto field names too (message_id, context_id, ...).
-        proto_names = {"parts": "content", "message": "request"}
+        # The 0.3 proto's own names where they are not the member's (json_name).
+        proto_names = {
+            (m.Message, "parts"): "content",
+            (m.SendMessageRequest, "message"): "request",
+            (m.TaskStatus, "message"): "update",
+        }
         specs = [
             attrs.evolve(
                 spec,
                 aliases=tuple(
-                    (proto_names.get(f.attr, f.attr), f.wire)
+                    (name, f.wire)
                     for f in spec.fields
-                    if f.unsupported is None and proto_names.get(f.attr, f.attr) != f.wire
+                    if f.unsupported is None
+                    and (name := proto_names.get((spec.cls, f.attr), f.attr)) != f.wire
                 ),
             )
             for spec in specs

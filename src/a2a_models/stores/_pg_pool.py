@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["ConnectionPool", "Pool", "atomic", "exact", "jsonb", "quote"]
+__all__ = ["ConnectionPool", "Pool", "atomic", "exact", "jsonb", "next_notifies", "quote"]
 
 
 class ConnectionPool(Protocol):
@@ -190,6 +190,48 @@ class Pool:
             self._pruner.cancel()
             self._pruner = None
         await self._drop_idle()
+
+
+# --- listening ----------------------------------------------------------------------------
+
+
+async def next_notifies(conn: psycopg.AsyncConnection[Any], timeout: float) -> list[psycopg.Notify]:
+    """The notifications received on the listening ``conn``, waiting up to ``timeout``
+    seconds for the first (``[]``: none came).
+
+    ``conn.notifies(timeout=...)`` looks at the socket every 0.1 s while it waits:
+    every idle listening process woke ten times a second. Here the event loop
+    watches the socket and the process sleeps until the server sends something;
+    ``notifies(timeout=0)`` then reads what came (and what a statement on the
+    connection received meanwhile). A connection the server closed raises
+    ``psycopg.OperationalError``.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        received = [notify async for notify in conn.notifies(timeout=0)]
+        left = deadline - loop.time()
+        if received or left <= 0 or not await _readable(conn.fileno(), left):
+            return received
+
+
+async def _readable(fd: int, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        async with asyncio.timeout(timeout):
+            await ready
+    except TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(fd)
+    return True
 
 
 @asynccontextmanager

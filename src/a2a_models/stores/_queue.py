@@ -28,6 +28,7 @@ import attrs
 from .._outages import one_line
 from ..server import Turn, pending_turn
 from ._common import PG_PARAMS, split_url
+from ._pg_pool import next_notifies
 
 if TYPE_CHECKING:
     import psycopg
@@ -156,8 +157,7 @@ class PostgresTurnQueue:
                 await conn.execute(f"LISTEN {_quote(self._channel)}")
                 self._listener = conn
                 return
-            async for _ in self._listener.notifies(timeout=timeout, stop_after=1):
-                pass
+            await next_notifies(self._listener, timeout)
         except psycopg.OperationalError as exc:
             log.warning("listening for turns failed (%s); polling", one_line(exc))
             await self._drop_listener()

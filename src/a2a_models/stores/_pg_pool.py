@@ -5,16 +5,34 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import re
 import select
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from .._outages import one_line
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["ConnectionPool", "Pool", "atomic", "exact", "jsonb", "next_notifies", "quote"]
+__all__ = [
+    "XID",
+    "ConnectionPool",
+    "Pool",
+    "Xact",
+    "atomic",
+    "exact",
+    "jsonb",
+    "next_notifies",
+    "quote",
+    "transact",
+]
+
+log = logging.getLogger("a2a_models.stores")
+
+T = TypeVar("T")
 
 
 class ConnectionPool(Protocol):
@@ -232,6 +250,79 @@ async def _readable(fd: int, timeout: float) -> bool:
     finally:
         loop.remove_reader(fd)
     return True
+
+
+# --- write transactions -------------------------------------------------------------------
+
+#: A column for the first statement of a write transaction: its id, as text (see :class:`Xact`).
+XID = "pg_current_xact_id()::text"
+
+
+class Xact:
+    """Where a write transaction records its id (the :data:`XID` column of a statement
+    it runs anyway), so that :func:`transact` can find out whether a COMMIT whose
+    answer was lost took effect."""
+
+    __slots__ = ("xid",)
+
+    def __init__(self) -> None:
+        self.xid: str | None = None
+
+
+async def transact(
+    pool: ConnectionPool,
+    fn: Callable[[psycopg.AsyncConnection[Any], Xact], Awaitable[T]],
+) -> T:
+    """``fn`` in one transaction, with what a lost connection leaves unknown found out.
+
+    When the connection fails before the COMMIT, or at the COMMIT of a
+    transaction that did not commit, nothing was written: ``fn`` runs again
+    once, on another connection. When it fails at the COMMIT of one that did
+    commit (the server wrote it, the answer never came), the write stands:
+    ``fn``'s result is returned. Only an outcome that cannot be looked up
+    (the database is still unreachable) raises the connection error.
+    """
+    import psycopg
+
+    for attempt in range(2):
+        xact = Xact()
+        finished = False
+        try:
+            async with pool.connection() as conn:
+                async with conn.transaction():
+                    result = await fn(conn, xact)
+                    finished = True
+                return result
+        except psycopg.OperationalError as exc:
+            status = await _xact_status(pool, xact.xid) if finished else "aborted"
+            if status == "committed":
+                log.warning("the connection was lost at COMMIT; the write had committed")
+                return result
+            if status != "aborted" or attempt == 1:
+                raise
+            log.warning("a write was cut off (%s); trying it again", one_line(exc))
+    raise AssertionError("unreachable")
+
+
+async def _xact_status(pool: ConnectionPool, xid: str | None) -> str | None:
+    """``committed``, ``aborted`` or ``None`` (unknown) for the transaction ``xid``."""
+    import psycopg
+
+    if xid is None:
+        return None
+    try:
+        async with pool.connection() as conn:
+            # In progress while the server is still ending the cut-off session.
+            for _ in range(100):
+                cursor = await conn.execute("SELECT pg_xact_status(%s::xid8)", (xid,))
+                row = await cursor.fetchone()
+                status = None if row is None else row[0]
+                if status != "in progress":
+                    return None if status is None else str(status)
+                await asyncio.sleep(0.05)
+    except psycopg.Error:
+        pass
+    return None
 
 
 @asynccontextmanager

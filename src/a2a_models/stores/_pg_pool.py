@@ -300,7 +300,7 @@ async def transact(
                 return result
             if status != "aborted" or attempt == 1:
                 raise
-            log.warning("a write was cut off (%s); trying it again", one_line(exc))
+            log.warning("a write failed before it committed (%s); trying it again", one_line(exc))
     raise AssertionError("unreachable")
 
 

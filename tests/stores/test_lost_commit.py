@@ -220,3 +220,39 @@ async def test_a_write_cut_off_at_commit_before_it_committed_runs_again(
     finally:
         await store.aclose()
     assert await _log(pg_dsn, pg_schema, task.id) == (2, 2, 2)
+
+
+async def test_a_pull_cut_off_returns_its_turn_or_leaves_it_queued(
+    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+) -> None:
+    # Before, a pull was one autocommit statement: cut after the server ran it, the
+    # turn was deleted and the task leased to the worker, which never learnt of it.
+    from a2a_models import SendMessageRequest
+    from a2a_models.server import CallContext, Turn
+    from a2a_models.stores import PostgresTurnQueue
+
+    proxy, dsn = cutter
+    store = PostgresTaskStore(dsn, schema=pg_schema)
+    queue = PostgresTurnQueue(store, f"{dsn}&schema={pg_schema}")
+    try:
+        tasks = [await _submitted(await store.open()) for _ in range(2)]
+        for task in tasks:
+            await queue.push(
+                Turn(task.id, SendMessageRequest(message=task.history[0]), CallContext(), None)
+            )
+        # The answer to the pull itself lost: rolled back, pulled again.
+        proxy.armed = b"FOR UPDATE SKIP LOCKED) RETURNING task_id"
+        first = await queue.pull("w", 15)
+        # The answer to its COMMIT lost: it committed, so the turn is returned.
+        proxy.armed = COMMIT
+        second = await queue.pull("w", 15)
+        assert proxy.cut == 2
+        assert first is not None and second is not None
+        assert [first.task_id, second.task_id] == [t.id for t in tasks]
+        assert await queue.length() == 0
+        assert await queue.pull("w", 15) is None
+    finally:
+        await queue.aclose()
+        await store.aclose()
+    rows = await _query(pg_dsn, f'SELECT lease_owner FROM "{pg_schema}".a2a_tasks')
+    assert rows == [("w",), ("w",)]

@@ -256,3 +256,33 @@ async def test_a_pull_cut_off_returns_its_turn_or_leaves_it_queued(
         await store.aclose()
     rows = await _query(pg_dsn, f'SELECT lease_owner FROM "{pg_schema}".a2a_tasks')
     assert rows == [("w",), ("w",)]
+
+
+async def test_a_write_refused_on_a_live_connection_is_not_run_again(
+    pg_dsn: str, pg_schema: str
+) -> None:
+    # A statement_timeout (or a deadlock) leaves the connection up: the server said
+    # no, and the error reaches the caller as before, after one try.
+    import psycopg
+
+    q = f'"{pg_schema}"'
+    store = PostgresTaskStore(
+        pg_dsn, schema=pg_schema, connect_kwargs={"options": "-c statement_timeout=300"}
+    )
+    try:
+        task = await _submitted(await store.open())
+        for statement in (
+            f"CREATE SEQUENCE {q}.commits",
+            f"CREATE FUNCTION {q}.stall() RETURNS trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN PERFORM nextval('{q}.commits'); PERFORM pg_sleep(5); RETURN NULL; END $$",
+            f"CREATE TRIGGER stall AFTER UPDATE ON {q}.a2a_tasks"
+            f" FOR EACH ROW EXECUTE FUNCTION {q}.stall()",
+        ):
+            await _execute(pg_dsn, statement)
+        working, event = _working(task)
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            await store.update(working, 1, event=event)
+        assert await _query(pg_dsn, f"SELECT last_value FROM {q}.commits") == [(1,)]
+    finally:
+        await store.aclose()
+    assert await _log(pg_dsn, pg_schema, task.id) == (1, 1, 1)

@@ -280,20 +280,25 @@ async def transact(
     once, on another connection. When it fails at the COMMIT of one that did
     commit (the server wrote it, the answer never came), the write stands:
     ``fn``'s result is returned. Only an outcome that cannot be looked up
-    (the database is still unreachable) raises the connection error.
+    (the database is still unreachable) raises the connection error; an error
+    on a connection that is still up (a deadlock, a timeout) is raised as is.
     """
     import psycopg
 
     for attempt in range(2):
         xact = Xact()
         finished = False
+        used: psycopg.AsyncConnection[Any] | None = None
         try:
             async with pool.connection() as conn:
+                used = conn
                 async with conn.transaction():
                     result = await fn(conn, xact)
                     finished = True
                 return result
         except psycopg.OperationalError as exc:
+            if used is not None and not used.broken and not used.closed:
+                raise  # refused on a live connection (a deadlock, a timeout): as before
             status = await _xact_status(pool, xact.xid) if finished else "aborted"
             if status == "committed":
                 log.warning("the connection was lost at COMMIT; the write had committed")

@@ -286,3 +286,37 @@ async def test_a_write_refused_on_a_live_connection_is_not_run_again(
     finally:
         await store.aclose()
     assert await _log(pg_dsn, pg_schema, task.id) == (1, 1, 1)
+
+
+async def test_claims_and_queued_turns_cut_off_are_neither_lost_nor_doubled(
+    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+) -> None:
+    # Before, each was one autocommit statement: cut after the server ran it, a
+    # take-over claim left leases its worker did not know of (renewed, never run),
+    # and a turn queued again raised, so the caller queued it a second time.
+    from a2a_models import SendMessageRequest
+    from a2a_models.server import CallContext, Turn
+    from a2a_models.stores import PostgresTurnQueue
+
+    proxy, dsn = cutter
+    store = PostgresTaskStore(dsn, schema=pg_schema)
+    queue = PostgresTurnQueue(store, f"{dsn}&schema={pg_schema}")
+    claimed = []
+    try:
+        await store.open()
+        for armed in (b"lease_expires < now() OR lease_expires IS NULL", COMMIT):
+            task = await _submitted(store)
+            assert await store.acquire_lease(task.id, "dead", 0.001)
+            await asyncio.sleep(0.05)
+            proxy.armed = armed
+            claimed.append((task.id, await store.claim_expired_leases("w", 15)))
+        turn = Turn(task.id, SendMessageRequest(message=task.history[0]), CallContext(), None)
+        for armed in (b"INSERT INTO", COMMIT):
+            proxy.armed = armed
+            await queue.push(turn)
+        assert proxy.cut == 4
+        assert await queue.length() == 2  # one per push
+    finally:
+        await queue.aclose()
+        await store.aclose()
+    assert [found for _, found in claimed] == [[(task_id, "[null,null]")] for task_id, _ in claimed]

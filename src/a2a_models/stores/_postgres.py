@@ -940,7 +940,11 @@ class PostgresTaskStore(SQLTaskStore):
         worker is claiming at the same moment are skipped.
         """
 
-        async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str]]:
+        # A transaction, as a pull: claims whose answer was lost would be leases this
+        # worker holds (and renews) without knowing of them.
+        async def claim(
+            conn: psycopg.AsyncConnection[Any], xact: Xact
+        ) -> builtins.list[tuple[str, str]]:
             cursor = await conn.execute(
                 f"UPDATE {self._tasks} SET lease_owner = %s,"
                 " lease_expires = now() + make_interval(secs => %s),"
@@ -951,12 +955,15 @@ class PostgresTaskStore(SQLTaskStore):
                 f" AND state IN {_migrations._RUNNING}"
                 " AND updated_at < now() - make_interval(secs => %s) LIMIT %s) AS orphans)"
                 " AND (lease_expires < now() OR lease_expires IS NULL)"
-                " RETURNING id, scope",
+                f" RETURNING id, scope, {XID}",
                 (worker, ttl, limit, ttl, limit),
             )
-            return [(row[0], row[1]) for row in await cursor.fetchall()]
+            rows = await cursor.fetchall()
+            if rows:
+                xact.xid = rows[0][2]
+            return [(row[0], row[1]) for row in rows]
 
-        return await self._run(claim)
+        return await self._write(claim)
 
     # -- maintenance ---------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def _insert_sql(q: str) -> str:
         f" RETURNING task_id), l AS (UPDATE {q}.a2a_tasks AS k SET lease_owner = '{QUEUED}',"
         " lease_expires = 'infinity', lease_epoch = k.lease_epoch + 1"
         " FROM i WHERE k.id = i.task_id RETURNING k.id)"
-        " SELECT pg_notify(%s, '') FROM i"
+        f" SELECT pg_notify(%s, ''), {XID} FROM i"
     )
 
 
@@ -133,10 +133,14 @@ class PostgresTurnQueue:
     async def push(self, turn: Turn) -> None:
         """Queue ``turn`` (again), at the end of the queue."""
 
-        async def insert(conn: psycopg.AsyncConnection[Any]) -> None:
-            await conn.execute(self._insert, (turn.task_id, turn.to_json(), self._channel))
+        # A transaction, as a pull: a lost answer is looked up, not queued twice.
+        async def insert(conn: psycopg.AsyncConnection[Any], xact: Xact) -> None:
+            cursor = await conn.execute(self._insert, (turn.task_id, turn.to_json(), self._channel))
+            row = await cursor.fetchone()
+            if row is not None:
+                xact.xid = row[1]
 
-        await self.store._run(insert)
+        await self.store._write(insert)
 
     async def length(self) -> int:
         """How many turns wait in the queue."""

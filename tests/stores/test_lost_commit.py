@@ -179,13 +179,15 @@ async def test_a_lease_taken_whose_answer_is_lost_is_taken(
     assert rows == [("w", 2)]
 
 
+@pytest.mark.parametrize("cuts", [1, 2])
 async def test_a_write_cut_off_at_commit_before_it_committed_runs_again(
-    pg_dsn: str, pg_schema: str
+    pg_dsn: str, pg_schema: str, cuts: int
 ) -> None:
     # pg_terminate_backend while the COMMIT runs a deferred trigger (which sleeps the
-    # first time only: a sequence is not rolled back): the transaction is rolled
-    # back. Before, the store raised; now it looks the transaction up (aborted) and
-    # runs the write again on another connection.
+    # first ``cuts`` times only: a sequence is not rolled back): the transaction is
+    # rolled back. Before, the store raised; now it looks the transaction up (aborted)
+    # and runs the write again on another connection. Twice: a server killing every
+    # connection takes a while, and the first new one may be killed too.
     name = f"a2a-cut-{uuid.uuid4().hex[:12]}"
     store = PostgresTaskStore(pg_dsn, schema=pg_schema, connect_kwargs={"application_name": name})
     q = f'"{pg_schema}"'
@@ -195,7 +197,7 @@ async def test_a_write_cut_off_at_commit_before_it_committed_runs_again(
         for statement in (
             f"CREATE SEQUENCE {q}.commits",
             f"CREATE FUNCTION {q}.stall() RETURNS trigger LANGUAGE plpgsql AS $$"
-            f" BEGIN IF nextval('{q}.commits') = 1 THEN PERFORM pg_sleep(60); END IF;"
+            f" BEGIN IF nextval('{q}.commits') <= {cuts} THEN PERFORM pg_sleep(60); END IF;"
             " RETURN NULL; END $$",
             f"CREATE CONSTRAINT TRIGGER stall AFTER UPDATE ON {q}.a2a_tasks"
             f" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {q}.stall()",
@@ -204,19 +206,23 @@ async def test_a_write_cut_off_at_commit_before_it_committed_runs_again(
         working, event = _working(task)
         writing = asyncio.ensure_future(store.update(working, 1, event=event))
         async with asyncio.timeout(20):
-            while not (
-                sleeping := await _query(
-                    pg_dsn,
-                    "SELECT pid FROM pg_stat_activity"
-                    " WHERE application_name = %s AND wait_event = 'PgSleep'",
-                    name,
-                )
-            ):
-                await asyncio.sleep(0.02)
-            await _execute(pg_dsn, "SELECT pg_terminate_backend(%s)", sleeping[0][0])
+            killed: list[int] = []
+            for _ in range(cuts):
+                while not (
+                    sleeping := await _query(
+                        pg_dsn,
+                        "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+                        " AND wait_event = 'PgSleep' AND pid <> ALL(%s)",
+                        name,
+                        killed,
+                    )
+                ):
+                    await asyncio.sleep(0.02)
+                killed.append(sleeping[0][0])
+                await _execute(pg_dsn, "SELECT pg_terminate_backend(%s)", killed[-1])
             assert await writing == 2
-        # The trigger ran at the cut COMMIT and at the one that went through.
-        assert await _query(pg_dsn, f"SELECT last_value FROM {q}.commits") == [(2,)]
+        # The trigger ran at the cut COMMITs and at the one that went through.
+        assert await _query(pg_dsn, f"SELECT last_value FROM {q}.commits") == [(cuts + 1,)]
     finally:
         await store.aclose()
     assert await _log(pg_dsn, pg_schema, task.id) == (2, 2, 2)

@@ -6,13 +6,14 @@ processes)."""
 from __future__ import annotations
 
 import asyncio
+import selectors
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from a2a_models.server import Agent, AgentEvent, RequestContext, Worker
+from a2a_models.server import Agent, AgentEvent, BrokerItem, RequestContext, Worker
 from a2a_models.stores import (
     PostgresEventBroker,
     PostgresTaskStore,
@@ -221,3 +222,57 @@ async def test_a_worker_whose_turn_listener_is_killed_listens_again_at_once(
     finally:
         await queue.aclose()
         await store.aclose()
+
+
+class _CountingSelector(selectors.DefaultSelector):
+    """Counts the event loop's wake-ups (each ``select`` it returns from)."""
+
+    calls = 0
+
+    def select(self, timeout: float | None = None) -> Any:
+        self.calls += 1
+        return super().select(timeout)
+
+
+def test_idle_listening_connections_do_not_wake_the_process(pg_dsn: str, pg_schema: str) -> None:
+    # Before, psycopg's notifies(timeout=...) looked at the socket every 0.1 s: an
+    # idle worker (turn queue) or replica with a stream open (broker) woke ten
+    # times a second per listening connection (strace of an idle `a2a-models
+    # worker`: epoll_wait every 100 ms; 328 voluntary context switches in 30 s, 24 now).
+    import psycopg
+
+    selector = _CountingSelector()
+    channel = f"a2a_idle_{uuid.uuid4().hex[:12]}"
+
+    async def main() -> tuple[int, list[BrokerItem]]:
+        store = PostgresTaskStore(pg_dsn, schema=pg_schema)
+        broker = PostgresEventBroker(pg_dsn, channel=channel, resync_interval=None)
+        queue = PostgresTurnQueue(store, _url(pg_dsn, f"schema={pg_schema}"))
+        try:
+            subscription = await broker.subscribe("t")
+            await queue.wait(30)  # starts listening: returns at once
+            waiting = asyncio.ensure_future(queue.wait(30))
+            await asyncio.sleep(0.2)  # both listeners are waiting now
+            before = selector.calls
+            await asyncio.sleep(1.0)
+            woke = selector.calls - before
+            # A notification still wakes each of them at once.
+            async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
+                await admin.execute("SELECT pg_notify(%s, '')", (queue._channel,))
+                await admin.execute(
+                    "SELECT pg_notify(%s, 't:1'), pg_notify(%s, 't:2')", (channel, channel)
+                )
+                async with asyncio.timeout(10):
+                    await waiting
+                    items = [await subscription.next(), await subscription.next()]
+            return woke, items
+        finally:
+            await queue.aclose()
+            await broker.aclose()
+            await store.aclose()
+
+    with asyncio.Runner(loop_factory=lambda: asyncio.SelectorEventLoop(selector)) as runner:
+        woke, items = runner.run(main())
+    assert items == [(1, None), (2, None)]
+    # The sleep itself, and nothing else (before: 40, two listeners checking 10 times a second).
+    assert woke <= 3

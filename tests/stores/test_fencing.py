@@ -283,3 +283,65 @@ async def test_the_lease_ttl_must_be_a_positive_finite_number(sql_store: Any, tt
     writer = TaskWriter(sql_store, InMemoryEventBroker(), None, fast_id)
     with pytest.raises(ValueError, match="the lease ttl must be a positive number of seconds"):
         LeasingExecutor(Pid("A"), writer, ttl=ttl)
+
+
+class _CountingRenewals(SQLiteTaskStore):
+    renewals = 0
+
+    async def renew_leases(self, worker: str, ttl: float) -> set[str]:
+        self.renewals += 1
+        return await super().renew_leases(worker, ttl)
+
+
+async def test_a_keeper_holding_no_lease_renews_nothing(tmp_path: Path) -> None:
+    # Before, every keeper round ran the renewal statement, also in an idle
+    # process (an idle `a2a-models worker`: 6 of its 21 statements in 30 s).
+    # Now it stops once a renewal found no lease, until something took one.
+    store = _CountingRenewals(tmp_path / "renewals.db")
+    await store.open()
+    executor = LeasingExecutor(
+        Pid("A"), TaskWriter(store, InMemoryEventBroker(), None, fast_id), worker_id="A", ttl=TTL
+    )
+    try:
+        task = await _working(store)
+        for _ in range(3):
+            await executor.check()
+        assert store.renewals == 1  # the first looks (a worker id may outlive a process)
+
+        async def nothing() -> None:
+            return None
+
+        await executor.taking(nothing, lambda turn: turn is not None)  # an empty pull
+        await executor.check()
+        assert store.renewals == 1
+
+        epoch = await executor.taking(lambda: store.acquire_lease(task.id, "A", TTL))
+        assert epoch
+        await executor.check()
+        assert store.renewals == 2  # renewed (and found) the lease taken
+        await store.release_lease(task.id, "A")
+        await executor.check()
+        await executor.check()
+        assert store.renewals == 3  # found none: stops again
+
+        # A lease being taken while a renewal runs: the renewal may miss it, so the
+        # next round renews again.
+        release = asyncio.Event()
+
+        async def slow_acquire() -> int | None:
+            await release.wait()
+            return await store.acquire_lease(task.id, "A", TTL)
+
+        taking = asyncio.ensure_future(executor.taking(slow_acquire))
+        await asyncio.sleep(0)
+        checking = asyncio.ensure_future(executor.check())
+        await asyncio.sleep(0.05)
+        release.set()
+        await checking
+        assert await taking
+        await executor.check()
+        assert store.renewals == 5
+        assert await store.renew_leases("A", TTL) == {task.id}
+    finally:
+        await executor.aclose()
+        await store.aclose()

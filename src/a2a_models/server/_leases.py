@@ -50,7 +50,8 @@ import logging
 import math
 import os
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from .._outages import log_failure, repeat_forever
 from .._state import TaskState
@@ -64,6 +65,8 @@ from ._writer import TaskWriter, written
 __all__ = ["STOPPED_MESSAGE", "LeasingExecutor", "supports_leases"]
 
 log = logging.getLogger("a2a_models.server")
+
+T = TypeVar("T")
 
 #: The status message of a task failed because its worker stopped.
 STOPPED_MESSAGE = "the agent process stopped while working on this task"
@@ -116,6 +119,11 @@ class LeasingExecutor(InProcessExecutor):
         #: never lapse, and its task (still working, if the store failed long enough
         #: that marking it failed was given up) would never be taken over.
         self._unreleased: dict[str, int | None] = {}
+        #: Calls that may take leases (see :meth:`taking`): how many ran, how many run now.
+        self._taken = 0
+        self._taking = 0
+        #: ``_taken`` when a renewal last found no lease of this worker (``None``: never).
+        self._none_held_at: int | None = None
 
     # -- the keeper ----------------------------------------------------------------------
 
@@ -135,7 +143,7 @@ class LeasingExecutor(InProcessExecutor):
         lapsed ones. Returns how many tasks were taken over."""
         # Only leases taken before the renewal: one taken while it ran is not in ``held``.
         leased = {task_id: self._runs.get(task_id) for task_id in self._leased}
-        held = await self._store.renew_leases(self.worker_id, self.ttl)
+        held = await self._renew()
         for task_id, run in list(self._runs.items()):
             lost = leased.get(task_id) is run and task_id in self._leased and task_id not in held
             if lost and run.runner is not None:
@@ -144,7 +152,9 @@ class LeasingExecutor(InProcessExecutor):
                 )
                 run.runner.cancel()
         await self._release_owed()
-        claimed = await self._store.claim_expired_leases(self.worker_id, self.ttl)
+        claimed = await self.taking(
+            lambda: self._store.claim_expired_leases(self.worker_id, self.ttl)
+        )
         for task_id, scope in claimed:
             try:
                 await self._take_over(task_id, scope)
@@ -158,6 +168,43 @@ class LeasingExecutor(InProcessExecutor):
             except Exception as exc:
                 log_failure(log, "resuming owed push notifications failed", exc)
         return len(claimed)
+
+    async def taking(
+        self, acquire: Callable[[], Awaitable[T]], took: Callable[[T], bool] = bool
+    ) -> T:
+        """``await acquire()``, a call that may take leases for this worker (``took``:
+        whether its result says it did, e.g. a worker's pull).
+
+        An idle process holds no lease, and its keeper stops renewing once a
+        renewal found none, until a call through here took one.
+        """
+        self._taking += 1
+        try:
+            result = await acquire()
+        except BaseException:
+            self._taken += 1  # it may have taken one before it failed
+            raise
+        finally:
+            self._taking -= 1
+        if took(result):
+            self._taken += 1
+        return result
+
+    async def _renew(self) -> set[str]:
+        """Renew this worker's leases; nothing when it holds none."""
+        if (
+            self._none_held_at == self._taken
+            and not self._taking
+            and not (self._leased or self._runs or self._unreleased)
+        ):
+            return set()
+        taken, taking = self._taken, self._taking
+        held: set[str] = await self._store.renew_leases(self.worker_id, self.ttl)
+        # None held, and no lease taken (or being taken) since the renewal began: an
+        # acquisition committed after the renewal's snapshot would have been missed.
+        if not held and not taking and not self._taking and taken == self._taken:
+            self._none_held_at = taken
+        return held
 
     async def release_lease(self, task_id: str, epoch: int | None = None) -> None:
         """Give up this worker's lease on a task (``epoch``: only that acquisition's).
@@ -269,7 +316,9 @@ class LeasingExecutor(InProcessExecutor):
     async def _acquire(self, run: AgentRun) -> bool:
         """Take the lease of a run's task (False: another live worker holds it); the
         run's writes are fenced with its epoch from then on."""
-        taken = await self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
+        taken = await self.taking(
+            lambda: self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
+        )
         run.lease = _epoch(taken) if self.fenced else None
         return bool(taken)
 

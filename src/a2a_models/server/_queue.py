@@ -486,7 +486,10 @@ class Worker:
                     await _first(stopping, self._slot.wait())
                     continue
                 try:
-                    turn = await self.queue.pull(self.worker_id, self.executor.ttl)
+                    turn = await self.executor.taking(
+                        lambda: self.queue.pull(self.worker_id, self.executor.ttl),
+                        lambda turn: turn is not None,
+                    )
                 except Exception as exc:
                     pulls.failed(exc, self.poll)
                     await _first(stopping, asyncio.sleep(self.poll))

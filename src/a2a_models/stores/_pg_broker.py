@@ -16,6 +16,7 @@ from ..models import StreamResponse
 from ..server import BrokerItem as Notification
 from ..server import BrokerSubscription, BufferedSubscription, EventBroker
 from ._common import check_identifier
+from ._pg_pool import next_notifies
 
 if TYPE_CHECKING:
     import psycopg
@@ -226,9 +227,11 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
                         for subscription in tuple(subscribers):
                             subscription.push(RESYNC)
                 while True:
-                    async for notify in conn.notifies(timeout=self._health_interval):
+                    received = await next_notifies(conn, self._health_interval)
+                    for notify in received:
                         self._dispatch(notify.payload, notify.pid)
-                    await conn.execute("SELECT 1")  # quiet: is the connection still alive?
+                    if not received:
+                        await conn.execute("SELECT 1")  # quiet: is the connection still alive?
             except Exception as exc:
                 streak.failed(exc, delay)
                 await self._close_quietly(conn)

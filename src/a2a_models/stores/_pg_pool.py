@@ -5,16 +5,34 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import re
 import select
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from .._outages import one_line
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["ConnectionPool", "Pool", "atomic", "exact", "jsonb", "quote"]
+__all__ = [
+    "XID",
+    "ConnectionPool",
+    "Pool",
+    "Xact",
+    "atomic",
+    "exact",
+    "jsonb",
+    "next_notifies",
+    "quote",
+    "transact",
+]
+
+log = logging.getLogger("a2a_models.stores")
+
+T = TypeVar("T")
 
 
 class ConnectionPool(Protocol):
@@ -190,6 +208,134 @@ class Pool:
             self._pruner.cancel()
             self._pruner = None
         await self._drop_idle()
+
+
+# --- listening ----------------------------------------------------------------------------
+
+
+async def next_notifies(conn: psycopg.AsyncConnection[Any], timeout: float) -> list[psycopg.Notify]:
+    """The notifications received on the listening ``conn``, waiting up to ``timeout``
+    seconds for the first (``[]``: none came).
+
+    ``conn.notifies(timeout=...)`` looks at the socket every 0.1 s while it waits:
+    every idle listening process woke ten times a second. Here the event loop
+    watches the socket and the process sleeps until the server sends something;
+    ``notifies(timeout=0)`` then reads what came (and what a statement on the
+    connection received meanwhile). A connection the server closed raises
+    ``psycopg.OperationalError``.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        received = [notify async for notify in conn.notifies(timeout=0)]
+        left = deadline - loop.time()
+        if received or left <= 0 or not await _readable(conn.fileno(), left):
+            return received
+
+
+async def _readable(fd: int, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        async with asyncio.timeout(timeout):
+            await ready
+    except TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(fd)
+    return True
+
+
+# --- write transactions -------------------------------------------------------------------
+
+#: A column for the first statement of a write transaction: its id, as text (see :class:`Xact`).
+XID = "pg_current_xact_id()::text"
+
+
+class Xact:
+    """Where a write transaction records its id (the :data:`XID` column of a statement
+    it runs anyway), so that :func:`transact` can find out whether a COMMIT whose
+    answer was lost took effect."""
+
+    __slots__ = ("xid",)
+
+    def __init__(self) -> None:
+        self.xid: str | None = None
+
+
+#: Before each attempt of a write: at once, then after a pause (a server killing every
+#: connection, at a restart or by an admin, takes a few hundred ms to kill them all:
+#: 41 connections of 6 processes in 0.3 s, one write retried at once failed again).
+_RETRY_PAUSES = (0.0, 0.0, 0.5)
+
+
+async def transact(
+    pool: ConnectionPool,
+    fn: Callable[[psycopg.AsyncConnection[Any], Xact], Awaitable[T]],
+) -> T:
+    """``fn`` in one transaction, with what a lost connection leaves unknown found out.
+
+    When the connection fails before the COMMIT, or at the COMMIT of a
+    transaction that did not commit, nothing was written: ``fn`` runs again
+    on another connection (twice at most). When it fails at the COMMIT of one that did
+    commit (the server wrote it, the answer never came), the write stands:
+    ``fn``'s result is returned. Only an outcome that cannot be looked up
+    (the database is still unreachable) raises the connection error; an error
+    on a connection that is still up (a deadlock, a timeout) is raised as is.
+    """
+    import psycopg
+
+    for attempt, pause in enumerate(_RETRY_PAUSES):
+        if pause:
+            await asyncio.sleep(pause)
+        xact = Xact()
+        finished = False
+        used: psycopg.AsyncConnection[Any] | None = None
+        try:
+            async with pool.connection() as conn:
+                used = conn
+                async with conn.transaction():
+                    result = await fn(conn, xact)
+                    finished = True
+                return result
+        except psycopg.OperationalError as exc:
+            if used is not None and not used.broken and not used.closed:
+                raise  # refused on a live connection (a deadlock, a timeout): as before
+            status = await _xact_status(pool, xact.xid) if finished else "aborted"
+            if status == "committed":
+                log.warning("the connection was lost at COMMIT; the write had committed")
+                return result
+            if status != "aborted" or attempt + 1 == len(_RETRY_PAUSES):
+                raise
+            log.warning("a write failed before it committed (%s); trying it again", one_line(exc))
+    raise AssertionError("unreachable")
+
+
+async def _xact_status(pool: ConnectionPool, xid: str | None) -> str | None:
+    """``committed``, ``aborted`` or ``None`` (unknown) for the transaction ``xid``."""
+    import psycopg
+
+    if xid is None:
+        return None
+    try:
+        async with pool.connection() as conn:
+            # In progress while the server is still ending the cut-off session.
+            for _ in range(100):
+                cursor = await conn.execute("SELECT pg_xact_status(%s::xid8)", (xid,))
+                row = await cursor.fetchone()
+                status = None if row is None else row[0]
+                if status != "in progress":
+                    return None if status is None else str(status)
+                await asyncio.sleep(0.05)
+    except psycopg.Error:
+        pass
+    return None
 
 
 @asynccontextmanager

@@ -52,7 +52,7 @@ from ._eventlog import (
     with_context,
 )
 from ._pg_broker import RESYNC, PostgresEventBroker
-from ._pg_pool import ConnectionPool
+from ._pg_pool import XID, ConnectionPool, Xact, transact
 from ._pg_pool import Pool as _Pool
 from ._pg_pool import atomic as _atomic
 from ._pg_pool import exact as _exact
@@ -170,6 +170,13 @@ class PostgresTaskStore(SQLTaskStore):
                 if attempt + 1 == attempts:
                     raise
         raise AssertionError("unreachable")
+
+    async def _write(self, fn: Callable[[psycopg.AsyncConnection[Any], Xact], Awaitable[T]]) -> T:
+        """``fn`` in one transaction, run again or taken as done when the connection is
+        lost (see :func:`._pg_pool.transact`); its first statement records its ``XID``."""
+        if not self._ready:
+            await self.open()
+        return await transact(self._pool, fn)
 
     async def open(self) -> Self:
         """Create or migrate the schema now (otherwise done on first use)."""
@@ -343,7 +350,7 @@ class PostgresTaskStore(SQLTaskStore):
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, history_count, artifact_count)"
             " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
-            " %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key"
+            f" %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key, {XID}"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -360,37 +367,37 @@ class PostgresTaskStore(SQLTaskStore):
         if logged is not None:
             insert = (
                 f"WITH t AS ({insert}) INSERT INTO {self._events} (task_key, seq, event)"
-                " SELECT key, 1, %s::bytea FROM t RETURNING task_key"
+                f" SELECT key, 1, %s::bytea FROM t RETURNING task_key, {XID}"
             )
             params = (*params, pack([logged]))
         limit = self.max_active_tasks_per_owner if not terminal else None
 
-        async def create(conn: psycopg.AsyncConnection[Any]) -> Incarnation:
-            async with conn.transaction():
-                if limit is not None:
-                    # Creations for one scope take turns, so the count cannot be outrun.
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (scope,)
-                    )
-                    cursor = await conn.execute(
-                        f"SELECT coalesce(sum(n), 0) FROM {self._counts}"
-                        " WHERE scope = %s AND dim = 'state' AND key = ANY(%s)",
-                        (scope, list(ACTIVE_KEYS)),
-                    )
-                    row = await cursor.fetchone()
-                    if row is not None and row[0] >= limit:
-                        raise ActiveTaskLimitError.of(limit)
-                cursor = await conn.execute(insert, params)
-                inserted = await cursor.fetchone()
-                if inserted is None:
-                    version = await self._version(conn, task.id)
-                    raise ConcurrentModificationError(task.id, 0, version or 0)
-                await self._append_messages(conn, inserted[0], new.messages, 0)
-                await self._write_artifacts(conn, inserted[0], new.artifact_writes())
-                await enqueue_pending(conn, self._q, self.schema, task.id)
+        async def create(conn: psycopg.AsyncConnection[Any], xact: Xact) -> Incarnation:
+            if limit is not None:
+                # Creations for one scope take turns, so the count cannot be outrun.
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (scope,)
+                )
+                cursor = await conn.execute(
+                    f"SELECT coalesce(sum(n), 0) FROM {self._counts}"
+                    " WHERE scope = %s AND dim = 'state' AND key = ANY(%s)",
+                    (scope, list(ACTIVE_KEYS)),
+                )
+                row = await cursor.fetchone()
+                if row is not None and row[0] >= limit:
+                    raise ActiveTaskLimitError.of(limit)
+            cursor = await conn.execute(insert, params)
+            inserted = await cursor.fetchone()
+            if inserted is None:
+                version = await self._version(conn, task.id)
+                raise ConcurrentModificationError(task.id, 0, version or 0)
+            xact.xid = inserted[1]
+            await self._append_messages(conn, inserted[0], new.messages, 0)
+            await self._write_artifacts(conn, inserted[0], new.artifact_writes())
+            await enqueue_pending(conn, self._q, self.schema, task.id)
             return int(inserted[0])
 
-        return await self._run(create)
+        return await self._write(create)
 
     async def _context_moved(
         self, conn: psycopg.AsyncConnection[Any], task_id: str, task_key: int, old: str | None
@@ -575,67 +582,69 @@ class PostgresTaskStore(SQLTaskStore):
         )
         logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
-        async def update_(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int, Incarnation]:
-            async with conn.transaction():
-                cursor = await conn.execute(
-                    "SELECT t.version, t.lease_epoch, t.history_count, t.last_seq,"
-                    f" t.artifact_count, t.key, t.context_id, e.seq, e.event FROM {self._tasks} t"
-                    " LEFT JOIN LATERAL"
-                    f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
-                    " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
-                    (task.id,),
+        async def update_(
+            conn: psycopg.AsyncConnection[Any], xact: Xact
+        ) -> tuple[int, int, Incarnation]:
+            cursor = await conn.execute(
+                "SELECT t.version, t.lease_epoch, t.history_count, t.last_seq,"
+                f" t.artifact_count, t.key, t.context_id, e.seq, e.event, {XID}"
+                f" FROM {self._tasks} t LEFT JOIN LATERAL"
+                f" (SELECT seq, event FROM {self._events} WHERE task_key = t.key"
+                " ORDER BY seq DESC LIMIT 1) e ON true WHERE t.id = %s FOR UPDATE OF t",
+                (task.id,),
+            )
+            row = await cursor.fetchone()
+            # Under the row lock (FOR UPDATE): every lease change waits for this write.
+            write.check(row)
+            assert row is not None
+            xact.xid = row[9]
+            version, _, history_count, last_seq, artifact_count, task_key, context = row[:7]
+            stored = history_count or 0  # NULL: an older row, its history moves to rows now
+            fresh = task.history[max(0, stored - write.history_offset) :]
+            ids = [str(column_text(m.message_id)) for m in fresh]
+            if context != context_id:
+                await self._context_moved(conn, task.id, task_key, column_value(context))
+            taken = await self._known(conn, task_key, ids) if ids and stored else set()
+            messages = new_messages(task, write.history_offset, stored, lambda _: taken)
+            await self._append_messages(conn, task_key, messages, stored)
+            full, rows, appends = write.artifact_rows(artifact_count)
+            logged, artifact_ref = write.logged(messages, stored, rows)
+            last = None if row[7] is None else (int(row[7]), bytes(row[8]))
+            if rows or full or appends:
+                inlined = await self._sync_artifacts(
+                    conn, task, task_key, rows, full, artifact_ref, last_seq + 1, appends
                 )
-                row = await cursor.fetchone()
-                # Under the row lock (FOR UPDATE): every lease change waits for this write.
-                write.check(row)
-                assert row is not None
-                version, _, history_count, last_seq, artifact_count, task_key, context = row[:7]
-                stored = history_count or 0  # NULL: an older row, its history moves to rows now
-                fresh = task.history[max(0, stored - write.history_offset) :]
-                ids = [str(column_text(m.message_id)) for m in fresh]
-                if context != context_id:
-                    await self._context_moved(conn, task.id, task_key, column_value(context))
-                taken = await self._known(conn, task_key, ids) if ids and stored else set()
-                messages = new_messages(task, write.history_offset, stored, lambda _: taken)
-                await self._append_messages(conn, task_key, messages, stored)
-                full, rows, appends = write.artifact_rows(artifact_count)
-                logged, artifact_ref = write.logged(messages, stored, rows)
-                last = None if row[7] is None else (int(row[7]), bytes(row[8]))
-                if rows or full or appends:
-                    inlined = await self._sync_artifacts(
-                        conn, task, task_key, rows, full, artifact_ref, last_seq + 1, appends
-                    )
-                    if inlined:  # the last chunk may be one it rewrote
-                        last = await self._last_chunk(conn, task_key)
-                params: tuple[Any, ...] = (
-                    write.snapshot,
-                    context_id,
-                    state,
-                    key,
-                    0 if logged is None else 1,
-                    terminal,
-                    stored + len(messages),
-                    len(task.artifacts),
-                    task.id,
-                    expected_version,
+                if inlined:  # the last chunk may be one it rewrote
+                    last = await self._last_chunk(conn, task_key)
+            params: tuple[Any, ...] = (
+                write.snapshot,
+                context_id,
+                state,
+                key,
+                0 if logged is None else 1,
+                terminal,
+                stored + len(messages),
+                len(task.artifacts),
+                task.id,
+                expected_version,
+            )
+            if logged is not None:
+                params = (*params, *append_to(last, last_seq + 1, logged))
+            cursor = await conn.execute(update if logged is None else logged_update, params)
+            if await cursor.fetchone() is None:
+                raise ConcurrentModificationError(task.id, expected_version, version)
+            if logged is not None and write.owed:
+                # Owed in the transaction that logs it: no moment where the status
+                # is stored but its webhooks owed nothing (none: no row, no cost).
+                await conn.execute(
+                    f"UPDATE {self._push} SET owed_seq = %s,"
+                    " claim_expires = extract(epoch FROM now()) + %s WHERE task_id = %s",
+                    (last_seq + 1, self.push_claim_ttl, task.id),
                 )
-                if logged is not None:
-                    params = (*params, *append_to(last, last_seq + 1, logged))
-                cursor = await conn.execute(update if logged is None else logged_update, params)
-                if await cursor.fetchone() is None:
-                    raise ConcurrentModificationError(task.id, expected_version, version)
-                if logged is not None and write.owed:
-                    # Owed in the transaction that logs it: no moment where the status
-                    # is stored but its webhooks owed nothing (none: no row, no cost).
-                    await conn.execute(
-                        f"UPDATE {self._push} SET owed_seq = %s,"
-                        " claim_expires = extract(epoch FROM now()) + %s WHERE task_id = %s",
-                        (last_seq + 1, self.push_claim_ttl, task.id),
-                    )
-                await enqueue_pending(conn, self._q, self.schema, task.id)
+            await enqueue_pending(conn, self._q, self.schema, task.id)
             return stored, len(messages), int(task_key)
 
-        return await self._run(update_)
+        return await self._write(update_)
 
     def _page_statement(self, query: ListSQL) -> tuple[str, builtins.list[Any]]:
         """The statement (and parameters) reading a page and its total."""
@@ -706,21 +715,21 @@ class PostgresTaskStore(SQLTaskStore):
             f" {self._log_chunk('u')}"
         )
 
-        async def append(conn: psycopg.AsyncConnection[Any]) -> int:
-            async with conn.transaction():
-                cursor = await conn.execute(
-                    f"SELECT key, last_seq FROM {self._tasks} WHERE id = %s FOR UPDATE",
-                    (task_id,),
-                )
-                found = await cursor.fetchone()
-                if found is None:
-                    raise TaskNotFoundError.of(task_id)
-                seq = int(found[1]) + 1
-                chunk = append_to(await self._last_chunk(conn, found[0]), seq, logged)
-                await conn.execute(statement, (task_id, *chunk))
-                return seq
+        async def append(conn: psycopg.AsyncConnection[Any], xact: Xact) -> int:
+            cursor = await conn.execute(
+                f"SELECT key, last_seq, {XID} FROM {self._tasks} WHERE id = %s FOR UPDATE",
+                (task_id,),
+            )
+            found = await cursor.fetchone()
+            if found is None:
+                raise TaskNotFoundError.of(task_id)
+            xact.xid = found[2]
+            seq = int(found[1]) + 1
+            chunk = append_to(await self._last_chunk(conn, found[0]), seq, logged)
+            await conn.execute(statement, (task_id, *chunk))
+            return seq
 
-        return await self._run(append)
+        return await self._write(append)
 
     async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
         return await self._logged(task_id, seq, NO_END)
@@ -799,7 +808,7 @@ class PostgresTaskStore(SQLTaskStore):
             except psycopg.errors.ForeignKeyViolation:
                 raise TaskNotFoundError.of(task_id) from None
 
-        await self._run(upsert)
+        await self._run(upsert, idempotent=True)  # writing the same config twice changes nothing
 
     @property
     def _claim_owed(self) -> str:
@@ -887,7 +896,9 @@ class PostgresTaskStore(SQLTaskStore):
             row = await cursor.fetchone()
             return None if row is None else int(row[0])
 
-        return await self._run(acquire)
+        # Again after a lost connection: a lease this worker took meanwhile is its own
+        # to take again (a new epoch, which no run has used).
+        return await self._run(acquire, idempotent=True)
 
     async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
         """Extend every lease ``worker`` holds; the ids of those tasks."""
@@ -929,7 +940,11 @@ class PostgresTaskStore(SQLTaskStore):
         worker is claiming at the same moment are skipped.
         """
 
-        async def claim(conn: psycopg.AsyncConnection[Any]) -> builtins.list[tuple[str, str]]:
+        # A transaction, as a pull: claims whose answer was lost would be leases this
+        # worker holds (and renews) without knowing of them.
+        async def claim(
+            conn: psycopg.AsyncConnection[Any], xact: Xact
+        ) -> builtins.list[tuple[str, str]]:
             cursor = await conn.execute(
                 f"UPDATE {self._tasks} SET lease_owner = %s,"
                 " lease_expires = now() + make_interval(secs => %s),"
@@ -940,12 +955,15 @@ class PostgresTaskStore(SQLTaskStore):
                 f" AND state IN {_migrations._RUNNING}"
                 " AND updated_at < now() - make_interval(secs => %s) LIMIT %s) AS orphans)"
                 " AND (lease_expires < now() OR lease_expires IS NULL)"
-                " RETURNING id, scope",
+                f" RETURNING id, scope, {XID}",
                 (worker, ttl, limit, ttl, limit),
             )
-            return [(row[0], row[1]) for row in await cursor.fetchall()]
+            rows = await cursor.fetchall()
+            if rows:
+                xact.xid = rows[0][2]
+            return [(row[0], row[1]) for row in rows]
 
-        return await self._run(claim)
+        return await self._write(claim)
 
     # -- maintenance ---------------------------------------------------------------------
 

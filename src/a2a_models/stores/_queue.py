@@ -28,6 +28,7 @@ import attrs
 from .._outages import one_line
 from ..server import Turn, pending_turn
 from ._common import PG_PARAMS, split_url
+from ._pg_pool import XID, Xact, next_notifies
 
 if TYPE_CHECKING:
     import psycopg
@@ -60,7 +61,7 @@ def _insert_sql(q: str) -> str:
         f" RETURNING task_id), l AS (UPDATE {q}.a2a_tasks AS k SET lease_owner = '{QUEUED}',"
         " lease_expires = 'infinity', lease_epoch = k.lease_epoch + 1"
         " FROM i WHERE k.id = i.task_id RETURNING k.id)"
-        " SELECT pg_notify(%s, '') FROM i"
+        f" SELECT pg_notify(%s, ''), {XID} FROM i"
     )
 
 
@@ -97,7 +98,11 @@ class PostgresTurnQueue:
         """Take the oldest turn no other worker is taking, with its task's lease
         (``Turn.lease``: the epoch of that acquisition)."""
 
-        async def take(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...] | None:
+        # A transaction, not an autocommit statement: a pull that committed but whose
+        # answer was lost deleted the turn and leased the task to this worker, which
+        # renewed that lease as long as it lived: the task neither ran nor was taken over.
+        # Now the answer comes before the COMMIT, and a lost COMMIT is looked up.
+        async def take(conn: psycopg.AsyncConnection[Any], xact: Xact) -> tuple[Any, ...] | None:
             cursor = await conn.execute(
                 f"WITH t AS (DELETE FROM {self._turns} WHERE id = (SELECT id FROM {self._turns}"
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING task_id, turn),"
@@ -106,16 +111,20 @@ class PostgresTurnQueue:
                 " lease_epoch = k.lease_epoch + 1 FROM t"
                 " WHERE k.id = t.task_id AND (k.lease_owner IN (%s, %s) OR k.lease_expires"
                 " IS NULL OR k.lease_expires < now()) RETURNING k.id, k.lease_epoch)"
-                " SELECT t.task_id, t.turn, l.lease_epoch FROM t LEFT JOIN l ON l.id = t.task_id",
+                f" SELECT t.task_id, t.turn, l.lease_epoch, {XID} FROM t"
+                " LEFT JOIN l ON l.id = t.task_id",
                 (worker, ttl, worker, QUEUED),
             )
-            return await cursor.fetchone()
+            row = await cursor.fetchone()
+            if row is not None:
+                xact.xid = row[3]
+            return row
 
         while True:
-            row = await self.store._run(take)
+            row = await self.store._write(take)
             if row is None:
                 return None
-            task_id, data, epoch = row
+            task_id, data, epoch, _ = row
             if epoch is not None:
                 return attrs.evolve(Turn.from_json(task_id, bytes(data)), lease=int(epoch))
             # Deleted meanwhile, or its turn runs on a live worker: nothing to run here.
@@ -124,10 +133,14 @@ class PostgresTurnQueue:
     async def push(self, turn: Turn) -> None:
         """Queue ``turn`` (again), at the end of the queue."""
 
-        async def insert(conn: psycopg.AsyncConnection[Any]) -> None:
-            await conn.execute(self._insert, (turn.task_id, turn.to_json(), self._channel))
+        # A transaction, as a pull: a lost answer is looked up, not queued twice.
+        async def insert(conn: psycopg.AsyncConnection[Any], xact: Xact) -> None:
+            cursor = await conn.execute(self._insert, (turn.task_id, turn.to_json(), self._channel))
+            row = await cursor.fetchone()
+            if row is not None:
+                xact.xid = row[1]
 
-        await self.store._run(insert)
+        await self.store._write(insert)
 
     async def length(self) -> int:
         """How many turns wait in the queue."""
@@ -156,8 +169,7 @@ class PostgresTurnQueue:
                 await conn.execute(f"LISTEN {_quote(self._channel)}")
                 self._listener = conn
                 return
-            async for _ in self._listener.notifies(timeout=timeout, stop_after=1):
-                pass
+            await next_notifies(self._listener, timeout)
         except psycopg.OperationalError as exc:
             log.warning("listening for turns failed (%s); polling", one_line(exc))
             await self._drop_listener()

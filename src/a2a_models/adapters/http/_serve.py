@@ -30,11 +30,38 @@ __all__ = ["HTTPServer"]
 
 
 class _EmbeddedServer(uvicorn.Server):
-    """uvicorn without process-wide signal handling."""
+    """uvicorn without process-wide signal handling, whose main loop ticks once a second."""
+
+    _exiting: asyncio.Event | None = None
+    _should_exit = False
+
+    @property
+    def should_exit(self) -> bool:
+        return self._should_exit
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self._should_exit = value
+        if value and self._exiting is not None:
+            self._exiting.set()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    async def main_loop(self) -> None:
+        # uvicorn's loop sleeps 0.1 s between looks at should_exit: an idle server
+        # woke 10 times a second. Its ticks keep the date header current (to the
+        # second); setting should_exit ends the wait at once.
+        self._exiting = asyncio.Event()
+        if self._should_exit:
+            self._exiting.set()
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 10) % 864000
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await self._exiting.wait()
 
 
 class HTTPServer(AsyncRunning):
@@ -196,8 +223,8 @@ class HTTPServer(AsyncRunning):
 
 
 async def _refusing(server: uvicorn.Server, task: asyncio.Task[None]) -> None:
-    """Wait until ``server`` (told to exit) accepts no new connection: uvicorn's
-    main loop sees ``should_exit`` within 0.1 s and closes its listeners first."""
+    """Wait until ``server`` (told to exit) accepts no new connection: its main loop
+    wakes when ``should_exit`` is set and closes its listeners first."""
     while not task.done() and (
         not server.servers or any(listener.is_serving() for listener in server.servers)
     ):

@@ -155,6 +155,34 @@ async def test_a_schema_from_a_newer_version_is_refused(pg_dsn: str, pg_schema: 
     await store.aclose()
 
 
+async def test_a_server_older_than_13_is_refused_before_anything_is_written(
+    pg_dsn: str, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writes read pg_current_xact_id() (13+): on 12 every write would fail with
+    # "function pg_current_xact_id() does not exist". Here the floor is raised above
+    # the real server instead.
+    monkeypatch.setattr(_migrations, "POSTGRES_MIN_VERSION", 990000)
+    store = PostgresTaskStore(pg_dsn, schema=pg_schema)
+    with pytest.raises(
+        SchemaVersionError, match=r"needs PostgreSQL 13 or later; this server is 1\d\."
+    ):
+        await store.open()
+    await store.aclose()
+    rows = await _query(pg_dsn, f"SELECT count(*) FROM pg_namespace WHERE nspname = '{pg_schema}'")
+    assert rows == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"), [(120017, "12.17"), (90624, "9.6.24"), (130000, None), (150020, None)]
+)
+def test_the_oldest_postgresql_server_is_13(number: int, shown: str | None) -> None:
+    if shown is None:
+        _migrations.check_postgres_version(number)
+    else:
+        with pytest.raises(SchemaVersionError, match=f"this server is {shown}$"):
+            _migrations.check_postgres_version(number)
+
+
 def test_schema_names_are_plain_identifiers() -> None:
     with pytest.raises(ValueError, match="schema"):
         PostgresTaskStore("postgresql://x/y", schema='a"; DROP TABLE x; --')

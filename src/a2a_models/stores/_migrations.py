@@ -56,13 +56,37 @@ __all__ = [
     "MIGRATIONS",
     "POSTGRES_RECOUNT",
     "Migration",
+    "POSTGRES_MIN_VERSION",
     "SchemaVersionError",
+    "check_postgres_version",
     "latest_version",
 ]
 
 
 class SchemaVersionError(A2AError, RuntimeError):
-    """The database was migrated by a newer a2a-models than this one."""
+    """The database is not one this a2a-models can use: migrated by a newer a2a-models
+    than this one, or a PostgreSQL server older than :data:`POSTGRES_MIN_VERSION`."""
+
+
+#: The oldest PostgreSQL server the store runs on (``server_version_num``): 13 brought
+#: ``pg_current_xact_id``/``pg_xact_status``, which tell whether a write whose COMMIT
+#: answer was lost took effect.
+POSTGRES_MIN_VERSION = 130000
+
+
+def check_postgres_version(server_version: int) -> None:
+    """Raise :class:`SchemaVersionError` for a server older than :data:`POSTGRES_MIN_VERSION`
+    (``server_version`` as libpq gives it: 150020 for 15.20), naming both."""
+    if server_version < POSTGRES_MIN_VERSION:
+        major, minor = divmod(server_version, 10000)
+        if major < 10:  # 9.6.24 is 90624
+            major, minor = divmod(server_version, 100)
+            shown = f"{major // 100}.{major % 100}.{minor}"
+        else:
+            shown = f"{major}.{minor}"
+        raise SchemaVersionError(
+            f"the task store needs PostgreSQL 13 or later; this server is {shown}"
+        )
 
 
 @attrs.frozen

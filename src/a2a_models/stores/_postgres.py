@@ -192,6 +192,7 @@ class PostgresTaskStore(SQLTaskStore):
         return self
 
     async def _migrate(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        _migrations.check_postgres_version(conn.info.server_version)
         migrations = _migrations.MIGRATIONS
         _migrations.check_order(migrations)
         latest = _migrations.latest_version(migrations)

@@ -40,9 +40,10 @@ import abc
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from .._outages import ReportedOutage, log_failure
 from ..errors import A2AError, InvalidParamsError
@@ -263,29 +264,21 @@ class PushDispatcher:
             key = (task_id, config_id)
             if key in self._hooks.workers:  # being delivered here: it marks it when done
                 continue
-            item = await self._event_at(task_id, seq)
-            target = await self._target(task_id, config_id)
+            item = await self._store_method("event_at")(task_id, seq)
+            target = await self._store_method("get_push_target")(task_id, config_id)
             if item is None or target is None:  # its task or config is gone
                 continue
             self._hooks.put(key, (target, (seq, item, None), False))
         return len(owed)
 
-    async def _event_at(self, task_id: str, seq: int) -> StreamResponse | None:
-        # A store that is no TaskStore (a wrapper, say) may lack the method: the
-        # default reads it from the log, as before it existed.
-        read = getattr(self._store, "event_at", None)
-        if read is None:
-            return await TaskStore.event_at(self._store, task_id, seq)
-        event: StreamResponse | None = await read(task_id, seq)
-        return event
-
-    async def _target(self, task_id: str, config_id: str) -> PushTarget | None:
-        # A store that is no TaskStore (a wrapper) may lack the method: its configs are 1.0.
-        read = getattr(self._store, "get_push_target", None)
-        if read is None:
-            return await TaskStore.get_push_target(self._store, task_id, config_id)
-        target: PushTarget | None = await read(task_id, config_id)
-        return target
+    def _store_method(self, name: str) -> Callable[..., Awaitable[Any]]:
+        """The store's method ``name``; a store that is no TaskStore (a wrapper, say) may
+        lack one added since: TaskStore's default serves it then, as it did before the
+        method existed (``event_at`` reads the log; configs are 1.0)."""
+        method = getattr(self._store, name, None)
+        if method is None:
+            return functools.partial(getattr(TaskStore, name), self._store)
+        return cast("Callable[..., Awaitable[Any]]", method)
 
     async def _route(self, task_id: str, item: _Item) -> None:
         # Configs are read as the item comes up: one deleted before gets nothing more.
@@ -316,10 +309,7 @@ class PushDispatcher:
         delay, waited = _READ_RETRY_FIRST, 0.0
         while True:
             try:
-                read = getattr(self._store, "list_push_targets", None)
-                if read is None:  # a wrapper of a store: its configs are 1.0
-                    return await TaskStore.list_push_targets(self._store, task_id)
-                return list(await read(task_id))
+                return list(await self._store_method("list_push_targets")(task_id))
             except Exception as exc:
                 if self._stopping.is_set() or waited + delay > _READ_RETRY_FOR:
                     log_failure(log, f"reading push configs of task {task_id} failed", exc)
@@ -358,7 +348,7 @@ class PushDispatcher:
             )
         if waited and config.id:
             try:
-                current = await self._target(key[0], config.id)
+                current = await self._store_method("get_push_target")(key[0], config.id)
             except Exception as exc:
                 log_failure(log, f"reading push config {config.id} of task {key[0]} failed", exc)
                 return

@@ -31,9 +31,10 @@ class ReportedOutage(Exception):
     webhook that is down): whoever catches it logs it at debug level, not once more."""
 
 
-class DatabaseTimeout(TimeoutError):
+class DatabaseTimeout(Exception):
     """A database that did not answer within a store's limit (frozen, or cut off by a
-    network that drops packets): one more way a database cannot be used."""
+    network that drops packets): one more way a database cannot be used. Not a
+    ``TimeoutError``: code timing its own wait must not take it for its own."""
 
     def __init__(self, limit: float) -> None:
         self.limit = limit

@@ -182,9 +182,9 @@ def test_a_store_that_is_down_or_silent_is_grpc_unavailable_and_http_503() -> No
     # Before: HTTP+JSON 500 INTERNAL (gRPC INTERNAL) for a database that is down.
     grpc = pytest.importorskip("grpc")
     psycopg = pytest.importorskip("psycopg")
+    from a2a_models._outages import DatabaseTimeout
     from a2a_models.adapters.grpc._status import status_of
     from a2a_models.server import error_for
-    from a2a_models.stores import DatabaseTimeout
 
     down = error_for(psycopg.OperationalError("connection refused"), "GetTask")
     silent = error_for(DatabaseTimeout(1.0), "GetTask")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._outages import DatabaseTimeout
 from ..server import EventBroker, InMemoryEventBroker, InMemoryTaskStore, TaskStore
 from ._migrations import MIGRATIONS, Migration, SchemaVersionError
 from ._pg_broker import RESYNC, PostgresEventBroker
@@ -37,7 +36,6 @@ from ._sqlite import SQLiteTaskStore
 
 __all__ = [
     "DEFAULT_RETAIN_TERMINAL",
-    "DatabaseTimeout",
     "MIGRATIONS",
     "RESYNC",
     "Retention",

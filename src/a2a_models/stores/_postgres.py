@@ -103,10 +103,10 @@ class PostgresTaskStore(SQLTaskStore):
 
     Finished tasks are kept until :meth:`delete_terminal_older_than` removes them.
 
-    An operation waits at most ``request_timeout`` seconds (``None``: no limit) for
-    the database, then raises :class:`~a2a_models.stores.DatabaseTimeout` and drops
-    its connection (deleting old tasks and migrating are not limited). Connections
-    get TCP keepalives and ``tcp_user_timeout`` unless ``conninfo`` sets them.
+    An operation waits at most ``request_timeout`` seconds (``None``: no limit) for the
+    database, then drops its connection and raises ``DatabaseTimeout`` (a server answers
+    ``TaskStoreUnavailableError``); deleting old tasks and migrating are not limited.
+    Connections get TCP keepalives and ``tcp_user_timeout`` unless ``conninfo`` sets them.
     """
 
     PLACEHOLDER = "%s"

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import NoReturn
 
 __all__ = [
+    "DatabaseTimeout",
     "FailureStreak",
     "ReportedOutage",
     "database_failure",
@@ -28,6 +29,16 @@ __all__ = [
 class ReportedOutage(Exception):
     """Mixed into an error that is one more failure of an outage already logged (a
     webhook that is down): whoever catches it logs it at debug level, not once more."""
+
+
+class DatabaseTimeout(Exception):
+    """A database that did not answer within a store's limit (frozen, or cut off by a
+    network that drops packets): one more way a database cannot be used. Not a
+    ``TimeoutError``: code timing its own wait must not take it for its own."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        super().__init__(f"the task store did not answer within {limit:g} s")
 
 
 def one_line(exc: BaseException | None) -> str:
@@ -47,6 +58,8 @@ def database_failure(exc: BaseException | None) -> bool:
     name them so; or the store's table or schema missing), not a mistake in a statement."""
     if exc is None:
         return False
+    if isinstance(exc, DatabaseTimeout):
+        return True
     if getattr(exc, "sqlstate", None) in _SETUP_GONE:
         return True
     return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__)

@@ -72,6 +72,7 @@ from ._store import (
     StoredTask,
     TaskStore,
     TaskStoreFullError,
+    TaskStoreUnavailableError,
     check_active_limit,
     push_config_id,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "TaskPage",
     "TaskStore",
     "TaskStoreFullError",
+    "TaskStoreUnavailableError",
     "apply_event",
     "check_active_limit",
     "PUSH_DIALECTS",

@@ -18,11 +18,12 @@ from typing import Any, Protocol, TypeAlias
 import attrs
 
 from .. import models as m
-from .._outages import database_failure, one_line
+from .._outages import DatabaseTimeout, database_failure, one_line
 from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError, quote_input
 from ..protocol import V0_3, MethodSpec
 from ._agent import CallContext
 from ._lifecycle import closes_stream
+from ._store import TaskStoreUnavailableError
 from ._streams import EventStream
 
 __all__ = [
@@ -174,11 +175,14 @@ def error_for(exc: BaseException, method: str) -> JSONRPCError:
     if isinstance(exc, EncodeError):
         log.warning("%s: result not expressible for the caller: %s", method, exc)
         return InternalError(f"the result cannot be expressed in this protocol version: {exc}")
+    if isinstance(exc, DatabaseTimeout):
+        log.error("%s failed: %s", method, exc)
+        return TaskStoreUnavailableError(str(exc))
     if database_failure(exc):
         # The store is down or locked: no bug to trace, one line per request.
         name = type(exc).__name__
         log.error("%s failed: the task store failed (%s: %s)", method, name, one_line(exc))
-        return InternalError(f"the task store failed ({name})")
+        return TaskStoreUnavailableError(f"the task store failed ({name})")
     log.error("unexpected error while handling %s", method, exc_info=exc)
     return InternalError()
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
+from .._outages import DatabaseTimeout, database_failure
 from ..errors import A2AError, InternalError
 from ..models import Message, Task
 from ._agent import RequestContext
-from ._store import StoredTask
+from ._store import StoredTask, TaskStoreUnavailableError
 
 __all__ = ["AgentRun", "RunAborted", "RunFinished", "unrecorded"]
 
@@ -32,8 +33,13 @@ class RunAborted(A2AError):
 
 def unrecorded(exc: BaseException) -> InternalError:
     """What the caller of a run is told when its task could not be written (``exc``:
-    the store's error; its text, which may name hosts, stays in the server's log)."""
-    return InternalError(f"the server could not record the task ({type(exc).__name__})")
+    the store's error; its text, which may name hosts, stays in the server's log).
+    A database that is down or did not answer is :class:`TaskStoreUnavailableError`
+    (HTTP+JSON 503, gRPC ``UNAVAILABLE``): retrying later may work."""
+    if isinstance(exc, DatabaseTimeout):
+        return TaskStoreUnavailableError(f"the server could not record the task: {exc}")
+    what = f"the server could not record the task ({type(exc).__name__})"
+    return TaskStoreUnavailableError(what) if database_failure(exc) else InternalError(what)
 
 
 class AgentRun:

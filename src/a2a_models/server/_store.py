@@ -52,6 +52,7 @@ __all__ = [
     "TaskPage",
     "TaskStore",
     "TaskStoreFullError",
+    "TaskStoreUnavailableError",
     "ActiveTaskLimitError",
 ]
 
@@ -135,6 +136,16 @@ class ActiveTaskLimitError(InternalError):
             "retry when some have finished (or cancel some)",
             {"activeTaskLimit": limit},
         )
+
+
+class TaskStoreUnavailableError(InternalError):
+    """The task store could not be used for this request: the database is down, or did
+    not answer within the store's limit. JSON-RPC -32603; HTTP+JSON 503 Service
+    Unavailable (gRPC ``UNAVAILABLE``): the request may be retried later."""
+
+    default_message = "the task store is unavailable"
+    http_status = 503
+    grpc_status = "UNAVAILABLE"
 
 
 #: The states that count as active for :class:`ActiveTaskLimitError`.

@@ -86,6 +86,16 @@ def _pool_size(text: str) -> int:
     return size
 
 
+def _request_timeout(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"request_timeout must be a number of seconds above 0 (got {text!r})")
+    return seconds
+
+
 def store_from_url(url: str, **options: Any) -> TaskStore:
     """A task store for ``url``; ``options`` go to the store's constructor.
 
@@ -93,8 +103,8 @@ def store_from_url(url: str, **options: Any) -> TaskStore:
     * ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``sqlite:///:memory:``
       - :class:`SQLiteTaskStore` (query parameters ``synchronous``, ``busy_timeout``)
     * ``postgresql://...`` (or ``postgres://``) - :class:`PostgresTaskStore`
-      (query parameters ``schema`` and ``pool_size``, the store's ``max_connections``;
-      the others are passed to libpq)
+      (query parameters ``schema``, ``pool_size`` (the store's ``max_connections``) and
+      ``request_timeout`` (seconds); the others are passed to libpq)
     """
     from ._common import PG_PARAMS, split_url
 
@@ -113,6 +123,8 @@ def store_from_url(url: str, **options: Any) -> TaskStore:
             options.setdefault("schema", params["schema"])
         if "pool_size" in params:
             options.setdefault("max_connections", _pool_size(params["pool_size"]))
+        if "request_timeout" in params:
+            options.setdefault("request_timeout", _request_timeout(params["request_timeout"]))
         return PostgresTaskStore(conninfo, **options)
     raise ValueError(
         f"unsupported task store URL {url!r}: use memory:, sqlite:///path or postgresql://..."
@@ -125,7 +137,7 @@ def broker_from_url(url: str, **options: Any) -> EventBroker:
     ``memory:`` and ``sqlite:`` URLs give an
     :class:`~a2a_models.server.InMemoryEventBroker` (one process);
     ``postgresql://`` ones a :class:`PostgresEventBroker` on that database
-    (query parameter ``channel``; ``schema`` and ``pool_size`` are ignored, so the
+    (query parameter ``channel``; the store's own parameters are ignored, so the
     store's URL can be used as is).
     """
     from ._common import PG_PARAMS, split_url

@@ -564,7 +564,7 @@ def check_identifier(name: str, what: str) -> str:
 
 
 #: Query parameters of a PostgreSQL URL that are ours, not libpq's.
-PG_PARAMS = ("schema", "channel", "pool_size")
+PG_PARAMS = ("schema", "channel", "pool_size", "request_timeout")
 
 
 def split_url(url: str, ours: tuple[str, ...]) -> tuple[str, dict[str, str]]:

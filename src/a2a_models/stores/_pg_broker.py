@@ -16,7 +16,7 @@ from ..models import StreamResponse
 from ..server import BrokerItem as Notification
 from ..server import BrokerSubscription, BufferedSubscription, EventBroker
 from ._common import check_identifier
-from ._pg_pool import next_notifies
+from ._pg_pool import connect_params, next_notifies
 
 if TYPE_CHECKING:
     import psycopg
@@ -261,7 +261,9 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
         import psycopg
 
         kwargs = {"application_name": f"a2a-models {purpose}", **self._kwargs}
-        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True, **kwargs)
+        return await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, **connect_params(self._conninfo, kwargs)
+        )
 
     @staticmethod
     async def _close_quietly(conn: psycopg.AsyncConnection[Any] | None) -> None:

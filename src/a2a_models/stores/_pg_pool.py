@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import re
 import select
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._outages import one_line
+from .._outages import DatabaseTimeout, one_line
 
 if TYPE_CHECKING:
     import psycopg
@@ -20,9 +22,12 @@ if TYPE_CHECKING:
 __all__ = [
     "XID",
     "ConnectionPool",
+    "Deadline",
     "Pool",
     "Xact",
     "atomic",
+    "bounded",
+    "connect_params",
     "exact",
     "jsonb",
     "next_notifies",
@@ -97,6 +102,31 @@ def _hung_up(conn: psycopg.AsyncConnection[Any]) -> bool:
     return bool(readable)
 
 
+#: libpq parameters every connection gets unless its conninfo says otherwise: a peer
+#: that vanished (a partition drops packets, no RST) is found out by TCP keepalives
+#: on an idle connection (30 + 3 x 10 s) and by ``tcp_user_timeout`` when what was
+#: sent is never acknowledged, instead of being waited on until the kernel gives
+#: up (minutes); a connection attempt gives up after 10 s, not psycopg's 130 s.
+CONNECT_DEFAULTS: Mapping[str, str] = {
+    "connect_timeout": "10",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+
+
+def connect_params(conninfo: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` for ``psycopg.AsyncConnection.connect(conninfo, ...)``, with the
+    :data:`CONNECT_DEFAULTS` that neither ``conninfo`` nor ``kwargs`` sets."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(conninfo)
+    defaults = {k: v for k, v in CONNECT_DEFAULTS.items() if k not in given}
+    return {**defaults, **kwargs}
+
+
 class Pool:
     """At most ``max_size`` autocommit connections, reused; broken ones are dropped.
 
@@ -157,7 +187,7 @@ class Pool:
                     continue
             return conn
         return await psycopg.AsyncConnection.connect(
-            self._conninfo, autocommit=True, **self._kwargs
+            self._conninfo, autocommit=True, **connect_params(self._conninfo, self._kwargs)
         )
 
     async def _give_back(self, conn: psycopg.AsyncConnection[Any], healthy: bool) -> None:
@@ -208,6 +238,68 @@ class Pool:
             self._pruner.cancel()
             self._pruner = None
         await self._drop_idle()
+
+
+class Deadline:
+    """``pool`` for one request that must be over within ``limit`` seconds.
+
+    Waiting for a connection is bounded by what is left; at the deadline the
+    connection in use is shut down (its socket, not the connection object), so a
+    statement waiting on a database that stopped answering fails at once with a
+    lost connection, which the pool drops (cancelling the statement instead
+    would wait for a server that does not answer). Once :attr:`expired`, asking
+    for a connection raises :class:`DatabaseTimeout`.
+    """
+
+    def __init__(self, pool: ConnectionPool, limit: float) -> None:
+        self._pool = pool
+        self.limit = limit
+        self._at = asyncio.get_running_loop().time() + limit
+        self.expired = False
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        loop = asyncio.get_running_loop()
+        left = self._at - loop.time()
+        if self.expired or left <= 0:
+            self.expired = True
+            raise DatabaseTimeout(self.limit)
+        async with AsyncExitStack() as stack:
+            try:
+                async with asyncio.timeout(left):
+                    conn = await stack.enter_async_context(self._pool.connection())
+            except TimeoutError:
+                self.expired = True
+                raise DatabaseTimeout(self.limit) from None
+            stack.callback(loop.call_at(self._at, self._cut, conn).cancel)
+            yield conn
+
+    def _cut(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self.expired = True
+        try:
+            with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:  # already closed: nothing to cut
+            return
+        log.debug("cut a connection the database did not answer on within %g s", self.limit)
+
+
+async def bounded(
+    pool: ConnectionPool, limit: float | None, call: Callable[[ConnectionPool], Awaitable[T]]
+) -> T:
+    """``call(pool)`` over within ``limit`` seconds (``None``: no limit), through a
+    :class:`Deadline`: :class:`DatabaseTimeout` when the database did not answer in time."""
+    import psycopg
+
+    if limit is None:
+        return await call(pool)
+    deadline = Deadline(pool, limit)
+    try:
+        return await call(deadline)
+    except psycopg.Error as exc:
+        if deadline.expired:
+            raise DatabaseTimeout(limit) from exc
+        raise
 
 
 # --- listening ----------------------------------------------------------------------------
@@ -333,7 +425,7 @@ async def _xact_status(pool: ConnectionPool, xid: str | None) -> str | None:
                 if status != "in progress":
                     return None if status is None else str(status)
                 await asyncio.sleep(0.05)
-    except psycopg.Error:
+    except (psycopg.Error, DatabaseTimeout):
         pass
     return None
 

@@ -52,7 +52,7 @@ from ._eventlog import (
     with_context,
 )
 from ._pg_broker import RESYNC, PostgresEventBroker
-from ._pg_pool import XID, ConnectionPool, Xact, transact
+from ._pg_pool import XID, ConnectionPool, Xact, bounded, transact
 from ._pg_pool import Pool as _Pool
 from ._pg_pool import atomic as _atomic
 from ._pg_pool import exact as _exact
@@ -102,6 +102,11 @@ class PostgresTaskStore(SQLTaskStore):
     one raises ``InvalidParamsError``, looking one up finds nothing.
 
     Finished tasks are kept until :meth:`delete_terminal_older_than` removes them.
+
+    An operation waits at most ``request_timeout`` seconds (``None``: no limit) for the
+    database, then drops its connection and raises ``DatabaseTimeout`` (a server answers
+    ``TaskStoreUnavailableError``); deleting old tasks and migrating are not limited.
+    Connections get TCP keepalives and ``tcp_user_timeout`` unless ``conninfo`` sets them.
     """
 
     PLACEHOLDER = "%s"
@@ -118,9 +123,13 @@ class PostgresTaskStore(SQLTaskStore):
         close_idle_after: float = 60.0,
         connect_kwargs: Mapping[str, Any] | None = None,
         max_active_tasks_per_owner: int | None = None,
+        request_timeout: float | None = 30.0,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if request_timeout is not None and not request_timeout > 0:
+            raise ValueError(f"request_timeout must be more than 0 seconds, got {request_timeout}")
+        self.request_timeout = request_timeout
         self.schema = check_identifier(schema, "schema")
         self.max_active_tasks_per_owner = check_active_limit(max_active_tasks_per_owner)
         kwargs = {"application_name": "a2a-models store", **(connect_kwargs or {})}
@@ -154,29 +163,34 @@ class PostgresTaskStore(SQLTaskStore):
         fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]],
         *,
         idempotent: bool = False,
+        limit: bool = True,
     ) -> T:
         import psycopg
 
         if not self._ready:
             await self.open()
-        attempts = 2 if idempotent else 1
-        for attempt in range(attempts):
-            try:
-                async with self._pool.connection() as conn, _atomic(conn):
-                    return await fn(conn)
-            except psycopg.OperationalError:
-                # A read may go again on a fresh connection; a write may
-                # have committed, so its caller has to find out.
-                if attempt + 1 == attempts:
-                    raise
-        raise AssertionError("unreachable")
+
+        async def run(pool: ConnectionPool) -> T:
+            attempts = 2 if idempotent else 1
+            for attempt in range(attempts):
+                try:
+                    async with pool.connection() as conn, _atomic(conn):
+                        return await fn(conn)
+                except psycopg.OperationalError:
+                    # A read may go again on a fresh connection; a write may
+                    # have committed, so its caller has to find out.
+                    if attempt + 1 == attempts:
+                        raise
+            raise AssertionError("unreachable")
+
+        return await (bounded(self._pool, self.request_timeout, run) if limit else run(self._pool))
 
     async def _write(self, fn: Callable[[psycopg.AsyncConnection[Any], Xact], Awaitable[T]]) -> T:
         """``fn`` in one transaction, run again or taken as done when the connection is
         lost (see :func:`._pg_pool.transact`); its first statement records its ``XID``."""
         if not self._ready:
             await self.open()
-        return await transact(self._pool, fn)
+        return await bounded(self._pool, self.request_timeout, lambda pool: transact(pool, fn))
 
     async def open(self) -> Self:
         """Create or migrate the schema now (otherwise done on first use)."""
@@ -981,4 +995,5 @@ class PostgresTaskStore(SQLTaskStore):
             )
             return cursor.rowcount
 
-        return lambda: self._run(delete, idempotent=True)
+        # A batch may take long on a big store: never cut by ``request_timeout``.
+        return lambda: self._run(delete, idempotent=True, limit=False)

@@ -28,7 +28,7 @@ import attrs
 from .._outages import one_line
 from ..server import Turn, pending_turn
 from ._common import PG_PARAMS, split_url
-from ._pg_pool import XID, Xact, next_notifies
+from ._pg_pool import XID, Xact, connect_params, next_notifies
 
 if TYPE_CHECKING:
     import psycopg
@@ -163,8 +163,9 @@ class PostgresTurnQueue:
 
         try:
             if self._listener is None:
+                kwargs = {"application_name": "a2a-models worker"}
                 conn = await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True, application_name="a2a-models worker"
+                    self._conninfo, autocommit=True, **connect_params(self._conninfo, kwargs)
                 )
                 await conn.execute(f"LISTEN {_quote(self._channel)}")
                 self._listener = conn

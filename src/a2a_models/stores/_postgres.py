@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -59,6 +58,7 @@ from ._pg_pool import exact as _exact
 from ._pg_pool import jsonb as _jsonb
 from ._pg_pool import jsonb_text as _jsonb_text
 from ._pg_pool import quote as _quote
+from ._pg_schema import migrate
 from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
 from ._queue import enqueue_pending
 from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
@@ -151,7 +151,6 @@ class PostgresTaskStore(SQLTaskStore):
         self._counts = f"{q}.a2a_task_counts"
         self._messages = f"{q}.a2a_task_messages"
         self._artifacts = f"{q}.a2a_task_artifacts"
-        self._migrations_table = f"{q}.a2a_schema_migrations"
 
     def __repr__(self) -> str:
         return f"PostgresTaskStore(schema={self.schema!r})"
@@ -201,57 +200,9 @@ class PostgresTaskStore(SQLTaskStore):
         async with self._ready_lock:
             if not self._ready:
                 async with self._pool.connection() as conn:
-                    await self._migrate(conn)
+                    await migrate(conn, self.schema)
                 self._ready = True
         return self
-
-    async def _migrate(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        _migrations.check_postgres_version(conn.info.server_version)
-        migrations = _migrations.MIGRATIONS
-        _migrations.check_order(migrations)
-        latest = _migrations.latest_version(migrations)
-        if await self._schema_version(conn) == latest:
-            return  # the common case: nothing to do, no lock taken
-        async with conn.transaction():
-            # Serializes replicas migrating the same schema; released at commit.
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(),))
-            exists = await conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            )
-            if await exists.fetchone() is None:
-                await conn.execute(f"CREATE SCHEMA {self._q}")
-            await conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._migrations_table} ("
-                " version integer NOT NULL PRIMARY KEY,"
-                " name text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            cursor = await conn.execute(f"SELECT version FROM {self._migrations_table}")
-            applied = {row[0] for row in await cursor.fetchall()}
-            for migration in _migrations.pending(applied, migrations):
-                for statement in migration.postgres:
-                    await conn.execute(statement.replace("{schema}", self._q))
-                await conn.execute(
-                    f"INSERT INTO {self._migrations_table} (version, name) VALUES (%s, %s)",
-                    (migration.version, migration.name),
-                )
-                log.info("applied a2a schema migration %d to %s", migration.version, self.schema)
-
-    async def _schema_version(self, conn: psycopg.AsyncConnection[Any]) -> int | None:
-        async with _atomic(conn):
-            cursor = await conn.execute(
-                "SELECT to_regclass(%s) IS NOT NULL", (f"{self._q}.a2a_schema_migrations",)
-            )
-            row = await cursor.fetchone()
-            if row is None or not row[0]:
-                return None
-            cursor = await conn.execute(f"SELECT max(version) FROM {self._migrations_table}")
-            row = await cursor.fetchone()
-        return None if row is None else row[0]
-
-    def _lock_key(self) -> int:
-        digest = hashlib.blake2b(f"a2a_models migrations {self.schema}".encode(), digest_size=8)
-        return int.from_bytes(digest.digest(), "big", signed=True)
 
     async def aclose(self) -> None:
         """Close the store's own connections (a pool passed in is left open)."""

@@ -65,3 +65,16 @@ def test_normalize_version() -> None:
     for bad in ("1", "0.3.0", "0.3-http", "python", ""):
         with pytest.raises(VersionNotSupportedError):
             normalize_version(bad)
+
+
+@pytest.mark.parametrize(("header", "expected"), [("1.0, 1.0", "1.0"), ("0.3,0.3.0", "0.3")])
+def test_a_header_given_twice_with_one_version_is_read(header: str, expected: str) -> None:
+    # Before: the joined value was "Invalid A2A-Version '1.0, 1.0'".
+    assert negotiate_version(header) == expected
+
+
+def test_a_header_given_twice_with_two_versions_says_so() -> None:
+    with pytest.raises(VersionNotSupportedError, match="given more than once, naming different"):
+        negotiate_version("1.0, 0.3")
+    with pytest.raises(VersionNotSupportedError, match="not supported"):
+        negotiate_version("1.0, 9.9")  # one it does not speak: that is what it says

@@ -30,7 +30,8 @@ def negotiate_version(
     A missing or blank header means ``"0.3"`` (spec §3.6.2 MUST). ``"1"`` is
     read as ``"1.0"`` and a patch suffix is dropped (``"1.0.1"`` → ``"1.0"``,
     ``"0.3.0"`` → ``"0.3"``). Anything unparsable or not in ``supported``
-    raises :class:`VersionNotSupportedError` naming the supported versions.
+    raises :class:`VersionNotSupportedError` naming the supported versions. The
+    header given more than once (joined with commas) is read if its values agree.
     """
     listing = ", ".join(supported) or "none"
     if header_value is None or not header_value.strip():
@@ -39,6 +40,16 @@ def negotiate_version(
         raise VersionNotSupportedError(
             "A missing or empty A2A-Version header means version 0.3, which is not "
             f"supported; send an A2A-Version header. Supported versions: {listing}"
+        )
+    if "," in header_value:
+        # The header given more than once reaches here joined (RFC 9110 §5.3).
+        parts = [value for value in header_value.split(",") if value.strip()]
+        values = {negotiate_version(value, supported) for value in parts} or {""}
+        if len(values) == 1 and "" not in values:
+            return values.pop()
+        raise VersionNotSupportedError(
+            f"A2A-Version given more than once, naming different versions "
+            f"({quote_input(header_value)}): send one. Supported versions: {listing}"
         )
     match = _VERSION_RE.fullmatch(header_value.strip())
     if match is None:

@@ -13,7 +13,6 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,78 +20,16 @@ from a2a_models import Message, Task
 from a2a_models.server import RequestContext, apply_event
 from a2a_models.stores import PostgresTaskStore
 
+from ._pgproxy import PgProxy, pg_proxy
 from .test_postgres import _query
 
 COMMIT = b"COMMIT\x00"
 
 
-class _CommitCutter:
-    """A TCP proxy to PostgreSQL that, once armed, closes the connection that sends
-    the next message holding ``armed`` (the COMMIT by default) as soon as the server
-    answers it (the answer is never passed on)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.armed: bytes | None = None
-        self.cut = 0
-        self._server: asyncio.Server | None = None
-        self._pumps: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return int(self._server.sockets[0].getsockname()[1])
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection(self.host, self.port)
-        committing = asyncio.Event()
-
-        async def to_server() -> None:
-            while data := await reader.read(65536):
-                if self.armed is not None and self.armed in data:
-                    self.armed = None
-                    committing.set()
-                upstream_writer.write(data)
-                await upstream_writer.drain()
-            upstream_writer.close()
-
-        async def to_client() -> None:
-            while data := await upstream_reader.read(65536):
-                if committing.is_set():
-                    # The server committed and answered: the client never hears it.
-                    self.cut += 1
-                    writer.transport.abort()
-                    upstream_writer.transport.abort()
-                    return
-                writer.write(data)
-                await writer.drain()
-            writer.close()
-
-        for pump in (to_server(), to_client()):
-            task = asyncio.ensure_future(pump)
-            self._pumps.add(task)
-            task.add_done_callback(self._pumps.discard)
-
-    async def aclose(self) -> None:
-        for task in list(self._pumps):
-            task.cancel()
-        await asyncio.gather(*self._pumps, return_exceptions=True)
-        if self._server is not None:
-            self._server.close()
-
-
 @pytest.fixture
-async def cutter(pg_dsn: str) -> AsyncIterator[tuple[_CommitCutter, str]]:
-    url = urlsplit(pg_dsn)
-    proxy = _CommitCutter(url.hostname or "127.0.0.1", url.port or 5432)
-    port = await proxy.start()
-    netloc = f"{url.username}@127.0.0.1:{port}" if url.username else f"127.0.0.1:{port}"
-    # Plain text, so the proxy can see the COMMIT.
-    dsn = url._replace(netloc=netloc).geturl()
-    dsn += ("&" if "?" in dsn else "?") + "sslmode=disable"
-    try:
+async def cutter(pg_dsn: str) -> AsyncIterator[tuple[PgProxy, str]]:
+    async with pg_proxy(pg_dsn) as (proxy, dsn):
         yield proxy, dsn
-    finally:
-        await proxy.aclose()
 
 
 async def _execute(dsn: str, sql: str, *params: object) -> None:
@@ -130,7 +67,7 @@ async def _log(dsn: str, schema: str, task_id: str) -> tuple[int, int, int]:
 
 
 async def test_a_write_whose_commit_answer_is_lost_stands(
-    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+    pg_dsn: str, pg_schema: str, cutter: tuple[PgProxy, str]
 ) -> None:
     # Before, the store raised the connection error of a write the server had
     # committed: the engine failed a task whose status was in fact stored.
@@ -157,7 +94,7 @@ async def test_a_write_whose_commit_answer_is_lost_stands(
 
 
 async def test_a_lease_taken_whose_answer_is_lost_is_taken(
-    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+    pg_dsn: str, pg_schema: str, cutter: tuple[PgProxy, str]
 ) -> None:
     # The first write of a turn on a replica (an autocommit UPDATE). Before, its lost
     # answer failed the task ("could not record the progress"); taking the lease again
@@ -229,7 +166,7 @@ async def test_a_write_cut_off_at_commit_before_it_committed_runs_again(
 
 
 async def test_a_pull_cut_off_returns_its_turn_or_leaves_it_queued(
-    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+    pg_dsn: str, pg_schema: str, cutter: tuple[PgProxy, str]
 ) -> None:
     # Before, a pull was one autocommit statement: cut after the server ran it, the
     # turn was deleted and the task leased to the worker, which never learnt of it.
@@ -295,7 +232,7 @@ async def test_a_write_refused_on_a_live_connection_is_not_run_again(
 
 
 async def test_claims_and_queued_turns_cut_off_are_neither_lost_nor_doubled(
-    pg_dsn: str, pg_schema: str, cutter: tuple[_CommitCutter, str]
+    pg_dsn: str, pg_schema: str, cutter: tuple[PgProxy, str]
 ) -> None:
     # Before, each was one autocommit statement: cut after the server ran it, a
     # take-over claim left leases its worker did not know of (renewed, never run),

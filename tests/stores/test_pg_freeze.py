@@ -15,7 +15,6 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -23,64 +22,17 @@ from _procs import CliProcess, cli_env, free_port
 
 from a2a_models.errors import InternalError
 
+from ._pgproxy import PgProxy, pg_proxy
+
 V10 = {"A2A-Version": "1.0"}
 #: The longest a client waits: far above the limit the server is given (1 s).
 CLIENT_TIMEOUT = 60.0
 
 
-class _Freezer:
-    """A TCP proxy to PostgreSQL that, while frozen, forwards nothing either way
-    (and connects nothing new) but closes nothing either."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.flowing = asyncio.Event()
-        self.flowing.set()
-        self._server: asyncio.Server | None = None
-        self._pumps: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return int(self._server.sockets[0].getsockname()[1])
-
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while data := await reader.read(65536):
-                await self.flowing.wait()
-                writer.write(data)
-                await writer.drain()
-        except OSError:
-            pass
-        finally:
-            writer.close()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self.flowing.wait()
-        up_reader, up_writer = await asyncio.open_connection(self.host, self.port)
-        for pump in (self._pump(reader, up_writer), self._pump(up_reader, writer)):
-            task = asyncio.ensure_future(pump)
-            self._pumps.add(task)
-            task.add_done_callback(self._pumps.discard)
-
-    async def aclose(self) -> None:
-        self.flowing.set()
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._pumps):
-            task.cancel()
-        await asyncio.gather(*self._pumps, return_exceptions=True)
-
-
 @pytest.fixture
-async def freezer(pg_dsn: str) -> AsyncIterator[tuple[_Freezer, str]]:
-    url = urlsplit(pg_dsn)
-    proxy = _Freezer(url.hostname or "127.0.0.1", url.port or 5432)
-    port = await proxy.start()
-    netloc = f"{url.username}@127.0.0.1:{port}" if url.username else f"127.0.0.1:{port}"
-    try:
-        yield proxy, url._replace(netloc=netloc).geturl()
-    finally:
-        await proxy.aclose()
+async def freezer(pg_dsn: str) -> AsyncIterator[tuple[PgProxy, str]]:
+    async with pg_proxy(pg_dsn) as (proxy, dsn):
+        yield proxy, dsn
 
 
 def _rpc(method: str, params: dict[str, Any], id: int) -> dict[str, Any]:
@@ -131,14 +83,14 @@ def _unavailable(answer: Any) -> str:
 
 
 async def test_a_frozen_database_fails_requests_within_the_limit_then_recovers(
-    freezer: tuple[_Freezer, str], pg_schema: str
+    freezer: tuple[PgProxy, str], pg_schema: str
 ) -> None:
     # Before: GetTask on a frozen PostgreSQL hung until the client gave up (60 s),
     # with no limit in the product; every answer below was a client timeout.
     pytest.importorskip("grpc")
     proxy, dsn = freezer
     port, grpc_port = free_port(), free_port()
-    store = f"{dsn}?schema={pg_schema}&request_timeout=1"
+    store = f"{dsn}&schema={pg_schema}&request_timeout=1"
     served = CliProcess(
         ["serve", "--port", str(port), "--grpc-port", str(grpc_port), "--store", store],
         name="serve",

@@ -25,6 +25,7 @@ _BASE = {
     "_closing",
     "_outages",
     "_argtypes",
+    "_http_syntax",
     "_textfiles",
     "models",
     "__version__",
@@ -38,7 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "_state": {"errors"},
     "_closing": set(),  # the async-with of whatever aclose() releases, in every layer
     "_outages": set(),  # how retrying background loops (stores, server) log a lasting failure
-    "_argtypes": set(),  # argparse types of the command lines (a2a-models, conformance)
+    "_argtypes": {"_http_syntax"},  # argparse types of the command lines (a2a-models, conformance)
+    "_http_syntax": set(),  # HTTP's syntax (RFC 9110) values are checked against before sending
     "_textfiles": set(),  # why a user's configuration or workspace file cannot be read
     "models": {"errors", "_state"},
     "codec": _BASE,

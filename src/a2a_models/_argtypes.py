@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
+
+from ._http_syntax import TOKEN, field_value_problem
 
 TYPE_CHECKING = False  # typing costs start-up time; mypy reads this name as typing's
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["header", "non_negative_number", "port_number", "positive_number", "whole_number"]
-
-
-#: An HTTP field name (RFC 9110 token): what HTTP/1.1, HTTP/2 and gRPC metadata can carry.
-_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-#: A field value this command line sends as it is: printable ASCII, spaces and tabs.
-_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
 def header(value: str) -> tuple[str, str]:
@@ -27,11 +22,11 @@ def header(value: str) -> tuple[str, str]:
     name, content = name.strip(), content.strip()
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME:VALUE, got {value!r}")
-    if not _FIELD_NAME.fullmatch(name):
+    if not TOKEN.fullmatch(name):
         raise argparse.ArgumentTypeError(
             f"header name {name!r}: letters, digits and !#$%&'*+-.^_`|~ only (no spaces)"
         )
-    if not _FIELD_VALUE.fullmatch(content):
+    if field_value_problem(content) is not None:
         raise argparse.ArgumentTypeError(
             f"header {name!r}: the value must be printable ASCII (got {content!r})"
         )

@@ -56,7 +56,6 @@ import ipaddress
 import logging
 import math
 import random
-import re
 import socket
 import ssl
 import time
@@ -70,6 +69,7 @@ import httpx
 
 from ... import codec, observability
 from ... import models as m
+from ..._http_syntax import TOKEN, field_value_problem
 from ..._outages import ReportedOutage
 from ...errors import A2AError, InvalidParamsError, quote_input
 from ...server import PushNotificationSender
@@ -308,23 +308,14 @@ def _header_value_problem(value: str) -> str | None:
     """Why ``value`` cannot be an HTTP header value (``None``: it can)."""
     if len(value) > MAX_HEADER_VALUE:
         return f"is {len(value)} characters long, more than the {MAX_HEADER_VALUE} allowed"
-    bad = next((c for c in value if (c < " " and c != "\t") or c == "\x7f"), None)
-    if bad is not None:
-        return f"contains the control character {bad!r}"
-    if not value.isascii():
-        return "contains characters outside ASCII"
-    return None
-
-
-#: An HTTP authentication scheme is a token (RFC 9110 §11.1, §5.6.2).
-_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+    return field_value_problem(value)
 
 
 def _scheme_problem(scheme: str) -> str | None:
     """Why ``scheme`` (a valid header value) cannot start an ``Authorization`` header."""
-    if _TOKEN.fullmatch(scheme):
+    if TOKEN.fullmatch(scheme):
         return None
-    bad = next(c for c in scheme if not _TOKEN.fullmatch(c))
+    bad = next(c for c in scheme if not TOKEN.fullmatch(c))
     return (
         f"contains {bad!r}: an HTTP authentication scheme is one token "
         "(such as Bearer or Basic; the credentials go in authentication.credentials)"

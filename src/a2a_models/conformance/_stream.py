@@ -102,19 +102,11 @@ class StreamSession(AsyncClosing):
         body = bytearray()
         try:
             async with asyncio.timeout(timeout):
-                async for chunk in self._response.aiter_bytes():
-                    body += chunk
-                    if len(body) > _target.MAX_BODY:
-                        del body[_target.MAX_BODY :]
-                        self.transport_error = (
-                            f"the response body exceeded {_target.MAX_BODY} bytes: "
-                            "the harness stopped reading"
-                        )
-                        break
+                cut = await _target.read_body(self._response, body)
+            if cut is not None:
+                self.transport_error = cut
         except TimeoutError:
-            self.transport_error = (
-                f"the response body did not end within {timeout:g} s ({len(body)} bytes read)"
-            )
+            self.transport_error = _target.body_too_slow(timeout, body)
         except httpx.HTTPError as exc:
             self.transport_error = f"connection dropped: {exc!r}"
         self._keep(bytes(body))

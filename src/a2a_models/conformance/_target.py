@@ -25,12 +25,14 @@ __all__ = [
     "MAX_BODY",
     "Endpoint",
     "Target",
+    "body_too_slow",
     "discover",
     "excerpt",
     "fetch",
     "normalize_version",
     "override_endpoints",
     "parse_endpoint_override",
+    "read_body",
     "record",
 ]
 
@@ -133,6 +135,22 @@ def record(
     )
 
 
+async def read_body(response: httpx.Response, body: bytearray, limit: int = MAX_BODY) -> str | None:
+    """Read ``response``'s body into ``body``, at most ``limit`` bytes: why it was cut, or
+    ``None``. (Bound the time around it; ``body`` holds what came when that runs out.)"""
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            del body[limit:]
+            return f"the response body exceeded {limit} bytes: the harness stopped reading"
+    return None
+
+
+def body_too_slow(timeout: float, body: bytearray) -> str:
+    """Why a body is cut whose reading took longer than ``timeout`` seconds."""
+    return f"the response body did not end within {timeout:g} s ({len(body)} bytes read)"
+
+
 async def fetch(
     client: httpx.AsyncClient, request: httpx.Request, *, timeout: float, limit: int | None = None
 ) -> tuple[httpx.Response, bytes, str | None]:
@@ -143,25 +161,19 @@ async def fetch(
     bytes (default :data:`MAX_BODY`). Raises ``httpx.HTTPError`` when no response head
     arrives in time.
     """
-    limit = MAX_BODY if limit is None else limit
     response: httpx.Response | None = None
     body = bytearray()
     cut: str | None = None
     try:
         async with asyncio.timeout(timeout):
             response = await client.send(request, stream=True)
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    del body[limit:]
-                    cut = f"the response body exceeded {limit} bytes: the harness stopped reading"
-                    break
+            cut = await read_body(response, body, MAX_BODY if limit is None else limit)
     except TimeoutError:
         if response is None:
             raise httpx.ReadTimeout(
                 f"no response head within {timeout:g} s", request=request
             ) from None
-        cut = f"the response body did not end within {timeout:g} s ({len(body)} bytes read)"
+        cut = body_too_slow(timeout, body)
     finally:
         if response is not None:
             await response.aclose()

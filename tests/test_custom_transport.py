@@ -37,7 +37,15 @@ from a2a_models import (
     TextPart,
     UnsupportedOperationError,
 )
-from a2a_models.client import A2AClient, ClientCall, ClientInterceptor, ClientTimeoutError
+from a2a_models.client import (
+    A2AClient,
+    BrokenStreamError,
+    ClientCall,
+    ClientInterceptor,
+    ClientTimeoutError,
+    Reconnect,
+    StreamChunk,
+)
 from a2a_models.server import (
     A2AServer,
     Agent,
@@ -292,6 +300,62 @@ async def test_resume_over_tcp(serving: Serving, version: str) -> None:
         rest = [item async for item in resumed]
         assert [type(i) for i in rest] == [TaskStatusUpdateEvent]
         assert resumed.last_event_id == "5"
+
+
+class DroppingClient(NDJSONClient):  # type: ignore[misc, valid-type]
+    """The documented transport, whose first stream breaks after ``drop_after`` chunks."""
+
+    def __init__(self, *args: Any, drop_after: int, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.drop_after = drop_after
+        self.bodies: list[tuple[bytes, dict[str, str]]] = []
+
+    async def stream_bytes(
+        self, body: bytes, headers: Mapping[str, str]
+    ) -> AsyncGenerator[StreamChunk, None]:
+        self.bodies.append((body, dict(headers)))
+        chunks = super().stream_bytes(body, headers)
+        try:
+            count = 0
+            async for chunk in chunks:
+                if len(self.bodies) == 1 and count == self.drop_after:
+                    raise BrokenStreamError("the line went dead", chunk.event_id)
+                count += 1
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+
+@pytest.mark.parametrize("reconnect", [None, Reconnect(delay=0.01)], ids=["off", "on"])
+async def test_a_custom_transport_resumes_a_broken_stream_when_asked(
+    serving: Serving, version: str, reconnect: Reconnect | None
+) -> None:
+    """``A2AClient(reconnect=...)``: resumption is the base class's, not only the network clients'."""
+    _, _, _, port = serving
+    async with DroppingClient(
+        "127.0.0.1", port, drop_after=3, version=version, timeout=5, reconnect=reconnect
+    ) as peer:
+        stream = peer.send_streaming_message(Message.user("hello"))
+        if reconnect is None:
+            with pytest.raises(BrokenStreamError):
+                [item async for item in stream]
+            assert len(peer.bodies) == 1
+            return
+        items = [item async for item in stream]
+    # Every event exactly once: the three before the break, then the rest from the resumption.
+    assert [type(i) for i in items] == [
+        Task,
+        TaskStatusUpdateEvent,
+        TaskArtifactUpdateEvent,
+        TaskArtifactUpdateEvent,
+        TaskStatusUpdateEvent,
+    ]
+    assert stream.last_event_id == "5"
+    assert len(peer.bodies) == 2
+    resumed_body, resumed_headers = peer.bodies[1]
+    method = "SubscribeToTask" if version == "1.0" else "tasks/resubscribe"
+    assert json.loads(resumed_body)["method"] == method
+    assert resumed_headers["Last-Event-ID"] == "3"
 
 
 async def _artifact_text(server: AgentServer, task_id: str, text: str) -> bool:

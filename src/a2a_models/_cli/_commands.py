@@ -68,13 +68,14 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     import attrs
 
     from ..adapters.http import BaseHTTPClient
+    from ..client import Reconnect
 
     client = await _open_client(args)
     if isinstance(client, BaseHTTPClient):
         client.timeouts = attrs.evolve(client.timeouts, stream_read=STREAM_IDLE_TIMEOUT)
     else:  # bounds the wait for the server's answer; then keep-alive pings watch it
         client.idle_timeout = STREAM_IDLE_TIMEOUT
-    client.reconnect = attrs.evolve(client.reconnect, attempts=STREAM_RECONNECT_ATTEMPTS)
+    client.reconnect = Reconnect(attempts=STREAM_RECONNECT_ATTEMPTS)
     return client
 
 

@@ -32,6 +32,7 @@ from ..protocol import (
     normalize_version,
     parse_response,
 )
+from ._resume import BrokenStreamError, Reconnect, resumed_stream
 
 __all__ = [
     "A2AClient",
@@ -143,7 +144,15 @@ class A2AClient(AsyncClosing):
     ``version`` is "1.0" or "0.3": it picks method names, the payload dialect
     and the ``A2A-Version`` header. ``timeout`` is the default per-call limit
     in seconds (``None``: no limit; long tasks may block for a while).
+    ``reconnect``: how a stream that breaks (the transport raises a
+    :class:`BrokenStreamError`, or the stream ends before the task's final
+    event) is resumed with ``SubscribeToTask`` after the last event id seen
+    (``None``, the default here: not resumed; the network clients resume).
     """
+
+    #: Makes the error for a stream that ended early, from a message and the
+    #: last event id seen (a binding may raise a subclass of its own).
+    broken_stream_error: Callable[[str, str | None], BrokenStreamError] = BrokenStreamError
 
     def __init__(
         self,
@@ -153,6 +162,7 @@ class A2AClient(AsyncClosing):
         interceptors: Sequence[ClientInterceptor] = (),
         extensions: Sequence[str] = (),
         headers: Mapping[str, str] | None = None,
+        reconnect: Reconnect | None = None,
     ) -> None:
         self.version = normalize_version(version)
         self.timeout = timeout
@@ -160,6 +170,7 @@ class A2AClient(AsyncClosing):
         self.interceptors.extend(interceptors)
         self.extensions = tuple(extensions)
         self.headers = dict(headers or {})
+        self.reconnect = reconnect
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------ transport primitives
@@ -255,9 +266,31 @@ class A2AClient(AsyncClosing):
         # parse_response parsed the reply bytes with codec.loads.
         return decode_result(spec, parsed.result, self.version, parsed=True)
 
-    async def _stream(
+    def _stream(
         self, name: str, params: Any, timeout: float | None, resume_after: str | None
     ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
+        """One stream, resumed with ``SubscribeToTask`` when it drops (if :attr:`reconnect`)."""
+        if self.reconnect is None:
+            return self._open_stream(name, params, timeout, resume_after)
+        return resumed_stream(
+            lambda name, params, after: self._open_stream(name, params, timeout, after),
+            name,
+            params,
+            resume_after,
+            reconnect=self.reconnect,
+            get_task=lambda task_id: self.get_task(task_id, timeout=timeout),
+            broken=self.broken_stream_error,
+            server_retry=self._server_retry_delay,
+        )
+
+    def _server_retry_delay(self) -> float | None:
+        """The wait before a reconnection that the server asked for (SSE ``retry:``), if any."""
+        return None
+
+    async def _open_stream(
+        self, name: str, params: Any, timeout: float | None, resume_after: str | None
+    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
+        """One attempt: the interceptors around :meth:`_streaming`, from ``resume_after`` on."""
         spec = METHODS[name]
         call = ClientCall(spec, params, self.version, self._headers(), self._timeout(timeout))
         if resume_after is not None:

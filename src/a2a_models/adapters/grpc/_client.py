@@ -28,7 +28,6 @@ from ...client import (
     ClientInterceptor,
     Reconnect,
     StreamChunk,
-    resumed_stream,
 )
 from ...errors import (
     A2AError,
@@ -144,6 +143,7 @@ class GrpcClient(A2AClient):
             interceptors=interceptors,
             extensions=extensions,
             headers=headers,
+            reconnect=reconnect or Reconnect(),
         )
         if self.version != "1.0":
             raise ValueError("the gRPC binding is A2A 1.0 only (lf.a2a.v1)")
@@ -153,7 +153,6 @@ class GrpcClient(A2AClient):
         self.tenant = tenant
         self.card = card
         self.max_message_bytes = max_message_bytes
-        self.reconnect = reconnect or Reconnect()
         self.idle_timeout = idle_timeout
         self._owns_channel = channel is None
         # Whether pings watch the connection, so that a quiet stream may stay quiet.
@@ -274,22 +273,6 @@ class GrpcClient(A2AClient):
         if spec.result_type is None:
             return None
         return self._decode(spec.result_type, self._parse(spec.result_type, raw))
-
-    def _stream(
-        self, name: str, params: Any, timeout: float | None, resume_after: str | None
-    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
-        """The base stream, resumed with ``SubscribeToTask`` + ``last-event-id`` when it drops."""
-        return resumed_stream(
-            lambda name, params, after: super(GrpcClient, self)._stream(
-                name, params, timeout, after
-            ),
-            name,
-            params,
-            resume_after,
-            reconnect=self.reconnect,
-            get_task=lambda task_id: self.get_task(task_id, timeout=timeout),
-            broken=BrokenStreamError,
-        )
 
     async def _streaming(
         self, spec: MethodSpec, call: Any

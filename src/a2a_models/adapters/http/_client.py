@@ -39,7 +39,6 @@ from ...client import (
     ClientTimeoutError,
     Reconnect,
     StreamChunk,
-    resumed_stream,
 )
 from ...errors import (
     A2AError,
@@ -295,12 +294,12 @@ class BaseHTTPClient(A2AClient):
             interceptors=interceptors,
             extensions=extensions,
             headers=headers,
+            reconnect=reconnect or Reconnect(),
         )
         self.url = url
         #: The tenant of the chosen interface, sent with every request (spec §8.3.2).
         self.tenant = tenant or None
         self.timeouts = timeouts or Timeouts()
-        self.reconnect = reconnect or Reconnect()
         self.max_event_size = max_event_size
         #: The agent card this client was made from (by :func:`connect`), if any.
         self.card = card
@@ -407,22 +406,10 @@ class BaseHTTPClient(A2AClient):
 
     # ------------------------------------------------------------------ resumption
 
-    def _stream(
-        self, name: str, params: Any, timeout: float | None, resume_after: str | None
-    ) -> AsyncIterator[tuple[str | None, m.StreamResponse]]:
-        """The base stream, resumed with ``SubscribeToTask`` + ``Last-Event-ID`` when it drops."""
-        return resumed_stream(
-            lambda name, params, after: super(BaseHTTPClient, self)._stream(
-                name, params, timeout, after
-            ),
-            name,
-            params,
-            resume_after,
-            reconnect=self.reconnect,
-            get_task=lambda task_id: self.get_task(task_id, timeout=timeout),
-            broken=StreamDisconnectedError,
-            server_retry=lambda: self._server_retry,
-        )
+    broken_stream_error = StreamDisconnectedError
+
+    def _server_retry_delay(self) -> float | None:
+        return self._server_retry
 
     # ------------------------------------------------------------------ tenant
 

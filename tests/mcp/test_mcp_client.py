@@ -448,6 +448,20 @@ async def test_start_fails_fast_naming_the_server(
     await eventually(lambda: children() <= before)
 
 
+async def test_a_server_writing_bytes_that_are_not_utf8_does_not_stall_the_connection(
+    tmp_path: Path,
+) -> None:
+    # The SDK reads stdout strictly by default: the first such byte ended its reader
+    # unnoticed, and this call and every later one waited for an unreadable answer.
+    raw = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_raw_server.py"))]}
+    async with running(tmp_path, {"raw": raw}, call_timeout=5.0) as hub:
+        for _ in range(2):
+            result = await hub.call("raw__latin1", {})
+            assert isinstance(result, ToolResult)
+            assert result.text == "caf\ufffd"
+        assert hub.connections["raw"].connected
+
+
 async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
     hub = MCPToolHub.from_config(
         write_config(

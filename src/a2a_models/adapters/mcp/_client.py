@@ -305,8 +305,15 @@ class MCPConnection(AsyncRunning):
     def _transport(self) -> Any:
         config = self.config
         if isinstance(config, StdioServerConfig):
+            # Undecodable bytes become U+FFFD: with the SDK's "strict" default one
+            # non-UTF-8 byte ends its stdout reader unnoticed, and every later call
+            # waits for an answer that can no longer be read.
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env),
+                cwd=config.cwd,
+                encoding_error_handler="replace",
             )
             return stdio_client(params, errlog=self.errlog or sys.stderr)
         if config.transport == "sse":

@@ -3,7 +3,8 @@
 Run as ``python _mcp_tool_server.py [variant]`` (stdio); :func:`build` also
 serves the streamable-HTTP tests in-process. Variants: ``plain`` (default),
 ``collide`` (two tools with the same canonical name), ``badname`` (a tool
-name with no snake_case form), ``exit`` (exits before speaking MCP),
+name with no snake_case form), ``exit`` (exits before speaking MCP, saying
+why on stderr),
 ``once`` (serves the first time; exits at once when the file named by
 ``ONCE_MARKER`` exists, which the first run creates).
 """
@@ -15,6 +16,11 @@ import os
 import sys
 import time
 from typing import Any
+
+if __name__ == "__main__" and sys.argv[1:2] == ["exit"]:
+    print("starting the weather server", file=sys.stderr)
+    print("fatal: WEATHER_API_KEY is not set", file=sys.stderr)
+    sys.exit(5)
 
 if __name__ == "__main__" and sys.argv[1:2] == ["once"]:
     # Checked before the SDK import, so that the refused restarts are quick.
@@ -94,7 +100,4 @@ def build(variant: str = "plain") -> MCPServer:
 
 if __name__ == "__main__":
     variant = sys.argv[1] if len(sys.argv) > 1 else "plain"
-    if variant == "exit":
-        sys.exit(5)
-
     asyncio.run(build(variant).run_stdio_async())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import signal
@@ -427,7 +428,12 @@ async def test_stop_leaves_no_child_processes(tmp_path: Path) -> None:
     ("broken", "expected"),
     [
         ({"command": "/nonexistent/mcp-server"}, "No such file"),
-        (stdio("exit"), "could not start"),
+        (
+            stdio("exit"),
+            "could not start: it exited (or closed its output) before answering the MCP "
+            f"handshake (command: {sys.executable} {SERVER} exit; its stderr ended with: "
+            "starting the weather server | fatal: WEATHER_API_KEY is not set)",
+        ),
     ],
 )
 async def test_start_fails_fast_naming_the_server(
@@ -448,6 +454,29 @@ async def test_start_fails_fast_naming_the_server(
     await eventually(lambda: children() <= before)
 
 
+async def test_a_start_up_failure_still_shows_the_servers_stderr(tmp_path: Path) -> None:
+    # The stderr read for the error message is passed on as it comes (errlog).
+    errlog = io.StringIO()
+    hub = MCPToolHub.from_config(write_config(tmp_path, {"w": stdio("exit")}), errlog=errlog)
+    with pytest.raises(MCPServerError, match="fatal: WEATHER_API_KEY is not set"):
+        await hub.start()
+    assert errlog.getvalue() == "starting the weather server\nfatal: WEATHER_API_KEY is not set\n"
+
+
+async def test_a_server_writing_bytes_that_are_not_utf8_does_not_stall_the_connection(
+    tmp_path: Path,
+) -> None:
+    # The SDK reads stdout strictly by default: the first such byte ended its reader
+    # unnoticed, and this call and every later one waited for an unreadable answer.
+    raw = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_raw_server.py"))]}
+    async with running(tmp_path, {"raw": raw}, call_timeout=5.0) as hub:
+        for _ in range(2):
+            result = await hub.call("raw__latin1", {})
+            assert isinstance(result, ToolResult)
+            assert result.text == "caf\ufffd"
+        assert hub.connections["raw"].connected
+
+
 async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
     hub = MCPToolHub.from_config(
         write_config(
@@ -457,7 +486,10 @@ async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
         connect_timeout=1.0,
     )
     before = children()
-    with pytest.raises(MCPServerError, match="'mute': did not start within 1 seconds"):
+    with pytest.raises(
+        MCPServerError,
+        match=r"'mute': did not start within 1 seconds \(command: .*; it wrote nothing to stderr\)",
+    ):
         await hub.start()
     await eventually(lambda: children() <= before)
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shlex
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -68,6 +69,7 @@ ConnectMode = Literal["auto", "legacy"]
 _MAX_PAGES = 100
 _MAX_RELISTENS = 5
 _STOP_TIMEOUT = 15.0
+_STDERR_WAIT = 1.0  # for the rest of a stopped stdio server's stderr
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -122,6 +124,63 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return exc
+
+
+_STDERR_KEPT = 4096  # characters of a stdio server's stderr kept for error messages
+_STDERR_LINES = 5  # of which the last lines go into a start-up error
+
+
+class _StderrTail:
+    """A stdio server's stderr, read from a pipe: passed on to ``errlog`` as it comes
+    and its end kept, so that a server that cannot start is reported with what it
+    said (its stderr would otherwise only be interleaved with the agent's)."""
+
+    def __init__(self, errlog: TextIO) -> None:
+        self.errlog = errlog
+        self.text = ""
+        read_fd, write_fd = os.pipe()
+        #: The write end, given to the subprocess; closed by :meth:`spawned`.
+        self.writer: TextIO = os.fdopen(write_fd, "w")
+        self._reader = os.fdopen(read_fd, "rb", buffering=0)
+        self._task = asyncio.create_task(self._pump())
+
+    def spawned(self) -> None:
+        """The subprocess has its copy of the write end: ours is closed, so the pipe
+        ends when the server (and whatever it started with it) is gone."""
+        self.writer.close()
+
+    async def _pump(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), self._reader
+        )
+        try:
+            while chunk := await reader.read(65536):
+                text = chunk.decode("utf-8", errors="replace")
+                self.text = (self.text + text)[-_STDERR_KEPT:]
+                with contextlib.suppress(Exception):  # a closed or odd errlog loses nothing else
+                    self.errlog.write(text)
+                    self.errlog.flush()
+        finally:
+            transport.close()
+
+    async def close(self, wait: float) -> None:
+        """Read what is left (at most ``wait`` seconds: a helper the server started may
+        hold the pipe open), then close the pipe."""
+        self.writer.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait):
+                await asyncio.shield(self._task)
+        self._task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._task
+        self._reader.close()
+
+    def tail(self) -> str:
+        """The last lines the server wrote to stderr, on one line (``""`` if none)."""
+        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
+        return " | ".join(lines[-_STDERR_LINES:])
 
 
 class MCPConnection(AsyncRunning):
@@ -186,6 +245,7 @@ class MCPConnection(AsyncRunning):
         # busy connection alone (see _health_loop).
         self._calls_running = 0
         self._calls_started = 0
+        self._stderr: _StderrTail | None = None
         #: Successful restarts after a crash or a lost connection.
         self.restarts = 0
         #: True once the restart budget is spent and the server stays down.
@@ -258,7 +318,8 @@ class MCPConnection(AsyncRunning):
         except TimeoutError:
             await self.stop()
             raise MCPServerError(
-                self.name, f"did not start within {self.connect_timeout:g} seconds"
+                self.name,
+                f"did not start within {self.connect_timeout:g} seconds{self._what_it_said()}",
             ) from None
         except BaseException:
             await self.stop()
@@ -269,7 +330,12 @@ class MCPConnection(AsyncRunning):
             leaf = _leaf(error)
             if isinstance(leaf, ToolNameError):
                 raise leaf
-            raise MCPServerError(self.name, f"could not start: {_describe(error)}") from leaf
+            if isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED:
+                problem = "it exited (or closed its output) before answering the MCP handshake"
+            else:
+                problem = _describe(error)
+            said = self._what_it_said(spawned=not isinstance(leaf, OSError))
+            raise MCPServerError(self.name, f"could not start: {problem}{said}") from leaf
 
     async def stop(self) -> None:
         """Close the session and terminate the subprocess (idempotent).
@@ -302,13 +368,34 @@ class MCPConnection(AsyncRunning):
             self._mcp_tools = ()
             self._tools = ()
 
+    def _what_it_said(self, spawned: bool = True) -> str:
+        """For a start-up error: the command run and (if it ran) the end of its stderr."""
+        config = self.config
+        if not isinstance(config, StdioServerConfig):
+            return ""
+        command = shlex.join([config.command, *config.args])
+        if not spawned:
+            return f" (command: {command})"
+        said = self._stderr.tail() if self._stderr is not None else ""
+        return f" (command: {command}; " + (
+            f"its stderr ended with: {said})" if said else "it wrote nothing to stderr)"
+        )
+
     def _transport(self) -> Any:
         config = self.config
         if isinstance(config, StdioServerConfig):
+            # Undecodable bytes become U+FFFD: with the SDK's "strict" default one
+            # non-UTF-8 byte ends its stdout reader unnoticed, and every later call
+            # waits for an answer that can no longer be read.
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env),
+                cwd=config.cwd,
+                encoding_error_handler="replace",
             )
-            return stdio_client(params, errlog=self.errlog or sys.stderr)
+            errlog = self._stderr.writer if self._stderr is not None else self.errlog or sys.stderr
+            return stdio_client(params, errlog=errlog)
         if config.transport == "sse":
             return sse_client(config.url, headers=dict(config.headers), timeout=30.0)
         import httpx2
@@ -396,6 +483,8 @@ class MCPConnection(AsyncRunning):
         sets ``up`` once the tools are listed again.
         """
         first = up is None
+        if isinstance(self.config, StdioServerConfig):
+            self._stderr = _StderrTail(self.errlog or sys.stderr)
         try:
             client = Client(
                 self._transport(),
@@ -405,7 +494,13 @@ class MCPConnection(AsyncRunning):
                 cache=None,
                 client_info=types.Implementation(name="a2a-models", version=_version()),
             )
-            async with client:
+            try:
+                await client.__aenter__()
+            finally:
+                if self._stderr is not None:
+                    self._stderr.spawned()
+            async with contextlib.AsyncExitStack() as entered:
+                entered.push_async_exit(client)
                 self._client = client
                 if first:
                     await self._refresh()
@@ -432,6 +527,8 @@ class MCPConnection(AsyncRunning):
                 log.warning("MCP server %r: connection ended: %s", self.name, _describe(exc))
         finally:
             self._client = None
+            if self._stderr is not None:
+                await self._stderr.close(_STDERR_WAIT)
             if first:
                 self._ready.set()
 

@@ -223,7 +223,7 @@ async def _intercept(
                 spec.name,
                 exc.code,
                 type(exc).__name__,
-                str(exc)[:200],
+                exc.message[:200],  # not str(exc): it repeats the code
             )
         failed = {"rpc.system": method.system, "rpc.method": spec.name, "outcome": "error"}
         failed["error.type"] = _error_type(exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -70,3 +71,43 @@ async def test_health_routes_skip_the_authenticator() -> None:
         ready = await client.get("/readyz")
     assert refused.status_code == 401
     assert (health.status_code, ready.status_code) == (200, 200)
+
+
+class Frozen(InMemoryTaskStore):
+    """A store on a database that stopped answering: a read never ends, and its
+    cancellation waits for the database too (as psycopg's does) until ``thawed``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thawed = asyncio.Event()
+        self.cancelled = 0
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            await self.thawed.wait()
+            raise
+
+
+async def test_readyz_answers_at_its_timeout_however_long_the_probe_takes_to_cancel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # /readyz waited for the probe's cancellation: with PostgreSQL frozen, psycopg's
+    # cancel talks to the frozen server, and the answer came after 13 s, not 3.
+    from a2a_models.adapters.http import _health
+
+    monkeypatch.setattr(_health, "READY_TIMEOUT", 0.2)
+    store = Frozen()
+    server = AgentServer(Echo(), card("h"), store=store)
+    async with HTTPServer(server) as http, httpx.AsyncClient(base_url=http.url) as client:
+        try:
+            ready = await client.get("/readyz", timeout=5)
+            health = await client.get("/healthz", timeout=5)
+        finally:
+            store.thawed.set()
+    assert store.cancelled == 1  # the probe was given up on, still finishing
+    assert ready.status_code == 503
+    assert ready.json()["checks"]["store"] == "no answer within 0.2 s"
+    assert health.status_code == 200

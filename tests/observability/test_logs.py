@@ -50,7 +50,9 @@ async def test_records_carry_trace_and_task_ids(
     assert len(refused) == 1
     (record,) = refused
     assert record.exc_info is None
-    assert record.getMessage().startswith("GetTask refused: -32001 TaskNotFoundError")
+    assert record.getMessage() == (
+        "GetTask refused: -32001 TaskNotFoundError (task 'missing-task' not found)"
+    )
     assert record.task_id == "missing-task"  # type: ignore[attr-defined]
     assert "\n" not in JSONLogFormatter().format(record)
 

@@ -218,3 +218,46 @@ async def test_store_spans_are_opt_in(telemetry: Telemetry) -> None:
         if s.kind is SpanKind.SERVER and s.context.trace_id == create.context.trace_id
     ]
     assert create.context.trace_id == server.context.trace_id
+
+
+async def test_a_queued_turn_carries_the_span_of_the_request_that_queued_it(
+    telemetry: Telemetry,
+) -> None:
+    # A turn queued for a worker carried only the caller's traceparent: from a caller
+    # that sent none (the CLI's `send`), every span of the worker (its push deliveries,
+    # its model calls) was the root of a trace of its own; from one that did, they hung
+    # from the caller's span, beside the front end's server span instead of under it.
+    import uuid
+
+    import psycopg
+    from _procs import PG_DSN
+
+    from a2a_models import SendMessageConfiguration
+    from a2a_models.client import InProcessClient
+    from a2a_models.server import FrontEndHandler
+    from a2a_models.stores import PostgresEventBroker, PostgresTaskStore, PostgresTurnQueue
+
+    schema = f"a2a_otel_queue_{uuid.uuid4().hex[:10]}"
+    store = PostgresTaskStore(PG_DSN, schema=schema)
+    broker = PostgresEventBroker(PG_DSN, channel=schema)
+    handler = FrontEndHandler(card("front"), store=store, broker=broker)
+    queue = PostgresTurnQueue(store, f"{PG_DSN}{'&' if '?' in PG_DSN else '?'}schema={schema}")
+    try:
+        async with InProcessClient(AgentServer(None, card("front"), handler=handler)) as client:
+            now = SendMessageConfiguration(return_immediately=True)
+            task = await client.send_message(Message.user("hi"), configuration=now)
+        turn = await queue.pull("w", 30.0)
+    finally:
+        await handler.aclose()
+        await queue.aclose()
+        await broker.aclose()
+        await store.aclose()
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    assert isinstance(task, Task) and turn is not None and turn.task_id == task.id
+    (server,) = [s for s in telemetry.named(SEND) if s.kind is SpanKind.SERVER]
+    carried = dict(turn.call.trace)["traceparent"]
+    assert carried.split("-")[1:3] == [
+        format(server.context.trace_id, "032x"),
+        format(server.context.span_id, "016x"),
+    ]

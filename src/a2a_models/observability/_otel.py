@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any
 
+import attrs
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -222,7 +223,7 @@ async def _intercept(
                 spec.name,
                 exc.code,
                 type(exc).__name__,
-                str(exc)[:200],
+                exc.message[:200],  # not str(exc): it repeats the code
             )
         failed = {"rpc.system": method.system, "rpc.method": spec.name, "outcome": "error"}
         failed["error.type"] = _error_type(exc)
@@ -551,6 +552,13 @@ class _EngineObserver:
         if instruments is None or instruments.detail < _STORE:
             return store
         return _TracedStore(store)
+
+    def carried_trace(self, call: CallContext) -> CallContext:
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)  # the current span: the request's server span
+        if not carrier:  # no span (not sampled, or outside a request): the caller's
+            return call
+        return attrs.evolve(call, trace=tuple(sorted(carrier.items())))
 
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
         if old is not None and not old.is_terminal:

@@ -118,6 +118,11 @@ class EngineObserver(Protocol):
     def wrap_store(self, store: Any) -> Any:
         """The task store a new engine uses instead of ``store`` (``store`` itself: no change)."""
 
+    def carried_trace(self, call: CallContext) -> CallContext:
+        """``call`` with the W3C trace context of the work in progress (the request's
+        server span) as its ``trace``: what a turn queued for another process carries,
+        so that the worker's spans are children of the request that queued the turn."""
+
 
 _observer: EngineObserver | None = None
 

@@ -53,6 +53,7 @@ from ._execution import RunTable, keep_trying
 from ._handler import RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
+from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun, unrecorded
 from ._store import TaskStore
@@ -122,6 +123,14 @@ class Turn:
     def is_new(self) -> bool:
         """The turn starts its task (no follow-up of an interrupted one)."""
         return not self.request.message.task_id
+
+
+def _carried(call: CallContext) -> CallContext:
+    """``call`` as a queued turn keeps it: with the trace context of the request queuing
+    it (its server span, when traced), not only the caller's, so that the worker's spans
+    join the request's trace even when the caller sent no ``traceparent``."""
+    observer = engine_observer()
+    return call if observer is None else observer.carried_trace(call)
 
 
 _pending: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
@@ -254,7 +263,7 @@ class QueueExecutor(RunTable):
             tenant=run.tenant,
         )
         try:
-            with _enqueuing(Turn(run.task_id, request, call, run.tenant)):
+            with _enqueuing(Turn(run.task_id, request, _carried(call), run.tenant)):
                 await self.writer.store.create(task, run.owner, run.tenant, event=task)
             run.created = True
             await self.writer.register_request_push(run)
@@ -289,7 +298,7 @@ class FrontEndHandler(RequestHandler):
         # The follow-up's turn is queued in the transaction that accepts it.
         task_id = request.message.task_id
         assert task_id is not None
-        with _enqueuing(Turn(task_id, request, call, tenant)):
+        with _enqueuing(Turn(task_id, request, _carried(call), tenant)):
             return await super()._continue(request, call, tenant)
 
 

@@ -463,6 +463,25 @@ async def test_a_start_up_failure_still_shows_the_servers_stderr(tmp_path: Path)
     assert errlog.getvalue() == "starting the weather server\nfatal: WEATHER_API_KEY is not set\n"
 
 
+async def test_a_start_up_failure_names_the_command_without_a_variables_value(
+    tmp_path: Path,
+) -> None:
+    # Arguments are written with ${VAR} references for secrets; the message shows the
+    # reference as written, never the value the server was started with.
+    secret = "s3cr3t-token-value"
+    broken = {"command": sys.executable, "args": [str(SERVER), "exit", "--key=${API_KEY}"]}
+    hub = MCPToolHub.from_config(
+        write_config(tmp_path, {"broken": broken}),
+        env={**os.environ, "API_KEY": secret},
+        connect_timeout=TIMEOUT,
+    )
+    assert hub.connections["broken"].config.args[-1] == f"--key={secret}"  # what it runs with
+    with pytest.raises(MCPServerError) as info:
+        await hub.start()
+    assert f"(command: {sys.executable} {SERVER} exit '--key=${{API_KEY}}';" in str(info.value)
+    assert secret not in str(info.value)
+
+
 async def test_a_server_writing_bytes_that_are_not_utf8_does_not_stall_the_connection(
     tmp_path: Path,
 ) -> None:

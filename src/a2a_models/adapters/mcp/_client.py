@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shlex
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -373,7 +372,7 @@ class MCPConnection(AsyncRunning):
         config = self.config
         if not isinstance(config, StdioServerConfig):
             return ""
-        command = shlex.join([config.command, *config.args])
+        command = config.command_line()
         if not spawned:
             return f" (command: {command})"
         said = self._stderr.tail() if self._stderr is not None else ""

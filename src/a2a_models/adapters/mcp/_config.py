@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -91,6 +92,13 @@ class StdioServerConfig:
     args: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
     env: dict[str, str] = attrs.field(factory=dict, converter=_frozen_dict, hash=False)
     cwd: str | None = None
+    #: The command line as the configuration file wrote it (``${VAR}`` references
+    #: unexpanded), for messages: an argument like ``--token=${TOKEN}`` stays a reference.
+    written: str | None = attrs.field(default=None, eq=False, repr=False)
+
+    def command_line(self) -> str:
+        """The command line to show in a message (never with a variable's value in it)."""
+        return self.written or shlex.join([self.command, *self.args])
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -211,12 +219,15 @@ def _server(name: str, raw: Any, r: _Resolver) -> MCPServerConfig:
     if not command and _ENV_REF.search(str(raw["command"])) is None:
         raise r.fail(f"{where}.command", "must not be empty")
     cwd = raw.get("cwd")
+    args = r.strings(raw.get("args"), f"{where}.args")
     return StdioServerConfig(
         name=name,
         command=command,
-        args=r.strings(raw.get("args"), f"{where}.args"),
+        args=args,
         env=r.mapping(raw.get("env"), f"{where}.env"),
         cwd=None if cwd is None else r.string(cwd, f"{where}.cwd"),
+        # args were checked to be strings above.
+        written=shlex.join([raw["command"], *(raw.get("args") or ())]),
     )
 
 

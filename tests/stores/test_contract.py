@@ -40,6 +40,7 @@ from a2a_models.server import (
     RequestHandler,
     TaskStore,
 )
+from a2a_models.server.paging import encode_cursor, status_key
 from a2a_models.testing import strategies as a2a_st
 
 from ._support import FuncAgent, collect, make_card, send
@@ -479,6 +480,28 @@ async def test_list_of_nothing(store: TaskStore) -> None:
 async def test_bad_page_token_is_invalid_params(store: TaskStore, token: str) -> None:
     with pytest.raises(InvalidParamsError, match="pageToken"):
         await store.list(None, page_token=token)
+
+
+@pytest.mark.parametrize("key", [2**63, -(2**63) - 1])
+async def test_a_page_token_with_a_key_no_store_holds_is_invalid_params(
+    store: TaskStore, key: int
+) -> None:
+    # SQLite could not bind the key (OverflowError): -32603 Internal error.
+    await store.create(_task("t1"), None)
+    with pytest.raises(InvalidParamsError, match="pageToken"):
+        await store.list(None, page_token=encode_cursor(key, "t1"))
+    # The largest key a store holds is a cursor before every task.
+    page = await store.list(None, page_token=encode_cursor(2**63 - 1, "t0"))
+    assert [t.id for t in page.tasks] == ["t1"]
+
+
+async def test_a_page_token_naming_an_id_with_nul_continues_after_it(store: TaskStore) -> None:
+    # PostgreSQL refused the NUL in the cursor (-32603); no id it holds sorts between
+    # "t1" and "t1\x00", so the page is the reference store's.
+    for task_id in ("t0", "t1", "t1a", "t2"):
+        await store.create(_task(task_id), None)
+    page = await store.list(None, page_token=encode_cursor(status_key(_task("t1")), "t1\x00"))
+    assert [t.id for t in page.tasks] == ["t1a", "t2"]
 
 
 async def test_bad_page_size_is_invalid_params(store: TaskStore) -> None:

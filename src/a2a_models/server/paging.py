@@ -47,6 +47,9 @@ _MICRO = timedelta(microseconds=1)
 #: Sort key of a task without a status timestamp: after every stamped one.
 NO_TIMESTAMP = -(2**62)
 _TOKEN_PREFIX = "v1|"
+#: Every cursor key (a status timestamp, a position) fits a signed 64-bit integer, the
+#: stores' key columns: a token with a key outside it was not issued by a server.
+_KEY_RANGE = range(-(2**63), 2**63)
 _Row = TypeVar("_Row")
 
 
@@ -77,7 +80,7 @@ def decode_cursor(token: str, *, issued_by: str = "ListTasks") -> tuple[int, str
         if not raw.startswith(_TOKEN_PREFIX):
             raise ValueError(raw)
         key, item_id = raw[len(_TOKEN_PREFIX) :].split("|", 1)
-        if not item_id:
+        if not item_id or int(key) not in _KEY_RANGE:
             raise ValueError(raw)
         return int(key), item_id
     except (ValueError, binascii.Error, UnicodeDecodeError):

@@ -311,6 +311,7 @@ class ListSQL:
         page_token: str | None,
         history_length: int | None = None,
         artifacts: bool = True,
+        nul: bool = True,
     ) -> None:
         cursor = list_cursor(page_size, page_token)
         #: History messages to read per task (``None``: all).
@@ -372,6 +373,11 @@ class ListSQL:
             self.page_params = list(params)
         else:
             key, task_id = cursor
+            if not nul:
+                # An id column without NUL (``nul``: it holds NUL) has no id between the
+                # cursor's cut at its first NUL and the cursor (COLLATE "C" orders as
+                # Python does): the same page, where PostgreSQL refused the NUL (-32603).
+                task_id = task_id.partition("\x00")[0]
             # Newest status first, then by id: continue strictly after the cursor.
             self.page_where = (
                 f"{self.where} AND status_key <= {p} AND (status_key < {p} OR id > {p})"

@@ -590,6 +590,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             page_token=page_token,
             history_length=history_length,
             artifacts=include_artifacts,
+            nul=self.NUL,
         )
         total, rows = await self._fetch_page(query)
         return task_page(rows, query.page_size, total, _decode_row)

@@ -155,6 +155,31 @@ async def test_closing_the_broker_closes_its_subscriptions(pg_dsn: str, channel:
         await broker.publish("t1", 2, Message.agent("y"))
 
 
+async def test_ready_means_a_notify_comes_back_and_a_frozen_database_is_not_ready(
+    pg_dsn: str, channel: str
+) -> None:
+    # /readyz asks the broker. It used to subscribe and leave, which returns at once
+    # while the listener is connected, reconnecting or stuck: "ok" with the database frozen.
+    from ._pgproxy import pg_proxy
+
+    async with (
+        pg_proxy(pg_dsn) as (proxy, through),
+        PostgresEventBroker(through, channel=channel) as broker,
+        PostgresEventBroker(pg_dsn, channel=channel) as other,
+    ):
+        heard = await other.subscribe("")  # what a probe's payload (no ':') would name
+        await asyncio.wait_for(broker.check_ready(), 5)
+        proxy.flowing.clear()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(broker.check_ready(), 0.5)
+        assert broker._probes == {}  # a probe given up on leaves nothing behind
+        proxy.flowing.set()
+        await asyncio.wait_for(broker.check_ready(), 5)
+        # Other replicas heard the probes and handed nothing to any subscriber.
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(heard.next(), 0.2)
+
+
 async def test_an_unreachable_database_fails_the_subscribe() -> None:
     import psycopg
 

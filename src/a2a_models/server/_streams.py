@@ -67,6 +67,12 @@ class EventBroker(abc.ABC):
     async def subscribe(self, task_id: str) -> BrokerSubscription:
         """Start receiving the notifications published from now on."""
 
+    async def check_ready(self) -> None:
+        """Raise unless the broker can deliver now (``/readyz``): by default, a
+        subscription is made and left; a broker with a connection to lose checks more."""
+        subscription = await self.subscribe("a2a-models-readiness-probe")
+        await subscription.aclose()
+
 
 class BufferedSubscription(BrokerSubscription):
     """A subscription that holds the newest ``buffer`` notifications a broker pushes to it.

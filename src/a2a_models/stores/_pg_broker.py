@@ -7,6 +7,7 @@ import asyncio
 import collections
 import logging
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,9 @@ log = logging.getLogger("a2a_models.stores")
 #: is beyond every real one and it has no event, so the stream re-reads the
 #: store's log after what it has delivered.
 RESYNC: Notification = (sys.maxsize, None)
+
+#: The start of a readiness probe's NOTIFY payload (no ``:``, unlike an event's).
+_PROBE_PREFIX = "a2a-models-readiness-"
 
 #: NOTIFY payloads must stay below 8000 bytes.
 _MAX_PAYLOAD = 7999
@@ -100,6 +104,8 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
         self._listen_conn: psycopg.AsyncConnection[Any] | None = None
         self._publish_conn: psycopg.AsyncConnection[Any] | None = None
         self._start_lock: asyncio.Lock | None = None
+        #: Readiness probes waiting for their own NOTIFY to come back, by payload.
+        self._probes: dict[str, asyncio.Future[None]] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -130,6 +136,9 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
             return
         if len(self._pending) == self._pending.maxlen:
             log.warning("NOTIFY queue full: dropping the oldest notification")
+        self._queue(payload)
+
+    def _queue(self, payload: str) -> None:
         self._pending.append(payload)
         self._drained.clear()
         self._wakeup.set()
@@ -171,6 +180,25 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
             for _ in batch:
                 if self._pending:
                     self._pending.popleft()
+
+    async def check_ready(self) -> None:
+        """Return once a NOTIFY sent now has come back on the listening connection.
+
+        Both connections are checked end to end: a broker whose listener is
+        reconnecting (other replicas' events do not reach this one's streams),
+        or whose sender cannot reach the database, does not return (the caller
+        bounds the wait). Other replicas hear the probe and ignore it.
+        """
+        if self._closed:
+            raise RuntimeError("the broker is closed")
+        await self._ensure_listening()
+        payload = f"{_PROBE_PREFIX}{uuid.uuid4().hex}"
+        came_back = self._probes[payload] = asyncio.get_running_loop().create_future()
+        try:
+            self._queue(payload)
+            await came_back
+        finally:
+            del self._probes[payload]
 
     # -- subscribing ---------------------------------------------------------------------
 
@@ -240,6 +268,13 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
                 delay = min(delay * 2, self._max_reconnect_delay)
 
     def _dispatch(self, payload: str, pid: int) -> None:
+        probe = self._probes.get(payload)
+        if probe is not None:
+            if not probe.done():
+                probe.set_result(None)
+            return
+        if payload.startswith(_PROBE_PREFIX):
+            return  # another replica's readiness probe
         publisher = self._publish_conn
         if publisher is not None and not publisher.closed and pid == publisher.info.backend_pid:
             return  # our own: local subscribers got it, with its event, from publish

@@ -2,8 +2,9 @@
 
 Both are plain ``GET`` routes outside the A2A gateway: no authentication,
 not in the agent card. ``/readyz`` reads a task that does not exist from the
-engine's store and subscribes to (then leaves) its events on the broker, each
-within :data:`READY_TIMEOUT` seconds; a failure answers 503 naming the
+engine's store and asks its broker whether it can deliver
+(:meth:`~a2a_models.server.EventBroker.check_ready`), each within
+:data:`READY_TIMEOUT` seconds; a failure answers 503 naming the
 component and the exception type, never its message (a DSN may be in it),
 which is logged instead.
 """
@@ -54,12 +55,7 @@ def _probes(server: A2AServer) -> dict[str, Callable[[], Awaitable[None]]]:
 
         probes["store"] = read_store
     if broker is not None:
-
-        async def subscribe() -> None:
-            subscription = await broker.subscribe(_PROBE_ID)
-            await subscription.aclose()
-
-        probes["broker"] = subscribe
+        probes["broker"] = broker.check_ready
     return probes
 
 

@@ -56,6 +56,8 @@ __all__ = [
 ERROR_DOMAIN = "a2a-protocol.org"
 _ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 _STRUCT_TYPE = "type.googleapis.com/google.protobuf.Struct"
+#: The type of a detail listing which request fields are wrong and why (spec §3.3.2).
+BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
 _VALUE_TYPE = "type.googleapis.com/google.protobuf.Value"
 
 
@@ -347,6 +349,16 @@ class InvalidParamsError(JSONRPCError):
     default_message = "Invalid parameters"
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
+
+    @classmethod
+    def of_field(
+        cls, field: str, message: str, *, problem: str | None = None
+    ) -> InvalidParamsError:
+        """The error for one wrong request field: its ``data`` is a ``google.rpc.BadRequest``
+        field violation (``field``; ``problem``, or else ``message``, as its description),
+        the structured form the spec asks validation errors to carry on every binding."""
+        violation = {"field": field, "description": message if problem is None else problem}
+        return cls(message, [{"@type": BAD_REQUEST_TYPE, "fieldViolations": [violation]}])
 
 
 class InternalError(JSONRPCError):

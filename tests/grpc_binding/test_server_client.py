@@ -155,6 +155,34 @@ async def test_status_codes_and_error_info_are_spec_exact() -> None:
             assert info.value.code() is grpc.StatusCode.UNIMPLEMENTED
 
 
+@pytest.mark.parametrize(
+    ("method", "request_pb", "field"),
+    [
+        ("ListTasks", pb.ListTasksRequest(page_size=0), "pageSize"),
+        ("ListTasks", pb.ListTasksRequest(page_token="not a token"), "pageToken"),
+    ],
+)
+async def test_a_wrong_field_is_named_in_a_bad_request_detail(
+    method: str, request_pb: Any, field: str
+) -> None:
+    # Spec: validation errors SHOULD carry a google.rpc.BadRequest. These went out as a
+    # google.protobuf.Struct {"field": ...}, which no gRPC tooling reads as a violation.
+    async with serving() as (gs, _):
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{gs.port}") as channel:
+            call = channel.unary_unary(f"/{SERVICE_NAME}/{method}")
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await call(request_pb.SerializeToString(), metadata=(("a2a-version", "1.0"),))
+        assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        (raw,) = [v for k, v in info.value.trailing_metadata() if k == "grpc-status-details-bin"]
+        status = status_pb2.Status.FromString(raw)
+        wanted = error_details_pb2.BadRequest.DESCRIPTOR
+        (packed,) = [d for d in status.details if d.Is(wanted)]
+        bad_request = error_details_pb2.BadRequest()
+        packed.Unpack(bad_request)
+        assert [v.field for v in bad_request.field_violations] == [field]
+        assert bad_request.field_violations[0].description == status.message
+
+
 class _AskFor03(ClientInterceptor):
     async def before(self, call: ClientCall) -> None:
         call.headers["A2A-Version"] = "0.3"

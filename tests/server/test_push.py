@@ -200,7 +200,8 @@ async def test_a_0_3_config_with_several_schemes_is_refused_before_anything_is_s
     assert isinstance(task, Task)
     with pytest.raises(InvalidParamsError, match=r"authentication\.schemes") as refused:
         await handler.on_create_task_push_notification_config(attrs.evolve(hook, task_id=task.id))
-    assert refused.value.data == {"field": "authentication.schemes"}
+    [violation] = refused.value.data[0]["fieldViolations"]  # a google.rpc.BadRequest
+    assert violation["field"] == "authentication.schemes"
     assert await store.list_push_configs(task.id) == []
     one = attrs.evolve(hook, task_id=task.id, authentication=AuthenticationInfo(scheme="Basic"))
     assert (await handler.on_create_task_push_notification_config(one)).authentication == (

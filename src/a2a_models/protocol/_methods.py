@@ -54,8 +54,6 @@ __all__ = [
     "method_for",
 ]
 
-_BAD_REQUEST_TYPE: Final = "type.googleapis.com/google.rpc.BadRequest"
-
 
 @attrs.frozen(slots=True, kw_only=True)
 class MethodSpec:
@@ -242,16 +240,11 @@ def _rooted(path: str, root: str) -> str:
 
 def _invalid_params(path: str, expected: str, version: str) -> InvalidParamsError:
     where = _rooted(path, "params")
-    data: Any = None
-    if version == V1_0:
-        field = where[len("params.") :] if where.startswith("params.") else where[len("params") :]
-        data = [
-            {
-                "@type": _BAD_REQUEST_TYPE,
-                "fieldViolations": [{"field": field, "description": expected}],
-            }
-        ]
-    return InvalidParamsError(f"Invalid parameters: {where}: {expected}", data)
+    message = f"Invalid parameters: {where}: {expected}"
+    if version != V1_0:
+        return InvalidParamsError(message)
+    field = where[len("params.") :] if where.startswith("params.") else where[len("params") :]
+    return InvalidParamsError.of_field(field, message, problem=expected)
 
 
 def decode_params(

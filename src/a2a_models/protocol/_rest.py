@@ -94,7 +94,6 @@ A2A_MEDIA_TYPE: Final = "application/a2a+json"
 #: Streams.
 SSE_MEDIA_TYPE: Final = "text/event-stream"
 
-_BAD_REQUEST: Final = "type.googleapis.com/google.rpc.BadRequest"
 _V03_HTTP: Final = "0.3-http"
 T = TypeVar("T")
 
@@ -188,9 +187,8 @@ class RestRequest:
 
 
 def _invalid(field: str, problem: str) -> InvalidParamsError:
-    return InvalidParamsError(
-        f"Invalid request: {field}: {problem}",
-        [{"@type": _BAD_REQUEST, "fieldViolations": [{"field": field, "description": problem}]}],
+    return InvalidParamsError.of_field(
+        field, f"Invalid request: {field}: {problem}", problem=problem
     )
 
 

@@ -166,10 +166,10 @@ class RequestHandler:
             # 0.3 took a list of schemes: a webhook gets one Authorization header, and
             # 1.0 (which the stores keep configs in) holds one scheme.
             schemes = ", ".join(repr(s) for s in (auth.scheme, *auth.other_schemes))
-            raise InvalidParamsError(
+            raise InvalidParamsError.of_field(
+                "authentication.schemes",
                 f"pushNotificationConfig.authentication.schemes: one scheme is supported "
                 f"(it names the webhook's Authorization header), got {schemes}",
-                {"field": "authentication.schemes"},
             )
         if self._push is not None:
             await self._push.check(config, task_id, limit=limit)
@@ -189,8 +189,8 @@ class RequestHandler:
     @staticmethod
     def _tenant(requested: str | None, call: CallContext) -> str | None:
         if requested and call.tenant and requested != call.tenant:
-            raise InvalidParamsError(
-                "the request's tenant does not match the interface's", {"field": "tenant"}
+            raise InvalidParamsError.of_field(
+                "tenant", "the request's tenant does not match the interface's"
             )
         return requested or call.tenant
 
@@ -322,10 +322,10 @@ class RequestHandler:
         stored = await self._get(message.task_id, call, tenant, history_length=0)
         task = stored.task
         if message.context_id and task.context_id and message.context_id != task.context_id:
-            raise InvalidParamsError(
+            raise InvalidParamsError.of_field(
+                "message.contextId",
                 f"message contextId {quote_input(message.context_id)} does not match "
                 f"the context {quote_input(task.context_id)} of task {task.id!r}",
-                {"field": "message.contextId"},
             )
         context_id = task.context_id or task.id
         working = TaskStatusUpdateEvent(
@@ -419,9 +419,8 @@ class RequestHandler:
         tenant = self._tenant(request.tenant, call)
         page_size = DEFAULT_PAGE_SIZE if request.page_size is None else request.page_size
         if not 1 <= page_size <= MAX_PAGE_SIZE:
-            raise InvalidParamsError(
-                f"pageSize must be between 1 and {MAX_PAGE_SIZE}, got {page_size}",
-                {"field": "pageSize"},
+            raise InvalidParamsError.of_field(
+                "pageSize", f"pageSize must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"
             )
         status = request.status if request.status is not TaskState.UNSPECIFIED else None
         # ListTasks leaves artifacts out unless asked (spec): the store need not read them.
@@ -614,7 +613,7 @@ class RequestHandler:
         self._require_push()
         call = call or CallContext()
         if not config.task_id:
-            raise InvalidParamsError("taskId is required", {"field": "taskId"})
+            raise InvalidParamsError.of_field("taskId", "taskId is required")
         tenant = self._tenant(config.tenant, call)
         await self._require_task(config.task_id, call, tenant)
         await self._check_push(config, config.task_id)
@@ -749,10 +748,10 @@ def _refuse_too_deep(request: SendMessageRequest) -> None:
             values.append((f"message.parts[{i}].data", part.data))
     for field, value in values:
         if value is not None and too_deep(value):
-            raise InvalidParamsError(
+            raise InvalidParamsError.of_field(
+                field,
                 f"{field} is nested more than {MAX_JSON_DEPTH} levels deep "
                 "(the most every A2A binding carries)",
-                {"field": field},
             )
 
 

@@ -227,8 +227,8 @@ class PushDispatcher:
             try:
                 await self._sender.check_config(config)
             except ValueError as exc:
-                raise InvalidParamsError(
-                    f"pushNotificationConfig.url refused: {exc}", {"field": "url"}
+                raise InvalidParamsError.of_field(
+                    "url", f"pushNotificationConfig.url refused: {exc}"
                 ) from None
         most = self._sender.max_configs_per_task
         if most is not None and limit:

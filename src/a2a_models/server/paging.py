@@ -89,9 +89,8 @@ def decode_cursor(token: str, *, issued_by: str = "ListTasks") -> tuple[int, str
 
 def invalid_page_token(issued_by: str) -> InvalidParamsError:
     """The error for a ``pageToken`` that no ``issued_by`` response gave out."""
-    return InvalidParamsError(
-        f"invalid pageToken: use the nextPageToken of a previous {issued_by} response",
-        {"field": "pageToken"},
+    return InvalidParamsError.of_field(
+        "pageToken", f"invalid pageToken: use the nextPageToken of a previous {issued_by} response"
     )
 
 
@@ -121,7 +120,7 @@ def decode_page_token(token: str) -> tuple[int, str]:
 def list_cursor(page_size: int, page_token: str | None) -> tuple[int, str] | None:
     """Check a listing's ``page_size``; the decoded ``page_token`` (``None``: first page)."""
     if page_size < 1:
-        raise InvalidParamsError("pageSize must be at least 1", {"field": "pageSize"})
+        raise InvalidParamsError.of_field("pageSize", "pageSize must be at least 1")
     return decode_page_token(page_token) if page_token else None
 
 

@@ -473,9 +473,8 @@ class WebhookPushSender(PushNotificationSender):
             if reason is None and field == "authentication.scheme" and value:
                 reason = _scheme_problem(value)
             if reason is not None:
-                raise InvalidParamsError(
-                    f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header",
-                    {"field": field},
+                raise InvalidParamsError.of_field(
+                    field, f"pushNotificationConfig.{field} {reason}; it is sent as an HTTP header"
                 )
 
     async def _vet(self, url: str) -> tuple[list[str], bool]:

@@ -12,6 +12,11 @@ python3 -m venv .venv
 # (hatch_build.py), and A2A_REQUIRE_ACCEL=1 makes its tests fail rather than skip without it.
 A2A_BUILD_ACCEL=1 .venv/bin/python -m pip install -q -e '.[dev,http,postgres,mcp,llm,grpc]'
 export A2A_REQUIRE_ACCEL=1
+# The official a2a-sdk 0.3.x, for tests/interop/sdk03 (its scripts run there as the peers of
+# our server and client): it cannot share .venv, whose a2a-sdk is 1.x. About 10 s from PyPI.
+python3 -m venv .venv-a2a03
+.venv-a2a03/bin/python -m pip install -q -r tests/interop/sdk03/requirements.txt
+export A2A_REQUIRE_SDK03=1
 if [[ "${A2A_SKIP_STATIC:-0}" != "1" ]]; then
     # Configured by [tool.mypy] (strict, mypy_path = typings) and [tool.ruff] in pyproject.toml.
     .venv/bin/python -m mypy --strict src/a2a_models

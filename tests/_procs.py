@@ -52,9 +52,9 @@ SERVING = re.compile(r"a2a-models: serving .* at (\S+)")
 
 
 class CliProcess:
-    """``a2a-models ARGS`` in a subprocess; all it prints (stdout and stderr) is
-    collected by a thread into ``output``. Stop it with :meth:`stop` or :meth:`kill`
-    (a fixture that starts it should do so at its end)."""
+    """``a2a-models ARGS`` (or ``program ARGS``) in a subprocess; all it prints (stdout and
+    stderr) is collected by a thread into ``output``. Stop it with :meth:`stop` or
+    :meth:`kill` (a fixture that starts it should do so at its end)."""
 
     def __init__(
         self,
@@ -64,13 +64,14 @@ class CliProcess:
         cwd: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         ready: re.Pattern[str] | str = SERVING,
+        program: Sequence[str] | None = None,
     ) -> None:
         self.name = name
         #: The line :meth:`wait_ready` waits for (its first group, if any, is ``url``).
         self.ready = re.compile(ready)
         self.url = ""
         self.proc = subprocess.Popen(
-            [*a2a_command(), *args],
+            [*(a2a_command() if program is None else program), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

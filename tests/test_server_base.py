@@ -152,8 +152,23 @@ async def answer(server: A2AServer, body: bytes, headers: Mapping[str, str] = V1
     return json.loads(reply.body)
 
 
+#: 0.3's streaming methods: even an error is answered as an SSE stream (0.3 §7).
+STREAMING_V03 = ("message/stream", "tasks/resubscribe")
+
+
 async def error_of(server: A2AServer, body: bytes, headers: Mapping[str, str] = V10) -> Any:
-    wire = await answer(server, body, headers)
+    """The error response to ``body``: a complete reply, or for a 0.3 streaming method the
+    one event of a stream (what the a2a-sdk 0.3 clients read)."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        request = None
+    if isinstance(request, dict) and request.get("method") in STREAMING_V03:
+        events = await events_of(server, body, headers)
+        assert len(events) == 1, events
+        wire = json.loads(events[0].data)
+    else:
+        wire = await answer(server, body, headers)
     assert set(wire) == {"jsonrpc", "id", "error"}, wire
     assert wire["jsonrpc"] == "2.0"
     return wire

@@ -214,6 +214,16 @@ def test_the_card_order_decides() -> None:
         select_interface(c, prefer=("1.0",), transports=("JSONRPC",))
 
 
+def test_a_0_3_grpc_interface_is_skipped_saying_why() -> None:
+    # What an a2a-sdk 0.3.x agent serving gRPC advertises: 0.3's a2a.v1 service.
+    c = card(("http://a/rpc", "JSONRPC", "0.3.0"), ("grpc.test:50051", "GRPC", "0.3.0"))
+    with pytest.raises(NoCompatibleInterfaceError, match=r"gRPC is A2A 1\.0 only here"):
+        select_interface(c, transports=("GRPC",))
+    with pytest.raises(NoCompatibleInterfaceError) as refused:
+        select_interface(c, prefer=("1.0",), transports=("GRPC",))
+    assert "A2A 1.0 only" not in str(refused.value)  # not the reason: no 0.3 was accepted
+
+
 def test_unknown_versions_are_skipped() -> None:
     c = card(("http://a/2", "JSONRPC", "2.0"), ("http://a/1", "JSONRPC", "1.0.1"))
     assert select_interface(c) == (c.supported_interfaces[1], "1.0")

@@ -30,7 +30,7 @@ from a2a_models.adapters.http import (
     StreamDisconnectedError,
     Timeouts,
 )
-from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError
+from a2a_models.client import ClientCall, ClientInterceptor, ClientTimeoutError, ended_task
 from a2a_models.errors import (
     AuthenticationError,
     InvalidAgentResponseError,
@@ -265,11 +265,25 @@ async def test_no_resumption_without_a_task(site: Site) -> None:
     assert len(site.recorder.requests) == 1
 
 
-async def test_a_task_that_ended_while_away_is_reported_with_get_task(site: Site) -> None:
+#: How a re-subscription to a task that ended is refused: 1.0's UnsupportedOperationError
+#: (§3.1.6), and the a2a-sdk 0.3.x's InvalidParams (0.3 names no error).
+ENDED_REFUSALS = [
+    ("1.0", b'{"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"terminal"}}'),
+    (
+        "0.3",
+        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32602,'
+        b'"message":"Task t is in terminal state: completed"}}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("version", "refused"), ENDED_REFUSALS, ids=["1.0", "0.3-sdk"])
+async def test_a_task_that_ended_while_away_is_reported_with_get_task(
+    site: Site, version: str, refused: bytes
+) -> None:
     # The stream breaks; the server then refuses the re-subscription because
     # the task is over (what servers without replay do): the client reads it.
-    refused = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"terminal"}}'
-    async with site.client() as client:
+    async with site.client(version) as client:
         stream = client.send_streaming_message(Message.user("task"))
         site.recorder.drop_after = [1]
         first = await anext(stream)
@@ -278,11 +292,26 @@ async def test_a_task_that_ended_while_away_is_reported_with_get_task(site: Site
     assert isinstance(first, m.Task)
     assert len(rest) == 1 and isinstance(rest[0], m.Task)
     assert rest[0].status.state is TaskState.COMPLETED
-    assert [b["method"] for b in site.bodies()] == [
-        "SendStreamingMessage",
-        "SubscribeToTask",
-        "GetTask",
-    ]
+    names = ["SendStreamingMessage", "SubscribeToTask", "GetTask"]
+    if version == "0.3":
+        names = ["message/stream", "tasks/resubscribe", "tasks/get"]
+    assert [b["method"] for b in site.bodies()] == names
+
+
+async def test_an_invalid_params_refusal_of_a_live_task_is_raised() -> None:
+    # InvalidParams may mean "ended" (the a2a-sdk 0.3.x) or a real parameter problem:
+    # the task's own state tells, and a task still working is no reason to swallow it.
+    working = m.Task(id="t", context_id="c", status=m.TaskStatus(state=TaskState.WORKING))
+    done = m.Task(id="t", context_id="c", status=m.TaskStatus(state=TaskState.COMPLETED))
+
+    async def get(state: m.Task) -> m.Task:
+        return state
+
+    refusal = InvalidParamsError("bad Last-Event-ID")
+    with pytest.raises(InvalidParamsError, match="bad Last-Event-ID"):
+        await ended_task(refusal, "t", lambda _: get(working))
+    assert await ended_task(refusal, "t", lambda _: get(done)) is done
+    assert await ended_task(UnsupportedOperationError(), "t", lambda _: get(working)) is working
 
 
 # ------------------------------------------------------------------------ failures

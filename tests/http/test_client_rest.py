@@ -324,10 +324,17 @@ async def test_v03_routes_and_dialect() -> None:
         )
         assert config.task_id == "t1"
         body = codec.loads(wire.last.content)
-        # Both readings of the 0.3 binding: the whole request (SDK) and the bare config (proto).
-        assert body["parent"] == "tasks/t1" and body["configId"] == "c1"
-        assert body["config"]["pushNotificationConfig"]["url"] == "https://h"
-        assert body["pushNotificationConfig"]["url"] == "https://h"
+        # The whole CreateTaskPushNotificationConfigRequest (0.3 §7.5's {config} plus the
+        # parent the SDK needs) and nothing else: the a2a-sdk 0.3.x servers parse it
+        # strictly and answer 500 to any other member.
+        assert body == {
+            "parent": "tasks/t1",
+            "configId": "c1",
+            "config": {
+                "name": "tasks/t1/pushNotificationConfigs/c1",
+                "pushNotificationConfig": {"url": "https://h", "id": "c1"},
+            },
+        }
         with pytest.raises(MethodNotFoundError):
             await client.list_tasks()
         with pytest.raises(TaskNotFoundError):  # a bare NOT_FOUND status

@@ -255,15 +255,18 @@ async def cancel(args: argparse.Namespace, out: Output) -> int:
 
 
 async def follow(args: argparse.Namespace, out: Output) -> int:
-    from ..errors import UnsupportedOperationError
+    from ..client import ENDED_TASK_REFUSALS, ended_task
 
     async with await open_client(args) as client:
         events = client.subscribe(args.task_id)
         try:
             view = await out.watch(events)
-        except UnsupportedOperationError:
+        except ENDED_TASK_REFUSALS as refusal:
             # The task already ended (spec: no subscribing to a terminal task): show it.
-            task = await client.get_task(args.task_id, history_length=_history_to_read(out))
+            history = _history_to_read(out)
+            task = await ended_task(
+                refusal, args.task_id, lambda tid: client.get_task(tid, history_length=history)
+            )
             view = TaskView()
             view.apply(task)
             if out.json:

@@ -10,9 +10,16 @@ from ._base import (
     set_default_interceptors,
 )
 from ._inprocess import InProcessClient
-from ._resume import BrokenStreamError, Reconnect, resumed_stream
+from ._resume import (
+    ENDED_TASK_REFUSALS,
+    BrokenStreamError,
+    Reconnect,
+    ended_task,
+    resumed_stream,
+)
 
 __all__ = [
+    "ENDED_TASK_REFUSALS",
     "A2AClient",
     "BrokenStreamError",
     "ClientCall",
@@ -22,6 +29,7 @@ __all__ = [
     "InProcessClient",
     "Reconnect",
     "StreamChunk",
+    "ended_task",
     "resumed_stream",
     "set_default_interceptors",
 ]

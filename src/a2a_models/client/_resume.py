@@ -19,9 +19,32 @@ import attrs
 
 from .. import models as m
 from .._closing import aclose_if_closable
-from ..errors import TransportError, UnsupportedOperationError
+from ..errors import InvalidParamsError, TransportError, UnsupportedOperationError
 
-__all__ = ["BrokenStreamError", "Reconnect", "resumed_stream"]
+__all__ = [
+    "ENDED_TASK_REFUSALS",
+    "BrokenStreamError",
+    "Reconnect",
+    "ended_task",
+    "resumed_stream",
+]
+
+#: The errors a server refuses a subscription with when the task has ended: 1.0's
+#: UnsupportedOperationError (§3.1.6); 0.3 names none, and the a2a-sdk 0.3.x answers
+#: InvalidParams ("Task ... is in terminal state"). :func:`ended_task` tells them apart.
+ENDED_TASK_REFUSALS = (UnsupportedOperationError, InvalidParamsError)
+
+
+async def ended_task(
+    refusal: Exception, task_id: str, get_task: Callable[[str], Awaitable[m.Task]]
+) -> m.Task:
+    """The task whose subscription was refused with ``refusal`` (one of
+    :data:`ENDED_TASK_REFUSALS`) because it ended; ``refusal`` is raised again when
+    it was an InvalidParams about something else (the task has not ended)."""
+    task = await get_task(task_id)
+    if not isinstance(refusal, UnsupportedOperationError) and not task.status.state.is_terminal:
+        raise refusal
+    return task
 
 
 class BrokenStreamError(TransportError):
@@ -129,11 +152,11 @@ async def resumed_stream(
             if not resuming and not isinstance(exc, BrokenStreamError):
                 raise  # never connected: nothing to resume
             error = exc
-        except UnsupportedOperationError:
+        except ENDED_TASK_REFUSALS as refusal:
             if not resuming or task_id is None:
                 raise
             # The task ended while we were away: report where it ended.
-            yield None, await get_task(task_id)
+            yield None, await ended_task(refusal, task_id, get_task)
             return
         finally:
             await aclose_if_closable(inner)

@@ -660,17 +660,15 @@ def build_rest_request(
         path = f"/tasks/{_segment(params.task_id)}/pushNotificationConfigs"
         if v1:
             return request("POST", path, body=encoded())
-        # The 0.3 proto binds the body to the config ("body: config"); the
-        # SDK sends and reads the whole request message. Both fit in one body.
+        # 0.3 §7.5 shows the payload {config}; the a2a-sdk reads the whole
+        # CreateTaskPushNotificationConfigRequest and needs its parent too. Its 0.3.x
+        # servers parse that message strictly (json_format.Parse): a member of
+        # another message (the config's own, for the proto's "body: config"
+        # reading) makes them answer 500, so the body holds the request's three.
         config = encoded()
         if not sdk_compatible:
             return request("POST", path, body={"config": config})
-        body = {
-            "parent": f"tasks/{params.task_id}",
-            "configId": params.id or "",
-            "config": config,
-            **config,
-        }
+        body = {"parent": f"tasks/{params.task_id}", "configId": params.id or "", "config": config}
         return request("POST", path, body=body)
     if name in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
         if params.id is None:

@@ -448,8 +448,13 @@ class A2AServer:
                 ),
             )
         except Exception as exc:
-            error = error_for(exc, request.method)
-            return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
+            answer = _encode(ErrorResponse(request.id, error_for(exc, request.method)), version)
+            if version == V0_3:
+                # 0.3 §7: a streaming method is answered with an SSE stream of JSON-RPC
+                # responses, and the a2a-sdk 0.3 clients read nothing else (a JSON answer
+                # reached them as "Invalid SSE response", not as the error it carried).
+                return StreamingReply(_one_event(ServerSentEvent(answer)), response_headers)
+            return Reply(answer, response_headers)
         return StreamingReply(events, response_headers)
 
     async def _stream_events(
@@ -525,6 +530,10 @@ def _rest_error(
         data = codec.dumps(rest_error_body(InternalError()))
         status = 500
     return Reply(data, out, status=status or error.http_status, media_type=rest_media_type(version))
+
+
+async def _one_event(event: ServerSentEvent) -> AsyncIterator[ServerSentEvent]:
+    yield event
 
 
 async def _late(

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -487,13 +488,71 @@ async def test_a_server_writing_bytes_that_are_not_utf8_does_not_stall_the_conne
 ) -> None:
     # The SDK reads stdout strictly by default: the first such byte ended its reader
     # unnoticed, and this call and every later one waited for an unreadable answer.
-    raw = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_raw_server.py"))]}
-    async with running(tmp_path, {"raw": raw}, call_timeout=5.0) as hub:
+    async with running(tmp_path, {"raw": RAW}, call_timeout=5.0) as hub:
         for _ in range(2):
             result = await hub.call("raw__latin1", {})
             assert isinstance(result, ToolResult)
             assert result.text == "caf\ufffd"
         assert hub.connections["raw"].connected
+
+
+RAW = {"command": sys.executable, "args": [str(SERVER.with_name("_mcp_raw_server.py"))]}
+
+
+@pytest.mark.parametrize(
+    ("tool", "quoted"),
+    [
+        # the start of an answer cut short: not JSON
+        ("garbage", """'{"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text'"""),
+        # JSON, but no JSON-RPC message
+        ("not_jsonrpc", """'{"answer": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"""),
+    ],
+)
+async def test_a_server_answering_with_a_line_that_is_not_json_rpc_is_restarted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, tool: str, quoted: str
+) -> None:
+    # The SDK logged a traceback and could not tie the line to a request: with no
+    # call_timeout (as under `agent run`) the call waited for ever.
+    back = asyncio.Event()
+    async with running(tmp_path, {"raw": RAW}, call_timeout=None, restart=FAST_RESTART) as hub:
+        connection = hub.connections["raw"]
+        connection.on_tools_changed = lambda _name: connection.tools and back.set()
+        with pytest.raises(ToolExecutionError) as info:
+            await hub.call(f"raw__{tool}", {})
+        # the line (thousands of characters) is quoted by its start
+        assert re.fullmatch(
+            re.escape(
+                f"MCP server 'raw', tool '{tool}': the server broke the protocol: it sent a "
+                f"line that is not a JSON-RPC message: {quoted}... ("
+            )
+            + r"\d{4} characters\) \(the connection is restarted\)",
+            str(info.value),
+        )
+        await back.wait()  # its tools are listed again by a new server process
+        result = await hub.call("raw__echo", {})
+        assert isinstance(result, ToolResult) and result.text == "echo"
+        assert connection.restarts == 1
+    sdk = [r for r in caplog.records if r.name.startswith("mcp.")]
+    assert sdk == []  # no traceback
+    ours = [r for r in caplog.records if "broke the protocol" in r.getMessage()]
+    assert len(ours) == 1 and ours[0].levelname == "WARNING" and ours[0].exc_info is None
+
+
+async def test_stray_text_on_a_servers_stdout_is_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A print() in a tool writes text between the messages: no answer is lost in
+    # it, so the call still gets its own and the server is not restarted for it.
+    async with running(tmp_path, {"raw": RAW}, call_timeout=None, restart=FAST_RESTART) as hub:
+        result = await hub.call("raw__chatty", {})
+        assert isinstance(result, ToolResult) and result.text == "sunny"
+        assert hub.connections["raw"].connected and hub.connections["raw"].restarts == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == [
+        "MCP server 'raw' sent text that is no MCP message (ignored): "
+        "'calling the weather service...'"
+    ]
+    assert not [r for r in caplog.records if r.exc_info]
 
 
 async def test_unresponsive_server_times_out(tmp_path: Path) -> None:
@@ -635,3 +694,66 @@ async def test_legacy_sse_servers_with_substituted_headers(tmp_path: Path) -> No
             region = await hub.call("old__header", {"name": "x-region"})
             assert isinstance(auth, ToolResult) and auth.text == "Bearer t-7"
             assert isinstance(region, ToolResult) and region.text == "eu-1"
+
+
+async def _raw_http_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """A Streamable HTTP MCP server in plain ASGI: ``garbage`` is answered with JSON
+    cut short, ``echo`` properly."""
+    if scope["type"] == "lifespan":
+        while (event := await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    if scope["method"] != "POST":  # no server-initiated stream
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            break
+    message = json.loads(body)
+    request_id, method = message.get("id"), message.get("method")
+    status, answer = 202, b""
+    if request_id is not None:
+        status = 200
+        result: dict[str, Any] = {"content": [{"type": "text", "text": "echo"}]}
+        if method == "initialize":
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
+        elif method == "tools/list":
+            tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("garbage", "echo")]
+            result = {"tools": tools}
+        answer = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+        if method == "tools/call" and message["params"]["name"] == "garbage":
+            answer = answer[:30]
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
+
+
+async def test_an_unreadable_streamable_http_answer_fails_its_call_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SDK ties it to its request (no hang), but logged a traceback and the
+    # call failed with pydantic's multi-line report.
+    async with HTTPServer(_raw_http_app) as http:
+        servers = {"raw": {"type": "http", "url": f"{http.url}/mcp"}}
+        async with running(tmp_path, servers, call_timeout=None, mode="legacy") as hub:
+            with pytest.raises(ToolExecutionError) as info:
+                await hub.call("raw__garbage", {})
+            assert str(info.value).startswith(
+                "MCP server 'raw', tool 'garbage': the server broke the protocol: its answer "
+                "is not a JSON-RPC message (Failed to parse JSON response: "
+            )
+            assert "\n" not in str(info.value)
+            result = await hub.call("raw__echo", {})
+            assert isinstance(result, ToolResult) and result.text == "echo"
+            assert hub.connections["raw"].restarts == 0
+    assert not [r for r in caplog.records if r.exc_info]
+    assert len([r for r in caplog.records if "broke the protocol" in r.getMessage()]) == 1

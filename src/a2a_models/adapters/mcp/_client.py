@@ -23,7 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ... import observability
 from ..._closing import AsyncRunning
-from ...errors import A2AError
+from ...errors import A2AError, quote_input
 from ...models import JSONObject
 from ...tools import (
     Adapter,
@@ -44,6 +44,7 @@ from ._config import (
     parse_mcp_config,
 )
 from ._convert import from_call_result
+from ._transport import StderrTail, unparsable_answer, unreadable
 
 __all__ = [
     "ConnectMode",
@@ -125,63 +126,6 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-_STDERR_KEPT = 4096  # characters of a stdio server's stderr kept for error messages
-_STDERR_LINES = 5  # of which the last lines go into a start-up error
-
-
-class _StderrTail:
-    """A stdio server's stderr, read from a pipe: passed on to ``errlog`` as it comes
-    and its end kept, so that a server that cannot start is reported with what it
-    said (its stderr would otherwise only be interleaved with the agent's)."""
-
-    def __init__(self, errlog: TextIO) -> None:
-        self.errlog = errlog
-        self.text = ""
-        read_fd, write_fd = os.pipe()
-        #: The write end, given to the subprocess; closed by :meth:`spawned`.
-        self.writer: TextIO = os.fdopen(write_fd, "w")
-        self._reader = os.fdopen(read_fd, "rb", buffering=0)
-        self._task = asyncio.create_task(self._pump())
-
-    def spawned(self) -> None:
-        """The subprocess has its copy of the write end: ours is closed, so the pipe
-        ends when the server (and whatever it started with it) is gone."""
-        self.writer.close()
-
-    async def _pump(self) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), self._reader
-        )
-        try:
-            while chunk := await reader.read(65536):
-                text = chunk.decode("utf-8", errors="replace")
-                self.text = (self.text + text)[-_STDERR_KEPT:]
-                with contextlib.suppress(Exception):  # a closed or odd errlog loses nothing else
-                    self.errlog.write(text)
-                    self.errlog.flush()
-        finally:
-            transport.close()
-
-    async def close(self, wait: float) -> None:
-        """Read what is left (at most ``wait`` seconds: a helper the server started may
-        hold the pipe open), then close the pipe."""
-        self.writer.close()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait):
-                await asyncio.shield(self._task)
-        self._task.cancel()
-        with contextlib.suppress(BaseException):
-            await self._task
-        self._reader.close()
-
-    def tail(self) -> str:
-        """The last lines the server wrote to stderr, on one line (``""`` if none)."""
-        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
-        return " | ".join(lines[-_STDERR_LINES:])
-
-
 class MCPConnection(AsyncRunning):
     """One MCP server: its connection (official SDK ``Client``), tools and lifecycle.
 
@@ -244,7 +188,10 @@ class MCPConnection(AsyncRunning):
         # busy connection alone (see _health_loop).
         self._calls_running = 0
         self._calls_started = 0
-        self._stderr: _StderrTail | None = None
+        # Why the connection of this client was given up (a line that is not
+        # JSON-RPC): what its calls in flight fail with.
+        self._fault: tuple[Client | None, str] | None = None
+        self._stderr: StderrTail | None = None
         #: Successful restarts after a crash or a lost connection.
         self.restarts = 0
         #: True once the restart budget is spent and the server stays down.
@@ -483,7 +430,7 @@ class MCPConnection(AsyncRunning):
         """
         first = up is None
         if isinstance(self.config, StdioServerConfig):
-            self._stderr = _StderrTail(self.errlog or sys.stderr)
+            self._stderr = StderrTail(self.errlog or sys.stderr)
         try:
             client = Client(
                 self._transport(),
@@ -531,8 +478,8 @@ class MCPConnection(AsyncRunning):
             if first:
                 self._ready.set()
 
-    def _mark_lost(self) -> None:
-        if not self._lost:
+    def _mark_lost(self, *, quiet: bool = False) -> None:
+        if not self._lost and not quiet:
             log.warning("MCP server %r: the connection is closed", self.name)
         self._lost = True
         self._lost_event.set()
@@ -601,7 +548,34 @@ class MCPConnection(AsyncRunning):
         if isinstance(message, types.ToolListChangedNotification):
             self._changed.set()
         elif isinstance(message, Exception):
-            log.warning("MCP server %r: transport error: %s", self.name, _describe(message))
+            self._on_stream_error(message)
+
+    def _on_stream_error(self, exc: Exception) -> None:
+        bad = unreadable(exc)
+        if bad is None:
+            log.warning("MCP server %r: transport error: %s", self.name, _describe(exc))
+            return
+        line, broken = bad
+        if not broken:
+            # Stray text (a print() in a tool): no answer was lost in it, so the
+            # calls in flight still get theirs. A blank line is not worth a word.
+            if line.strip():
+                log.warning(
+                    "MCP server %r sent text that is no MCP message (ignored): %s",
+                    self.name,
+                    quote_input(line),
+                )
+            return
+        # A JSON-RPC message that cannot be read may have been any call's answer,
+        # which would then never come: the server is broken, as if it had crashed.
+        then = "restarted" if self.restart is not None else "closed"
+        problem = (
+            f"the server broke the protocol: it sent a line that is not a JSON-RPC "
+            f"message: {quote_input(line)} (the connection is {then})"
+        )
+        self._fault = (self._client, problem)
+        log.warning("MCP server %r: %s", self.name, problem)
+        self._mark_lost(quiet=True)
 
     async def _refresh_loop(self) -> None:
         while True:
@@ -737,6 +711,16 @@ class MCPConnection(AsyncRunning):
         except Exception as exc:
             if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                 self._mark_lost()
+                fault = self._fault
+                if fault is not None and fault[0] is client:
+                    raise ToolExecutionError(tool_name, f"{where}: {fault[1]}") from exc
+            elif unparsable_answer(exc):
+                # Streamable HTTP ties an unreadable answer to its request (the call
+                # fails, the connection is fine); the SDK's traceback is dropped.
+                detail = " ".join(str(exc).split())
+                problem = f"the server broke the protocol: its answer is not a JSON-RPC message ({detail})"
+                log.warning("MCP server %r, tool %r: %s", self.name, tool_name, problem)
+                raise ToolExecutionError(tool_name, f"{where}: {problem}") from exc
             raise ToolExecutionError(
                 tool_name, f"{where}: the call failed: {_describe(exc)}"
             ) from exc

@@ -47,6 +47,7 @@ from a2a_models.tools import (
     error_task,
     function_tool,
     success_task,
+    with_hooks,
 )
 
 from .conftest import ModelFactory, build_model
@@ -577,6 +578,70 @@ async def test_invalid_tool_arguments_go_back_to_the_model(
     sent = [json.dumps(b) for b in scripted_server.bodies()]
     assert "invalid arguments for tool 'lookup'" in sent[2]
     assert "There is no tool named 'nope'" in sent[3]
+
+
+SEEN_BY_HOOK: list[int] = []
+DIGITS = "0123456789"
+
+
+@function_tool
+async def dump(size: int) -> str:
+    """Dump a log of ``size`` characters."""
+    return DIGITS * (size // len(DIGITS))
+
+
+async def test_a_huge_tool_result_reaches_the_model_cut_short_with_a_note(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory
+) -> None:
+    # 3,000,000 characters went to the provider whole: past any context window,
+    # it refused the request and the task failed as the model's error.
+    def after(arguments: Any, result: Any, context: Any) -> Any:
+        SEEN_BY_HOOK.append(len(result.text))
+        return result
+
+    SEEN_BY_HOOK.clear()
+    scripted_server.script(
+        route(),
+        Turn(tool_calls=[ScriptedToolCall("dump", {"size": 3_000_000})]),
+        artifact_turn("done"),
+    )
+    hooked = with_hooks(dump, after=after)
+    events, _ = await stream(make_agent(make_model(), weather_skill(tools=[hooked])))
+    assert kinds(events)[-1] == "completed"
+    sent = json.dumps(scripted_server.bodies()[2])
+    assert sent.count(DIGITS) == 10_000  # the default limit: 100,000 characters
+    assert (
+        "only its first 100,000 of 3,000,000 characters are shown; "
+        "the other 2,900,000 were left out"
+    ) in sent
+    assert SEEN_BY_HOOK == [3_000_000]  # the tool's hooks see the whole result
+
+
+@pytest.mark.parametrize(("limit", "count"), [(None, 30_000), (25, 2)])
+async def test_the_tool_result_limit_is_the_agents_to_choose(
+    scripted_server: ScriptedModelServer, limit: int | None, count: int
+) -> None:
+    scripted_server.script(
+        route(),
+        Turn(tool_calls=[ScriptedToolCall("dump", {"size": 300_000})]),
+        artifact_turn("done"),
+    )
+    model = build_model("openai", scripted_server)
+    agent = make_agent(model, weather_skill(tools=[dump]), tool_result_limit=limit)
+    events, _ = await stream(agent)
+    await model.aclose()
+    assert kinds(events)[-1] == "completed"
+    tool_message = next(m for m in scripted_server.bodies()[2]["messages"] if m["role"] == "tool")
+    assert tool_message["content"].count(DIGITS) == count
+    assert ("were left out" in tool_message["content"]) is (limit is not None)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "100"])
+def test_tool_result_limit_must_be_a_positive_integer(
+    scripted_server: ScriptedModelServer, bad: Any
+) -> None:
+    with pytest.raises(ValueError, match="tool_result_limit must be a positive number"):
+        make_agent(build_model("openai", scripted_server), tool_result_limit=bad)
 
 
 async def test_named_skill_skips_routing_and_handler_skills_run_their_handler(

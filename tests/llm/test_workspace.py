@@ -217,6 +217,14 @@ def test_model_settings_per_skill_and_dotenv(tmp_path: Path) -> None:
             "agent.md: settings.maxSteps: expected a positive integer",
         ),
         (
+            lambda w: w.update(agent={"settings": {"toolResultLimit": 0}}),
+            "agent.md: settings.toolResultLimit: expected a positive number of characters or null",
+        ),
+        (
+            lambda w: w.update(agent={"settings": {"toolResultLimit": "100k"}}),
+            "agent.md: settings.toolResultLimit: expected a positive number of characters or null",
+        ),
+        (
             # NaN: a status timer due at once, for ever (a busy loop while the model works)
             lambda w: w.update(agent={"settings": {"statusInterval": float("nan")}}),
             "agent.md: settings.statusInterval: expected a positive number of seconds or null",

@@ -60,6 +60,7 @@ from ...tools import (
 )
 from ._errors import ModelError
 from ._handler import (
+    DEFAULT_TOOL_RESULT_LIMIT,
     KIND_METADATA_KEY,
     SKILL_METADATA_KEY,
     Activity,
@@ -125,6 +126,12 @@ class LLMAgent(Agent):
     * ``tool_results`` - how a tool result carrying both text and structured
       data reaches the model: ``"structured"`` (default: the data as JSON),
       ``"text"`` or ``"both"`` (see :meth:`~a2a_models.tools.ToolResult.as_text`).
+    * ``tool_result_limit`` - the most characters of one tool result (or tool
+      failure) the model is given (``None``: no limit): a longer one is cut to
+      its start, followed by a note telling the model how much was left out.
+      A provider refuses a request past its context window, which would fail
+      the task as the model's error when the tool's output is to blame. The
+      tool's after-hooks and adapters still see the whole result.
     * ``tools_resolver(skill)`` - replaces the toolbox selection: the tools of a
       skill (used by workspaces for their tool policies).
     """
@@ -146,6 +153,7 @@ class LLMAgent(Agent):
         finish_on_artifact: bool = True,
         artifact_media_type: str | None = None,
         tool_results: ResultForm = "structured",
+        tool_result_limit: int | None = DEFAULT_TOOL_RESULT_LIMIT,
         tools_resolver: Callable[[LLMSkill], Sequence[Tool]] | None = None,
     ) -> None:
         self.model = model
@@ -187,6 +195,16 @@ class LLMAgent(Agent):
                 f"tool_results must be one of {', '.join(RESULT_FORMS)}, not {tool_results!r}"
             )
         self.tool_results: ResultForm = tool_results
+        if tool_result_limit is not None and (
+            isinstance(tool_result_limit, bool)
+            or not isinstance(tool_result_limit, int)
+            or tool_result_limit < 1
+        ):
+            raise ValueError(
+                "tool_result_limit must be a positive number of characters (or None), "
+                f"not {tool_result_limit!r}"
+            )
+        self.tool_result_limit = tool_result_limit
         self.tools_resolver = tools_resolver
         self._pumps: dict[str, set[asyncio.Task[Any]]] = {}
 

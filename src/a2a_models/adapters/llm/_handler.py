@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from ._agent import LLMAgent
 
 __all__ = [
+    "DEFAULT_TOOL_RESULT_LIMIT",
     "KIND_METADATA_KEY",
     "SKILL_METADATA_KEY",
     "Activity",
@@ -71,9 +72,29 @@ __all__ = [
     "ask_user_tool_spec",
     "default_status_text",
     "render_parts",
+    "tool_text_for_model",
 ]
 
 log = logging.getLogger("a2a_models.adapters.llm")
+
+#: Characters of one tool result the model is given by default (``LLMAgent``'s
+#: ``tool_result_limit``, the workspace setting ``toolResultLimit``): about 25,000
+#: tokens, a fraction of any current context window.
+DEFAULT_TOOL_RESULT_LIMIT = 100_000
+
+
+def tool_text_for_model(text: str, limit: int | None) -> str:
+    """``text`` (a tool's result as the model reads it) cut to its first ``limit``
+    characters, with a note saying how much was left out; unchanged if shorter."""
+    if limit is None or len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n\n[The tool result was cut short for you: only its first "
+        f"{limit:,} of {len(text):,} characters are shown; the other {len(text) - limit:,} "
+        "were left out. Ask the tool for less (a narrower query, a page of the result) if "
+        "you need what is missing.]"
+    )
+
 
 #: Metadata of the agent messages this handler writes: the skill being fulfilled ...
 SKILL_METADATA_KEY = "a2a-models/skill"
@@ -678,7 +699,7 @@ class TaskRun:
                         yield event
         if done is None or done.output is None:
             problem = done.error if done is not None else "the tool produced nothing"
-            self.messages.append(ToolMessage(call.id, problem or "failed", is_error=True))
+            self._answer_tool(call, problem or "failed", is_error=True)
             return
         output = done.output
         if isinstance(output, Task | Message):
@@ -689,7 +710,19 @@ class TaskRun:
             text = output.as_text(self.agent.tool_results)
         else:  # pragma: no cover - tools return ToolMessage, Task or Message
             text = str(output)
-        self.messages.append(ToolMessage(call.id, text or "(no output)", is_error=output.is_error))
+        self._answer_tool(call, text or "(no output)", is_error=output.is_error)
+
+    def _answer_tool(self, call: ToolCallEnd, text: str, *, is_error: bool) -> None:
+        """Give the model what the tool returned, bounded by the agent's ``tool_result_limit``."""
+        answer = tool_text_for_model(text, self.agent.tool_result_limit)
+        if answer is not text:
+            log.info(
+                "tool %s: its result of %d characters was cut to %d for the model",
+                call.name,
+                len(text),
+                self.agent.tool_result_limit,
+            )
+        self.messages.append(ToolMessage(call.id, answer, is_error=is_error))
 
     def _workflow_event(self, workflow: Workflow, event: WorkflowEvent) -> list[AgentEvent]:
         if isinstance(event, str):

@@ -75,6 +75,7 @@ _SETTINGS = {
     "finishOnArtifact": "finish_on_artifact",
     "artifactMediaType": "artifact_media_type",
     "toolResults": "tool_results",
+    "toolResultLimit": "tool_result_limit",
 }
 _CAPABILITY_FLAGS = {
     "streaming": "streaming",
@@ -379,6 +380,14 @@ def _settings(value: Any) -> dict[str, Any]:
             raise WorkspaceError(AGENT_FILE, field, "expected a media type")
         if name == "tool_results" and item not in ("structured", "text", "both"):
             raise WorkspaceError(AGENT_FILE, field, "expected 'structured', 'text' or 'both'")
+        if (
+            name == "tool_result_limit"
+            and item is not None
+            and (isinstance(item, bool) or not isinstance(item, int) or item < 1)
+        ):
+            raise WorkspaceError(
+                AGENT_FILE, field, "expected a positive number of characters or null"
+            )
         out[name] = item
     return out
 

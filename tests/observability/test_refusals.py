@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -269,3 +270,24 @@ def test_a_bogus_traceparent_is_not_logged(caplog: pytest.LogCaptureFixture) -> 
             refuse(InvalidRequestError("no"), "JSON-RPC request", headers={"traceparent": value})
     assert [getattr(r, "trace_id", None) for r in caplog.records] == list(cases.values())
     assert all(len(r.getMessage()) < 100 for r in caplog.records)
+
+
+def test_a_client_gone_before_its_body_is_no_error() -> None:
+    # An HTTP+JSON request whose client went away mid-body was logged as an unexpected
+    # error with a traceback (starlette's ClientDisconnect); JSON-RPC's was not.
+    port = free_port()
+    args = ["serve", "--store", "memory:", "--port", str(port)]
+    proc = CliProcess(args, name="serve", env=_env()).wait_ready(60)
+    try:
+        for path in ("/message:send", "/"):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    f"Authorization: Bearer {TOKEN}\r\nA2A-Version: 1.0\r\n"
+                    "Content-Length: 1000\r\n\r\n{".encode()
+                )
+        answered = httpx.get(f"http://127.0.0.1:{port}/healthz").status_code
+    finally:
+        code = proc.stop()  # graceful: the two requests' handlers have ended
+    assert answered == 200 and code == 0
+    assert "Traceback" not in proc.text and "error" not in proc.text.lower(), proc.log()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
@@ -88,6 +88,10 @@ class RestBinding:
         except BodyTooLargeError as exc:
             error = refuse(too_large(exc.limit), _REST, headers=request.headers)
             return status_error_response(error, status=413, media_type=media)
+        except ClientDisconnect:
+            # Gone before its body came: nobody to answer, and no failure of ours (it was
+            # logged as an unexpected error, with a traceback).
+            return Response(status_code=400)
         except Exception as exc:  # the authenticator's refusal (or its failure)
             error = refuse(exc, _REST, headers=request.headers)
             response = status_error_response(error, media_type=media)

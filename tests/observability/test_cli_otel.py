@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import time
 
 import httpx
-from _procs import PG_DSN, free_port
+from _procs import PG_DSN, CliProcess, a2a_command, cli_env, free_port
 
 
 def _wait_healthy(proc: subprocess.Popen[str], port: int) -> None:
@@ -179,3 +180,60 @@ def test_worker_otel_continues_the_callers_trace_in_its_turn_span(tmp_path: obje
     assert '"name": "a2a.agent.turn"' in worker_out, worker_out[-2000:]
     assert f'"trace_id": "0x{trace_id}"' in worker_out
     assert f'"trace_id": "0x{trace_id}"' in front_out
+
+
+def _spans(text: str) -> list[dict[str, object]]:
+    """The spans the console exporter printed in ``text`` (each an indented JSON object)."""
+    decoder = json.JSONDecoder()
+    spans = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if line.rstrip() == "{":
+            span, _ = decoder.raw_decode(text, offset)
+            spans.append(span)
+        offset += len(line)
+    return spans
+
+
+def test_send_otel_starts_the_trace_the_server_continues() -> None:
+    # The client commands had no --otel: a trace could not start at the command line.
+    env = cli_env({"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"})
+    port = free_port()
+    args = ["serve", "--otel", "--store", "memory:", "--port", str(port)]
+    server = CliProcess(args, name="serve", env={**env, "OTEL_SERVICE_NAME": "the-agent"})
+    server.wait_ready(60)
+    try:
+        sent = subprocess.run(
+            [*a2a_command(), "send", "--otel", "--no-stream", "--json", server.url, "hi"],
+            env={**env, "OTEL_SERVICE_NAME": "the-cli"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        assert server.stop() == 0
+    assert sent.returncode == 0, sent.stderr
+    (client,) = [s for s in _spans(sent.stdout) if s["kind"] == "SpanKind.CLIENT"]
+    assert client["name"] == "lf.a2a.v1.A2AService/SendMessage"
+    assert client["resource"]["attributes"]["service.name"] == "the-cli"  # type: ignore[index]
+    (served,) = [s for s in _spans(server.text) if s["kind"] == "SpanKind.SERVER"]
+    assert served["name"] == "lf.a2a.v1.A2AService/SendMessage"
+    assert served["parent_id"] == client["context"]["span_id"]  # type: ignore[index]
+    assert served["context"]["trace_id"] == client["context"]["trace_id"]  # type: ignore[index]
+
+
+def test_a_client_command_says_when_otel_cannot_start() -> None:
+    env = cli_env({"A2A_OTEL_DETAIL": "everything"})
+    sent = subprocess.run(
+        [*a2a_command(), "get", "--otel", "http://127.0.0.1:9/", "some-task"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert sent.returncode == 2
+    assert sent.stderr.startswith("a2a-models get: --otel: A2A_OTEL_DETAIL must be one of"), (
+        sent.stderr
+    )

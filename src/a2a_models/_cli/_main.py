@@ -96,6 +96,15 @@ def _add_header_option(parser: argparse.ArgumentParser, about: str) -> None:
     )
 
 
+def _add_otel_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help=f"{what} with the OpenTelemetry SDK, configured from the OTEL_* variables "
+        "(e.g. OTEL_TRACES_EXPORTER=console); needs opentelemetry-sdk",
+    )
+
+
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
     parser.add_argument("--key", metavar="FILE", help="the client certificate's private key")
@@ -146,6 +155,7 @@ def _add_connection_options(parser: argparse.ArgumentParser, *, url: bool = True
     parser.add_argument(
         "--no-card", action="store_true", help="do not read the agent card; URL is the endpoint"
     )
+    _add_otel_option(parser, "trace the calls")
     _add_output_options(parser)
 
 
@@ -354,11 +364,7 @@ def _add_worker(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     worker.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info"
     )
-    worker.add_argument(
-        "--otel",
-        action="store_true",
-        help="trace and measure turns with the OpenTelemetry SDK, as serve --otel does",
-    )
+    _add_otel_option(worker, "trace and measure turns")
     # The worker delivers the push notifications of the turns it runs: the front
     # ends' --push-allow and --push-rate must be given to it too.
     from ._security import add_push_delivery_options
@@ -474,12 +480,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="PostgreSQL store only: run no agent here; queue each turn for "
         "'a2a-models worker' processes (--agent still names the agent, for its card)",
     )
-    serve.add_argument(
-        "--otel",
-        action="store_true",
-        help="trace and measure requests with the OpenTelemetry SDK, configured from the "
-        "OTEL_* variables (e.g. OTEL_TRACES_EXPORTER=console); needs opentelemetry-sdk",
-    )
+    _add_otel_option(serve, "trace and measure requests")
     _add_worker(commands)
     store = commands.add_parser("store", help="maintain a task store (prune old tasks)")
     store_commands = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
@@ -613,6 +614,11 @@ def _run(argv: list[str]) -> int:
         from ._demo import run_demo
 
         return asyncio.run(run_demo(host=args.host, port=args.port, store=args.store))
+    if getattr(args, "otel", False):
+        from ._otel import start_otel
+
+        if not start_otel(args.command):
+            return 2
     from ._commands import COMMANDS
     from ._render import Output
 

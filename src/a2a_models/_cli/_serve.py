@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import logging
 import os
 import signal
 import sys
@@ -139,22 +138,12 @@ def run(options: ServeOptions) -> int:
             file=sys.stderr,
         )
         return 2
-    if options.otel and not start_otel("serve", options.log_level):
-        return 2
+    if options.otel:
+        from ._otel import start_otel
+
+        if not start_otel("serve", options.log_level):
+            return 2
     return asyncio.run(run_server(options))
-
-
-def start_otel(command: str, log_level: str) -> bool:
-    """``--otel``: the OpenTelemetry SDK from ``OTEL_*``, JSON log lines; False (said) if missing."""
-    from ..observability import configure_sdk_from_env, log_json_lines
-
-    try:
-        configure_sdk_from_env()
-    except (ImportError, ValueError) as exc:
-        print(f"a2a-models {command}: --otel: {exc}", file=sys.stderr)
-        return False
-    log_json_lines(getattr(logging, log_level.upper(), logging.INFO))
-    return True
 
 
 @contextlib.contextmanager

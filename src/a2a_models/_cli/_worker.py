@@ -46,7 +46,7 @@ def run_worker(options: WorkerOptions) -> int:
         )
         return 2
     if options.otel:
-        from ._serve import start_otel
+        from ._otel import start_otel
 
         if not start_otel("worker", options.log_level):
             return 2

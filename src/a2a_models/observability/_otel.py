@@ -17,13 +17,12 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .. import models as m
 from ..client import A2AClient, ClientCall, ClientInterceptor, set_default_interceptors
-from ..errors import ID_LIMIT, JSONRPCError, clip_input
+from ..errors import JSONRPCError
 from ..protocol import MethodSpec
-from ..server import CallContext, set_dispatch_interceptor, set_engine_observer
+from ..server import CallContext, request_ids, set_dispatch_interceptor, set_engine_observer
 from ..server import EventStream as ServerEventStream
 
 SCOPE = "a2a_models"
-log = logging.getLogger("a2a_models.observability")
 
 #: ``(task id, context id)`` of the request or agent turn being handled.
 _TASK: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
@@ -141,7 +140,7 @@ def current() -> _Instruments | None:
 
 def request_attributes(params: Any) -> dict[str, str]:
     """``a2a.task.id`` / ``a2a.context.id`` named by a request."""
-    task_id, context_id = _request_ids(params)
+    task_id, context_id = request_ids(params)
     out: dict[str, str] = {}
     if task_id:
         out["a2a.task.id"] = task_id
@@ -194,7 +193,7 @@ async def _intercept(
     method = _METHODS.get((binding, spec.name, call.version)) or _method(
         binding, spec.name, call.version
     )
-    task_id, context_id = ids = _request_ids(params)
+    task_id, context_id = ids = request_ids(params)
     attributes = method.attributes  # shared (never mutated) when the request names no ids
     if task_id or context_id:
         attributes = dict(attributes)
@@ -215,16 +214,7 @@ async def _intercept(
     try:
         result = await call_operation(ops, spec, params, call, after_seq)
     except BaseException as exc:
-        _fail(span, exc)
-        if isinstance(exc, JSONRPCError):
-            # One line per refused request (no traceback: the caller's mistake).
-            log.info(
-                "%s refused: %s %s (%s)",
-                spec.name,
-                exc.code,
-                type(exc).__name__,
-                exc.message[:200],  # not str(exc): it repeats the code
-            )
+        _fail(span, exc)  # the refusal's log line is dispatch's (server.refuse)
         failed = {"rpc.system": method.system, "rpc.method": spec.name, "outcome": "error"}
         failed["error.type"] = _error_type(exc)
         instruments.server_duration.record(time.perf_counter() - start, failed, ctx)
@@ -240,26 +230,6 @@ async def _intercept(
         _TASK.reset(task_token)
         otel_context.detach(token)
         span.end()
-
-
-def _request_ids(params: Any) -> tuple[str, str]:
-    """``(task id, context id)`` a request names (``""``: none); :func:`request_attributes`.
-
-    Cut like an error's echo (any real id fits): a bogus 8 MiB id must not become an
-    8 MiB span attribute and log line.
-    """
-    message = getattr(params, "message", None)
-    if isinstance(message, m.Message):
-        task_id, context_id = message.task_id, message.context_id
-    elif isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
-        task_id, context_id = params.id, None
-    else:
-        task_id = getattr(params, "task_id", None)
-        context_id = getattr(params, "context_id", None)
-    return (
-        clip_input(task_id, ID_LIMIT) if isinstance(task_id, str) else "",
-        clip_input(context_id, ID_LIMIT) if isinstance(context_id, str) else "",
-    )
 
 
 def _set_result_attributes(span: Any, result: Any, task_id: str, context_id: str) -> None:

@@ -15,7 +15,7 @@ The pieces are separate so each can be replaced on its own:
 * :class:`TaskExecutor` — how the agent runs (:class:`InProcessExecutor`; in
   worker processes: :class:`FrontEndHandler`, :class:`Worker`)
 * :class:`Operations` — the eleven operations every binding dispatches to
-  (:func:`dispatch`, :func:`error_for`, :func:`stream_items`)
+  (:func:`dispatch`, :func:`error_for`, :func:`refuse`, :func:`stream_items`)
 * :mod:`.paging` — the page-token scheme and listing order, for store authors;
   with :data:`ACTIVE_STATES`, :func:`check_active_limit` and
   :func:`push_config_id` what a :class:`TaskStore` implementation needs
@@ -43,6 +43,8 @@ from ._operations import (
     Operations,
     dispatch,
     error_for,
+    refuse,
+    request_ids,
     resume_point,
     set_dispatch_interceptor,
     set_engine_observer,
@@ -148,6 +150,8 @@ __all__ = [
     "track_chunks",
     "trim_history",
     "without_artifacts",
+    "refuse",
+    "request_ids",
     "set_dispatch_interceptor",
     "set_engine_observer",
     "supports_leases",

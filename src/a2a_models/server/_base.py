@@ -61,7 +61,7 @@ from ..protocol import (
 )
 from ._agent import Agent, CallContext
 from ._handler import RequestHandler
-from ._operations import dispatch, error_for, resume_point, stream_items
+from ._operations import dispatch, error_for, refuse, resume_point, stream_items
 from ._push import PushNotificationSender
 from ._store import TaskStore
 from ._streams import EventBroker, EventStream
@@ -199,9 +199,11 @@ class A2AServer:
                 version = negotiate_version(requested, self.supported_versions)
             except JSONRPCError as exc:
                 # Answered even for a notification: the request as a whole is refused.
+                refuse(exc, _JSONRPC, headers=hdrs)
                 return Reply(_encode(ErrorResponse(_id_of(parsed), exc), "1.0"))
         response_headers = self.response_headers(hdrs, version)
         if isinstance(parsed, ErrorResponse):
+            refuse(parsed.error, _JSONRPC, headers=hdrs)
             return Reply(_encode(parsed, version), response_headers)
         if isinstance(parsed, Batch):
             answers = [await self._answer(item, hdrs, version, batched=True) for item in parsed]
@@ -212,6 +214,7 @@ class A2AServer:
             try:
                 spec = method_for(parsed.method, version)
             except JSONRPCError as exc:
+                refuse(exc, _JSONRPC, headers=hdrs)
                 return Reply(_encode(ErrorResponse(parsed.id, exc), version), response_headers)
             if spec.streaming:
                 return await self._stream(parsed, spec, hdrs, version, response_headers)
@@ -247,10 +250,12 @@ class A2AServer:
         try:
             route, path_params = match_rest_route(method, path, v03=v03)
         except RestRouteError as exc:
+            refuse(exc, _REST, headers=hdrs)
             allow = {"Allow": ", ".join(exc.allowed)} if exc.allowed else {}
             return _rest_error(exc, V1_0, allow, status=exc.status)
         version = route.version
         reply_headers: dict[str, str] = {}
+        spec = route.spec
         try:
             version = rest_version(route, hdrs.get("a2a-version"), self.supported_versions)
             reply_headers = self.response_headers(hdrs, version)
@@ -260,9 +265,12 @@ class A2AServer:
             if tenant:
                 call = attrs.evolve(call, tenant=tenant)
             params = decode_rest_params(route, path_params, query, body)
-            spec = route.spec
+            after = resume_point(hdrs.get("last-event-id"), spec) if spec.streaming else None
+        except Exception as exc:
+            error = refuse(exc, route.operation, headers=hdrs)
+            return _rest_error(error, version, reply_headers)
+        try:  # what dispatch raises it has logged (refuse): only answered here
             if spec.streaming:
-                after = resume_point(hdrs.get("last-event-id"), spec)
                 events = await self._stream_events(
                     dispatch(self, spec, params, call, after_seq=after, binding="http"),
                     lambda stream: self._rest_events(spec, stream, version),
@@ -392,14 +400,17 @@ class A2AServer:
         return {name: ", ".join(active)}
 
     async def _prepare(
-        self, item: Request | Notification, headers: Mapping[str, str], version: str
-    ) -> tuple[MethodSpec, Any, CallContext]:
-        spec = method_for(item.method, version)
+        self,
+        spec: MethodSpec,
+        item: Request | Notification,
+        headers: Mapping[str, str],
+        version: str,
+    ) -> tuple[Any, CallContext]:
         owner = await self.authenticate(headers)
         call = self.call_context(headers, version, owner)
         # Every item comes from parse_message(body) in handle: JSON from codec.loads.
         params = decode_params(spec, item.params, version, parsed=True)
-        return spec, params, call
+        return params, call
 
     async def _answer(
         self,
@@ -410,16 +421,24 @@ class A2AServer:
         batched: bool,
     ) -> Response | None:
         if isinstance(item, ErrorResponse):
+            refuse(item.error, _JSONRPC, headers=headers)
             return item
         request_id = item.id if isinstance(item, Request) else None
+        what = _JSONRPC
         try:
-            spec, params, call = await self._prepare(item, headers, version)
+            spec = method_for(item.method, version)
+            what = spec.name
+            params, call = await self._prepare(spec, item, headers, version)
             if spec.streaming:
                 raise InvalidRequestError(
                     f"{item.method} streams its result: send it alone, not in a batch"
                     if batched
                     else f"{item.method} streams its result and cannot be a notification"
                 )
+        except Exception as exc:
+            error = refuse(exc, what, headers=headers)
+            return ErrorResponse(request_id, error) if isinstance(item, Request) else None
+        try:  # what dispatch raises it has logged (refuse): only answered here
             result = await dispatch(self, spec, params, call, binding="jsonrpc")
             wire = encode_result(spec, result, version)
         except Exception as exc:
@@ -438,8 +457,12 @@ class A2AServer:
         response_headers: dict[str, str],
     ) -> Reply | StreamingReply:
         try:
-            _, params, call = await self._prepare(request, headers, version)
+            params, call = await self._prepare(spec, request, headers, version)
             after = resume_point(headers.get("last-event-id"), spec)
+        except Exception as exc:
+            error = refuse(exc, spec.name, headers=headers)
+            return Reply(_encode(ErrorResponse(request.id, error), version), response_headers)
+        try:  # what dispatch raises it has logged (refuse): only answered here
             events = await self._stream_events(
                 dispatch(self, spec, params, call, after_seq=after, binding="jsonrpc"),
                 lambda stream: self._events(request, spec, stream, version),
@@ -571,6 +594,11 @@ def _rest_error_event(error: JSONRPCError) -> ServerSentEvent:
     except Exception:
         data = codec.dumps(rest_error_body(InternalError()))
     return ServerSentEvent(data, event="error")
+
+
+#: What :func:`refuse` calls a request refused before its operation is known.
+_JSONRPC = "JSON-RPC request"
+_REST = "HTTP+JSON request"
 
 
 def _id_of(parsed: Any) -> Any:

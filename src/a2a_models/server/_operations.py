@@ -12,14 +12,23 @@ and walks a stream with :func:`stream_items`. Wrapping an ``Operations``
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+import re
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
 import attrs
 
 from .. import models as m
 from .._outages import DatabaseTimeout, database_failure, one_line
-from ..errors import EncodeError, InternalError, InvalidRequestError, JSONRPCError, quote_input
+from ..errors import (
+    ID_LIMIT,
+    EncodeError,
+    InternalError,
+    InvalidRequestError,
+    JSONRPCError,
+    clip_input,
+    quote_input,
+)
 from ..protocol import V0_3, MethodSpec
 from ._agent import CallContext
 from ._lifecycle import closes_stream
@@ -31,6 +40,8 @@ __all__ = [
     "Operations",
     "dispatch",
     "error_for",
+    "refuse",
+    "request_ids",
     "resume_point",
     "set_dispatch_interceptor",
     "set_engine_observer",
@@ -38,6 +49,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("a2a_models.server")
+#: The one line of each refused request (see :func:`refuse`); a logger of its own so
+#: that it can be turned down (or up) apart from the server's other records.
+refusals = logging.getLogger("a2a_models.server.refusals")
 
 
 class Operations(Protocol):
@@ -141,9 +155,15 @@ def engine_observer() -> EngineObserver | None:
 async def _call_operation(
     ops: Operations, spec: MethodSpec, params: Any, call: CallContext, after_seq: int | None
 ) -> Any:
-    if spec.handler == "on_subscribe_to_task":
-        return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
-    return await getattr(ops, spec.handler)(params, call)
+    try:
+        if spec.handler == "on_subscribe_to_task":
+            return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
+        return await getattr(ops, spec.handler)(params, call)
+    except JSONRPCError as exc:
+        # Here, not in the binding: inside the interceptor's server span, whose ids
+        # the line then carries (the binding logs only what it refuses before).
+        refuse(exc, spec.name, call=call, params=params)
+        raise
 
 
 async def dispatch(
@@ -159,12 +179,19 @@ async def dispatch(
 
     ``binding`` names the caller's transport for instrumentation: ``"jsonrpc"``,
     ``"http"`` (HTTP+JSON), ``"grpc"``, or ``""`` (in-process).
+
+    A :class:`JSONRPCError` the operation raises is the request's refusal line
+    (:func:`refuse`); the binding answers it with :func:`error_for`, logging nothing more.
     """
     if _interceptor is not None:
         return await _interceptor(_call_operation, ops, spec, params, call, after_seq, binding)
-    if spec.handler == "on_subscribe_to_task":
-        return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
-    return await getattr(ops, spec.handler)(params, call)
+    try:
+        if spec.handler == "on_subscribe_to_task":
+            return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
+        return await getattr(ops, spec.handler)(params, call)
+    except JSONRPCError as exc:
+        refuse(exc, spec.name, call=call, params=params)
+        raise
 
 
 def error_for(exc: BaseException, method: str) -> JSONRPCError:
@@ -190,6 +217,94 @@ def error_for(exc: BaseException, method: str) -> JSONRPCError:
         return TaskStoreUnavailableError(f"the task store failed ({name})")
     log.error("unexpected error while handling %s", method, exc_info=exc)
     return InternalError()
+
+
+#: A W3C ``traceparent`` (any version but ``ff``); group 1 is the trace id.
+_TRACEPARENT = re.compile(
+    r"(?!ff)[0-9a-f]{2}-(?!0{32})([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}(?:-|\Z)"
+)
+
+
+def refuse(
+    exc: BaseException,
+    what: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    call: CallContext | None = None,
+    params: Any = None,
+) -> JSONRPCError:
+    """The error answering a request refused with ``exc``, after its one log line.
+
+    A :class:`JSONRPCError` (the peer's mistake, or an A2A answer such as task not
+    found) is one INFO line on the ``a2a_models.server.refusals`` logger,
+    ``<what> refused: <code> <class> (<message>)``, without a traceback. ``what`` is the
+    operation (``GetTask``) or, before one is known, the kind of request
+    (``JSON-RPC request``). The record carries ``trace_id`` (of the current span, else
+    of the ``traceparent`` in ``headers`` or ``call``) and ``task_id``/``context_id``
+    (of the span's request, else of the decoded ``params``). Anything else is our
+    failure: :func:`error_for` logs and answers it.
+
+    Every binding calls this where it turns a refusal into an answer (and :func:`dispatch`
+    for what an operation raises), so each refused request makes exactly one line. The
+    message is the error's, which quotes what the peer sent bounded
+    (:func:`~a2a_models.errors.quote_input`); headers, credentials and bodies are never
+    logged. With the logger disabled (``serve`` without ``--otel``) nothing is formatted.
+    """
+    if not isinstance(exc, JSONRPCError):
+        return error_for(exc, what)
+    if refusals.isEnabledFor(logging.INFO):
+        _log_refusal(exc, what, headers, call, params)
+    return exc
+
+
+def _log_refusal(
+    error: JSONRPCError,
+    what: str,
+    headers: Mapping[str, str] | None,
+    call: CallContext | None,
+    params: Any,
+) -> None:
+    message = " ".join(error.message[:200].split())  # one line, whatever it quotes
+    record = refusals.makeRecord(
+        refusals.name,
+        logging.INFO,
+        __file__,
+        0,
+        "%s refused: %s %s (%s)",
+        (clip_input(what, 64), error.code, type(error).__name__, message),
+        None,
+    )
+    # Set on the record, not passed as `extra`: the log context observability
+    # installs makes these attributes already (empty outside a span).
+    if not getattr(record, "trace_id", ""):
+        parent = headers.get("traceparent") if headers is not None else None
+        if parent is None and call is not None and call.trace:
+            parent = dict(call.trace).get("traceparent")
+        found = _TRACEPARENT.match(parent.strip()) if parent else None
+        record.trace_id = found.group(1) if found else ""
+    if not getattr(record, "task_id", "") and not getattr(record, "context_id", ""):
+        record.task_id, record.context_id = request_ids(params)
+    refusals.handle(record)
+
+
+def request_ids(params: Any) -> tuple[str, str]:
+    """``(task id, context id)`` a decoded request names (``""``: none).
+
+    Cut like an error's echo (any real id fits): a bogus 8 MiB id must not become an
+    8 MiB span attribute and log line.
+    """
+    message = getattr(params, "message", None)
+    if isinstance(message, m.Message):
+        task_id, context_id = message.task_id, message.context_id
+    elif isinstance(params, (m.GetTaskRequest, m.CancelTaskRequest, m.SubscribeToTaskRequest)):
+        task_id, context_id = params.id, None
+    else:
+        task_id = getattr(params, "task_id", None)
+        context_id = getattr(params, "context_id", None)
+    return (
+        clip_input(task_id, ID_LIMIT) if isinstance(task_id, str) else "",
+        clip_input(context_id, ID_LIMIT) if isinstance(context_id, str) else "",
+    )
 
 
 def resume_point(value: str | None, spec: MethodSpec | None = None) -> int | None:

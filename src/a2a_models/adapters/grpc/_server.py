@@ -33,13 +33,20 @@ import grpc.aio
 
 from ... import models as m
 from ..._closing import AsyncRunning
-from ...errors import InvalidParamsError, JSONRPCError, VersionNotSupportedError
+from ...errors import (
+    InvalidParamsError,
+    JSONRPCError,
+    MethodNotFoundError,
+    VersionNotSupportedError,
+    quote_input,
+)
 from ...protocol import METHODS, V1_0, MethodSpec, negotiate_version
 from ...server import (
     A2AServer,
     CallContext,
     dispatch,
     error_for,
+    refuse,
     resume_point,
     stream_items,
 )
@@ -189,6 +196,12 @@ class A2AServicer:
         async def handle(raw: bytes, context: Any) -> bytes:
             try:
                 params, call, _ = await self._prepare(spec, raw, context)
+            except Exception as exc:
+                if isinstance(exc, grpc.aio.AbortError):
+                    raise
+                await self._abort(context, refuse(exc, name, headers=_metadata(context)))
+                raise AssertionError("unreachable: abort raises") from None
+            try:  # what dispatch raises it has logged (refuse): only answered here
                 result = await dispatch(self.server, spec, params, call, binding="grpc")
                 return encode(result)
             except Exception as exc:
@@ -209,6 +222,12 @@ class A2AServicer:
             try:
                 params, call, headers = await self._prepare(spec, raw, context)
                 after = resume_point(headers.get(LAST_EVENT_ID_KEY), spec)
+            except Exception as exc:
+                if isinstance(exc, grpc.aio.AbortError):
+                    raise
+                await self._abort(context, refuse(exc, name, headers=_metadata(context)))
+                return
+            try:  # what dispatch raises it has logged (refuse): only answered here
                 # Sent before the stream starts (a new task's start waits for the
                 # agent's first event): a client waiting knows the stream is open and
                 # the server alive however long the agent is quiet. A failure to
@@ -267,6 +286,25 @@ class A2AServicer:
         self._closing = True
         for task in list(self._waiting):
             task.cancel()
+
+
+class _UnknownMethods:
+    """Any method no other handler serves: gRPC's own bare ``UNIMPLEMENTED`` (no A2A
+    error details, so a missing RPC still reads as missing), plus the refusal's log
+    line, which gRPC's answer, made without a handler, does not write."""
+
+    def service(self, handler_call_details: Any) -> grpc.RpcMethodHandler:
+        method = handler_call_details.method
+        if isinstance(method, bytes):
+            method = method.decode("utf-8", "replace")
+
+        async def refused(requests: Any, context: Any) -> None:
+            error = MethodNotFoundError(f"no gRPC method {quote_input(method)}")
+            refuse(error, "gRPC call", headers=_metadata(context))
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not found!")
+
+        # Any cardinality: the call is answered before a request is read.
+        return grpc.stream_stream_rpc_method_handler(refused)
 
 
 def _empty(result: Any) -> bytes:
@@ -350,7 +388,7 @@ class GrpcServer(AsyncRunning):
         if self._grpc is not None:
             raise RuntimeError("GrpcServer already started")
         grpc_server = grpc.aio.server(options=self._options)
-        grpc_server.add_generic_rpc_handlers((self.servicer.handler(),))
+        grpc_server.add_generic_rpc_handlers((self.servicer.handler(), _UnknownMethods()))
         address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         if self.credentials is not None:
             bound = grpc_server.add_secure_port(address, self.credentials)

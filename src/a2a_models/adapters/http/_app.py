@@ -44,8 +44,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError, quote_input
 from ...protocol import sse_frame
-from ...server import A2AServer, ServerSentEvent, StreamingReply, error_for
-from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
+from ...server import A2AServer, ServerSentEvent, StreamingReply, refuse
+from ._auth import Authenticator
 from ._common import (
     JSON,
     VERSION_PARAM,
@@ -305,9 +305,14 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         message = f"No A2A route at {quote_input(request.url.path)}"
     else:
         message = str(exc.detail)
+    error = refuse(MethodNotFoundError(message), "HTTP request", headers=request.headers)
     return status_error_response(
-        MethodNotFoundError(message), status=exc.status_code, media_type=JSON, headers=exc.headers
+        error, status=exc.status_code, media_type=JSON, headers=exc.headers
     )
+
+
+#: What the refusal lines (:func:`~a2a_models.server.refuse`) of this endpoint call a request.
+_JSONRPC = "JSON-RPC request"
 
 
 class JSONRPCEndpoint:
@@ -336,20 +341,17 @@ class JSONRPCEndpoint:
             request = Request(scope, receive)
             try:
                 principal = await gateway.authenticator.authenticate(request)
-            except (AuthenticationError, PermissionDeniedError) as exc:
-                response = jsonrpc_error_response(exc, status=exc.http_status)
-                for challenge in challenges_of(exc):
-                    response.headers.append("WWW-Authenticate", challenge)
-                await self._respond(response, scope, receive, send)
-                return
             except Exception as exc:
-                error = error_for(exc, "authenticate")
+                error = refuse(exc, _JSONRPC, headers=headers)
                 response = jsonrpc_error_response(error, status=error.http_status)
+                for challenge in challenges_of(error):
+                    response.headers.append("WWW-Authenticate", challenge)
                 await self._respond(response, scope, receive, send)
                 return
         content_type = _first(scope, headers, "content-type")
         if not is_json_media_type(content_type):
-            response = jsonrpc_error_response(unsupported_media(content_type, JSON), status=415)
+            error = refuse(unsupported_media(content_type, JSON), _JSONRPC, headers=headers)
+            response = jsonrpc_error_response(error, status=415)
             await self._respond(response, scope, receive, send)
             return
         try:
@@ -362,7 +364,8 @@ class JSONRPCEndpoint:
                     return  # the client went away
                 body = maybe
         except BodyTooLargeError as exc:
-            response = jsonrpc_error_response(too_large(exc.limit), status=413)
+            error = refuse(too_large(exc.limit), _JSONRPC, headers=headers)
+            response = jsonrpc_error_response(error, status=413)
             await self._respond(response, scope, receive, send)
             return
         except ClientDisconnect:
@@ -478,9 +481,9 @@ def _card_endpoint(gateway: Gateway) -> Callable[[Request], Awaitable[Response]]
     async def card(request: Request) -> Response:
         current = gateway.server.card
         if current is None:
-            return status_error_response(
-                MethodNotFoundError("this server has no agent card"), media_type=JSON
-            )
+            error = MethodNotFoundError("this server has no agent card")
+            refuse(error, "agent card request", headers=request.headers)
+            return status_error_response(error, media_type=JSON)
         version = service_headers(request).get("a2a-version")
         return gateway.cards.response(current, version, request.headers.get("if-none-match"))
 

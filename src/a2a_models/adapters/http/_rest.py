@@ -15,13 +15,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...protocol import REST_ROUTES, V0_3, RestRoute, rest_media_type, sse_frame
-from ...server import ServerSentEvent, StreamingReply, error_for
-from ._auth import AuthenticationError, PermissionDeniedError
+from ...server import ServerSentEvent, StreamingReply, refuse
 from ._common import (
     BodyTooLargeError,
     is_json_media_type,
@@ -36,6 +35,10 @@ from ._streaming import SSEResponse
 __all__ = ["RestBinding"]
 
 log = logging.getLogger("a2a_models.adapters.http")
+
+
+#: What the refusal lines (:func:`~a2a_models.server.refuse`) of these routes call a request.
+_REST = "HTTP+JSON request"
 
 
 class RestBinding:
@@ -77,19 +80,24 @@ class RestBinding:
             if request.method == "POST":
                 content_type = request.headers.get("content-type")
                 if not is_json_media_type(content_type):
-                    return status_error_response(
-                        unsupported_media(content_type, media), status=415, media_type=media
+                    error = refuse(
+                        unsupported_media(content_type, media), _REST, headers=request.headers
                     )
+                    return status_error_response(error, status=415, media_type=media)
                 body = await read_body(request, gateway.max_body_bytes)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            response = status_error_response(exc, media_type=media)
-            for challenge in challenges_of(exc):
+        except BodyTooLargeError as exc:
+            error = refuse(too_large(exc.limit), _REST, headers=request.headers)
+            return status_error_response(error, status=413, media_type=media)
+        except ClientDisconnect:
+            # Gone before its body came: nobody to answer, and no failure of ours (it was
+            # logged as an unexpected error, with a traceback).
+            return Response(status_code=400)
+        except Exception as exc:  # the authenticator's refusal (or its failure)
+            error = refuse(exc, _REST, headers=request.headers)
+            response = status_error_response(error, media_type=media)
+            for challenge in challenges_of(error):
                 response.headers.append("WWW-Authenticate", challenge)
             return response
-        except BodyTooLargeError as exc:
-            return status_error_response(too_large(exc.limit), status=413, media_type=media)
-        except Exception as exc:
-            return status_error_response(error_for(exc, "authenticate"), media_type=media)
         headers: dict[str, str] = {}
         for raw_name, raw_value in request.scope["headers"]:
             name = raw_name.decode("latin-1").lower()

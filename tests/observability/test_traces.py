@@ -160,6 +160,37 @@ class Asker(Agent):
         yield context.complete()
 
 
+async def test_stream_server_spans_name_the_task_they_opened(telemetry: Telemetry) -> None:
+    # The server span of a stream ends as the stream is accepted; SendStreamingMessage's
+    # named no task (none existed when the request came), so its trace could not be found
+    # by task id. It now carries the ids of the task the stream opened with (not a state:
+    # the agent may be changing it as the span ends).
+    asker = Asker()
+    async with HTTPServer(AgentServer(asker, card("s"))) as server:
+        async with HTTPClient(server.url + "/") as client:
+            events = [e async for e in client.send_streaming_message(Message.user("start"))]
+            first = events[0]
+            assert isinstance(first, Task)
+            followed = client.subscribe(first.id)
+            head = await anext(followed)  # the stream is open: the task as it found it
+            assert isinstance(head, Task)
+            await client.send_message(Message.user("Oslo", task_id=first.id))
+            [e async for e in followed]
+    (opened,) = [
+        s for s in telemetry.named(f"{SERVICE}/SendStreamingMessage") if s.kind is SpanKind.SERVER
+    ]
+    attributes = opened.attributes or {}
+    assert attributes["a2a.task.id"] == first.id
+    assert attributes["a2a.context.id"] == first.context_id
+    assert "a2a.task.state" not in attributes
+    (subscribed,) = [
+        s for s in telemetry.named(f"{SERVICE}/SubscribeToTask") if s.kind is SpanKind.SERVER
+    ]
+    attributes = subscribed.attributes or {}
+    assert attributes["a2a.task.id"] == first.id
+    assert attributes["a2a.context.id"] == first.context_id
+
+
 async def test_agent_turns_are_spans_and_active_tasks_are_counted_by_state(
     telemetry: Telemetry,
 ) -> None:

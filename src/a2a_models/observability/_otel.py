@@ -221,7 +221,12 @@ async def _intercept(
         raise
     else:
         if spec.streaming and isinstance(result, ServerEventStream):
-            result = ServerEventStream(_counted(result, method.stream_key))
+            opening = result.opening
+            if opening is not None and span.is_recording():
+                # The span ends as the stream is accepted: it names the task it opened
+                # (not its state, which the agent may be changing right now).
+                _set_stream_attributes(span, opening, task_id, context_id)
+            result = ServerEventStream(_counted(result, method.stream_key), opening)
         elif span.is_recording():
             _set_result_attributes(span, result, task_id, context_id)
         instruments.server_duration.record(time.perf_counter() - start, method.ok, ctx)
@@ -249,6 +254,19 @@ def _set_result_attributes(span: Any, result: Any, task_id: str, context_id: str
             )
         elif result.context_id != context_id:
             span.set_attribute("a2a.context.id", result.context_id)
+
+
+def _set_stream_attributes(span: Any, opening: Any, task_id: str, context_id: str) -> None:
+    """Set on a stream's ``span`` the ids of the Task or Message it opens with that the
+    request did not already name."""
+    opened_task = opening.id if isinstance(opening, m.Task) else opening.task_id
+    new = {}
+    if opened_task and opened_task != task_id:
+        new["a2a.task.id"] = opened_task
+    if opening.context_id and opening.context_id != context_id:
+        new["a2a.context.id"] = opening.context_id
+    if new:
+        span.set_attributes(new)
 
 
 class _Method:

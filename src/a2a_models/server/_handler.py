@@ -284,7 +284,8 @@ class RequestHandler:
                 first=run.first,
                 close_on_interrupted=True,
                 history_length=config.history_length if config else None,
-            )
+            ),
+            _opening(run),
         )
 
     async def _start(self, request: SendMessageRequest, call: CallContext) -> AgentRun:
@@ -588,7 +589,8 @@ class RequestHandler:
                 )
             first = (stored.last_seq, stored.task)
             return EventStream(
-                task_event_stream(self.store, self.broker, request.id, after_seq=0, first=first)
+                task_event_stream(self.store, self.broker, request.id, after_seq=0, first=first),
+                stored.task,
             )
         if not 0 <= after_seq <= stored.last_seq:
             raise InvalidParamsError(
@@ -753,6 +755,13 @@ def _refuse_too_deep(request: SendMessageRequest) -> None:
                 f"{field} is nested more than {MAX_JSON_DEPTH} levels deep "
                 "(the most every A2A binding carries)",
             )
+
+
+def _opening(run: AgentRun) -> Task | None:
+    """The task a new stream of ``run`` starts from, as last known (without history)."""
+    if run.first is not None:
+        return run.first[1]
+    return run.written.task if run.written is not None else None
 
 
 def _stored_length(history_length: int | None) -> int | None:

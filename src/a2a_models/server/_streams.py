@@ -22,7 +22,7 @@ from typing import TypeAlias
 import attrs
 
 from .._closing import GeneratorStream
-from ..models import StreamResponse, Task
+from ..models import Message, StreamResponse, Task
 from ._lifecycle import closes_stream, trim_history
 from ._store import LoggedEvent, TaskStore
 
@@ -281,7 +281,20 @@ class EventStream(GeneratorStream[StreamItem]):
     Iterate it with ``async for``; call :meth:`aclose` (or use ``async with``)
     when stopping early, e.g. when the client disconnects. Closing a stream
     never affects the task or other streams of it (spec §3.5.2).
+    ``opening``: the Task (or direct Message) the stream starts with, when
+    known as it is made, for whoever reports on the stream before iterating
+    it (a server span naming the task it opened).
     """
+
+    __slots__ = ("opening",)
+
+    def __init__(
+        self,
+        generator: AsyncGenerator[StreamItem, None],
+        opening: Task | Message | None = None,
+    ) -> None:
+        super().__init__(generator)
+        self.opening = opening
 
     @classmethod
     def single(cls, item: StreamResponse) -> EventStream:
@@ -290,4 +303,4 @@ class EventStream(GeneratorStream[StreamItem]):
         async def one() -> AsyncGenerator[StreamItem, None]:
             yield 0, item
 
-        return cls(one())
+        return cls(one(), item if isinstance(item, Task | Message) else None)

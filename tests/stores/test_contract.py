@@ -23,6 +23,7 @@ from a2a_models import (
     DataPart,
     InvalidParamsError,
     Message,
+    Role,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
@@ -36,8 +37,10 @@ from a2a_models import (
 from a2a_models.server import (
     AgentEvent,
     ConcurrentModificationError,
+    DuplicateMessageError,
     RequestContext,
     RequestHandler,
+    StoredTask,
     TaskStore,
 )
 from a2a_models.server.paging import encode_cursor, status_key
@@ -454,6 +457,77 @@ async def test_message_ids_that_look_alike_in_the_database_stay_apart(store: Tas
         ("a\x00", first.parts),
         ("a\ud800", (TextPart(text="two"),)),
     ]
+
+
+async def test_a_write_adding_a_message_the_task_has_is_refused(store: TaskStore) -> None:
+    """``update(new_message=...)``: the engine accepting a client's message learns, in the
+    write, that the history has it already (a retry), and nothing is written."""
+    stored = await store.create(_task("t1"), None, event=_task("t1"))
+
+    def accepting(message_id: str, base: StoredTask) -> Task:
+        # As the engine writes it: the task without its history, plus the message.
+        message = attrs.evolve(Message.user("again", task_id="t1"), message_id=message_id)
+        return attrs.evolve(_in(base.task, TaskState.WORKING), history=[message])
+
+    base = await store.get("t1", None, history_length=0)
+    assert base is not None and base.history_offset == 1
+    with pytest.raises(DuplicateMessageError) as err:
+        await store.update(
+            accepting("m-t1", base),
+            base.version,
+            event=_status("t1", TaskState.WORKING),
+            history_offset=base.history_offset,
+            new_message="m-t1",
+        )
+    assert (err.value.task_id, err.value.message_id) == ("t1", "m-t1")
+    after = await store.get("t1", None)
+    assert after is not None and (after.version, after.last_seq) == (1, 1)
+    assert after.task == stored.task
+    # A new id is written; then it is the one refused. A stale version is refused as such.
+    version = await store.update(
+        accepting("m2", base), base.version, history_offset=1, new_message="m2"
+    )
+    assert version == 2
+    with pytest.raises(ConcurrentModificationError):
+        await store.update(accepting("m2", base), base.version, history_offset=1, new_message="m2")
+    base = await store.get("t1", None, history_length=0)
+    assert base is not None and base.history_offset == 2
+    with pytest.raises(DuplicateMessageError):
+        await store.update(accepting("m2", base), 2, history_offset=2, new_message="m2")
+    got = await store.get("t1", None)
+    assert got is not None and got.version == 2
+    assert [m.message_id for m in got.task.history] == ["m-t1", "m2"]
+
+
+async def test_ids_that_look_alike_are_not_repeats(store: TaskStore) -> None:
+    # PostgreSQL's jsonb holds NUL and a lone surrogate both as U+FFFD: looked up by
+    # the same hash, told apart by the id itself.
+    first = attrs.evolve(Message.user("one"), message_id="a\x00")
+    stored = await store.create(attrs.evolve(_task("t1"), history=[first]), None)
+    other = attrs.evolve(Message.user("two"), message_id="a\ud800")
+    task = attrs.evolve(stored.task, history=[other])
+    assert await store.update(task, 1, history_offset=1, new_message="a\ud800") == 2
+    assert await store.find_message("t1", "a\ud800") == other
+    assert await store.find_message("t1", "a\x00") == first
+    assert await store.find_message("t1", "a\ufffd") is None
+
+
+async def test_find_message_finds_one_message_of_the_history(store: TaskStore) -> None:
+    asked = Message.agent("which city?", task_id="t1", context_id="c1")
+    answer = Message.user("Paris", task_id="t1", context_id="c1")
+    foreign = Message.user("from elsewhere", task_id="other", context_id="c9")
+    stored = await store.create(_task("t1"), "alice", "acme")
+    task = attrs.evolve(stored.task, history=[*stored.task.history, asked, answer, foreign])
+    await store.update(task, 1)
+    assert await store.find_message("t1", answer.message_id) == answer
+    found = await store.find_message("t1", asked.message_id)
+    assert found == asked and found.role is Role.AGENT
+    assert await store.find_message("t1", foreign.message_id) == foreign
+    assert await store.find_message("t1", "m-t1") == stored.task.history[0]
+    assert await store.find_message("t1", "nope") is None
+    assert await store.find_message("nope", "m-t1") is None
+    await store.create(_task("t2"), None)
+    assert await store.find_message("t2", answer.message_id) is None
 
 
 async def test_list_cursor_survives_changes_between_pages(store: TaskStore) -> None:

@@ -9,9 +9,9 @@ code run (a validator going over the history, a copy built item by item,
 decoding it) compared with the same turn of a short conversation, and the
 history rows read from the database. Each must stay under a small constant.
 
-And what the caches must not change: a message already in the history is not
-added twice, and two store instances on one database (replicas) each see the
-other's messages at once.
+And what the caches must not change: a message already in the history (a
+client's retry) is not added twice nor run again, and two store instances on
+one database (replicas) each see the other's messages at once.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from a2a_models import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
+    InvalidParamsError,
     ListTaskPushNotificationConfigsRequest,
     Message,
     Part,
@@ -183,23 +184,40 @@ async def test_a_cancel_does_not_go_over_the_history(store: TaskStore) -> None:
     assert long - short <= 100, (short, long)
 
 
-async def test_a_message_already_in_the_history_is_not_added_again(store: TaskStore) -> None:
+async def test_a_repeated_message_runs_no_turn_and_does_not_go_over_the_history(
+    store: TaskStore, message_ids: _CountingId
+) -> None:
+    """A message the task already has (a client's retry: same messageId) runs no turn,
+    and finding that out goes over no history. It ran the agent again: the store left
+    the repeated message out and the agent's answer went in twice."""
     await store.create(_conversation("t", LONG), None)
-    handler = RequestHandler(FuncAgent(_asks), make_card(), store=store)
-    await handler.on_send_message(_turn("t", "one"))
-    # The id of the very first message, and then of the newest user message.
-    await handler.on_send_message(_turn("t", "again", message_id="t-0"))
-    whole = await store.get("t", None)
-    assert whole is not None
-    newest = whole.task.history[-3].message_id
-    assert whole.task.history[-3].text == "one"
-    await handler.on_send_message(_turn("t", "again", message_id=newest))
+    turns: list[str] = []
+
+    async def asks(context: RequestContext) -> AsyncIterator[AgentEvent]:
+        turns.append(context.message.text)
+        yield context.ask(f"got {context.message.text}")
+
+    handler = RequestHandler(FuncAgent(asks), make_card(), store=store)
+    await handler.on_send_message(_turn("t", "one", message_id="t-one"))
+    rows = _count_rows(store)
+    message_ids.reads = 0
+    # The newest user message again (the task waits for input again), then the very first.
+    for repeated in ("t-one", "t-0"):
+        task = await handler.on_send_message(_turn("t", "again", message_id=repeated))
+        assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+        assert [m.text for m in task.history[-2:]] == ["one", "got one"]
+    assert turns == ["one"]
+    assert message_ids.reads <= 20, message_ids.reads
+    assert sum(rows) <= 2 * 12, rows  # each answer reads its 10 (historyLength)
+    # The id of a message of the agent is not the client's to send again.
+    with pytest.raises(InvalidParamsError) as err:
+        await handler.on_send_message(_turn("t", "again", message_id="t-1"))
+    assert err.value.data == {"field": "message.messageId"}
     stored = await store.get("t", None)
     assert stored is not None
     ids = [m.message_id for m in stored.task.history]
-    assert len(ids) == len(set(ids)) == LONG + 4, len(ids)
-    texts = [m.text for m in stored.task.history[-4:]]
-    assert texts == ["one", "got one", "got again", "got again"]
+    assert len(ids) == len(set(ids)) == LONG + 2, len(ids)
+    assert turns == ["one"]
 
 
 async def _replica_pair(kind: str, request: pytest.FixtureRequest) -> tuple[TaskStore, TaskStore]:

@@ -600,6 +600,7 @@ _STORE_METHODS = frozenset(
         "append_event",
         "events_after",
         "event_at",
+        "find_message",
         "set_push_config",
         "get_push_config",
         "list_push_configs",

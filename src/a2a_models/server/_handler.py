@@ -25,6 +25,7 @@ import attrs
 
 from .._state import TaskState
 from ..errors import (
+    A2AError,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
     InternalError,
@@ -71,7 +72,13 @@ from ._lifecycle import apply_event, trim_history, without_artifacts
 from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun, RunFinished
-from ._store import InMemoryTaskStore, StoredTask, TaskStore, accepts_keyword
+from ._store import (
+    DuplicateMessageError,
+    InMemoryTaskStore,
+    StoredTask,
+    TaskStore,
+    accepts_keyword,
+)
 from ._streams import EventBroker, EventStream, InMemoryEventBroker, task_event_stream
 from ._writer import TaskWriter
 from .paging import (
@@ -82,7 +89,7 @@ from .paging import (
     invalid_page_token,
 )
 
-__all__ = ["RequestHandler"]
+__all__ = ["Repeat", "RequestHandler"]
 
 log = logging.getLogger("a2a_models.server")
 
@@ -231,9 +238,23 @@ class RequestHandler:
         ``configuration.returnImmediately``, which returns once the task
         exists (§3.2.2). The task's history is trimmed to
         ``configuration.historyLength``.
+
+        A message the task already has (same ``messageId``: a client's retry)
+        runs no turn (§3.3.1 lets agents use the id to detect duplicates): the
+        answer is the task as it is now, once the turn in progress, if any, is
+        over (see :meth:`_continue`).
         """
-        run = await self._start(request, call or CallContext())
+        started = await self._start(request, call or CallContext())
         config = request.configuration
+        wanted = config.history_length if config else None
+        if isinstance(started, Repeat):
+            if config is None or not config.return_immediately:
+                await self._settled(started)
+            now = await self._get(
+                started.task_id, started.call, started.tenant, history_length=_stored_length(wanted)
+            )
+            return trim_history(now.task, wanted)
+        run = started
         if config is not None and config.return_immediately:
             await run.started.wait()
         else:
@@ -242,7 +263,6 @@ class RequestHandler:
             raise run.error
         if run.direct is not None:
             return run.direct
-        wanted = config.history_length if config else None
         stored = (
             await self.store.get(
                 run.task_id, run.owner, run.tenant, history_length=_stored_length(wanted)
@@ -263,10 +283,28 @@ class RequestHandler:
         item is the Task, then its updates as the agent produces them; the
         stream ends at a terminal state or when the task needs the client
         (input-required, auth-required: the turn is over, §3.2.2, §11.7).
+
+        A message the task already has (a client's retry) runs no turn: the
+        stream starts with the task as it is now and follows it as the first
+        send's stream does (to a terminal or interrupted state: a task already
+        there is a stream of that one Task).
         """
         self._require_streaming()
         call = call or CallContext()
-        run = await self._start(request, call)
+        started = await self._start(request, call)
+        config = request.configuration
+        history_length = config.history_length if config else None
+        if isinstance(started, Repeat):
+            stored = await self._get(
+                started.task_id,
+                started.call,
+                started.tenant,
+                history_length=_stored_length(history_length),
+            )
+            return self._turn_stream(
+                started.task_id, (stored.last_seq, stored.task), history_length, stored.task
+            )
+        run = started
         await run.started.wait()
         if run.error is not None:
             raise run.error
@@ -274,21 +312,39 @@ class RequestHandler:
             return EventStream.single(run.direct)
         if not run.created:
             raise InternalError("the agent produced no response")
-        config = request.configuration
+        return self._turn_stream(run.task_id, run.first, history_length, _opening(run))
+
+    def _turn_stream(
+        self,
+        task_id: str,
+        first: tuple[int, Task] | None,
+        history_length: int | None,
+        opening: Task | None = None,
+    ) -> EventStream:
+        """The events of a send's turn: ``first`` (the task), then the task's events
+        until it is terminal or waits for the client (``opening``: see :class:`EventStream`)."""
         return EventStream(
             task_event_stream(
                 self.store,
                 self.broker,
-                run.task_id,
+                task_id,
                 after_seq=0,
-                first=run.first,
+                first=first,
                 close_on_interrupted=True,
-                history_length=config.history_length if config else None,
+                history_length=history_length,
             ),
-            _opening(run),
+            opening,
         )
 
-    async def _start(self, request: SendMessageRequest, call: CallContext) -> AgentRun:
+    async def _settled(self, repeat: Repeat) -> None:
+        """Wait until the task of a repeated message is terminal or interrupted: its
+        turn (or a later one) may still run, and a blocking send answers after it."""
+        stored = await self._require_task(repeat.task_id, repeat.call, repeat.tenant)
+        async with self._turn_stream(repeat.task_id, (stored.last_seq, stored.task), 0) as events:
+            async for _ in events:
+                pass
+
+    async def _start(self, request: SendMessageRequest, call: CallContext) -> AgentRun | Repeat:
         _refuse_too_deep(request)
         tenant = self._tenant(request.tenant, call)
         self._check_extensions(call)
@@ -299,7 +355,10 @@ class RequestHandler:
             await self._check_push(config.task_push_notification_config, "", limit=False)
         message = request.message
         if message.task_id:
-            run = await self._continue(request, call, tenant)
+            continued = await self._continue(request, call, tenant)
+            if isinstance(continued, Repeat):
+                return continued  # no turn: the task has the message already
+            run = continued
         else:
             context = RequestContext(
                 message=message,
@@ -315,7 +374,15 @@ class RequestHandler:
 
     async def _continue(
         self, request: SendMessageRequest, call: CallContext, tenant: str | None
-    ) -> AgentRun:
+    ) -> AgentRun | Repeat:
+        """Accept a message for its task and make its turn; or, when the task's
+        history has the message already (as the client's), a :class:`Repeat`.
+
+        A repeat is found without reading the history: the accepting write asks
+        the store to refuse a message it has (in the transaction that appends it,
+        so two retries at once accept it once), and a task that accepts no
+        message now (its turn runs, or it ended) is asked for that one message.
+        """
         message = request.message
         assert message.task_id is not None
         # No history: accepting the message only appends to it (the store leaves out a
@@ -352,9 +419,21 @@ class RequestHandler:
                 )
             return apply_event(apply_event(current, message), working)
 
-        await self.writer.commit(
-            task.id, call.owner, tenant, working, build=accept, base=stored, history=False
-        )
+        try:
+            await self.writer.commit(
+                task.id,
+                call.owner,
+                tenant,
+                working,
+                build=accept,
+                base=stored,
+                history=False,
+                new_message=message.message_id,
+            )
+        except (UnsupportedOperationError, DuplicateMessageError) as exc:
+            if not await self._repeated(task.id, message, refusal=exc):
+                raise
+            return Repeat(task.id, call, tenant)
         try:
             # The task as the turn starts, whole, for the agent: the one copy of the
             # history a turn makes (a tuple of the stored one and the messages added
@@ -387,6 +466,21 @@ class RequestHandler:
             failing.add_done_callback(self._background.discard)
             raise
         return run
+
+    async def _repeated(self, task_id: str, message: Message, *, refusal: A2AError) -> bool:
+        """Whether ``message`` is one the task's history has as the client's (``refusal``:
+        the store said it has one with that id, or the task accepts no message now)."""
+        known = await self.store.find_message(task_id, message.message_id)
+        if known is None:
+            # A store that refuses repeats but cannot show them: take its word.
+            return isinstance(refusal, DuplicateMessageError)
+        if known.role is not Role.USER:
+            raise InvalidParamsError(
+                f"message.messageId {quote_input(message.message_id)} is the id of a message "
+                f"of the agent in task {task_id!r}; a new message needs an id of its own",
+                {"field": "message.messageId"},
+            )
+        return True
 
     async def _fail_unstarted(
         self, failed: TaskStatusUpdateEvent, owner: str | None, tenant: str | None
@@ -710,6 +804,15 @@ class RequestHandler:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._push is not None:
             await self._push.aclose()
+
+
+@attrs.frozen(slots=True)
+class Repeat:
+    """A message its task already has (a client's retry): answered without a turn."""
+
+    task_id: str
+    call: CallContext
+    tenant: str | None
 
 
 #: Cursor ids of push-config pages start with this (a ListTasks token is refused).

@@ -50,7 +50,7 @@ from ..models import (
 )
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
 from ._execution import RunTable, keep_trying
-from ._handler import RequestHandler
+from ._handler import Repeat, RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
 from ._operations import engine_observer
@@ -294,8 +294,9 @@ class FrontEndHandler(RequestHandler):
 
     async def _continue(
         self, request: SendMessageRequest, call: CallContext, tenant: str | None
-    ) -> AgentRun:
-        # The follow-up's turn is queued in the transaction that accepts it.
+    ) -> AgentRun | Repeat:
+        # The follow-up's turn is queued in the transaction that accepts it (a repeated
+        # message is refused in that transaction, which queues nothing then).
         task_id = request.message.task_id
         assert task_id is not None
         with _enqueuing(Turn(task_id, request, _carried(call), tenant)):

@@ -43,6 +43,7 @@ from .paging import (
 
 __all__ = [
     "ConcurrentModificationError",
+    "DuplicateMessageError",
     "InMemoryTaskStore",
     "LeaseLostError",
     "LoggedEvent",
@@ -88,6 +89,21 @@ class ConcurrentModificationError(A2AError):
             f"task {task_id!r} is at version {actual_version}, "
             f"the write expected version {expected_version}"
         )
+
+
+class DuplicateMessageError(A2AError):
+    """A write that adds a client's message was refused: the task's history already
+    holds a message with that id (see ``TaskStore.update``'s ``new_message``).
+
+    The store raises it in the step that would have appended the message, and
+    writes nothing; the engine then answers the message as the repeat it is
+    (a client's retry: no second turn), see ``RequestHandler.on_send_message``.
+    """
+
+    def __init__(self, task_id: str, message_id: str) -> None:
+        self.task_id = task_id
+        self.message_id = message_id
+        super().__init__(f"task {task_id!r} already has a message with id {message_id!r}")
 
 
 class LeaseLostError(A2AError):
@@ -232,6 +248,7 @@ class TaskStore(abc.ABC):
         event: StreamResponse | None = None,
         history_offset: int = 0,
         lease: int | None = None,
+        new_message: str | None = None,
     ) -> int:
         """Replace the snapshot of ``task.id`` and return the new version.
 
@@ -251,6 +268,16 @@ class TaskStore(abc.ABC):
         to stores whose ``acquire_lease`` returned an epoch (an ``int``) and
         whose ``update`` takes ``lease``: a store written before fencing keeps
         working, unfenced. A store without leases ignores it.
+
+        ``new_message``: the id of a message of ``task.history`` that the write
+        adds (a client's message accepted by the task). If the stored history
+        already has a message with that id, the store raises
+        :class:`DuplicateMessageError` and writes nothing, in the atomic step
+        whose look-up drops repeated ids anyway (after the version check: a write
+        that also named a stale version raises
+        :class:`ConcurrentModificationError`). The engine passes it only to a
+        store whose ``update`` takes it: with a store written before it, a
+        repeated message runs a turn again.
         """
 
     @abc.abstractmethod
@@ -289,6 +316,18 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def events_after(self, task_id: str, seq: int) -> _Events:
         """The logged events with a sequence number greater than ``seq``, in order."""
+
+    async def find_message(self, task_id: str, message_id: str) -> Message | None:
+        """The message of the task's history with id ``message_id`` (``None``: none).
+
+        Reads that one message, however long the history (a database store looks
+        it up by its ``(task, message id)`` index). The engine asks it when a
+        message names a task that does not accept it now, or that
+        :meth:`update` found it already has (``new_message``): a repeated message
+        is answered without a turn. This default, for a store written before the
+        method, knows of no message (a repeated one is refused or run as before).
+        """
+        return None
 
     async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
         """The logged event number ``seq`` (``None``: no such event, or no such task).
@@ -383,8 +422,8 @@ class _Record:
     history: list[Message] = attrs.field(factory=list)
     events: _Events = attrs.field(factory=list)
     push: dict[str, PushTarget] = attrs.field(factory=dict)
-    #: Ids of the history's messages (a message is never added twice).
-    message_ids: set[str] = attrs.field(factory=set)
+    #: The history's messages by id (a message is never added twice).
+    by_id: dict[str, Message] = attrs.field(factory=dict)
     #: The listing key and filter values the record is indexed under (see _Index).
     indexed: tuple[tuple[int, str], str | None, TaskState] | None = None
     #: The whole task, built on the first whole read after a change.
@@ -401,7 +440,8 @@ class _Record:
         head = replace_task(task, history=()) if task.history else task
         record = cls(head=head, version=1, owner=owner, tenant=tenant, full=task)
         record.history.extend(task.history)  # as given (a write never adds a known id)
-        record.message_ids.update(m.message_id for m in task.history)
+        for message in task.history:
+            record.by_id.setdefault(message.message_id, message)
         record.whole = task.history
         return record
 
@@ -410,8 +450,8 @@ class _Record:
         new = task.history[max(0, len(self.history) - offset) :]
         added = 0
         for message in new:
-            if message.message_id not in self.message_ids:
-                self.message_ids.add(message.message_id)
+            if message.message_id not in self.by_id:
+                self.by_id[message.message_id] = message
                 self.history.append(message)
                 added += 1
         # Its items are the task's, validated: no pass over the history to check them.
@@ -667,10 +707,13 @@ class InMemoryTaskStore(TaskStore):
         event: StreamResponse | None = None,
         history_offset: int = 0,
         lease: int | None = None,  # no leases in memory: nothing to fence
+        new_message: str | None = None,
     ) -> int:
         record = self._record(task.id)
         if record.version != expected_version:
             raise ConcurrentModificationError(task.id, expected_version, record.version)
+        if new_message is not None and new_message in record.by_id:
+            raise DuplicateMessageError(task.id, new_message)
         record.set(task, history_offset)
         record.version += 1
         if event is not None:
@@ -718,6 +761,11 @@ class InMemoryTaskStore(TaskStore):
         if record is None:
             return []
         return record.events[max(seq, 0) :]
+
+    async def find_message(self, task_id: str, message_id: str) -> Message | None:
+        self._evict_expired()
+        record = self._records.get(task_id)
+        return None if record is None else record.by_id.get(message_id)
 
     async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
         self._evict_expired()

@@ -45,6 +45,8 @@ class TaskWriter:
         self.broker = broker
         self.push = push
         self.new_id = new_id
+        #: The store refuses a message its task already has (``update``'s ``new_message``).
+        self.refuses_repeats = accepts_keyword(store.update, "new_message")
 
     async def get(
         self,
@@ -90,6 +92,7 @@ class TaskWriter:
         run: AgentRun | None = None,
         base: StoredTask | None = None,
         history: bool = True,
+        new_message: str | None = None,
     ) -> tuple[Task, int]:
         """Apply ``event`` (or ``build``) to the stored task; returns it and the event's seq.
 
@@ -103,6 +106,9 @@ class TaskWriter:
         ``history=False``: ``build`` needs no history and gets the task without
         it (what it appends goes after the stored messages; one already stored,
         same id, is not added again).
+        ``new_message``: the id of the client's message ``build`` adds; if the task
+        already has it, the store raises :class:`~a2a_models.server.DuplicateMessageError`
+        (not retried, nothing written), if it can tell (:attr:`refuses_repeats`).
         A run that holds a lease writes fenced (``run.lease``): once its lease was
         taken again, the store raises :class:`~a2a_models.server.LeaseLostError`,
         which is not retried: nothing is written or published, and the executor
@@ -114,8 +120,13 @@ class TaskWriter:
         # ``build`` callers get (and may need) the whole task, unless ``history=False``.
         history_length = None if build is not None and history else 0
         known = run.written if run is not None and build is None else base
-        # No ``lease`` argument unless fenced: a store written before fencing takes none.
-        fence = {"lease": run.lease} if run is not None and run.lease is not None else {}
+        # No ``lease`` argument unless fenced, no ``new_message`` unless the store takes
+        # it: a store written before fencing (or before repeats) takes neither.
+        options: dict[str, Any] = (
+            {"lease": run.lease} if run is not None and run.lease is not None else {}
+        )
+        if new_message is not None and self.refuses_repeats:
+            options["new_message"] = new_message
         for _ in range(_MAX_ATTEMPTS):
             stored, known = known, None
             task: Task | None = None
@@ -140,7 +151,7 @@ class TaskWriter:
                     stored.version,
                     event=event if logged else None,
                     history_offset=stored.history_offset,
-                    **fence,
+                    **options,
                 )
             except ConcurrentModificationError as exc:
                 error = exc

@@ -23,6 +23,7 @@ from ..models import (
 )
 from ..server import (
     ACTIVE_STATES,
+    DuplicateMessageError,
     replace_task,
 )
 from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, timestamp_key
@@ -112,6 +113,10 @@ def own_head(row: bytes | str, task_id: str, context_id: str | None) -> bytes | 
 
 def encode_message(message: Message) -> bytes:
     return codec.encode(message, _DIALECT)
+
+
+def decode_message(data: bytes | str) -> Message:
+    return codec.decode(Message, data, _DIALECT)
 
 
 def _text(data: bytes | str) -> str:
@@ -211,18 +216,27 @@ def all_messages(task: Task) -> list[MessageRow]:
 
 
 def new_messages(
-    task: Task, offset: int, stored: int, known: Callable[[list[str]], set[str]]
+    task: Task,
+    offset: int,
+    stored: int,
+    known: Callable[[list[str]], set[str]],
+    *,
+    new_message: str | None = None,
 ) -> list[MessageRow]:
     """The rows of the messages of ``task.history`` to append.
 
     ``task.history`` starts at message number ``offset``; ``stored`` are
     already rows. ``known`` returns which of some id columns the task already has.
+    ``new_message``: the id of a message the write must add (a client's), refused
+    with :class:`~a2a_models.server.DuplicateMessageError` if the task has it.
     """
     fresh = task.history[max(0, stored - offset) :]
     if not fresh:
         return []
     ids = [str(column_text(m.message_id)) for m in fresh]
     taken = known(ids)
+    if new_message is not None and column_text(new_message) in taken:
+        raise DuplicateMessageError(task.id, new_message)
     out: list[MessageRow] = []
     for key, message in zip(ids, fresh, strict=True):
         if key not in taken:

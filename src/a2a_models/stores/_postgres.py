@@ -309,6 +309,26 @@ class PostgresTaskStore(SQLTaskStore):
         }
         return {i for i in ids if i in found}
 
+    async def _select_message(
+        self, task_id: str, message_id: str
+    ) -> tuple[bytes | str, str | None] | None:
+        # By the index on the id's hash (see ``_known``); the ids are compared here.
+        select = (
+            f"SELECT m.message, t.context_id FROM {self._tasks} t JOIN {self._messages} m"
+            " ON m.task_key = t.key WHERE t.id = %s AND m.id_hash = hashtextextended(%s, 0)"
+        )
+        wanted = column_text(message_id)
+
+        async def get(conn: psycopg.AsyncConnection[Any]) -> tuple[bytes, str | None] | None:
+            cursor = await conn.execute(select, (task_id, _jsonb_text(message_id)))
+            for data, context in await cursor.fetchall():
+                data = bytes(data)
+                if column_text(json.loads(data)["messageId"]) == wanted:
+                    return data, context
+            return None
+
+        return await self._run(get, idempotent=True)
+
     async def _insert_task(self, new: NewTask) -> Incarnation:
         task, scope, logged = new.task, new.scope, new.event
         context_id, state, key, terminal = task_columns(task)
@@ -571,7 +591,13 @@ class PostgresTaskStore(SQLTaskStore):
             if context != context_id:
                 await self._context_moved(conn, task.id, task_key, column_value(context))
             taken = await self._known(conn, task_key, ids) if ids and stored else set()
-            messages = new_messages(task, write.history_offset, stored, lambda _: taken)
+            messages = new_messages(
+                task,
+                write.history_offset,
+                stored,
+                lambda _: taken,
+                new_message=write.new_message,
+            )
             await self._append_messages(conn, task_key, messages, stored)
             full, rows, appends = write.artifact_rows(artifact_count)
             logged, artifact_ref = write.logged(messages, stored, rows)

@@ -32,6 +32,7 @@ from ._common import (
     MessageRow,
     PageRow,
     artifact_writes,
+    column_text,
     column_value,
     encode_event,
     new_messages,
@@ -230,6 +231,19 @@ class SQLiteTaskStore(SQLTaskStore):
             return head, version, last_seq, count, history, artifacts, incarnation
 
         return await self._run(get)
+
+    async def _select_message(
+        self, task_id: str, message_id: str
+    ) -> tuple[bytes | str, str | None] | None:
+        def select(db: sqlite3.Connection) -> tuple[bytes | str, str | None] | None:
+            row = db.execute(
+                "SELECT m.message, t.context_id FROM a2a_tasks t JOIN a2a_task_messages m"
+                " ON m.task_key = t.key WHERE t.id = ? AND m.message_id = ? LIMIT 1",
+                (task_id, column_text(message_id)),
+            ).fetchone()
+            return None if row is None else (row[0], row[1])
+
+        return await self._run(select)
 
     @staticmethod
     def _artifacts(db: sqlite3.Connection, task_key: int) -> builtins.list[bytes | str]:
@@ -467,7 +481,9 @@ class SQLiteTaskStore(SQLTaskStore):
                 if context != context_id:
                     self._context_moved(db, task.id, task_key, column_value(context))
                 known = self._known(db, task_key)
-                messages = new_messages(task, write.history_offset, stored, known)
+                messages = new_messages(
+                    task, write.history_offset, stored, known, new_message=write.new_message
+                )
                 self._append_messages(db, task_key, messages, stored)
                 full, rows, appends = write.artifact_rows(artifact_count)
                 seq = last_seq + 1

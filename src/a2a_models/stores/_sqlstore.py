@@ -49,11 +49,15 @@ from ._common import (
     all_messages,
     artifact_rows,
     as_seconds,
+    column_value,
     decode_config,
+    decode_message,
     decode_task,
     decode_with_history,
     encode_config,
     encode_head,
+    own_message,
+    row_suffix,
     scope_key,
     storable,
 )
@@ -294,6 +298,8 @@ class TaskWrite:
     changed: Sequence[int] | None
     lease: int | None = None
     appends: Mapping[int, ArtifactAppend] = field(default_factory=dict)
+    #: The id of a message the write must add (``TaskStore.update``'s ``new_message``).
+    new_message: str | None = None
 
     @property
     def owed(self) -> bool:
@@ -406,6 +412,23 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         Incarnation)``.
         Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
         """
+
+    @abc.abstractmethod
+    async def _select_message(
+        self, task_id: str, message_id: str
+    ) -> tuple[bytes | str, str | None] | None:
+        """The history row of the message with id ``message_id`` of the task ``task_id`` and
+        the task's ``context_id`` column (``None``: no such message or task), found by the
+        ``(task, message id)`` index: one row, however long the history."""
+
+    async def find_message(self, task_id: str, message_id: str) -> Message | None:
+        if not self._ok(task_id):
+            return None
+        row = await self._select_message(task_id, message_id)
+        if row is None:
+            return None
+        data, context = row
+        return decode_message(own_message(data, row_suffix(task_id, column_value(context))))
 
     @abc.abstractmethod
     async def _fetch_page(self, query: ListSQL) -> tuple[int, Sequence[PageRow]]:
@@ -544,6 +567,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         event: StreamResponse | None = None,
         history_offset: int = 0,
         lease: int | None = None,
+        new_message: str | None = None,
     ) -> int:
         snapshot = encode_head(task)
         if not self._ok(task.id):
@@ -551,7 +575,15 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         changed, appends = self._changed_artifacts(task, expected_version)
         before, appended, row = await self._update_task(
             TaskWrite(
-                task, expected_version, snapshot, event, history_offset, changed, lease, appends
+                task,
+                expected_version,
+                snapshot,
+                event,
+                history_offset,
+                changed,
+                lease,
+                appends,
+                new_message,
             )
         )
         self._artifact_reads.remember(task.id, row, expected_version + 1, task)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
@@ -291,6 +292,50 @@ async def test_rest_stream_gives_up() -> None:
             async for _ in client.send_streaming_message(Message.user("go")):
                 pass
     assert len(wire.requests) == 3  # the stream, then two attempts
+
+
+@pytest.mark.parametrize("ids", [True, False])
+async def test_a_server_that_only_repeats_the_snapshot_is_given_up_on(ids: bool) -> None:
+    # Each resumption gets the Task snapshot again and the stream ends: nothing new
+    # arrived, so it is a failed attempt (it restarted the count, and the client
+    # reconnected forever: ~18 times a second, and in a tight loop with "retry: 0").
+    def answer(request: httpx.Request) -> httpx.Response:
+        if len(wire.requests) > 20:
+            raise AssertionError("still reconnecting")
+        return sse(TASK, ids=ids)
+
+    wire = Wire(answer)
+    seen: list[Any] = []
+    async with wire.client() as client:
+        with pytest.raises(StreamDisconnectedError):
+            async for item in client.subscribe("t1"):
+                seen.append(item)
+    assert len(wire.requests) == 3  # the stream, then two attempts
+    assert seen == [TASK, TASK, TASK]
+
+
+async def test_a_resumed_stream_that_moves_on_restarts_the_count() -> None:
+    # Every stream is cut after one new event: the task progresses, so the client
+    # keeps following it (more cuts than Reconnect.attempts) to the end.
+    updates = [
+        m.TaskStatusUpdateEvent(
+            task_id="t1", context_id="c1", status=m.TaskStatus(state=TaskState.WORKING)
+        )
+        for _ in range(4)
+    ]
+    done = attrs.evolve(DONE, task_id="t1")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        n = len(wire.requests)
+        item = updates[n - 1] if n <= len(updates) else done
+        body = format_event(codec.encode(item, "1.0", as_type=m.StreamResponse), str(n))
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    wire = Wire(answer)
+    async with wire.client() as client:
+        got = [i async for i in client.subscribe("t1")]
+    assert got == [*updates, done]
+    assert [r.headers.get("last-event-id") for r in wire.requests] == [None, "1", "2", "3", "4"]
 
 
 # ------------------------------------------------------------------------ 0.3

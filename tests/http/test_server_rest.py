@@ -161,6 +161,32 @@ async def test_errors(client: httpx.AsyncClient) -> None:
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/tasks/"),
+        ("GET", "/tasks/t1/"),
+        ("GET", "/tasks/%2F"),  # the task "/": the path is /tasks//
+        ("POST", "/message:send/"),
+        ("POST", "/tasks/t1:cancel/"),
+        ("GET", "/tasks/t1/pushNotificationConfigs/"),
+        ("GET", "/extendedAgentCard/"),
+        ("GET", "/acme/tasks/"),
+        ("GET", "/v1/tasks/t1/"),
+        ("GET", "/.well-known/agent-card.json/"),
+    ],
+)
+async def test_a_trailing_slash_is_a_404_not_a_redirect(
+    client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    # Starlette redirected (307) to the path without the slash, its Location built
+    # from the Host header; /tasks/%2F went to ListTasks.
+    response = await client.request(method, path, json={} if method == "POST" else None)
+    assert "location" not in response.headers
+    _assert_status(response, 404, "UNIMPLEMENTED", "METHOD_NOT_FOUND")
+    assert response.json()["error"]["message"].endswith("(A2A paths have no trailing slash)")
+
+
 async def test_body_limit_is_413() -> None:
     server, _ = make_server()
     async with asgi_client(create_app(server, max_body_bytes=64), headers=V10) as client:

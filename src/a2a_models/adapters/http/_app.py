@@ -208,6 +208,11 @@ def create_app(
         exception_handlers={HTTPException: _http_exception},
         lifespan=lifespan,
     )
+    # Starlette answers a path with a trailing slash by a 307 to the one without,
+    # its Location built from the Host header: "/tasks/%2F" (the task "/") went
+    # to ListTasks, and a client that follows redirects re-sends its body there.
+    # No A2A route ends with a slash; such a path is a 404 that says so.
+    app.router.redirect_slashes = False
     app.state.a2a_gateway = gateway
     app.set_shortcut(
         frozenset({prefix or "/", prefix + "/"}),
@@ -303,6 +308,8 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         )
     elif exc.status_code == 404:
         message = f"No A2A route at {quote_input(request.url.path)}"
+        if len(request.url.path) > 1 and request.url.path.endswith("/"):
+            message += " (A2A paths have no trailing slash)"
     else:
         message = str(exc.detail)
     return status_error_response(

@@ -155,10 +155,13 @@ async def test_errors(client: httpx.AsyncClient) -> None:
     )
     assert a2a_json.status_code == 200
     wrong_method = await client.delete("/tasks/x")
-    assert wrong_method.status_code == 405
+    _assert_status(wrong_method, 405, "UNIMPLEMENTED", "METHOD_NOT_FOUND")
     assert "GET" in wrong_method.headers["allow"]
+    # google.rpc.Code's name for 404 is NOT_FOUND (UNIMPLEMENTED is 501's).
     unknown = await client.get("/no/such/route/here")
-    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
+    _assert_status(unknown, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
+    v03_unknown = await client.get("/v1/nope")
+    _assert_status(v03_unknown, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
 
 
 @pytest.mark.parametrize(
@@ -183,7 +186,7 @@ async def test_a_trailing_slash_is_a_404_not_a_redirect(
     # from the Host header; /tasks/%2F went to ListTasks.
     response = await client.request(method, path, json={} if method == "POST" else None)
     assert "location" not in response.headers
-    _assert_status(response, 404, "UNIMPLEMENTED", "METHOD_NOT_FOUND")
+    _assert_status(response, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
     assert response.json()["error"]["message"].endswith("(A2A paths have no trailing slash)")
 
 

@@ -162,6 +162,17 @@ class RestRouteError(MethodNotFoundError):
         self.status = status
         self.allowed = allowed
 
+    def to_http_status(self) -> dict[str, Any]:
+        """The ``google.rpc.Status`` body, its ``code`` and ``status`` this route error's:
+        an unknown path is ``NOT_FOUND`` (google.rpc.Code's 404), not the
+        ``UNIMPLEMENTED`` (501) of an unknown method; a wrong method stays
+        ``UNIMPLEMENTED`` with 405, as gRPC-gateway answers it."""
+        body = super().to_http_status()
+        body["error"]["code"] = self.status
+        if self.status == 404:
+            body["error"]["status"] = "NOT_FOUND"
+        return body
+
 
 @attrs.frozen(slots=True)
 class RestRequest:

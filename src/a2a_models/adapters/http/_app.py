@@ -43,7 +43,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError, quote_input
-from ...protocol import sse_frame
+from ...protocol import RestRouteError, sse_frame
 from ...server import A2AServer, ServerSentEvent, StreamingReply, error_for
 from ._auth import AuthenticationError, Authenticator, PermissionDeniedError
 from ._common import (
@@ -312,8 +312,13 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
             message += " (A2A paths have no trailing slash)"
     else:
         message = str(exc.detail)
+    error = (
+        RestRouteError(message, status=exc.status_code)
+        if exc.status_code in (404, 405)
+        else MethodNotFoundError(message)
+    )
     return status_error_response(
-        MethodNotFoundError(message), status=exc.status_code, media_type=JSON, headers=exc.headers
+        error, status=exc.status_code, media_type=JSON, headers=exc.headers
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
@@ -12,11 +13,15 @@ import pytest
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
 from a2a_models.adapters.http import (
+    BaseHTTPClient,
+    HTTPClient,
     HTTPStatusError,
     Reconnect,
     RESTClient,
     StreamDisconnectedError,
+    Timeouts,
 )
+from a2a_models.client import ClientTimeoutError
 from a2a_models.errors import (
     InvalidAgentResponseError,
     MethodNotFoundError,
@@ -209,6 +214,36 @@ async def test_errors_without_an_a2a_body() -> None:
         with pytest.raises(HTTPStatusError) as info:
             await client.get_task("t1")
     assert info.value.status_code == 502
+
+
+@pytest.mark.parametrize("binding", [RESTClient, HTTPClient])
+async def test_a_body_that_never_ends_is_a_timeout(binding: type[BaseHTTPClient]) -> None:
+    # A server trickling bytes: each read is quick, so httpx's read timeout never
+    # fires, and the call lasted as long as the server went on (here: forever,
+    # were it not for the guard below).
+    sent = 0
+
+    async def trickle() -> AsyncIterator[bytes]:
+        nonlocal sent
+        while sent < 200_000:
+            sent += 1
+            await asyncio.sleep(0)
+            yield b" "
+        raise AssertionError("the client is still reading")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=trickle(), headers={"content-type": A2A_JSON})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    client = binding(
+        "http://agent.test/", http_client=http, timeouts=Timeouts(read=0.2), max_event_size=None
+    )
+    async with client:
+        with pytest.raises(
+            ClientTimeoutError, match=r"the answer.s body did not end within 0\.2 s"
+        ):
+            await client.get_task("t1")
+    assert 0 < sent < 200_000
 
 
 async def test_invalid_result_is_an_invalid_agent_response() -> None:

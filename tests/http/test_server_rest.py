@@ -190,6 +190,17 @@ async def test_a_trailing_slash_is_a_404_not_a_redirect(
     assert response.json()["error"]["message"].endswith("(A2A paths have no trailing slash)")
 
 
+async def test_head_answers_as_get_without_the_body(client: httpx.AsyncClient) -> None:
+    task = (await _send(client, "headed"))["task"]
+    for path in (f"/tasks/{task['id']}", "/tasks", "/tasks/unknown"):
+        got, head = await client.get(path), await client.head(path)
+        assert head.status_code == got.status_code
+        assert head.headers["content-type"] == got.headers["content-type"]
+        assert head.content == b""
+    stream = await client.head(f"/tasks/{task['id']}:subscribe")
+    assert stream.status_code == 405 and stream.headers["allow"] == "GET, POST"
+
+
 async def test_body_limit_is_413() -> None:
     server, _ = make_server()
     async with asgi_client(create_app(server, max_body_bytes=64), headers=V10) as client:

@@ -482,7 +482,8 @@ def match_rest_route(
     path parameters; :class:`RestRouteError` (404 or 405) if there is none.
 
     As in Starlette's router, the first route whose path and method match
-    wins; a path that matches only with another method is a 405.
+    wins; a path that matches only with another method is a 405. ``HEAD`` is
+    ``GET`` without the body (RFC 9110 §9.3.2), except on a stream.
     """
     allowed: list[str] = []
     for route in REST_ROUTES if v03 else _ROUTES_V10 + _ROUTES_TENANT:
@@ -491,6 +492,16 @@ def match_rest_route(
             continue
         if method in route.methods:
             return route, found.groupdict()
+        if method == "HEAD" and "GET" in route.methods:
+            if not route.streaming:
+                return route, found.groupdict()
+            # Its headers come with the stream; and /tasks/{id} must not take it.
+            raise RestRouteError(
+                f"HEAD is not served on the stream {quote_input(path)} "
+                f"(allowed: {', '.join(route.methods)})",
+                status=405,
+                allowed=route.methods,
+            )
         allowed.extend(m for m in route.methods if m not in allowed)
     if allowed:
         raise RestRouteError(

@@ -312,6 +312,16 @@ async def test_v03_routes() -> None:
         assert got.json()["id"] == task["id"] and len(got.json()["history"]) == 1
         missing = await client.get("/v1/tasks/nope")
         _assert_status(missing, 404, "NOT_FOUND", "TASK_NOT_FOUND")
+        # The refusal names the query parameter sent (it said history_length).
+        negative = await client.get(f"/v1/tasks/{task['id']}", params={"historyLength": -1})
+        _assert_status(negative, 400, "INVALID_ARGUMENT", "INVALID_PARAMS")
+        violation = negative.json()["error"]["details"][0]["fieldViolations"][0]
+        assert violation == {
+            "field": "historyLength",
+            "description": "must not be negative, got -1",
+        }
+        unset = await client.get(f"/v1/tasks/{task['id']}", params={"historyLength": 0})
+        assert unset.json()["history"] == got.json()["history"]  # 0: unset, the whole history
 
         waiting = await client.post(
             "/v1/message:send",

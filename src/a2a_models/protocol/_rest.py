@@ -355,10 +355,10 @@ def _extended_card(
 # --------------------------------------------------------------------------- 0.3 builders
 
 
-def _history_v03(query: Query) -> int | None:
-    value = _query(query, {"historyLength": _INT}).get("historyLength")
+def _history_v03(query: Query) -> dict[str, Any]:
+    wire = _query(query, {"historyLength": _INT})
     # Proto3 int32: 0 is "not set" (the SDK reads it the same way).
-    return value if value else None
+    return wire if wire.get("historyLength") else {}
 
 
 def _send_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.SendMessageRequest:
@@ -366,7 +366,8 @@ def _send_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m
 
 
 def _get_task_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.GetTaskRequest:
-    return _model(m.GetTaskRequest, id=path["id"], history_length=_history_v03(query))
+    # The query's ProtoJSON names are 1.0's: a refusal names historyLength, not history_length.
+    return _decode(m.GetTaskRequest, _put_path(_history_v03(query), id=path["id"]), V1_0, parsed)
 
 
 def _cancel_v03(

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
 from a2a_models import Message, TaskState, codec
 from a2a_models import models as m
 from a2a_models.adapters.http import (
+    BaseHTTPClient,
+    HTTPClient,
     HTTPStatusError,
     Reconnect,
     RESTClient,
     StreamDisconnectedError,
+    Timeouts,
 )
+from a2a_models.client import ClientTimeoutError
 from a2a_models.errors import (
     InvalidAgentResponseError,
     MethodNotFoundError,
@@ -210,6 +216,36 @@ async def test_errors_without_an_a2a_body() -> None:
     assert info.value.status_code == 502
 
 
+@pytest.mark.parametrize("binding", [RESTClient, HTTPClient])
+async def test_a_body_that_never_ends_is_a_timeout(binding: type[BaseHTTPClient]) -> None:
+    # A server trickling bytes: each read is quick, so httpx's read timeout never
+    # fires, and the call lasted as long as the server went on (here: forever,
+    # were it not for the guard below).
+    sent = 0
+
+    async def trickle() -> AsyncIterator[bytes]:
+        nonlocal sent
+        while sent < 200_000:
+            sent += 1
+            await asyncio.sleep(0)
+            yield b" "
+        raise AssertionError("the client is still reading")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=trickle(), headers={"content-type": A2A_JSON})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    client = binding(
+        "http://agent.test/", http_client=http, timeouts=Timeouts(read=0.2), max_event_size=None
+    )
+    async with client:
+        with pytest.raises(
+            ClientTimeoutError, match=r"the answer.s body did not end within 0\.2 s"
+        ):
+            await client.get_task("t1")
+    assert 0 < sent < 200_000
+
+
 async def test_invalid_result_is_an_invalid_agent_response() -> None:
     wire = Wire(lambda r: httpx.Response(200, json={"id": 5}))
     async with wire.client() as client:
@@ -291,6 +327,50 @@ async def test_rest_stream_gives_up() -> None:
             async for _ in client.send_streaming_message(Message.user("go")):
                 pass
     assert len(wire.requests) == 3  # the stream, then two attempts
+
+
+@pytest.mark.parametrize("ids", [True, False])
+async def test_a_server_that_only_repeats_the_snapshot_is_given_up_on(ids: bool) -> None:
+    # Each resumption gets the Task snapshot again and the stream ends: nothing new
+    # arrived, so it is a failed attempt (it restarted the count, and the client
+    # reconnected forever: ~18 times a second, and in a tight loop with "retry: 0").
+    def answer(request: httpx.Request) -> httpx.Response:
+        if len(wire.requests) > 20:
+            raise AssertionError("still reconnecting")
+        return sse(TASK, ids=ids)
+
+    wire = Wire(answer)
+    seen: list[Any] = []
+    async with wire.client() as client:
+        with pytest.raises(StreamDisconnectedError):
+            async for item in client.subscribe("t1"):
+                seen.append(item)
+    assert len(wire.requests) == 3  # the stream, then two attempts
+    assert seen == [TASK, TASK, TASK]
+
+
+async def test_a_resumed_stream_that_moves_on_restarts_the_count() -> None:
+    # Every stream is cut after one new event: the task progresses, so the client
+    # keeps following it (more cuts than Reconnect.attempts) to the end.
+    updates = [
+        m.TaskStatusUpdateEvent(
+            task_id="t1", context_id="c1", status=m.TaskStatus(state=TaskState.WORKING)
+        )
+        for _ in range(4)
+    ]
+    done = attrs.evolve(DONE, task_id="t1")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        n = len(wire.requests)
+        item = updates[n - 1] if n <= len(updates) else done
+        body = format_event(codec.encode(item, "1.0", as_type=m.StreamResponse), str(n))
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    wire = Wire(answer)
+    async with wire.client() as client:
+        got = [i async for i in client.subscribe("t1")]
+    assert got == [*updates, done]
+    assert [r.headers.get("last-event-id") for r in wire.requests] == [None, "1", "2", "3", "4"]
 
 
 # ------------------------------------------------------------------------ 0.3

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
@@ -36,7 +39,7 @@ from a2a_models.adapters.http import (
     create_app,
     normalize_base_path,
 )
-from a2a_models.server import A2AServer
+from a2a_models.server import A2AServer, Agent, AgentEvent, AgentServer, RequestContext
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
@@ -224,3 +227,53 @@ async def test_stop_closes_open_streams() -> None:
             assert await reader.read() == []
             assert loop.time() - started < 2.0
     assert not agent.gate.is_set()
+
+
+class _Flood(Agent):
+    """Sends ``count`` artifacts of 64 KiB, then works until canceled."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
+        yield context.working()
+        for i in range(self.count):
+            yield context.artifact("x" * 65536, append=i > 0, name="big")
+        await asyncio.Event().wait()
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+async def test_stop_drops_a_client_that_stopped_reading(caplog: pytest.LogCaptureFixture) -> None:
+    # 25 MiB of events to a client that reads nothing: its stream can never end.
+    # Stopping waited for it until uvicorn's graceful timeout ran out, which then
+    # cancelled the response with 'Exception in ASGI application' and a traceback.
+    agent = _Flood(400)
+    server = AgentServer(agent, make_card())
+    http = HTTPServer(server, graceful_timeout=3.0)
+    await http.start()
+    loop = asyncio.get_running_loop()
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stalled.setblocking(False)
+    try:
+        await loop.sock_connect(stalled, ("127.0.0.1", http.port))
+        body = json.dumps({"message": message_v10("flood")}).encode()
+        await loop.sock_sendall(
+            stalled,
+            b"POST /message:stream HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+        )
+        # The server's buffer for it is full: uvicorn stopped writing to it.
+        connections = http._server.server_state.connections  # type: ignore[union-attr]
+        await _until(lambda: any(c.flow.write_paused for c in connections))
+        with caplog.at_level(logging.INFO):
+            await http.stop(before_drain=server.aclose)
+    finally:
+        stalled.close()
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "Exception in ASGI application" in m]
+    assert not [m for m in messages if "graceful shutdown exceeded" in m]

@@ -155,10 +155,50 @@ async def test_errors(client: httpx.AsyncClient) -> None:
     )
     assert a2a_json.status_code == 200
     wrong_method = await client.delete("/tasks/x")
-    assert wrong_method.status_code == 405
+    _assert_status(wrong_method, 405, "UNIMPLEMENTED", "METHOD_NOT_FOUND")
     assert "GET" in wrong_method.headers["allow"]
+    # google.rpc.Code's name for 404 is NOT_FOUND (UNIMPLEMENTED is 501's).
     unknown = await client.get("/no/such/route/here")
-    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
+    _assert_status(unknown, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
+    v03_unknown = await client.get("/v1/nope")
+    _assert_status(v03_unknown, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/tasks/"),
+        ("GET", "/tasks/t1/"),
+        ("GET", "/tasks/%2F"),  # the task "/": the path is /tasks//
+        ("POST", "/message:send/"),
+        ("POST", "/tasks/t1:cancel/"),
+        ("GET", "/tasks/t1/pushNotificationConfigs/"),
+        ("GET", "/extendedAgentCard/"),
+        ("GET", "/acme/tasks/"),
+        ("GET", "/v1/tasks/t1/"),
+        ("GET", "/.well-known/agent-card.json/"),
+    ],
+)
+async def test_a_trailing_slash_is_a_404_not_a_redirect(
+    client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    # Starlette redirected (307) to the path without the slash, its Location built
+    # from the Host header; /tasks/%2F went to ListTasks.
+    response = await client.request(method, path, json={} if method == "POST" else None)
+    assert "location" not in response.headers
+    _assert_status(response, 404, "NOT_FOUND", "METHOD_NOT_FOUND")
+    assert response.json()["error"]["message"].endswith("(A2A paths have no trailing slash)")
+
+
+async def test_head_answers_as_get_without_the_body(client: httpx.AsyncClient) -> None:
+    task = (await _send(client, "headed"))["task"]
+    for path in (f"/tasks/{task['id']}", "/tasks", "/tasks/unknown"):
+        got, head = await client.get(path), await client.head(path)
+        assert head.status_code == got.status_code
+        assert head.headers["content-type"] == got.headers["content-type"]
+        assert head.content == b""
+    stream = await client.head(f"/tasks/{task['id']}:subscribe")
+    assert stream.status_code == 405 and stream.headers["allow"] == "GET, POST"
 
 
 async def test_body_limit_is_413() -> None:
@@ -272,6 +312,16 @@ async def test_v03_routes() -> None:
         assert got.json()["id"] == task["id"] and len(got.json()["history"]) == 1
         missing = await client.get("/v1/tasks/nope")
         _assert_status(missing, 404, "NOT_FOUND", "TASK_NOT_FOUND")
+        # The refusal names the query parameter sent (it said history_length).
+        negative = await client.get(f"/v1/tasks/{task['id']}", params={"historyLength": -1})
+        _assert_status(negative, 400, "INVALID_ARGUMENT", "INVALID_PARAMS")
+        violation = negative.json()["error"]["details"][0]["fieldViolations"][0]
+        assert violation == {
+            "field": "historyLength",
+            "description": "must not be negative, got -1",
+        }
+        unset = await client.get(f"/v1/tasks/{task['id']}", params={"historyLength": 0})
+        assert unset.json()["history"] == got.json()["history"]  # 0: unset, the whole history
 
         waiting = await client.post(
             "/v1/message:send",

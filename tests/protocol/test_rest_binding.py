@@ -106,6 +106,27 @@ def test_unknown_paths_and_wrong_methods() -> None:
     assert route.version == "1.0" and params == {"tenant": "v1", "id": "t1"}
 
 
+def test_head_is_get_without_the_body_except_on_a_stream() -> None:
+    # RFC 9110 §9.3.2; Starlette's routes (and their Allow) take HEAD with GET, but
+    # the table answered 405 "allowed: GET" to it.
+    for path, operation in [
+        ("/tasks/t1", "GetTask"),
+        ("/tasks", "ListTasks"),
+        ("/acme/tasks/t1/pushNotificationConfigs", "ListTaskPushNotificationConfigs"),
+        ("/v1/tasks/t1", "GetTask"),
+        ("/extendedAgentCard", "GetExtendedAgentCard"),
+    ]:
+        assert match_rest_route("HEAD", path)[0].operation == operation
+    # A subscription is not opened for its headers, nor read as GetTask "t1:subscribe".
+    for path in ("/tasks/t1:subscribe", "/v1/tasks/t1:subscribe"):
+        with pytest.raises(RestRouteError) as stream:
+            match_rest_route("HEAD", path)
+        assert stream.value.status == 405 and stream.value.allowed == ("GET", "POST")
+    with pytest.raises(RestRouteError) as post_only:
+        match_rest_route("HEAD", "/message:send")
+    assert post_only.value.status == 405 and post_only.value.allowed == ("POST",)
+
+
 def test_version_rule_and_bad_bodies() -> None:
     route, path = match_rest_route("POST", "/message:send")
     with pytest.raises(VersionNotSupportedError, match=r"A2A-Version: 1\.0"):

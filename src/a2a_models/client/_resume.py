@@ -69,7 +69,8 @@ class Reconnect:
     """How a dropped stream is resumed.
 
     Up to ``attempts`` reconnections in a row (the count restarts after an
-    event arrives), waiting ``delay * multiplier**n`` seconds (at most
+    event that moves the stream on: a new event id, or an update; the Task
+    snapshot a resumed stream starts with is not one), waiting ``delay * multiplier**n`` seconds (at most
     ``max_delay``; a ``retry:`` field sent by the server replaces ``delay``),
     with up to 10 % jitter. ``attempts=0`` turns resumption off.
     """
@@ -92,6 +93,15 @@ def _task_id(item: object) -> str | None:
     if isinstance(item, m.TaskStatusUpdateEvent | m.TaskArtifactUpdateEvent):
         return item.task_id
     return None
+
+
+def _moves_on(event_id: str | None, item: object, last_id: str | None) -> bool:
+    """Whether an event of a resumed stream is news: a server that answered each
+    resumption with the same Task snapshot (and then hung up) would otherwise
+    be reconnected to forever, the count of attempts restarting every time."""
+    if event_id is not None and event_id != last_id:
+        return True
+    return not isinstance(item, m.Task)
 
 
 def _ends_stream(item: object, previous: bool) -> bool:
@@ -137,7 +147,8 @@ async def resumed_stream(
         error: TransportError
         try:
             async for event_id, item in inner:
-                failures = 0
+                if not resuming or _moves_on(event_id, item, last_id):
+                    failures = 0
                 if event_id is not None:
                     last_id = event_id
                 task_id = task_id or _task_id(item)

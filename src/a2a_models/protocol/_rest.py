@@ -161,6 +161,17 @@ class RestRouteError(MethodNotFoundError):
         self.status = status
         self.allowed = allowed
 
+    def to_http_status(self) -> dict[str, Any]:
+        """The ``google.rpc.Status`` body, its ``code`` and ``status`` this route error's:
+        an unknown path is ``NOT_FOUND`` (google.rpc.Code's 404), not the
+        ``UNIMPLEMENTED`` (501) of an unknown method; a wrong method stays
+        ``UNIMPLEMENTED`` with 405, as gRPC-gateway answers it."""
+        body = super().to_http_status()
+        body["error"]["code"] = self.status
+        if self.status == 404:
+            body["error"]["status"] = "NOT_FOUND"
+        return body
+
 
 @attrs.frozen(slots=True)
 class RestRequest:
@@ -342,10 +353,10 @@ def _extended_card(
 # --------------------------------------------------------------------------- 0.3 builders
 
 
-def _history_v03(query: Query) -> int | None:
-    value = _query(query, {"historyLength": _INT}).get("historyLength")
+def _history_v03(query: Query) -> dict[str, Any]:
+    wire = _query(query, {"historyLength": _INT})
     # Proto3 int32: 0 is "not set" (the SDK reads it the same way).
-    return value if value else None
+    return wire if wire.get("historyLength") else {}
 
 
 def _send_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.SendMessageRequest:
@@ -353,7 +364,8 @@ def _send_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m
 
 
 def _get_task_v03(path: Path, query: Query, body: Any, *, parsed: bool = False) -> m.GetTaskRequest:
-    return _model(m.GetTaskRequest, id=path["id"], history_length=_history_v03(query))
+    # The query's ProtoJSON names are 1.0's: a refusal names historyLength, not history_length.
+    return _decode(m.GetTaskRequest, _put_path(_history_v03(query), id=path["id"]), V1_0, parsed)
 
 
 def _cancel_v03(
@@ -469,7 +481,8 @@ def match_rest_route(
     path parameters; :class:`RestRouteError` (404 or 405) if there is none.
 
     As in Starlette's router, the first route whose path and method match
-    wins; a path that matches only with another method is a 405.
+    wins; a path that matches only with another method is a 405. ``HEAD`` is
+    ``GET`` without the body (RFC 9110 §9.3.2), except on a stream.
     """
     allowed: list[str] = []
     for route in REST_ROUTES if v03 else _ROUTES_V10 + _ROUTES_TENANT:
@@ -478,6 +491,16 @@ def match_rest_route(
             continue
         if method in route.methods:
             return route, found.groupdict()
+        if method == "HEAD" and "GET" in route.methods:
+            if not route.streaming:
+                return route, found.groupdict()
+            # Its headers come with the stream; and /tasks/{id} must not take it.
+            raise RestRouteError(
+                f"HEAD is not served on the stream {quote_input(path)} "
+                f"(allowed: {', '.join(route.methods)})",
+                status=405,
+                allowed=route.methods,
+            )
         allowed.extend(m for m in route.methods if m not in allowed)
     if allowed:
         raise RestRouteError(

@@ -43,7 +43,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import InternalError, MethodNotFoundError, quote_input
-from ...protocol import sse_frame
+from ...protocol import RestRouteError, sse_frame
 from ...server import A2AServer, ServerSentEvent, StreamingReply, refuse
 from ._auth import Authenticator
 from ._common import (
@@ -208,6 +208,11 @@ def create_app(
         exception_handlers={HTTPException: _http_exception},
         lifespan=lifespan,
     )
+    # Starlette answers a path with a trailing slash by a 307 to the one without,
+    # its Location built from the Host header: "/tasks/%2F" (the task "/") went
+    # to ListTasks, and a client that follows redirects re-sends its body there.
+    # No A2A route ends with a slash; such a path is a 404 that says so.
+    app.router.redirect_slashes = False
     app.state.a2a_gateway = gateway
     app.set_shortcut(
         frozenset({prefix or "/", prefix + "/"}),
@@ -303,9 +308,17 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         )
     elif exc.status_code == 404:
         message = f"No A2A route at {quote_input(request.url.path)}"
+        if len(request.url.path) > 1 and request.url.path.endswith("/"):
+            message += " (A2A paths have no trailing slash)"
     else:
         message = str(exc.detail)
-    error = refuse(MethodNotFoundError(message), "HTTP request", headers=request.headers)
+    error = refuse(
+        RestRouteError(message, status=exc.status_code)
+        if exc.status_code in (404, 405)
+        else MethodNotFoundError(message),
+        "HTTP request",
+        headers=request.headers,
+    )
     return status_error_response(
         error, status=exc.status_code, media_type=JSON, headers=exc.headers
     )

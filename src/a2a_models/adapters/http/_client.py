@@ -21,6 +21,7 @@ base class's ``timeout`` (per call, or per event for streams) applies on top.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Final
@@ -149,7 +150,7 @@ class Timeouts:
     """Per-phase HTTP timeouts in seconds (``None``: no limit).
 
     ``read`` bounds the wait for a unary answer (long: blocking sends run
-    until the task finishes); ``stream_read`` bounds the silence between two
+    until the task finishes), and the whole of its body; ``stream_read`` bounds the silence between two
     chunks of a stream (none by default: tasks may pause for long). A stream
     silent for longer is taken for a dead connection and resumed, so set it
     above the server's keep-alive interval (15 s for this package's server)
@@ -336,7 +337,21 @@ class BaseHTTPClient(A2AClient):
 
     async def _read(self, response: httpx.Response) -> httpx.Response:
         """``response`` read whole, up to ``max_event_size`` bytes (like one event of a
-        stream): a bigger answer is refused as it arrives, not held in memory."""
+        stream): a bigger answer is refused as it arrives, not held in memory. The
+        whole body gets ``timeouts.read`` seconds: httpx bounds each read only, so a
+        server trickling a byte at a time held the call for as long as it liked."""
+        seconds = self.timeouts.read
+        try:
+            async with asyncio.timeout(seconds):
+                return await self._read_body(response)
+        except TimeoutError:
+            await response.aclose()
+            raise ClientTimeoutError(
+                f"{response.request.method} {response.request.url}: the answer's body "
+                f"did not end within {seconds} s"
+            ) from None
+
+    async def _read_body(self, response: httpx.Response) -> httpx.Response:
         limit = self.max_event_size
         length = response.headers.get("content-length", "")
         if limit is None or (

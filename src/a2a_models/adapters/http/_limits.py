@@ -13,6 +13,10 @@ returns uvicorn's HTTP protocol class with three more rules:
   this ends the request with 408 (the app sees a disconnect).
 * ``max_connections``: a connection beyond this many open ones is answered
   ``503`` at once and closed, before it costs anything else.
+* at shutdown, a connection whose client stopped reading (bytes wait to be
+  sent and none left for :data:`STALLED_AT_SHUTDOWN` seconds) is dropped:
+  the end of its response could never go out, and uvicorn would wait its
+  whole graceful timeout for it, then cancel the response with a traceback.
 
 The protocol's own parser (h11, httptools) is untouched; the rules only
 watch ``data_received`` and the request cycle uvicorn creates.
@@ -36,6 +40,10 @@ _BUSY_503: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"connection: close\r\nretry-after: 1\r\ncontent-length: 30\r\n\r\nToo many connections; retry.\r\n"
 )
+
+
+#: Seconds without any byte taken by a client, at shutdown, before its connection is dropped.
+STALLED_AT_SHUTDOWN: Final = 1.0
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -197,6 +205,19 @@ class _Guard:
         super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self._a2a_between_requests()
+
+    def shutdown(self) -> None:
+        super().shutdown()  # type: ignore[misc]
+        self._a2a_watch_unsent(-1)
+
+    def _a2a_watch_unsent(self, before: int) -> None:
+        """Drop the connection if its unsent bytes did not shrink since the last look."""
+        self._a2a_timer = None
+        unsent = self.transport.get_write_buffer_size()
+        if unsent and unsent == before:
+            self.transport.abort()  # the server sees a disconnect
+        elif unsent:
+            self._a2a_arm(STALLED_AT_SHUTDOWN, lambda: self._a2a_watch_unsent(unsent))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._a2a_stop()

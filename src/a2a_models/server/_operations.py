@@ -118,6 +118,12 @@ class EngineObserver(Protocol):
     def wrap_store(self, store: Any) -> Any:
         """The task store a new engine uses instead of ``store`` (``store`` itself: no change)."""
 
+    def push_unsent(self, outcome: str, count: int) -> None:
+        """``count`` push notifications ended without a request of their own: ``coalesced``
+        (a newer one waiting for the same webhook said it too, or a chunk joined the one
+        before it), ``dropped`` (their webhook's queue was full) or ``skipped`` (their
+        webhook was down and a newer one was waiting)."""
+
 
 _observer: EngineObserver | None = None
 

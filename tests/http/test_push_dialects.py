@@ -32,7 +32,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from a2a_models import StreamResponse, Task, TaskStatusUpdateEvent, codec
+from a2a_models import (
+    Message,
+    SendMessageConfiguration,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskStatusUpdateEvent,
+    codec,
+)
+from a2a_models.adapters.http import HTTPClient
 
 HERE = Path(__file__).resolve().parent
 DELIVERY_TIMEOUT = 30.0
@@ -247,3 +257,34 @@ async def test_after_kill_9_each_dialect_gets_the_latest_status_once_in_its_own_
         item = codec.decode(StreamResponse, body, "1.0")
         assert isinstance(item, TaskStatusUpdateEvent)
         assert item.status.state.name == "COMPLETED"
+
+
+async def test_a_1_0_webhook_gets_a_streamed_artifact_in_order_in_fewer_requests_than_chunks(
+    tmp_path: Path, hooks: tuple[Hooks, str]
+) -> None:
+    # A 1.0 webhook got the status updates only, never the artifact (§4.3.3: a push
+    # delivers the event types of a stream). Chunks that wait for the rate limit
+    # (5 a second, bursts of 20) go as one request: 400 chunks are not 400 requests.
+    webhooks, hook = hooks
+    proc = _serve(f"sqlite:///{tmp_path / 'tasks.db'}")
+    push = TaskPushNotificationConfig(url=f"{hook}/v10", token="tok")
+    try:
+        async with HTTPClient(proc.url, timeout=30) as client:
+            task = await client.send_message(
+                Message.user("chunks 400"),
+                configuration=SendMessageConfiguration(task_push_notification_config=push),
+            )
+        assert isinstance(task, Task)
+        await webhooks.wait_completed(["v10"], proc)
+    finally:
+        proc.kill()
+    items = [codec.decode(StreamResponse, body, "1.0") for _, body in webhooks.of("v10")]
+    kinds = [type(item).__name__ for item in items]
+    assert kinds[-1] == "TaskStatusUpdateEvent"  # completed, after every chunk
+    chunks = [item for item in items if isinstance(item, TaskArtifactUpdateEvent)]
+    assert chunks and len(chunks) < 100, kinds
+    text = "".join(part.text for item in chunks for part in item.artifact.parts)  # type: ignore[union-attr]
+    assert text == "".join(f"c{i} " for i in range(400))
+    assert [item.append for item in chunks] == [False] + [True] * (len(chunks) - 1)
+    assert chunks[-1].last_chunk
+    assert task.artifacts[0].parts[0].text == text  # type: ignore[union-attr]

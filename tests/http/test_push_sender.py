@@ -560,3 +560,27 @@ def test_a_notification_is_owed_again_after_a_failure_that_may_pass_not_a_refusa
     assert not sender.retry_later(WebhookDeliveryError("refused", 404))
     assert not sender.retry_later(UnsafeWebhookURLError("a private address"))
     assert not sender.retry_later(RuntimeError("a bug"))
+
+
+async def test_a_send_inside_its_turn_takes_one_rate_token_for_its_first_attempt(
+    receiver: Receiver,
+) -> None:
+    # The dispatcher waits for the rate limit's turn before it reads the config again
+    # and sends: the send's first attempt uses that token, retries and later sends take
+    # their own.
+    receiver.statuses = [503]
+    push = sender(allow_private=True, rate_per_task=1.0, burst_per_task=10)
+    buckets = push._buckets
+    assert buckets is not None
+    taken: list[str] = []
+    delay = buckets.delay
+    monkey = lambda key: taken.append(key) or delay(key)  # noqa: E731
+    buckets.delay = monkey  # type: ignore[method-assign]
+    async with push.turn("t1") as paused:
+        assert not paused  # a full bucket: no pause
+        await push.send(config(receiver.url), ITEM)  # 503, then 200: two attempts
+        await push.send(config(receiver.url), ITEM)
+    await push.send(config(receiver.url), ITEM)
+    await push.aclose()
+    assert len(receiver.received) == 4
+    assert taken == ["t1"] * 4  # the turn's, the retry's, and one per later send

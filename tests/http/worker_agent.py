@@ -2,7 +2,8 @@
 
 ``work N DELAY``: ``N`` ``working`` updates (metadata: the worker's pid and the
 step), one every ``DELAY`` seconds, then an artifact ``ran by PID`` and
-``completed``. Anything else: a direct reply ``echo: <text>``.
+``completed``. ``chunks N``: one artifact streamed in ``N`` chunks. Anything
+else: a direct reply ``echo: <text>``.
 
 Each turn appends ``start TASK PID TIME`` and ``end TASK PID TIME`` lines to
 the file named by ``WORKER_AGENT_LOG`` (if set), so a test can check that no
@@ -37,6 +38,16 @@ class WorkerAgent(Agent):
 
     async def execute(self, context: RequestContext) -> AsyncIterator[AgentEvent]:
         words = context.message.text.split()
+        if len(words) == 2 and words[0] == "chunks":
+            # One artifact streamed in N chunks "c0 ", "c1 ", ...
+            count = int(words[1])
+            yield context.working()
+            for i in range(count):
+                yield context.artifact(
+                    f"c{i} ", artifact_id="chunks", append=i > 0, last_chunk=i == count - 1
+                )
+            yield context.complete()
+            return
         if len(words) != 3 or words[0] != "work":
             yield context.reply(f"echo: {context.message.text}")
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from a2a_models import (
     PushNotificationNotSupportedError,
     StreamResponse,
     Task,
+    TaskArtifactUpdateEvent,
     TaskNotFoundError,
     TaskPushNotificationConfig,
     TaskState,
@@ -68,7 +70,13 @@ async def test_push_sender_is_called_on_every_state_change() -> None:
     assert isinstance(task, Task)
     await handler.idle()
     assert _states(sender.sent) == [TaskState.SUBMITTED, TaskState.WORKING, TaskState.COMPLETED]
-    assert len(sender.sent) == 3  # artifact updates are not state changes
+    # The artifact update too (§4.3.3: what a stream carries), in its place.
+    assert [type(item).__name__ for _, item in sender.sent] == [
+        "Task",
+        "TaskStatusUpdateEvent",
+        "TaskArtifactUpdateEvent",
+        "TaskStatusUpdateEvent",
+    ]
     config = sender.sent[0][0]
     assert (config.url, config.token, config.task_id) == (HOOK.url, "tok", task.id)
     assert config.id  # assigned by the engine
@@ -105,8 +113,8 @@ async def test_failing_push_sender_does_not_break_the_task(
         task = await handler.on_send_message(send(push=HOOK))
         await handler.idle()
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
-    assert len(sender.sent) == 3
-    assert sum("push notification" in r.getMessage() for r in caplog.records) == 3
+    assert len(sender.sent) == 4
+    assert sum("push notification" in r.getMessage() for r in caplog.records) == 4
 
 
 async def test_push_configs_added_later_and_deleted_ones() -> None:
@@ -276,7 +284,7 @@ async def test_closing_delivers_what_is_queued_within_the_drain_timeout(
     sender = Slow()
     handler = RequestHandler(FuncAgent(work), make_card(), push_sender=sender)
     await handler.on_send_message(send(push=HOOK))
-    await handler.aclose()  # before any of the three went out
+    await handler.aclose()  # before any of the four went out
     assert _states(sender.sent) == [TaskState.SUBMITTED, TaskState.WORKING, TaskState.COMPLETED]
 
     monkeypatch.setattr(_push.PushDispatcher, "drain_timeout", 0.2)
@@ -287,7 +295,7 @@ async def test_closing_delivers_what_is_queued_within_the_drain_timeout(
     async with asyncio.timeout(5):
         await handler.aclose()
     assert sender.sent == []
-    assert "stopping: 3 push notification(s) not delivered within 0.2 s dropped" in caplog.text
+    assert "stopping: 4 push notification(s) not delivered within 0.2 s dropped" in caplog.text
 
 
 async def test_a_webhook_that_does_not_answer_holds_up_no_other() -> None:
@@ -488,4 +496,100 @@ async def test_a_refused_read_of_the_push_configs_is_tried_again() -> None:
     await handler.idle()
     assert refused == 2
     assert len(sender.sent) == 4 and _states(sender.sent)[-1] is TaskState.COMPLETED
+    await handler.aclose()
+
+
+class HeldTurn(RecordingSender):
+    """A rate limit the test drives: the first delivery's turn waits for ``release``;
+    every turn counts as a pause (the limit was reached)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, task_id: str) -> AsyncIterator[bool]:
+        self.waiting.set()
+        await self.release.wait()
+        yield True
+
+
+class Unsent:
+    """An engine observer counting the notifications not sent on their own."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def push_unsent(self, outcome: str, count: int) -> None:
+        self.counts[outcome] = self.counts.get(outcome, 0) + count
+
+
+async def test_a_config_deleted_while_its_notification_waits_for_its_turn_gets_nothing() -> None:
+    # The config was read again before the sender's rate-limit pause, not after it: one
+    # deleted during the pause still got the notification that waited.
+    sender = HeldTurn()
+    handler = RequestHandler(chatty(0), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    async with asyncio.timeout(5):  # the first notification waits for its turn
+        await sender.waiting.wait()
+    configs = await handler.store.list_push_configs(task.id)
+    await handler.on_delete_task_push_notification_config(
+        DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=configs[0].id or "")
+    )
+    sender.release.set()
+    await handler.idle()
+    assert sender.sent == []
+    await handler.aclose()
+
+
+async def test_behind_the_rate_limit_the_latest_status_goes_at_the_next_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A webhook behind its task's rate limit got every status update waiting, one turn
+    # each, before the final one (30 updates: 6 s at 5 a second).
+    from a2a_models.server import _push
+
+    observer = Unsent()
+    monkeypatch.setattr(_push, "engine_observer", lambda: observer)
+    sender = HeldTurn()
+    handler = RequestHandler(chatty(30), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    sender.release.set()
+    await handler.idle()
+    # The task as created, then (its turn come) the latest status: the 30 updates
+    # waiting behind it said nothing the final one does not.
+    assert _states(sender.sent) == [TaskState.SUBMITTED, TaskState.COMPLETED]
+    assert observer.counts == {"coalesced": 30}
+    await handler.aclose()
+
+
+async def test_a_streamed_artifact_reaches_a_1_0_webhook_in_order_and_joined_while_behind() -> None:
+    # 1.0 webhooks got status updates only (§4.3.3: the event types of a stream); an
+    # artifact streamed in 200 chunks must not be 200 requests to a webhook behind.
+    async def stream(context: RequestContext) -> AsyncIterator[AgentEvent]:
+        yield context.working()
+        for i in range(200):
+            yield context.artifact(
+                f"c{i} ", artifact_id="a", name="out", append=i > 0, last_chunk=i == 199
+            )
+        yield context.complete()
+
+    sender = HeldTurn()
+    handler = RequestHandler(FuncAgent(stream), make_card(), push_sender=sender)
+    task = await handler.on_send_message(send(push=HOOK))
+    assert isinstance(task, Task)
+    sender.release.set()
+    await handler.idle()
+    kinds = [type(item).__name__ for _, item in sender.sent]
+    assert kinds == ["Task", "TaskArtifactUpdateEvent", "TaskStatusUpdateEvent"]
+    artifact = sender.sent[1][1]
+    assert isinstance(artifact, TaskArtifactUpdateEvent)
+    assert not artifact.append and artifact.last_chunk
+    assert [part.text for part in artifact.artifact.parts] == [
+        "".join(f"c{i} " for i in range(200))
+    ]  # type: ignore[union-attr]
+    assert task.artifacts[0] == artifact.artifact  # what the task holds, in one request
     await handler.aclose()

@@ -76,7 +76,8 @@ class _Instruments:
         self.push_deliveries = meter.create_counter(
             "a2a.server.push.deliveries",
             unit="{notification}",
-            description="Push notifications delivered (or given up), by outcome",
+            description="Push notifications delivered (or given up, or not sent on their own: "
+            "coalesced, dropped, skipped), by outcome",
         )
         # Observed when collected, from plain counts kept per request: an
         # up-down counter's add() per state change costs a measurement each.
@@ -547,6 +548,11 @@ class _EngineObserver:
         if not carrier:  # no span (not sampled, or outside a request): the caller's
             return call
         return attrs.evolve(call, trace=tuple(sorted(carrier.items())))
+
+    def push_unsent(self, outcome: str, count: int) -> None:
+        instruments = _instruments
+        if instruments is not None:
+            instruments.push_deliveries.add(count, {"outcome": outcome})
 
     def state_changed(self, old: m.TaskState | None, new: m.TaskState) -> None:
         if old is not None and not old.is_terminal:

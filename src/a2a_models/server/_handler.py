@@ -763,6 +763,7 @@ class RequestHandler:
         call = call or CallContext()
         await self._require_task(request.task_id, call, self._tenant(request.tenant, call))
         await self.store.delete_push_config(request.task_id, request.id)
+        self.writer.forget_push_configs(request.task_id)
 
     # -- GetExtendedAgentCard ------------------------------------------------------------
 

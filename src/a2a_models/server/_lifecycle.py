@@ -36,6 +36,7 @@ __all__ = [
     "apply_event",
     "closes_stream",
     "extend_history",
+    "join_artifact_updates",
     "merge_metadata",
     "merge_text_parts",
     "replace_task",
@@ -315,7 +316,13 @@ def _merge_artifact(task: Task, event: TaskArtifactUpdateEvent) -> tuple[Artifac
         raise _invalid(
             task, f"append to artifact {new.artifact_id!r}, which the task does not have"
         )
-    old = task.artifacts[index]
+    merged = _appended(task.artifacts[index], event)
+    return (*task.artifacts[:index], merged, *task.artifacts[index + 1 :])
+
+
+def _appended(old: Artifact, event: TaskArtifactUpdateEvent) -> Artifact:
+    """``old`` with the chunk ``event`` appends to it (an append to ``old``'s id)."""
+    new = event.artifact
     head = attrs.evolve(
         old,
         parts=new.parts,
@@ -325,10 +332,30 @@ def _merge_artifact(task: Task, event: TaskArtifactUpdateEvent) -> tuple[Artifac
         extensions=(*old.extensions, *(e for e in new.extensions if e not in old.extensions)),
     )
     if event.last_chunk:
-        merged = attrs.evolve(head, parts=merge_text_parts((*old.parts, *new.parts)))
-    else:
-        merged = head.after_parts_of(old)  # checks only the chunk's parts
-    return (*task.artifacts[:index], merged, *task.artifacts[index + 1 :])
+        return attrs.evolve(head, parts=merge_text_parts((*old.parts, *new.parts)))
+    return head.after_parts_of(old)  # checks only the chunk's parts
+
+
+def join_artifact_updates(
+    first: TaskArtifactUpdateEvent, then: TaskArtifactUpdateEvent
+) -> TaskArtifactUpdateEvent | None:
+    """One update saying what ``first`` and then ``then`` say, when ``then`` appends a
+    chunk to ``first``'s artifact (``None`` otherwise): applied to a task, it leaves what
+    the two leave. For a push notification's queue, where chunks not sent yet go as one."""
+    if (
+        not then.append
+        or first.last_chunk
+        or then.artifact.artifact_id != first.artifact.artifact_id
+        or then.task_id != first.task_id
+    ):
+        return None
+    metadata = {**first.metadata, **then.metadata} if first.metadata and then.metadata else None
+    return attrs.evolve(
+        first,
+        artifact=_appended(first.artifact, then),
+        last_chunk=then.last_chunk,
+        metadata=metadata or first.metadata or then.metadata,
+    )
 
 
 def merge_text_parts(parts: tuple[Part, ...]) -> tuple[Part, ...]:

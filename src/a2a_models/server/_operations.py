@@ -137,6 +137,12 @@ class EngineObserver(Protocol):
         server span) as its ``trace``: what a turn queued for another process carries,
         so that the worker's spans are children of the request that queued the turn."""
 
+    def push_unsent(self, outcome: str, count: int) -> None:
+        """``count`` push notifications ended without a request of their own: ``coalesced``
+        (a newer one waiting for the same webhook said it too, or a chunk joined the one
+        before it), ``dropped`` (their webhook's queue was full) or ``skipped`` (their
+        webhook was down and a newer one was waiting)."""
+
 
 _observer: EngineObserver | None = None
 

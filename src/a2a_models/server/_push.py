@@ -12,7 +12,11 @@ status always stays), that a webhook the sender reports down
 (:meth:`PushNotificationSender.is_down`) gets only the newest of the
 notifications waiting for it (a dead webhook costs one try per burst, not one
 per status update), and that a config deleted while its notifications wait
-gets none of them.
+(in its queue, or for the sender's rate limit: :meth:`PushNotificationSender.turn`)
+gets none of them. A webhook that is behind gets chunks of one artifact waiting
+for it as one artifact update, and once the rate limit made it wait, no status
+update that a newer one waiting says again (see ``_catch_up``); each such
+notification is counted (``push_unsent`` of the engine observer).
 
 Across crashes (a store with ``claim_owed_pushes`` and ``push_delivered``, the
 SQL ones): the store marks a task's configs owed its latest status event in the
@@ -25,9 +29,9 @@ it). So a task's latest status reaches its webhook at least once; after a crash
 it may arrive twice.
 
 What a webhook gets follows the protocol its config was set through (the
-store's :class:`PushTarget` dialect): a 1.0 config each status change as it
-happened (a StreamResponse), a 0.3 config the Task itself (0.3 §9.5) as that
-change left it, without its history (so a notification costs the same however
+store's :class:`PushTarget` dialect): a 1.0 config each status change and
+artifact update as it happened (a StreamResponse, what a stream carries,
+§4.3.3), a 0.3 config the Task itself (0.3 §9.5) as that change left it, without its history (so a notification costs the same however
 long the conversation) and with its artifacts. A 0.3 config taken up by
 :meth:`PushDispatcher.resume` after a crash gets the task built from the owed
 status event alone (id, context, status): a process that did not write the
@@ -42,13 +46,21 @@ import collections
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
 from .._outages import ReportedOutage, log_failure
 from ..errors import A2AError, InvalidParamsError
-from ..models import StreamResponse, Task, TaskPushNotificationConfig, TaskStatusUpdateEvent
-from ._lifecycle import replace_task
+from ..models import (
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskStatusUpdateEvent,
+    state_of,
+)
+from ._lifecycle import join_artifact_updates, replace_task
+from ._operations import engine_observer
 from ._store import PushTarget, TaskStore
 
 __all__ = ["PushNotificationSender"]
@@ -88,6 +100,15 @@ class PushNotificationSender(abc.ABC):
         dispatcher tries only the newest of the notifications waiting for it. The
         default: never down."""
         return False
+
+    @contextlib.asynccontextmanager
+    async def turn(self, task_id: str) -> AsyncIterator[bool]:
+        """Wait until a notification of task ``task_id`` may go (a rate limit's turn);
+        yields whether that took a pause. The dispatcher sends inside it, choosing
+        what to send and reading its config again after the pause (so a config
+        deleted meanwhile gets nothing); the first attempt of a :meth:`send` inside
+        it does not wait again. The default: no limit, no pause."""
+        yield False
 
     async def check_config(self, config: TaskPushNotificationConfig) -> None:  # noqa: B027
         """Refuse ``config`` when it is created (raise :class:`ValueError` saying why).
@@ -159,6 +180,45 @@ class _Lanes:
 #: A notification waiting for its configs: (its seq in the log if known, the item, the
 #: task as the item left it if known).
 _Item = tuple[int | None, StreamResponse, Task | None]
+#: A notification waiting for one webhook: (its config as read, the notification, whether
+#: the config must be read again before it is sent).
+_Entry = tuple[PushTarget, _Item, bool]
+
+
+def _supersedes(later: _Entry, earlier: _Entry) -> bool:
+    """Whether ``later`` says everything ``earlier`` would, so that ``earlier`` need not
+    be sent once both wait: a newer status says the task's status (a status update is
+    the whole status), a 0.3 Task built from the task as it is now says it all. An
+    artifact update is said by nothing else (1.0 sends artifacts as deltas)."""
+    (target, (_, item, task), _), (_, (_, old, _), _) = later, earlier
+    if target.dialect == "0.3" and task is not None:
+        return True
+    return isinstance(old, TaskStatusUpdateEvent) and state_of(item) is not None
+
+
+def _joined(earlier: _Entry, later: _Entry) -> _Entry | None:
+    """``earlier`` and ``later`` as one notification to a 1.0 webhook, when ``later``
+    appends a chunk to ``earlier``'s artifact (``None`` otherwise)."""
+    (_, (_, old, _), reread), (target, (seq, item, task), again) = earlier, later
+    if target.dialect != "1.0" or not isinstance(old, TaskArtifactUpdateEvent):
+        return None
+    if not isinstance(item, TaskArtifactUpdateEvent):
+        return None
+    joined = join_artifact_updates(old, item)
+    return None if joined is None else (target, (seq, joined, task), reread or again)
+
+
+def _says_status(dialect: str, item: StreamResponse) -> bool:
+    """Whether a notification of ``item`` tells a webhook of ``dialect`` the task's
+    status (the 0.3 Task always does): what the store's owed rows are about."""
+    return dialect == "0.3" or state_of(item) is not None
+
+
+def _count_unsent(outcome: str, count: int) -> None:
+    """``count`` notifications ended as ``outcome`` without a request of their own."""
+    observer = engine_observer()
+    if observer is not None and count:
+        observer.push_unsent(outcome, count)
 
 
 def _v03_task(item: StreamResponse, task: Task | None) -> StreamResponse:
@@ -178,6 +238,9 @@ def _v03_task(item: StreamResponse, task: Task | None) -> StreamResponse:
 _READ_RETRY_FIRST = 0.25
 _READ_RETRY_MAX = 10.0
 _READ_RETRY_FOR = 300.0
+
+#: Tasks whose configs, as last read, are kept for their artifact updates.
+_TARGETS_KEPT = 4096
 
 
 class PushDispatcher:
@@ -207,6 +270,10 @@ class PushDispatcher:
         )
         #: Notifications not tried, their webhook down and newer ones waiting.
         self._skipped: dict[tuple[str, str], int] = {}
+        #: Each task's configs as its latest status read them (oldest task first): its
+        #: artifact updates go to them without a read each (a streamed artifact is
+        #: hundreds of chunks, and most tasks have no config at all).
+        self._targets: dict[str, list[PushTarget]] = {}
 
     @property
     def sender(self) -> PushNotificationSender:
@@ -247,6 +314,11 @@ class PushDispatcher:
         left it, for 0.3 configs) for every config ``task_id`` has when it is sent."""
         self._tasks.put(task_id, (seq, item, task))
 
+    def forget(self, task_id: str) -> None:
+        """The task's configs changed (one was created or deleted here): its next
+        notification reads them."""
+        self._targets.pop(task_id, None)
+
     @property
     def durable(self) -> bool:
         """Whether the store keeps what is owed across crashes (see the module doc)."""
@@ -281,22 +353,68 @@ class PushDispatcher:
         return cast("Callable[..., Awaitable[Any]]", method)
 
     async def _route(self, task_id: str, item: _Item) -> None:
-        # Configs are read as the item comes up: one deleted before gets nothing more.
-        configs = await self._read_configs(task_id)
-        if configs is None:
-            return
-        # The task's items that came while they were read go with them: one read for a
-        # burst of status updates, not one each (most tasks have no config at all).
-        waiting = self._tasks.queues[task_id]
-        items = [item, *waiting]
-        waiting.clear()
+        cached = self._targets.get(task_id)
+        if cached is not None and state_of(item[1]) is None:
+            # An artifact update goes to the configs the task's latest status read, each
+            # read again before it is sent (one deleted since gets nothing; one created
+            # here since is read, see forget; one created by another process gets the
+            # next status, and the artifact updates after it).
+            configs, items, reread = cached, [item], True
+        else:
+            # Configs are read as the item comes up: one deleted before gets nothing more.
+            read = await self._read_configs(task_id)
+            if read is None:
+                return
+            # The task's items that came while they were read go with them: one read for
+            # a burst of status updates, not one each (most tasks have no config at all).
+            waiting = self._tasks.queues[task_id]
+            configs, items, reread = read, [item, *waiting], False
+            waiting.clear()
+            self._targets.pop(task_id, None)
+            state = state_of(items[-1][1])
+            if state is None or not state.is_terminal:  # nothing follows a terminal state
+                self._targets[task_id] = configs
+                if len(self._targets) > _TARGETS_KEPT:
+                    del self._targets[next(iter(self._targets))]
         for target in configs:
             key = (task_id, target.config.id or target.config.url)
             for seq, event, task in items:
                 # Only a 0.3 body is built from the task: a 1.0 config holds none of it.
                 entry = (seq, event, task if target.dialect == "0.3" else None)
                 # Queued behind others, it is read again at its turn (it may be gone by then).
-                self._hooks.put(key, (target, entry, key in self._hooks.workers))
+                self._enqueue(key, (target, entry, reread or key in self._hooks.workers))
+
+    def _enqueue(self, key: tuple[str, str], entry: _Entry) -> None:
+        """Queue ``entry`` for its webhook; a chunk appended to the artifact of the last
+        notification waiting there joins it: a streamed artifact goes in as many
+        requests as its webhook has turns (its answers, the rate limit), not one per
+        chunk, and takes one place in the queue."""
+        queue = self._hooks.queues.get(key)
+        joined = _joined(queue[-1], entry) if queue else None
+        if queue and joined is not None:
+            queue[-1] = joined
+            _count_unsent("coalesced", 1)
+            return
+        self._hooks.put(key, entry)
+
+    def _catch_up(self, key: tuple[str, str], entry: _Entry, paused: bool) -> _Entry:
+        """What to send at ``entry``'s turn: chunks of its artifact that came meanwhile join
+        it; and when the rate limit made it wait (``paused``), a status update that a
+        newer one waiting says again gives its turn to the next notification: a task's
+        latest status then goes out at the next turn after a backlog of updates, not a
+        turn per update after it (ordering stays: nothing newer is sent first)."""
+        queue = self._hooks.queues.get(key)
+        coalesced = 0
+        while queue:
+            joined = _joined(entry, queue[0])
+            superseded = paused and any(_supersedes(later, entry) for later in queue)
+            if joined is None and not superseded:
+                break
+            entry = joined or queue[0]
+            queue.popleft()
+            coalesced += 1
+        _count_unsent("coalesced", coalesced)
+        return entry
 
     async def _read_configs(self, task_id: str) -> list[PushTarget] | None:
         """The task's configs; ``None`` when the store would not give them.
@@ -326,16 +444,12 @@ class PushDispatcher:
             waited += delay
             delay = min(delay * 2, _READ_RETRY_MAX)
 
-    async def _deliver(
-        self,
-        key: tuple[str, str],
-        entry: tuple[PushTarget, _Item, bool],
-    ) -> None:
-        (config, dialect), (seq, item, task), waited = entry
-        if self._hooks.queues.get(key) and self._sender.is_down(config.url):
+    async def _deliver(self, key: tuple[str, str], entry: _Entry) -> None:
+        if self._hooks.queues.get(key) and self._sender.is_down(entry[0].config.url):
             # Each try at a webhook that is down can cost a whole timeout; what this one
             # says, a newer status waiting behind it says again, so only that is tried.
             self._skipped[key] = self._skipped.get(key, 0) + 1
+            _count_unsent("skipped", 1)
             return
         skipped = self._skipped.pop(key, 0)
         if skipped:
@@ -346,38 +460,55 @@ class PushDispatcher:
                 key[0],
                 key[1],
             )
-        if waited and config.id:
-            try:
-                current = await self._store_method("get_push_target")(key[0], config.id)
-            except Exception as exc:
-                log_failure(log, f"reading push config {config.id} of task {key[0]} failed", exc)
-                return
-            if current is None:  # deleted while this waited
-                return
-            config, dialect = current  # replaced meanwhile, maybe through the other dialect
-        if dialect == "0.3":
-            item = _v03_task(item, task)
-        try:
-            await self._sender.send_as(config, item, dialect)
-        except ReportedOutage as exc:  # the sender logged the outage: not once per notification
-            log.debug("push notification for task %s failed: %s", key[0], exc)
-            ended = not self._sender.retry_later(exc)
-        except A2AError as exc:  # refused or undeliverable: one line, no traceback
-            log.warning("push notification for task %s failed: %s", key[0], exc)
-            ended = not self._sender.retry_later(exc)
-        except Exception as exc:  # a bug in the sender: keep the traceback
-            log.warning("push notification for task %s failed", key[0], exc_info=True)
-            ended = not self._sender.retry_later(exc)
-        else:
-            ended = True
-        if ended and seq is not None and config.id and self.durable:
+        async with self._sender.turn(key[0]) as paused:
+            (config, dialect), (seq, item, task), reread = self._catch_up(key, entry, paused)
+            if (reread or paused) and config.id:
+                # Read after the pause, right before the request: a config deleted by then
+                # gets nothing, nor does anything still waiting for it.
+                try:
+                    current = await self._store_method("get_push_target")(key[0], config.id)
+                except Exception as exc:
+                    log_failure(
+                        log, f"reading push config {config.id} of task {key[0]} failed", exc
+                    )
+                    return
+                if current is None:
+                    self._hooks.queues[key].clear()
+                    return
+                config, dialect = current  # replaced meanwhile, maybe through the other dialect
+            ended = await self._send(key[0], config, dialect, item, task)
+        if ended and seq is not None and config.id and self.durable and _says_status(dialect, item):
             store: Any = self._store
             try:
                 await store.push_delivered(key[0], config.id, seq)
             except Exception as exc:  # still owed: sent again once its claim lapses
                 log_failure(log, f"recording the push notification of task {key[0]} failed", exc)
 
+    async def _send(
+        self,
+        task_id: str,
+        config: TaskPushNotificationConfig,
+        dialect: str,
+        item: StreamResponse,
+        task: Task | None,
+    ) -> bool:
+        """Send one notification; whether its delivery ended (see ``retry_later``)."""
+        body = _v03_task(item, task) if dialect == "0.3" else item
+        try:
+            await self._sender.send_as(config, body, dialect)
+        except ReportedOutage as exc:  # the sender logged the outage: not once per notification
+            log.debug("push notification for task %s failed: %s", task_id, exc)
+            return not self._sender.retry_later(exc)
+        except A2AError as exc:  # refused or undeliverable: one line, no traceback
+            log.warning("push notification for task %s failed: %s", task_id, exc)
+            return not self._sender.retry_later(exc)
+        except Exception as exc:  # a bug in the sender: keep the traceback
+            log.warning("push notification for task %s failed", task_id, exc_info=True)
+            return not self._sender.retry_later(exc)
+        return True
+
     def _dropped(self, key: tuple[str, str], count: int) -> None:
+        _count_unsent("dropped", count)
         log.warning(
             "%d push notification(s) of task %s for config %s dropped: more than %s were "
             "waiting for it, the oldest went first",

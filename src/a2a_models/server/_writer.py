@@ -13,7 +13,14 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
-from ..models import JSONObject, StreamResponse, Task, TaskPushNotificationConfig, state_of
+from ..models import (
+    JSONObject,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    state_of,
+)
 from ._agent import CallContext
 from ._lifecycle import apply_event, merge_metadata, replace_task
 from ._operations import engine_observer
@@ -184,8 +191,10 @@ class TaskWriter:
     ) -> None:
         """Hand a state change (logged as event ``seq``, if known; ``task``: the task it
         made) to the push dispatcher."""
-        # Push notifications go out on state changes (§3.5.1).
-        if self.push is not None and state_of(event) is not None:
+        # Push notifications carry what a stream does (§4.3.3): state changes and artifacts.
+        if self.push is not None and (
+            state_of(event) is not None or isinstance(event, TaskArtifactUpdateEvent)
+        ):
             self.push.dispatch(task_id, event, seq, task)
 
     async def register_request_push(self, run: AgentRun) -> None:
@@ -209,8 +218,16 @@ class TaskWriter:
         what that version sends (a store that keeps no dialect keeps 1.0 configs)."""
         dialect = "0.3" if version == "0.3" else "1.0"
         if dialect != "1.0" and accepts_keyword(self.store.set_push_config, "dialect"):
-            return await self.store.set_push_config(task_id, config, dialect=dialect)
-        return await self.store.set_push_config(task_id, config)
+            stored = await self.store.set_push_config(task_id, config, dialect=dialect)
+        else:
+            stored = await self.store.set_push_config(task_id, config)
+        self.forget_push_configs(task_id)
+        return stored
+
+    def forget_push_configs(self, task_id: str) -> None:
+        """The task's push configs changed: its next notification reads them."""
+        if self.push is not None:
+            self.push.forget(task_id)
 
 
 def written(stored: StoredTask) -> StoredTask:

@@ -120,6 +120,9 @@ _ANSWER_BODY_WAIT: Final = 1.0
 _TARGET: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "a2a_push_target", default=None
 )
+#: The task whose rate-limit token :meth:`WebhookPushSender.turn` took and the next
+#: attempt (the first of a send inside it) uses, instead of taking another.
+_PAID: contextvars.ContextVar[str | None] = contextvars.ContextVar("a2a_push_paid", default=None)
 
 
 class UnsafeWebhookURLError(A2AError, ValueError):
@@ -629,8 +632,11 @@ class WebhookPushSender(PushNotificationSender):
         unreachable = 0  # connection failures so far: try the next checked address
         down = config.url in self._down
         attempts = 1 if down else self.max_attempts
+        paid = _PAID.get() == (config.task_id or "")
+        if paid:  # this attempt's token was taken by turn(); a next send takes its own
+            _PAID.set(None)
         for attempt in range(attempts):
-            if self._buckets is not None:
+            if self._buckets is not None and not (paid and attempt == 0):
                 pause = self._buckets.delay(config.task_id or "")
                 if pause:
                     await asyncio.sleep(pause)
@@ -699,6 +705,19 @@ class WebhookPushSender(PushNotificationSender):
             "notifications get one attempt each until one is delivered",
             status,
         )
+
+    @contextlib.asynccontextmanager
+    async def turn(self, task_id: str) -> AsyncIterator[bool]:
+        """Wait for a token of ``task_id``'s rate limit; the first attempt of a send inside
+        uses it. Yields whether that took a pause."""
+        pause = self._buckets.delay(task_id) if self._buckets is not None else 0.0
+        if pause:
+            await asyncio.sleep(pause)
+        token = _PAID.set(task_id)
+        try:
+            yield pause > 0
+        finally:
+            _PAID.reset(token)
 
     async def _pause(self, attempt: int, shown: str, last: str, wait: float | None) -> None:
         """Back off after failed attempt number ``attempt`` (``wait``: a ``Retry-After``)."""

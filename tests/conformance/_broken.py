@@ -736,6 +736,76 @@ def _rest_error_no_details(
     return status, hdrs, body
 
 
+def _error_reason(body: bytes) -> str | None:
+    """The ErrorInfo reason of a google.rpc.Status body, if any."""
+    try:
+        error = json.loads(body).get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    for detail in error.get("details") or ():
+        if isinstance(detail, dict) and "reason" in detail:
+            return str(detail["reason"])
+    return None
+
+
+#: The statuses the a2a-sdk 0.3.x REST server gives where 1.0's table says 400.
+_SDK03_STATUS = {"TASK_NOT_CANCELABLE": 409, "UNSUPPORTED_OPERATION": 422}
+
+
+def _rest03_errors(
+    shape: Callable[[int, str | None, str], tuple[int, dict[str, str], bytes]],
+    *,
+    version: str = "0.3",
+) -> RespFix:
+    """Rewrite every HTTP+JSON error answer (a google.rpc.Status) of ``version`` (0.3: under
+    ``/v1/``) with ``shape(status, reason, message)``."""
+
+    def response(
+        req: Req, status: int, hdrs: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if req.is_jsonrpc or req.path.startswith("/v1/") != (version == "0.3") or status < 400:
+            return status, hdrs, body
+        reason = _error_reason(body)
+        message = str((json.loads(body).get("error") or {}).get("message", "")) if body else ""
+        new_status, new_hdrs, new_body = shape(status, reason, message)
+        return new_status, {**hdrs, **new_hdrs}, new_body
+
+    return response
+
+
+def _sdk03_shape(
+    status: int, reason: str | None, message: str
+) -> tuple[int, dict[str, str], bytes]:
+    """As the a2a-sdk 0.3.x answers: ``{"message": ...}``, 409/422 for two errors."""
+    body = json.dumps({"message": message}).encode()
+    return _SDK03_STATUS.get(reason or "", status), {"content-type": "application/json"}, body
+
+
+def _shape_when(
+    want: str, shape: Callable[[int, str | None, str], tuple[int, dict[str, str], bytes]]
+) -> Callable[[int, str | None, str], tuple[int, dict[str, str], bytes]]:
+    """``shape`` for the errors of reason ``want``; the others as the SDK answers them."""
+
+    def pick(status: int, reason: str | None, message: str) -> tuple[int, dict[str, str], bytes]:
+        return (shape if reason == want else _sdk03_shape)(status, reason, message)
+
+    return pick
+
+
+def _task_route_gone(
+    req: Req, status: int, hdrs: dict[str, str], body: bytes
+) -> tuple[int, dict[str, str], bytes]:
+    """GET /v1/tasks/{id} has no route: it gets the generic 404 every unknown path gets (as
+    a FastAPI app answers); the other errors are as the a2a-sdk 0.3.x answers them."""
+    parts = req.path.split("/")
+    task_get = req.method == "GET" and len(parts) == 4 and parts[2] == "tasks"
+    if (task_get and ":" not in parts[3]) or (
+        status == 404 and _error_reason(body) in (None, "METHOD_NOT_FOUND")
+    ):
+        return 404, {**hdrs, "content-type": "application/json"}, b'{"detail":"Not Found"}'
+    return _rest03_errors(_sdk03_shape)(req, status, hdrs, body)
+
+
 def _final_false(state: dict[str, Any], env: Any) -> Any:
     res = env.get("result") if isinstance(env, dict) else None
     if isinstance(res, dict) and res.get("kind") == "status-update":
@@ -807,6 +877,7 @@ _READS_TASK = (
     "lifecycle.history",
 )
 J03 = {"version": "0.3", "transport": "jsonrpc"}
+R03 = {"version": "0.3", "transport": "rest"}
 
 MUTANTS: dict[str, Mutant] = {
     # ---- error codes
@@ -1103,6 +1174,68 @@ MUTANTS: dict[str, Mutant] = {
         "stream.final-flag",
         frame=_frames_when(lambda r: r.rpc_method == "message/stream", _frame_json(_final_false)),
         **J03,
+    ),
+    # ---- 0.3 HTTP+JSON errors: 0.3 §3.2.3 fixes no status per error type and no body
+    "v03-rest-sdk03-errors": _m(
+        "0.3 HTTP+JSON errors as the a2a-sdk 0.3.x answers: {message} bodies, 409 for "
+        "TaskNotCancelable, 422 for UnsupportedOperation (no fault: 0.3 fixes neither)",
+        **R03,
+        response=_rest03_errors(_sdk03_shape),
+    ),
+    "rest-sdk03-style-errors": _m(
+        "1.0 HTTP+JSON errors as {message} bodies: 1.0 still asks for google.rpc.Status "
+        "(§11.6), so the 0.3 leniency must not reach it",
+        "card.interfaces-reachable",
+        "version.header",
+        "rest.error-format",
+        "rest.error-info",
+        "version.patch-ignored",
+        "version.query-parameter",
+        "send.terminal-task",
+        "cancel.terminal",
+        "subscribe.terminal-task",
+        "capability.extended-card-not-claimed",
+        **R10,
+        response=_rest03_errors(_sdk03_shape, version="1.0"),
+    ),
+    "v03-rest-get-route-missing": _m(
+        "0.3 GET /v1/tasks/{id} has no route: the server's generic 404 (errors SDK-style)",
+        "card.interfaces-reachable",
+        "version.missing-header",
+        "get.unknown-task",
+        "rest.error-status",
+        "rest.content-type-json",
+        "wire.json-names",
+        *(c for c in _READS_TASK if c != "get.history-zero"),  # n/a over 0.3 HTTP+JSON
+        **R03,
+        response=_task_route_gone,
+    ),
+    "v03-rest-not-cancelable-500": _m(
+        "0.3 CancelTask of a completed task answers HTTP 500 (a server error for the "
+        "client's; errors SDK-style)",
+        "cancel.terminal",
+        **R03,
+        response=_rest03_errors(
+            _shape_when(
+                "TASK_NOT_CANCELABLE",
+                lambda s, r, msg: (500, {}, json.dumps({"message": msg}).encode()),
+            )
+        ),
+    ),
+    "v03-rest-not-found-not-json": _m(
+        "0.3 TaskNotFound answers a text/plain body (0.3 §3.2.3: errors are JSON)",
+        "get.unknown-task",
+        "rest.error-status",
+        "send.unknown-task",
+        "cancel.unknown-task",
+        "push.unknown-task",
+        **R03,
+        response=_rest03_errors(
+            _shape_when(
+                "TASK_NOT_FOUND",
+                lambda s, r, msg: (404, {"content-type": "text/plain"}, msg.encode()),
+            )
+        ),
     ),
     # ---- authentication (a card that requires a bearer token)
     "auth-not-enforced": _m(

@@ -22,6 +22,7 @@ __all__ = [
     "extract",
     "level_group",
     "render_module",
+    "requirement",
     "requirements",
     "rows_of",
 ]
@@ -112,6 +113,14 @@ def requirements() -> tuple[SpecRequirement, ...]:
 
         _LOADED.extend(SpecRequirement(*row) for row in ROWS)
     return tuple(_LOADED)
+
+
+def requirement(req_id: str) -> SpecRequirement:
+    """The catalogue entry ``req_id`` (``v0.3-3.2.3-6``); KeyError if there is none."""
+    for req in requirements():
+        if req.id == req_id:
+            return req
+    raise KeyError(req_id)
 
 
 def level_group(keyword: str) -> str:

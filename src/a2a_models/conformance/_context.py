@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
+import attrs
 import httpx
 
 from .. import codec
@@ -26,6 +27,7 @@ from .. import models as m
 from .._state import TaskState
 from ..errors import DecodeError, JSONRPCError
 from ..protocol import METHODS, REST_ROUTES, build_rest_request, decode_result
+from ._catalogue import requirement
 from ._registry import (
     JSONRPC,
     REST,
@@ -47,13 +49,33 @@ from ._replies import (
 from ._stream import StreamSession
 from ._target import Endpoint, Target, excerpt, fetch, record
 
-__all__ = ["WEBHOOK", "CheckContext"]
+__all__ = [
+    "ERROR_FORMAT_03",
+    "NO_SUCH_ROUTE",
+    "ROUTE_MISSING",
+    "STATUS_CODES_03",
+    "WEBHOOK",
+    "CheckContext",
+]
 
 T = TypeVar("T")
 _UNSET: Any = object()
 _IDS = itertools.count(1)
 #: The webhook the push config checks register by default: nothing listens there.
 WEBHOOK = "http://127.0.0.1:9/a2a-conformance-webhook"
+#: A path under the HTTP+JSON base that no A2A server has (``CheckContext.judge_route``).
+NO_SUCH_ROUTE = "/a2a-conformance-no-such-route"
+ROUTE_MISSING = "no A2A route (the same answer as for a path no A2A server has, or HTTP 405)"
+#: The 0.3 sentences on HTTP+JSON errors (catalogue ids): the only rules 0.3 states.
+STATUS_CODES_03 = "v0.3-3.2.3-6"
+ERROR_FORMAT_03 = "v0.3-3.2.3-9"
+
+
+def _route_answer(reply: HttpReply) -> tuple[int | None, str, bytes]:
+    """What identifies a server's generic answer: status, media type, and the body with the
+    request's own path left out (generic pages often echo it)."""
+    path = urlsplit(reply.exchange.url).path
+    return reply.status, reply.media_type, reply.body.replace(path.encode(), b"{path}")
 
 
 class CheckContext:
@@ -88,6 +110,9 @@ class CheckContext:
         self.request_timeout = request_timeout
         self.stream_grace = stream_grace
         self.evidence: list[Exchange] = []
+        #: Notes a passing check reports besides its own: what 1.0 would judge otherwise
+        #: where the endpoint's version states no rule (see :meth:`advise`).
+        self.advisories: list[str] = []
 
     # ------------------------------------------------------------------ verdicts
 
@@ -103,6 +128,12 @@ class CheckContext:
     def expect(self, condition: object, message: str) -> None:
         if not condition:
             raise CheckFailed(message)
+
+    def advise(self, note: str) -> None:
+        """Report ``note`` with the verdict, failing nothing: where the endpoint's version
+        states no rule, what the server did differs from the rule of a later version."""
+        if note not in self.advisories:
+            self.advisories.append(note)
 
     # ------------------------------------------------------------------ card
 
@@ -335,10 +366,49 @@ class CheckContext:
                 if k.lower() not in ("a2a-version", "a2a-extensions", "x-a2a-extensions")
             }
         hdrs = {**base_headers, **vh, **(headers or {})}
+        url = self.rest_url(path)
         reply = await self.request(
-            method, self.rest_url(path), headers=hdrs, content=rest_content, params=query or None
+            method, url, headers=hdrs, content=rest_content, params=query or None
         )
-        return self._interpret(op, reply, None)
+        return await self.judge_route(self._interpret(op, reply, None), method, hdrs)
+
+    async def judge_route(
+        self, result: CallResult, method: str, headers: Mapping[str, str]
+    ) -> CallResult:
+        """``result`` with its HTTP+JSON error marked ``route_missing`` when the route is not
+        there: a 405 (HTTP's own "no such method for this resource", RFC 9110 §15.5.6), or a
+        404 that is the very answer the server gives for a path no A2A server has. Any other
+        404 is an answer of the route (an A2A error such as TaskNotFound), whatever its body:
+        0.3 fixes no error body, so its errors cannot be told by their shape (0.3 §3.2.3)."""
+        err = result.error
+        if err is None or err.transport != REST or err.body_shape_ok:
+            return result
+        if err.http_status == 405:
+            return attrs.evolve(result, error=attrs.evolve(err, route_missing=True))
+        if err.http_status != 404:
+            return result
+        generic = await self._generic_answer(method, headers)
+        if generic is None or _route_answer(result.http) != generic:
+            return result
+        return attrs.evolve(result, error=attrs.evolve(err, route_missing=True))
+
+    async def _generic_answer(
+        self, method: str, headers: Mapping[str, str]
+    ) -> tuple[int | None, str, bytes] | None:
+        """What the server answers ``method`` on a path under the HTTP+JSON base that no A2A
+        server has (asked once per endpoint and method); ``None`` without an HTTP answer."""
+        key = f"generic-answer:{method}"
+        if key not in self.shared:
+            framing = ("content-length", "host", "transfer-encoding")
+            reply = await self.request(
+                method,
+                self.rest_url(NO_SUCH_ROUTE),
+                headers={k: v for k, v in headers.items() if k.lower() not in framing},
+                content=b"{}" if method in ("POST", "PUT", "PATCH") else None,
+            )
+            self.shared[key] = _route_answer(reply) if reply.status is not None else None
+        answer: tuple[int | None, str, bytes] | None = self.shared[key]
+        return answer
 
     def _interpret(self, op: str, reply: HttpReply, request_id: Any) -> CallResult:
         base: dict[str, Any] = dict(
@@ -389,7 +459,7 @@ class CheckContext:
                 return CallResult(**base, result=reply.json(), has_result=True)
             except ValueError:
                 return CallResult(**base, problem=f"HTTP {reply.status}: the body is not JSON")
-        return CallResult(**base, error=rest_error(reply))
+        return CallResult(**base, error=rest_error(reply, self.version))
 
     # ------------------------------------------------------------------ decoding
 
@@ -423,13 +493,46 @@ class CheckContext:
             self.fail(f"{what or result.op}: expected a result, got {result.describe()}")
         return result.result
 
-    def expect_error(self, result: CallResult, cls: type[JSONRPCError], what: str) -> RemoteError:
-        want = describe_error_class(cls, self.transport)
-        if result.error is None:
-            self.fail(f"{what}: expected {want}, got {result.describe()}")
-        if not result.error.is_(cls):
-            self.fail(f"{what}: expected {want}, got {result.error.describe()}")
-        return result.error
+    def expect_error(
+        self, result: CallResult, cls: type[JSONRPCError], what: str, *, named: bool = True
+    ) -> RemoteError:
+        """The error ``cls``, judged by the endpoint's version (``RemoteError.may_be``).
+
+        Over 0.3 HTTP+JSON that is an error status of ``cls``'s class with a JSON body from
+        a route that exists (0.3 §3.2.3 names no status per error type and no body shape);
+        a status other than 1.0's for ``cls`` is an advisory, not a failure. ``named=False``:
+        the version's text names no error type here (only "an error"), so any error passes
+        and one that cannot be ``cls`` is an advisory."""
+        want = describe_error_class(cls, self.transport, self.version)
+        err = result.error
+        if err is None:
+            self.fail(
+                f"{what}: expected {'an error' if not named else want}, got {result.describe()}"
+            )
+        if err.route_missing:
+            self.fail(f"{what}: expected {want}, got {err.describe()}: {ROUTE_MISSING}")
+        if err.transport == REST and err.version == "0.3":
+            try:
+                result.http.json()
+            except ValueError:
+                self.fail(
+                    f"{what}: the error body is not JSON ({excerpt(result.http.body, 120)!r}): "
+                    f"0.3 §3.2.3: {requirement(ERROR_FORMAT_03).sentence!r}"
+                )
+        if not err.may_be(cls):
+            if named:
+                self.fail(f"{what}: expected {want}, got {err.describe()}")
+            self.advise(
+                f"advisory: {what}: {err.describe()}, where 1.0 says "
+                f"{describe_error_class(cls, self.transport)}; {self.version} names no error type"
+            )
+        elif err.transport == REST and err.version == "0.3" and err.http_status != cls.http_status:
+            self.advise(
+                f"advisory: {what}: HTTP {err.http_status} where 1.0 (§5.4) maps "
+                f"{cls.__name__} to {cls.http_status}; 0.3 names no status per error "
+                f"type (0.3 §3.2.3: {requirement(STATUS_CODES_03).sentence!r})"
+            )
+        return err
 
     def expect_any_error(self, result: CallResult, what: str) -> RemoteError:
         if result.error is None:
@@ -536,6 +639,7 @@ class CheckContext:
                     err.get("code"),
                     str(err.get("message", "")),
                     details=tuple(err.get("details") or ()),
+                    version=self.version,
                 )
                 return event
             payload = value

@@ -87,6 +87,19 @@ _EQUIVALENCE = (
     "binding.equivalence",
 )
 
+# The checks that judge 0.3 HTTP+JSON error answers by 0.3 §3.2.3 (CheckContext.expect_error).
+_REST_ERRORS_03 = (
+    "rest.error-status",
+    "card.interfaces-reachable",
+    "get.unknown-task",
+    "send.unknown-task",
+    "cancel.terminal",
+    "cancel.unknown-task",
+    "push.unknown-task",
+    "rest.invalid-body",
+    "robustness.malformed-bodies",
+)
+
 LINKS: Final[Mapping[str, Link]] = {
     # §1.4 normative content
     "v1.0-1.4-2": DOC,
@@ -428,10 +441,12 @@ LINKS: Final[Mapping[str, Link]] = {
     "v0.3-3.2.3-3": ("send.returns-task-or-message", "get.task", "push.crud"),
     "v0.3-3.2.3-4": ("send.returns-task-or-message", "get.task", "cancel.running"),
     "v0.3-3.2.3-5": ("rest.content-type-json",),
-    "v0.3-3.2.3-6": ("rest.error-status",),
+    # The only rules 0.3 states on HTTP+JSON errors (no status per error type, no body
+    # shape): an error status of the error's class, a JSON body, from a route that exists.
+    "v0.3-3.2.3-6": _REST_ERRORS_03,
     "v0.3-3.2.3-7": ("wire.json-names", "stream.events-decode"),
     "v0.3-3.2.3-8": _EQUIVALENCE,
-    "v0.3-3.2.3-9": ("rest.error-status",),
+    "v0.3-3.2.3-9": _REST_ERRORS_03,
     "v0.3-3.2.4-2": CUSTOM,
     "v0.3-3.2.4-3": CUSTOM,
     "v0.3-3.2.4-4": CUSTOM,

@@ -41,7 +41,9 @@ _A2A_REASONS = {
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
-def describe_error_class(cls: type[JSONRPCError], transport: str) -> str:
+def describe_error_class(cls: type[JSONRPCError], transport: str, version: str = "1.0") -> str:
+    if transport == REST and version == "0.3":  # no status per error type in 0.3 (§3.2.3)
+        return f"{cls.__name__} (an HTTP {cls.http_status // 100}xx error with a JSON body)"
     if transport == REST:
         reason = f" {cls.reason}" if cls.reason else ""
         return f"{cls.__name__} (HTTP {cls.http_status}{reason})"
@@ -90,11 +92,34 @@ class RemoteError:
     reason: str | None = None
     details: tuple[Any, ...] = ()
     body_shape_ok: bool = True
+    #: The A2A version of the endpoint that answered (``may_be`` judges by its rules).
+    version: str = "1.0"
+    #: HTTP+JSON: the answer is the server's generic one for a path no A2A server has
+    #: (``CheckContext.call`` compares the two): the route is missing, this is no A2A error.
+    route_missing: bool = False
 
     def is_(self, cls: type[JSONRPCError]) -> bool:
+        """Whether this is ``cls`` by 1.0's rules: the JSON-RPC code, or over HTTP+JSON the
+        status of 1.0's table (§5.4) and the ErrorInfo reason when there is one."""
         if self.transport == JSONRPC:
             return self.code == cls.code
         if self.http_status != cls.http_status:
+            return False
+        if cls.reason is None:
+            return self.reason is None or self.reason not in _A2A_REASONS
+        return self.reason is None or self.reason == cls.reason
+
+    def may_be(self, cls: type[JSONRPCError]) -> bool:
+        """Whether this can be ``cls`` by its own version's text. As :meth:`is_`, except over
+        0.3 HTTP+JSON, which fixes neither an error body nor a status per error type: 0.3
+        §3.2.3 asks only for "appropriate HTTP status codes ... that correspond to A2A error
+        types". There an error may be ``cls`` when its status is of ``cls``'s class (4xx for
+        an error the client caused, 5xx for the server's own) and the route exists; an
+        ErrorInfo reason, when the body has one, must still agree."""
+        if self.transport != REST or self.version != "0.3":
+            return self.is_(cls)
+        status = self.http_status
+        if self.route_missing or status is None or status // 100 != cls.http_status // 100:
             return False
         if cls.reason is None:
             return self.reason is None or self.reason not in _A2A_REASONS
@@ -198,7 +223,7 @@ class StreamEvent:
         return f"#{self.index} undecodable: {self.problem or self.decode_error}"
 
 
-def rest_error(reply: HttpReply) -> RemoteError:
+def rest_error(reply: HttpReply, version: str = "1.0") -> RemoteError:
     try:
         body = reply.json()
     except ValueError:
@@ -222,6 +247,7 @@ def rest_error(reply: HttpReply) -> RemoteError:
             reason=reason,
             details=details,
             body_shape_ok=True,
+            version=version,
         )
     message = ""
     if isinstance(body, dict):
@@ -233,6 +259,7 @@ def rest_error(reply: HttpReply) -> RemoteError:
         data=body,
         http_status=reply.status,
         body_shape_ok=False,
+        version=version,
     )
 
 

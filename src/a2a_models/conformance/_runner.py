@@ -232,7 +232,7 @@ async def run_check(
             f"the check crashed: {type(exc).__name__}: {exc} "
             f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
         )
-    return done(Status.PASS, note or "")
+    return done(Status.PASS, "; ".join(n for n in (note, *ctx.advisories) if n))
 
 
 @attrs.frozen

@@ -122,6 +122,9 @@ class StreamSession(AsyncClosing):
         )
         self.non_stream = reply
         result = self._ctx._interpret("SendStreamingMessage", reply, None)
+        result = await self._ctx.judge_route(
+            result, self._request.method, dict(self._request.headers)
+        )
         self.error = result.error
 
     async def next(self, timeout: float = 10.0) -> StreamEvent | None:

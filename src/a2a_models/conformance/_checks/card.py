@@ -12,7 +12,7 @@ from ... import codec
 from ... import models as m
 from ...errors import DecodeError
 from ...signing import ASYMMETRIC_ALGORITHMS, CardSignatureError
-from .._context import CheckContext
+from .._context import ROUTE_MISSING, CheckContext
 from .._jws import b64url_decode, signing_available, verify_card
 from .._registry import ALL_TRANSPORTS, CARD, JSONRPC, Level, check
 from .._target import WELL_KNOWN, normalize_version
@@ -263,14 +263,20 @@ async def card_interfaces_reachable(ctx: CheckContext) -> str | None:
             dead.append(f"{ep.transport} {ep.url}: {res.http.error}")
         elif ep.transport == JSONRPC and res.error is None and not res.has_result:
             dead.append(f"{ep.transport} {ep.url}: {res.problem}")
-        elif status >= 500 or (
-            ep.transport != JSONRPC
+        elif status >= 500:
+            dead.append(f"{ep.transport} {ep.url}: HTTP {status} (server error)")
+        elif res.error is not None and res.error.route_missing:
+            dead.append(f"{ep.transport} {ep.url}: HTTP {status}: {ROUTE_MISSING}")
+        elif (
+            ep.version == "1.0"
+            and ep.transport != JSONRPC
             and status in (404, 405)
             and (res.error is None or not res.error.body_shape_ok)
         ):
+            # 1.0 errors are google.rpc.Status bodies (§11.6): this answer is not one.
             dead.append(
-                f"{ep.transport} {ep.url}: HTTP {status} "
-                f"({'no A2A route' if status in (404, 405) else 'server error'})"
+                f"{ep.transport} {ep.url}: HTTP {status} without a google.rpc.Status body "
+                "(§11.6): not an A2A answer"
             )
     ctx.expect(not dead, "; ".join(dead))
     return f"{len(endpoints)} interface(s) answered"

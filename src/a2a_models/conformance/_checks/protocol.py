@@ -11,7 +11,8 @@ from ...errors import (
     TaskNotFoundError,
     VersionNotSupportedError,
 )
-from .._context import CheckContext
+from .._catalogue import requirement
+from .._context import ROUTE_MISSING, STATUS_CODES_03, CheckContext
 from .._registry import JSONRPC, REST, Level, check
 from .._replies import ERROR_INFO_TYPE, CallResult, HttpReply
 from .._target import excerpt
@@ -26,19 +27,29 @@ def _probe() -> m.GetTaskRequest:
 
 def _served(ctx: CheckContext, res: CallResult, what: str) -> None:
     """The request was processed as the version asked (not refused, not unknown)."""
-    if res.error is None:
+    err = res.error
+    if err is None:
         ctx.expect(res.problem is None, f"{what}: {res.problem}")
         return
+    # 0.3 has no VersionNotSupportedError: over its HTTP+JSON, whose errors have no fixed
+    # body or status (0.3 §3.2.3), only an ErrorInfo reason can say the version was refused.
+    untyped_03 = err.transport == REST and ctx.version == "0.3" and err.reason is None
     ctx.expect(
-        not res.error.is_(VersionNotSupportedError), f"{what}: refused with {res.error.describe()}"
+        untyped_03 or not err.is_(VersionNotSupportedError),
+        f"{what}: refused with {err.describe()}",
     )
     if ctx.transport == JSONRPC:
         ctx.expect(
-            not res.error.is_(MethodNotFoundError),
-            f"{what}: the method is unknown ({res.error.describe()}): not served as {ctx.version}",
+            not err.is_(MethodNotFoundError),
+            f"{what}: the method is unknown ({err.describe()}): not served as {ctx.version}",
         )
-    elif res.error.http_status in (404, 405) and not res.error.body_shape_ok:
-        ctx.fail(f"{what}: HTTP {res.error.http_status} without an A2A error body: no such route")
+    elif err.route_missing:
+        ctx.fail(f"{what}: HTTP {err.http_status}: {ROUTE_MISSING}")
+    elif ctx.version == "1.0" and err.http_status in (404, 405) and not err.body_shape_ok:
+        ctx.fail(
+            f"{what}: HTTP {err.http_status} without a google.rpc.Status body (§11.6): "
+            "not an A2A answer"
+        )
 
 
 @check(
@@ -198,7 +209,8 @@ async def rest_error_info(ctx: CheckContext) -> str | None:
     "rest.error-status",
     "0.3 §3.2.3",
     MUST,
-    "0.3 HTTP+JSON errors use the mapped HTTP status and a JSON body",
+    "0.3 HTTP+JSON errors: an error status of the error's class (4xx for the client's), a "
+    "JSON body, from a route that exists (0.3 fixes no status per error type)",
     versions=("0.3",),
     transports=_REST,
 )
@@ -321,13 +333,19 @@ async def malformed(ctx: CheckContext) -> str | None:
             problems.append(f"{what}: HTTP {reply.status} to {sent!r}")
         elif ctx.transport == REST and reply.status < 400:
             problems.append(f"{what}: HTTP {reply.status}, expected a 4xx, to {sent!r}")
-    ctx.expect(
-        not problems,
-        "; ".join(problems)
-        + " (§3.3.2: a malformed request is the client's error, answered "
-        + ("-32700/-32600 (§9.5)" if ctx.transport == JSONRPC else "HTTP 400 (§11.6)")
-        + "; 5xx is for the server's own failures)",
-    )
+    if ctx.version == "0.3" and ctx.transport == REST:
+        why = (
+            " (a malformed request is the client's error, -32700/-32600 in 0.3 §8.1, and 0.3 "
+            f"§3.2.3 asks for statuses that correspond to it: {requirement(STATUS_CODES_03).sentence!r}; "
+            "5xx is for the server's own failures)"
+        )
+    else:
+        why = (
+            " (§3.3.2: a malformed request is the client's error, answered "
+            + ("-32700/-32600 (§9.5)" if ctx.transport == JSONRPC else "HTTP 400 (§11.6)")
+            + "; 5xx is for the server's own failures)"
+        )
+    ctx.expect(not problems, "; ".join(problems) + why)
     return None
 
 
@@ -348,7 +366,15 @@ async def oversized(ctx: CheckContext) -> str | None:
     reply = await _post_raw(ctx, body)
     if reply.status is None:
         ctx.fail(f"no response to an 8 MiB body ({reply.error})")
-    ctx.expect(reply.status < 500, f"HTTP {reply.status} for an 8 MiB body")
+    ctx.expect(
+        reply.status < 500,
+        f"HTTP {reply.status} for an 8 MiB body"
+        + (
+            f" (0.3 §3.2.3: {requirement(STATUS_CODES_03).sentence!r})"
+            if ctx.version == "0.3" and ctx.transport == REST
+            else ""
+        ),
+    )
     return f"HTTP {reply.status}"
 
 

@@ -10,8 +10,9 @@ from typing import Any
 from ... import models as m
 from ..._state import TaskState
 from ...errors import InvalidParamsError
-from .._context import CheckContext
-from .._registry import PUSH_CONTRACT, STREAM_CONTRACT, Level, Requirement, check
+from .._catalogue import requirement
+from .._context import STATUS_CODES_03, CheckContext
+from .._registry import PUSH_CONTRACT, REST, STREAM_CONTRACT, Level, Requirement, check
 from .methods import _expect_task_first, _names_url
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
@@ -130,8 +131,22 @@ async def unknown_fields(ctx: CheckContext) -> str | None:
     req = ctx.send_request("hello")
     wire = _with_unknown_fields(ctx.encode_params("SendMessage", req))
     res = await ctx.call("SendMessage", req, raw_params=wire)
+    err = res.error
+    if ctx.version == "0.3" and err is not None:
+        # 0.3 states no rule on unknown members (1.0 §5.7 says to ignore them), so a refusal
+        # is conformant, if it is the client's error: not a 5xx (0.3 §3.2.3).
+        ctx.expect(
+            err.transport != REST or (err.http_status or 0) < 500,
+            f"a SendMessage with unknown fields was refused as a server error: "
+            f"{err.describe()} (0.3 §3.2.3: {requirement(STATUS_CODES_03).sentence!r})",
+        )
+        ctx.advise(
+            f"advisory: a SendMessage with unknown fields was refused: {err.describe()}, "
+            "where 1.0 §5.7 says they SHOULD be ignored; 0.3 states no rule"
+        )
+        return None
     ctx.expect(
-        res.error is None and res.problem is None and res.has_result,
+        err is None and res.problem is None and res.has_result,
         f"a SendMessage with unknown fields was refused: {res.describe()}",
     )
     value = ctx.decode(res)
@@ -307,7 +322,7 @@ async def owner_isolation(ctx: CheckContext) -> str | None:
                     push.error is not None, "another identity could add a push config to the task"
                 )
                 err = push.error
-                if err is not None and err.is_(InvalidParamsError) and _names_url(err):
+                if err is not None and err.may_be(InvalidParamsError) and _names_url(err):
                     # refused for its URL, not for its owner: that part proves nothing
                     note = (
                         f"push configs not decided: the webhook URL was refused "

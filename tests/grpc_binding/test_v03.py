@@ -28,7 +28,13 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import SERVICE_NAME, GrpcClient, GrpcServer
 from a2a_models.adapters.grpc._events import event_id_of
 from a2a_models.adapters.grpc._pb import a2a_v03_pb2 as pb
-from a2a_models.adapters.grpc._v03 import BY_OPERATION, RPCS, SERVICE_NAME_V03, result_of
+from a2a_models.adapters.grpc._v03 import (
+    BY_OPERATION,
+    RPCS,
+    SERVICE_NAME_V03,
+    request_message,
+    result_of,
+)
 from a2a_models.errors import EncodeError, InvalidParamsError
 from a2a_models.protocol import METHODS, V0_3, encode_rest_result
 from a2a_models.testing import strategies as a2a_st
@@ -288,3 +294,34 @@ async def test_push_configs_and_card() -> None:
         with pytest.raises(grpc.aio.AioRpcError) as info:
             await _call(channel, "GetAgentCard")(pb.GetAgentCardRequest())
         assert (info.value.details() or "").startswith("UnsupportedOperationError: ")
+
+
+def test_the_client_side_request_messages_read_back() -> None:
+    # request_message (the client's half) and decode_request (the server's) agree.
+    params = {
+        "SendMessage": m.SendMessageRequest(
+            message=m.Message.user("hi"),
+            configuration=m.SendMessageConfiguration(history_length=2, return_immediately=False),
+            metadata={"n": 1},
+        ),
+        "GetTask": m.GetTaskRequest(id="t-1", history_length=3),
+        "CancelTask": m.CancelTaskRequest(id="t-1"),
+        "SubscribeToTask": m.SubscribeToTaskRequest(id="t-1"),
+        "CreateTaskPushNotificationConfig": m.TaskPushNotificationConfig(
+            task_id="t-1", id="c1", url="https://h.example/x", token="tok"
+        ),
+        "GetTaskPushNotificationConfig": m.GetTaskPushNotificationConfigRequest(
+            task_id="t-1", id="c1"
+        ),
+        "DeleteTaskPushNotificationConfig": m.DeleteTaskPushNotificationConfigRequest(
+            task_id="t-1", id="c1"
+        ),
+        "ListTaskPushNotificationConfigs": m.ListTaskPushNotificationConfigsRequest(task_id="t-1"),
+        "GetExtendedAgentCard": m.GetExtendedAgentCardRequest(),
+    }
+    for operation, sent in params.items():
+        rpc = BY_OPERATION[operation]
+        raw = request_message(rpc, sent).SerializeToString()
+        assert rpc.decode_request(raw) == sent, operation
+    with pytest.raises(ValueError):
+        request_message(BY_OPERATION["GetTask"], m.GetTaskRequest(id="a/b"))

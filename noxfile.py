@@ -5,7 +5,7 @@
 * ``lint``      - ``ruff check`` and ``ruff format --check``
 * ``docs``      - build the documentation site (mkdocs, strict: a broken link or reference fails)
 * ``schemas``   - regenerate the committed JSON Schemas in ``spec/json``
-* ``protos``    - regenerate the committed ``lf.a2a.v1`` protobuf/gRPC modules of the gRPC adapter
+* ``protos``    - regenerate the committed protobuf/gRPC modules of the gRPC adapter (1.0 and 0.3)
 * ``bench``     - run every ``bench/*.py`` script
 
 The contract tests need the A2A spec checkout at ``../shared/a2a-spec``.
@@ -78,10 +78,11 @@ def schemas(session: nox.Session) -> None:
 
 @nox.session
 def protos(session: nox.Session) -> None:
-    """Regenerate adapters/grpc/_pb from ../shared/a2a-spec/1.0.1/a2a.proto (grpcio-tools)."""
+    """Regenerate adapters/grpc/_pb from ../shared/a2a-spec/{1.0.1,0.3.0}/a2a.proto (grpcio-tools)."""
     session.install("-e.[grpc]", "grpcio-tools>=1.85.1")
-    proto = ROOT.parent / "shared" / "a2a-spec" / "1.0.1" / "a2a.proto"
-    session.run("python", "-m", "a2a_models.adapters.grpc._protoc", str(proto))
+    for version in ("1.0.1", "0.3.0"):
+        proto = ROOT.parent / "shared" / "a2a-spec" / version / "a2a.proto"
+        session.run("python", "-m", "a2a_models.adapters.grpc._protoc", str(proto))
 
 
 @nox.session

@@ -29,7 +29,7 @@ from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
 from a2a_models.errors import DecodeError, EncodeError
 from a2a_models.testing import strategies as a2a_st
 
-PROTO = Path(__file__).resolve().parents[3] / "shared" / "a2a-spec" / "1.0.1" / "a2a.proto"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "a2a-spec"
 PB_DIR = Path(_protoc.__file__).parent / "_pb"
 
 TYPES: list[Any] = [*a2a_st.MODEL_TYPES, *a2a_st.UNION_TYPES]
@@ -39,11 +39,15 @@ def _name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or repr(tp)
 
 
-def test_generated_modules_are_fresh(tmp_path: Path) -> None:
-    if not PROTO.exists():
-        pytest.fail(f"the A2A spec checkout is missing: {PROTO} (see noxfile 'protos')")
-    _protoc.generate(PROTO, tmp_path)
-    for name in _protoc.OUTPUTS:
+@pytest.mark.parametrize("version", ["1.0.1", "0.3.0"])
+def test_generated_modules_are_fresh(tmp_path: Path, version: str) -> None:
+    proto = SPEC / version / "a2a.proto"
+    if not proto.exists():
+        pytest.fail(f"the A2A spec checkout is missing: {proto} (see noxfile 'protos')")
+    written = _protoc.generate(proto, tmp_path)
+    stem, _ = _protoc.target(proto.read_text(encoding="utf-8"))
+    assert [p.name for p in written] == list(_protoc.outputs(stem))
+    for name in _protoc.outputs(stem):
         fresh = (tmp_path / name).read_text(encoding="utf-8")
         committed = (PB_DIR / name).read_text(encoding="utf-8")
         assert fresh == committed, f"{name} is stale: run `nox -s protos`"

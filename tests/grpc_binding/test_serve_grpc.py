@@ -46,8 +46,14 @@ async def test_grpc_beside_http_one_store(serve: Any, tmp_path: Path) -> None:
     async with httpx.AsyncClient() as http:
         card = (await http.get(served.root + "/.well-known/agent-card.json")).json()
     grpc_interfaces = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
+    # One port, both services; the 0.3 URL is host:port, what 0.3 clients dial as it is.
     assert grpc_interfaces == [
-        {"url": grpc_url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        {"url": grpc_url, "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+        {
+            "url": grpc_url.removeprefix("grpc://"),
+            "protocolBinding": "GRPC",
+            "protocolVersion": "0.3",
+        },
     ]
 
     async with GrpcClient(grpc_url, timeout=10) as client:

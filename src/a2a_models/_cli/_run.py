@@ -91,13 +91,27 @@ def _with_bearer_security(card: AgentCard) -> AgentCard:
 
 
 def _with_grpc_interface(card: AgentCard, grpc_url: str) -> AgentCard:
+    """The card with a ``GRPC`` interface at ``grpc_url`` for each A2A version its other
+    interfaces offer (the gRPC server serves 1.0's and 0.3's service on one port)."""
     import attrs
 
     from ..models import AgentInterface
 
-    grpc = AgentInterface(url=grpc_url, protocol_binding=ProtocolBinding.GRPC)
     others = tuple(i for i in card.supported_interfaces if i.protocol_binding != "GRPC")
-    return attrs.evolve(card, supported_interfaces=(*others, grpc))
+    versions = dict.fromkeys(i.protocol_version for i in others) or {"1.0": None}
+    # 0.3 clients (the a2a-sdk 0.3.x's) hand the URL to grpc.aio.insecure_channel as
+    # it is, which takes host:port but not grpc://host:port ("Misformatted domain
+    # name"): its servers advertise host:port, and so does the 0.3 interface here.
+    bare = grpc_url.removeprefix("grpc://")
+    grpc = tuple(
+        AgentInterface(
+            url=bare if v.startswith("0.") else grpc_url,
+            protocol_binding=ProtocolBinding.GRPC,
+            protocol_version=v,
+        )
+        for v in versions
+    )
+    return attrs.evolve(card, supported_interfaces=(*others, *grpc))
 
 
 def grpc_url_for(options: ServeOptions, grpc_port: int) -> str:

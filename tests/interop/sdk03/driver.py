@@ -5,11 +5,13 @@ Run by the 0.3 SDK's own interpreter (``.venv-a2a03``); ``test_sdk03.py`` judges
     python driver.py URL TRANSPORT TOKEN
 
 ``ClientFactory`` builds the client from the agent's well-known card, as a deployed 0.3 client
-does; TRANSPORT (``JSONRPC`` or ``HTTP+JSON``) is the one it may use. Each line is
+does; TRANSPORT (``JSONRPC``, ``HTTP+JSON`` or ``GRPC``) is the one it may use. Each line is
 ``{"op": ..., "ok": true, ...what came back}`` or ``{"op": ..., "ok": false, "error": ...}``
-where ``error`` is the SDK's exception: its class, and its JSON-RPC code or HTTP status.
-The two push operations the 0.3 ``Client`` lacks (list, delete) are sent by hand over
-JSON-RPC and read with the SDK's own response models.
+where ``error`` is the SDK's exception: its class, and its JSON-RPC code, HTTP status or
+gRPC status and message. The two push operations the 0.3 ``Client`` lacks (list, delete)
+are sent by hand over JSON-RPC and gRPC (its own stub) and read with the SDK's own models.
+Over gRPC the channel is ``grpc.aio.insecure_channel(url)`` of the card's URL, as the SDK's
+samples make it, with the bearer token added to each call's metadata.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
+import grpc
+import grpc.aio
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
+from a2a.grpc import a2a_pb2, a2a_pb2_grpc
 from a2a.types import (
     DataPart,
     DeleteTaskPushNotificationConfigResponse,
@@ -44,6 +49,7 @@ from a2a.types import (
     TaskQueryParams,
     TextPart,
 )
+from a2a.utils import proto_utils
 
 URL, TRANSPORT, TOKEN = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -66,6 +72,8 @@ def error(exc: BaseException) -> dict[str, Any]:
         return {"type": type(exc).__name__, "code": exc.error.code}
     if isinstance(exc, A2AClientHTTPError):
         return {"type": type(exc).__name__, "status": exc.status_code}
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return {"type": type(exc).__name__, "code": exc.code().name, "message": exc.details()}
     return {"type": type(exc).__name__, "message": str(exc)[:300]}
 
 
@@ -91,6 +99,27 @@ def task_fields(task: Task) -> dict[str, Any]:
     }
 
 
+async def _bearer(continuation: Any, details: Any, request: Any) -> Any:
+    """The token in the call's metadata (the 0.3 gRPC transport sends none of its own)."""
+    metadata = [*(details.metadata or ()), ("authorization", f"Bearer {TOKEN}")]
+    return await continuation(details._replace(metadata=metadata), request)
+
+
+# grpc.aio files an interceptor under its first kind only: one object per kind.
+class UnaryBearer(grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await _bearer(continuation, details, request)
+
+
+class StreamBearer(grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await _bearer(continuation, details, request)
+
+
+def channel(url: str) -> Any:
+    return grpc.aio.insecure_channel(url, interceptors=[UnaryBearer(), StreamBearer()])
+
+
 async def events(stream: AsyncIterator[Any]) -> list[Any]:
     return [event async for event in stream]
 
@@ -107,6 +136,7 @@ async def main() -> None:
                 polling=polling,
                 supported_transports=[TRANSPORT],
                 httpx_client=http,
+                grpc_channel_factory=channel,
             )
             return ClientFactory(config).create(card)
 
@@ -177,6 +207,14 @@ async def main() -> None:
             await run("push-set", _push(unary.set_task_callback(config)))
             params = GetTaskPushNotificationConfigParams(id=tid, push_notification_config_id="c1")
             await run("push-get", _push(unary.get_task_callback(params)))
+            if TRANSPORT == "GRPC":
+                grpc_url = next(i.url for i in card.additional_interfaces if i.transport == "GRPC")
+                stub = a2a_pb2_grpc.A2AServiceStub(channel(grpc_url))
+                list_request = a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{tid}")
+                await run("push-list", _grpc_list(stub, list_request))
+                name = f"tasks/{tid}/pushNotificationConfigs/c1"
+                delete_request = a2a_pb2.DeleteTaskPushNotificationConfigRequest(name=name)
+                await run("push-delete", _grpc_delete(stub, delete_request))
             if TRANSPORT == "JSONRPC":
                 await run(
                     "push-list",
@@ -240,6 +278,17 @@ async def _resubscribe(client: Any, tid: str) -> dict[str, Any]:
 async def _push(work: Awaitable[TaskPushNotificationConfig]) -> dict[str, Any]:
     config = await work
     return {"config": config.model_dump(mode="json", exclude_none=True)}
+
+
+async def _grpc_list(stub: Any, request: Any) -> dict[str, Any]:
+    reply = await stub.ListTaskPushNotificationConfig(request)
+    configs = [proto_utils.FromProto.task_push_notification_config(c) for c in reply.configs]
+    return {"result": [c.model_dump(mode="json", exclude_none=True) for c in configs]}
+
+
+async def _grpc_delete(stub: Any, request: Any) -> dict[str, Any]:
+    await stub.DeleteTaskPushNotificationConfig(request)
+    return {"result": None}
 
 
 async def _rpc(

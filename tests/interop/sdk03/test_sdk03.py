@@ -2,8 +2,8 @@
 and clients run (the 1.x SDK's 0.3 compat layer is another code base: tests/http and
 tests/conformance cover it), over real sockets and processes:
 
-* its client (``ClientFactory`` from our card, JSON-RPC and HTTP+JSON) runs every operation
-  against our server (``driver.py``);
+* its client (``ClientFactory`` from our card, JSON-RPC, HTTP+JSON and gRPC) runs every
+  operation against our server (``driver.py``; gRPC against ``a2a-models serve --grpc-port``);
 * our client (the ``a2a-models`` commands, ``--version 0.3``) and the conformance harness run
   against its server: a helloworld-style agent implementing the conformance contract
   (``server.py``).
@@ -192,6 +192,82 @@ def test_the_sdk03_client_runs_every_operation_against_our_server(
         extended = got["extended-card"]
         assert extended["error"]["type"] == "ValidationError"
         assert "security.0.schemes" in extended["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def our_grpc_agent() -> Iterator[str]:
+    """``a2a-models serve --grpc-port`` with the conformance agent (a real process): its
+    card lists a 0.3 GRPC interface, served by the same port as the 1.0 one."""
+    port, grpc_port = free_port(), free_port()
+    args = ["serve", "--port", str(port), "--grpc-port", str(grpc_port), "--agent", "conformance"]
+    server = CliProcess(
+        [*args, "--store", "memory:", "--push-allow", "127.0.0.1"],
+        name="a2a-models serve --grpc-port",
+        env=cli_env({"A2A_AUTH_TOKENS": TOKEN}),
+    ).wait_ready()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def test_the_sdk03_client_runs_every_operation_against_our_grpc_server(
+    sdk03_python: str, our_grpc_agent: str
+) -> None:
+    # Before, serve had no a2a.v1.A2AService (UNIMPLEMENTED) and the card no 0.3 GRPC
+    # interface: the 0.3 client could not pick gRPC at all.
+    got = _drive(sdk03_python, our_grpc_agent, "GRPC")
+    assert got["card"] == {"ok": True, "name": "a2a-models conformance agent", "secured": True}
+    done = got["send"]
+    assert (done["ok"], done["state"], done["artifacts"]) == (True, "completed", [ARTIFACT_TEXT])
+    assert got["send-message-reply"] == {"ok": True, "reply": REPLY_TEXT}
+    assert got["send-file-and-data"]["parts"] == [  # the 0.3 proto: no file names
+        {"kind": "file", "file": {"bytes": "AAFieXRlcw==", "mimeType": "application/octet-stream"}},
+        {"kind": "file", "file": {"uri": "https://example.com/b.png", "mimeType": "image/png"}},
+        {"kind": "data", "data": {"n": 1.0, "list": [1.0, "two", None], "nested": {"ok": True}}},
+    ]
+    stream = got["stream"]
+    assert stream["kinds"] == [
+        "Task",
+        *["TaskStatusUpdateEvent"] * 4,
+        *["TaskArtifactUpdateEvent"] * 3,
+        "TaskStatusUpdateEvent",
+    ]
+    assert (stream["state"], stream["artifacts"]) == ("completed", ["chunk-0chunk-1chunk-2"])
+    assert got["get"] == {**done, "history": 1}
+    assert got["cancel-running"] == {
+        "ok": True,
+        "submitted": "working",
+        "opening": "working",
+        "canceled": "canceled",
+        "followed": "canceled",
+    }
+    config = {
+        "id": "c1",
+        "url": "http://127.0.0.1:9/hook",
+        "token": "tok",
+        "authentication": {"schemes": ["Bearer"], "credentials": "cred"},
+    }
+    pushed = {"taskId": done["id"], "pushNotificationConfig": config}
+    assert got["push-set"] == got["push-get"] == {"ok": True, "config": pushed}
+    assert got["push-list"] == {"ok": True, "result": [pushed]}
+    assert got["push-delete"] == {"ok": True, "result": None}
+    # Errors: the status code, and the message led by the error's name, which is how
+    # the SDK's 0.3 servers say which error it is (and its 1.x compat client reads it).
+    failed = ["cancel-completed", "resubscribe-completed", "get-unknown", "cancel-unknown"]
+    errors = {
+        op: (got[op]["error"]["code"], got[op]["error"]["message"].split(":", 1)[0])
+        for op in [*failed, "resubscribe-unknown"]
+    }
+    assert errors == {
+        "cancel-completed": ("FAILED_PRECONDITION", "TaskNotCancelableError"),
+        "resubscribe-completed": ("FAILED_PRECONDITION", "UnsupportedOperationError"),
+        "get-unknown": ("NOT_FOUND", "TaskNotFoundError"),
+        "cancel-unknown": ("NOT_FOUND", "TaskNotFoundError"),
+        "resubscribe-unknown": ("NOT_FOUND", "TaskNotFoundError"),
+    }
+    # The card declares no extended card: the client keeps the public one.
+    assert got["extended-card"] == {"ok": True, "name": "a2a-models conformance agent"}
 
 
 # ------------------------------------------------------------------ our client, its server

@@ -1,4 +1,5 @@
-"""The gRPC binding's server: ``lf.a2a.v1.A2AService`` on an :class:`~a2a_models.server.A2AServer`.
+"""The gRPC binding's server: ``lf.a2a.v1.A2AService`` (A2A 1.0) and ``a2a.v1.A2AService``
+(A2A 0.3) on an :class:`~a2a_models.server.A2AServer`, side by side on one port.
 
 Every RPC goes through the shared operations seam
 (:func:`~a2a_models.server.dispatch`, :func:`~a2a_models.server.error_for`,
@@ -6,13 +7,18 @@ Every RPC goes through the shared operations seam
 HTTP+JSON endpoints use, so one engine serves all three bindings: a task
 created over gRPC is visible over JSON-RPC and REST, with the same owner.
 
+* A service is one A2A version (:class:`_Service`); its RPCs differ only in
+  how their messages convert (1.0: ``_convert``, direct; 0.3: ``_v03``, through
+  the 0.3 HTTP+JSON dialect). Everything else here serves both.
 * Service parameters come from the metadata (spec §10.2): ``a2a-version``
-  (absent means 1.0 here: ``lf.a2a.v1`` *is* the 1.0 service; anything
-  else is ``VERSION_NOT_SUPPORTED``) and ``a2a-extensions``; the activated
-  extensions go back in the initial metadata.
+  (absent means the service's own version: ``lf.a2a.v1`` *is* the 1.0 service,
+  ``a2a.v1`` the 0.3 one; another is ``VERSION_NOT_SUPPORTED``) and
+  ``a2a-extensions``; the activated extensions go back in the initial metadata.
 * The caller is whoever :meth:`A2AServer.authenticate` (or the given HTTP
   :class:`~a2a_models.adapters.http.Authenticator`) makes of the metadata.
-* Errors are gRPC statuses with ``google.rpc.ErrorInfo`` details (§10.6, see ``_status``).
+* Errors are gRPC statuses with ``google.rpc.ErrorInfo`` details (§10.6, see ``_status``);
+  0.3's messages also start with the error's name (``TaskNotFoundError: ...``), as
+  the a2a-sdk's 0.3 servers write them and its clients read them.
 * Deadlines: gRPC cancels the handler when the client's deadline passes.
 * Requests above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED);
   answers are not bounded (the client's receive limit decides).
@@ -28,6 +34,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
 import grpc
 import grpc.aio
 
@@ -40,7 +47,7 @@ from ...errors import (
     VersionNotSupportedError,
     quote_input,
 )
-from ...protocol import METHODS, V1_0, MethodSpec, negotiate_version
+from ...protocol import METHODS, V0_3, V1_0, MethodSpec, negotiate_version
 from ...server import (
     A2AServer,
     CallContext,
@@ -60,6 +67,7 @@ from ._keepalive import (
 )
 from ._pb import a2a_pb2 as pb
 from ._status import status_of
+from ._v03 import RPCS, SERVICE_NAME_V03, Rpc03
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "SERVICE_NAME", "A2AServicer", "GrpcServer"]
 
@@ -70,7 +78,7 @@ SERVICE_NAME = "lf.a2a.v1.A2AService"
 #: Default limit of one request message (the HTTP body limit's size).
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
-# RPC name -> the protobuf message class of its request.
+# 1.0 RPC name (the operation's) -> the protobuf message class of its request.
 _REQUEST_PB: dict[str, Any] = {
     "SendMessage": pb.SendMessageRequest,
     "SendStreamingMessage": pb.SendMessageRequest,
@@ -85,6 +93,66 @@ _REQUEST_PB: dict[str, Any] = {
     "GetExtendedAgentCard": pb.GetExtendedAgentCardRequest,
 }
 _EMPTY = b""  # google.protobuf.Empty serializes to nothing
+
+
+def _empty(result: Any) -> bytes:
+    return _EMPTY
+
+
+@attrs.frozen(slots=True)
+class _Rpc:
+    """One RPC of a served service: its operation, and its messages' bytes <-> models."""
+
+    spec: MethodSpec
+    #: The request's bytes -> the operation's params (``InvalidParamsError`` if malformed).
+    decode: Callable[[bytes], Any]
+    #: A result (or one stream item) -> the response's bytes.
+    encode: Callable[[Any], bytes]
+
+
+@attrs.frozen(slots=True)
+class _Service:
+    """A gRPC service of the A2A ``version``: its full name and RPCs by name."""
+
+    name: str
+    version: str
+    rpcs: Mapping[str, _Rpc]
+
+
+def _rpc_v10(spec: MethodSpec) -> _Rpc:
+    request_pb = _REQUEST_PB[spec.name]
+
+    def decode(raw: bytes) -> Any:
+        try:
+            message = request_pb.FromString(raw)
+        except Exception as exc:  # protobuf's DecodeError
+            raise InvalidParamsError(
+                f"{spec.name}: the request is not a valid protobuf ({exc})"
+            ) from None
+        try:
+            return from_proto(spec.params_type, message)
+        except ValueError as exc:  # DecodeError: names the field
+            raise InvalidParamsError(f"{spec.name}: {exc}") from None
+
+    if spec.result_type is None:
+        return _Rpc(spec, decode, _empty)
+    as_type = spec.result_type if spec.result_type in _UNIONS else None
+
+    def encode(result: Any) -> bytes:
+        return to_proto(result, as_type).SerializeToString()  # type: ignore[no-any-return]
+
+    return _Rpc(spec, decode, encode)
+
+
+def _rpc_v03(rpc: Rpc03) -> _Rpc:
+    return _Rpc(rpc.spec, rpc.decode_request, rpc.encode_result)
+
+
+_UNIONS = (m.SendMessageResponse, m.StreamResponse)
+_SERVICES: dict[str, _Service] = {
+    V1_0: _Service(SERVICE_NAME, V1_0, {name: _rpc_v10(spec) for name, spec in METHODS.items()}),
+    V0_3: _Service(SERVICE_NAME_V03, V0_3, {rpc.name: _rpc_v03(rpc) for rpc in RPCS}),
+}
 
 
 class _MetadataRequest:
@@ -109,7 +177,7 @@ def _metadata(context: Any) -> dict[str, str]:
 
 
 class A2AServicer:
-    """The handlers of every ``A2AService`` RPC over one :class:`A2AServer`.
+    """The handlers of every RPC of both A2A services over one :class:`A2AServer`.
 
     ``authenticator`` (optional) is an HTTP-adapter authenticator reading the
     metadata as headers; without it the server's own ``authenticate`` decides.
@@ -123,50 +191,52 @@ class A2AServicer:
 
     # ------------------------------------------------------------ plumbing
 
-    def handler(self) -> grpc.GenericRpcHandler:
-        """The generic handler serving ``lf.a2a.v1.A2AService``."""
+    def handler(self, version: str = V1_0) -> grpc.GenericRpcHandler:
+        """The generic handler serving the A2A ``version`` service (``lf.a2a.v1.A2AService``
+        for 1.0, ``a2a.v1.A2AService`` for 0.3)."""
+        service = _SERVICES[version]
         handlers = {}
-        for name, spec in METHODS.items():
-            if spec.streaming:
-                handlers[name] = grpc.unary_stream_rpc_method_handler(self._stream_handler(spec))
+        for name, rpc in service.rpcs.items():
+            if rpc.spec.streaming:
+                handlers[name] = grpc.unary_stream_rpc_method_handler(
+                    self._stream_handler(service, name, rpc)
+                )
             else:
-                handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary_handler(spec))
-        return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+                handlers[name] = grpc.unary_unary_rpc_method_handler(
+                    self._unary_handler(service, name, rpc)
+                )
+        return grpc.method_handlers_generic_handler(service.name, handlers)
+
+    def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
+        """Both services' handlers: the 1.0 and the 0.3 one share a port (their names differ)."""
+        return tuple(self.handler(version) for version in _SERVICES)
 
     async def _prepare(
-        self, spec: MethodSpec, raw: bytes, context: Any
+        self, service: _Service, rpc: _Rpc, raw: bytes, context: Any
     ) -> tuple[Any, CallContext, dict[str, str]]:
         headers = _metadata(context)
+        version = service.version
         requested = headers.get("a2a-version")
         if requested is not None and requested.strip():
-            version = negotiate_version(requested, self.server.supported_versions)
-            if version != V1_0:
+            asked = negotiate_version(requested, self.server.supported_versions)
+            if asked != version:
                 raise VersionNotSupportedError(
-                    f"lf.a2a.v1.A2AService is the A2A 1.0 gRPC service but the call asked "
-                    f"for A2A {version}: send 'a2a-version: 1.0' (or none)"
+                    f"{service.name} is the A2A {version} gRPC service but the call asked "
+                    f"for A2A {asked}: send 'a2a-version: {version}' (or none)"
                 )
-        elif V1_0 not in self.server.supported_versions:
-            raise VersionNotSupportedError("this server does not serve A2A 1.0")
+        elif version not in self.server.supported_versions:
+            raise VersionNotSupportedError(f"this server does not serve A2A {version}")
         owner = await self._owner(headers)
-        call = self.server.call_context(headers, V1_0, owner)
-        try:
-            message = _REQUEST_PB[spec.name].FromString(raw)
-        except Exception as exc:  # protobuf's DecodeError
-            raise InvalidParamsError(
-                f"{spec.name}: the request is not a valid protobuf ({exc})"
-            ) from None
-        try:
-            params = from_proto(spec.params_type, message)
-        except ValueError as exc:  # DecodeError: names the field
-            raise InvalidParamsError(f"{spec.name}: {exc}") from None
-        if not spec.streaming:
-            await self._reply_headers(headers, context, always=True)
+        call = self.server.call_context(headers, version, owner)
+        params = rpc.decode(raw)
+        if not rpc.spec.streaming:
+            await self._reply_headers(headers, version, context, always=True)
         return params, call, headers
 
     async def _reply_headers(
-        self, headers: Mapping[str, str], context: Any, *, always: bool
+        self, headers: Mapping[str, str], version: str, context: Any, *, always: bool
     ) -> None:
-        reply = self.server.response_headers(headers, V1_0)
+        reply = self.server.response_headers(headers, version)
         if reply or always:
             await context.send_initial_metadata(tuple((k.lower(), v) for k, v in reply.items()))
 
@@ -177,29 +247,23 @@ class A2AServicer:
         return principal.user if principal is not None else None
 
     @staticmethod
-    async def _abort(context: Any, error: JSONRPCError) -> None:
-        code, message, trailers = status_of(error)
+    async def _abort(service: _Service, context: Any, error: JSONRPCError) -> None:
+        code, message, trailers = status_of(error, named=service.version == V0_3)
         context.set_trailing_metadata(trailers)
         await context.abort(code, message)
 
-    def _unary_handler(self, spec: MethodSpec) -> Callable[[bytes, Any], Awaitable[bytes]]:
-        name = spec.name
-        encode: Callable[[Any], bytes]
-        if spec.result_type is None:
-            encode = _empty
-        else:
-            as_type = spec.result_type if spec.result_type is m.SendMessageResponse else None
-
-            def encode(result: Any) -> bytes:
-                return to_proto(result, as_type).SerializeToString()  # type: ignore[no-any-return]
+    def _unary_handler(
+        self, service: _Service, name: str, rpc: _Rpc
+    ) -> Callable[[bytes, Any], Awaitable[bytes]]:
+        spec, encode = rpc.spec, rpc.encode
 
         async def handle(raw: bytes, context: Any) -> bytes:
             try:
-                params, call, _ = await self._prepare(spec, raw, context)
+                params, call, _ = await self._prepare(service, rpc, raw, context)
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
-                await self._abort(context, refuse(exc, name, headers=_metadata(context)))
+                await self._abort(service, context, refuse(exc, name, headers=_metadata(context)))
                 raise AssertionError("unreachable: abort raises") from None
             try:  # what dispatch raises it has logged (refuse): only answered here
                 result = await dispatch(self.server, spec, params, call, binding="grpc")
@@ -207,32 +271,34 @@ class A2AServicer:
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
-                await self._abort(context, error_for(exc, name))
+                await self._abort(service, context, error_for(exc, spec.name))
                 raise AssertionError("unreachable: abort raises") from None
 
         handle.__name__ = name
         return handle
 
-    def _stream_handler(self, spec: MethodSpec) -> Callable[[bytes, Any], AsyncIterator[bytes]]:
-        name = spec.name
+    def _stream_handler(
+        self, service: _Service, name: str, rpc: _Rpc
+    ) -> Callable[[bytes, Any], AsyncIterator[bytes]]:
+        spec, encode = rpc.spec, rpc.encode
 
         async def handle(raw: bytes, context: Any) -> AsyncIterator[bytes]:
             task = asyncio.current_task()
             assert task is not None
             try:
-                params, call, headers = await self._prepare(spec, raw, context)
+                params, call, headers = await self._prepare(service, rpc, raw, context)
                 after = resume_point(headers.get(LAST_EVENT_ID_KEY), spec)
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
-                await self._abort(context, refuse(exc, name, headers=_metadata(context)))
+                await self._abort(service, context, refuse(exc, name, headers=_metadata(context)))
                 return
             try:  # what dispatch raises it has logged (refuse): only answered here
                 # Sent before the stream starts (a new task's start waits for the
                 # agent's first event): a client waiting knows the stream is open and
                 # the server alive however long the agent is quiet. A failure to
                 # start still ends the call with its status.
-                await self._reply_headers(headers, context, always=True)
+                await self._reply_headers(headers, service.version, context, always=True)
                 self._waiting.add(task)
                 try:
                     stream = await dispatch(
@@ -243,14 +309,14 @@ class A2AServicer:
             except asyncio.CancelledError:
                 if not self._closing:
                     raise
-                await self._abort(context, _shutting_down())
+                await self._abort(service, context, _shutting_down())
                 return
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
-                await self._abort(context, error_for(exc, name))
+                await self._abort(service, context, error_for(exc, spec.name))
                 return
-            items = stream_items(stream, spec, V1_0)
+            items = stream_items(stream, spec, service.version)
             try:
                 while not self._closing:
                     # Only a handler waiting for its next event is cancelled at
@@ -263,18 +329,17 @@ class A2AServicer:
                         break
                     finally:
                         self._waiting.discard(task)
-                    event = to_proto(item, m.StreamResponse).SerializeToString()
-                    yield with_event_id(event, seq)
+                    yield with_event_id(encode(item), seq)
                 else:
-                    await self._abort(context, _shutting_down())
+                    await self._abort(service, context, _shutting_down())
             except asyncio.CancelledError:
                 if not self._closing:
                     raise
-                await self._abort(context, _shutting_down())
+                await self._abort(service, context, _shutting_down())
             except Exception as exc:
                 if isinstance(exc, grpc.aio.AbortError):
                     raise
-                await self._abort(context, error_for(exc, name))
+                await self._abort(service, context, error_for(exc, spec.name))
             finally:
                 await items.aclose()
 
@@ -305,10 +370,6 @@ class _UnknownMethods:
 
         # Any cardinality: the call is answered before a request is read.
         return grpc.stream_stream_rpc_method_handler(refused)
-
-
-def _empty(result: Any) -> bytes:
-    return _EMPTY
 
 
 def _shutting_down() -> JSONRPCError:
@@ -388,7 +449,7 @@ class GrpcServer(AsyncRunning):
         if self._grpc is not None:
             raise RuntimeError("GrpcServer already started")
         grpc_server = grpc.aio.server(options=self._options)
-        grpc_server.add_generic_rpc_handlers((self.servicer.handler(), _UnknownMethods()))
+        grpc_server.add_generic_rpc_handlers((*self.servicer.handlers(), _UnknownMethods()))
         address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         if self.credentials is not None:
             bound = grpc_server.add_secure_port(address, self.credentials)

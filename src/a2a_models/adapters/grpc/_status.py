@@ -19,7 +19,7 @@ from google.protobuf import any_pb2, json_format
 from google.rpc import error_details_pb2, status_pb2  # noqa: F401  (registers ErrorInfo & co.)
 
 from ...client import ClientTimeoutError
-from ...errors import A2AError, JSONRPCError, TransportError
+from ...errors import A2AError, JSONRPCError, TransportError, error_from_code
 
 __all__ = ["DETAILS_KEY", "error_from_rpc", "status_of"]
 
@@ -29,10 +29,22 @@ log = logging.getLogger("a2a_models.adapters.grpc")
 DETAILS_KEY = "grpc-status-details-bin"
 
 
-def status_of(error: JSONRPCError) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
-    """The gRPC code, message and trailing metadata for ``error``."""
+def status_of(
+    error: JSONRPCError, *, named: bool = False
+) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
+    """The gRPC code, message and trailing metadata for ``error``.
+
+    ``named`` (0.3): the message starts with the error's name, ``TaskNotFoundError:
+    ...``. 0.3 fixes no error form for gRPC; that is how the a2a-sdk's 0.3 servers
+    (0.3.x, and 1.x's compat one) say which error it is, and all its clients can read.
+    """
     code = getattr(grpc.StatusCode, error.grpc_status, grpc.StatusCode.UNKNOWN)
-    status = status_pb2.Status(code=code.value[0], message=error.message)
+    message = error.message
+    if named:
+        standard = error_from_code(error.code)
+        if standard is not JSONRPCError and isinstance(error, standard):
+            message = f"{standard.__name__}: {message}"
+    status = status_pb2.Status(code=code.value[0], message=message)
     for detail in error.status_details():
         packed = any_pb2.Any()
         try:
@@ -41,7 +53,7 @@ def status_of(error: JSONRPCError) -> tuple[grpc.StatusCode, str, tuple[tuple[st
             log.warning("error detail %r has no protobuf form, left out: %s", detail, exc)
             continue
         status.details.append(packed)
-    return code, error.message, ((DETAILS_KEY, status.SerializeToString()),)
+    return code, message, ((DETAILS_KEY, status.SerializeToString()),)
 
 
 def error_from_rpc(exc: Any, target: str | None = None) -> A2AError:

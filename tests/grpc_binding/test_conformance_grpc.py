@@ -98,22 +98,22 @@ async def test_the_project_server_passes_every_grpc_check() -> None:
 
 
 class NoListTasks(A2AServicer):
-    def handler(self) -> grpc.GenericRpcHandler:
-        methods = dict(grpc_server_module.METHODS)
-        methods.pop("ListTasks")
+    def handler(self, version: str = "1.0") -> grpc.GenericRpcHandler:
+        service = grpc_server_module._SERVICES[version]
         handlers = {
             name: (
-                grpc.unary_stream_rpc_method_handler(self._stream_handler(spec))
-                if spec.streaming
-                else grpc.unary_unary_rpc_method_handler(self._unary_handler(spec))
+                grpc.unary_stream_rpc_method_handler(self._stream_handler(service, name, rpc))
+                if rpc.spec.streaming
+                else grpc.unary_unary_rpc_method_handler(self._unary_handler(service, name, rpc))
             )
-            for name, spec in methods.items()
+            for name, rpc in service.rpcs.items()
+            if name != "ListTasks"
         }
-        return grpc.method_handlers_generic_handler(grpc_server_module.SERVICE_NAME, handlers)
+        return grpc.method_handlers_generic_handler(service.name, handlers)
 
 
 class IgnoresVersion(A2AServicer):
-    async def _prepare(self, spec: Any, raw: bytes, context: Any) -> Any:
+    async def _prepare(self, service: Any, rpc: Any, raw: bytes, context: Any) -> Any:
         md = [(k, v) for k, v in context.invocation_metadata() if k != "a2a-version"]
 
         class Context:
@@ -123,7 +123,7 @@ class IgnoresVersion(A2AServicer):
             def invocation_metadata(self) -> Any:
                 return md
 
-        return await super()._prepare(spec, raw, Context())
+        return await super()._prepare(service, rpc, raw, Context())
 
 
 class _AbortHook(A2AServicer):
@@ -132,7 +132,9 @@ class _AbortHook(A2AServicer):
     def rewrite(self, error: JSONRPCError, code: Any, trailers: Any) -> tuple[Any, Any]:
         return code, trailers
 
-    async def _abort(self, context: Any, error: JSONRPCError) -> None:  # type: ignore[override]
+    async def _abort(  # type: ignore[override]
+        self, service: Any, context: Any, error: JSONRPCError
+    ) -> None:
         code, message, trailers = grpc_server_module.status_of(error)
         code, trailers = self.rewrite(error, code, trailers)
         context.set_trailing_metadata(trailers)
@@ -145,8 +147,8 @@ _UNARY: contextvars.ContextVar[bool] = contextvars.ContextVar("unary", default=F
 class NotFoundIsInternal(_AbortHook):
     """Unary TaskNotFound answered INTERNAL (streams keep NOT_FOUND)."""
 
-    def _unary_handler(self, spec: Any) -> Any:
-        inner = super()._unary_handler(spec)
+    def _unary_handler(self, service: Any, name: str, rpc: Any) -> Any:
+        inner = super()._unary_handler(service, name, rpc)
 
         async def handle(raw: bytes, context: Any) -> bytes:
             token = _UNARY.set(True)
@@ -176,8 +178,9 @@ class InvalidIsUnknown(_AbortHook):
 
 
 class EmptyFirstStreamItem(A2AServicer):
-    def _stream_handler(self, spec: Any) -> Any:
-        inner = super()._stream_handler(spec)
+    def _stream_handler(self, service: Any, name: str, rpc: Any) -> Any:
+        inner = super()._stream_handler(service, name, rpc)
+        spec = rpc.spec
 
         async def handle(raw: bytes, context: Any) -> Any:
             first = True
@@ -205,8 +208,9 @@ class NoExtensionEcho(A2AServicer):
 
 
 class GrpcDropsArtifacts(A2AServicer):
-    def _unary_handler(self, spec: Any) -> Any:
-        inner = super()._unary_handler(spec)
+    def _unary_handler(self, service: Any, name: str, rpc: Any) -> Any:
+        inner = super()._unary_handler(service, name, rpc)
+        spec = rpc.spec
         if spec.name != "GetTask":
             return inner
         from a2a_models.adapters.grpc import from_proto, to_proto

@@ -206,7 +206,7 @@ def test_every_refused_request_is_one_line_on_every_binding(
     )
     (route,) = by_case["REST unknown route"]
     assert route["message"] == (
-        "HTTP request refused: -32601 MethodNotFoundError (No A2A route at '/no/such/route')"
+        "HTTP request refused: -32601 RestRouteError (No A2A route at '/no/such/route')"
     )
     (grpc_params,) = by_case["gRPC bad protobuf"]
     assert grpc_params["message"].startswith("GetTask refused: -32602 InvalidParamsError (")

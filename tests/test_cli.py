@@ -810,9 +810,6 @@ def test_usage_errors() -> None:
     assert "header 'x-note': the value must be printable ASCII" in done.stderr
     done = cli("send", "http://127.0.0.1:9", "hi", "-H", "bad key: x", "--transport", "grpc")
     assert done.returncode == 2 and "header name 'bad key'" in done.stderr
-    # Before: over gRPC without a card, --version 0.3 was quietly sent as 1.0.
-    done = cli("send", "127.0.0.1:9", "hi", "--transport", "grpc", "--version", "0.3", "--no-card")
-    assert done.returncode == 2 and "gRPC speaks A2A 1.0 only" in done.stderr
     done = cli("list", "http://x", "--limit", "0")
     assert done.returncode == 2 and "at least 1" in done.stderr
     done = cli("get", "http://x", "T", "--history", "-1")

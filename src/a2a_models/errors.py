@@ -48,6 +48,7 @@ __all__ = [
     "VersionNotSupportedError",
     "clip_input",
     "error_from_code",
+    "error_from_name",
     "error_from_reason",
     "quote_input",
 ]
@@ -573,6 +574,19 @@ _STATUS_FALLBACK = (
 def error_from_code(code: int) -> type[JSONRPCError]:
     """The error class for a JSON-RPC ``code`` (``JSONRPCError`` if unknown)."""
     return _BY_CODE.get(code, JSONRPCError)
+
+
+#: The standard errors by their class name, as the a2a-sdk's 0.3 gRPC servers lead
+#: their status messages with it (0.3's names included).
+_BY_NAME: dict[str, type[JSONRPCError]] = {
+    **{k.__name__: k for k in _BY_CODE.values()},
+    "AuthenticatedExtendedCardNotConfiguredError": ExtendedAgentCardNotConfiguredError,
+}
+
+
+def error_from_name(name: str) -> type[JSONRPCError] | None:
+    """The error class named ``name`` (``TaskNotFoundError``; 0.3's names too), if standard."""
+    return _BY_NAME.get(name)
 
 
 def error_from_reason(reason: str) -> type[JSONRPCError] | None:

@@ -28,6 +28,7 @@ from a2a_models import models as m
 from a2a_models.adapters.grpc import SERVICE_NAME, GrpcClient, GrpcServer
 from a2a_models.adapters.grpc._events import event_id_of
 from a2a_models.adapters.grpc._pb import a2a_v03_pb2 as pb
+from a2a_models.adapters.grpc._status import error_from_rpc
 from a2a_models.adapters.grpc._v03 import (
     BY_OPERATION,
     RPCS,
@@ -35,7 +36,14 @@ from a2a_models.adapters.grpc._v03 import (
     request_message,
     result_of,
 )
-from a2a_models.errors import EncodeError, InvalidParamsError
+from a2a_models.errors import (
+    EncodeError,
+    ExtendedAgentCardNotConfiguredError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from a2a_models.protocol import METHODS, V0_3, encode_rest_result
 from a2a_models.testing import strategies as a2a_st
 from tests.http._server_support import make_server
@@ -326,3 +334,87 @@ def test_the_client_side_request_messages_read_back() -> None:
         assert rpc.decode_request(raw) == sent, operation
     with pytest.raises(ValueError):
         request_message(BY_OPERATION["GetTask"], m.GetTaskRequest(id="a/b"))
+
+
+# ------------------------------------------------------------------ the client
+
+
+async def test_the_03_client_runs_every_operation() -> None:
+    # Before: GrpcClient(version="0.3") raised ValueError ("A2A 1.0 only").
+    async with serving() as ((grpc_server, agent), _):
+        async with GrpcClient(grpc_server.url, version="0.3", timeout=10) as client:
+            task = await client.send_message(m.Message.user("hi"))
+            assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+            assert task.artifacts[0].parts[0].text == "done: hi"
+            echo = await client.send_message(m.Message.user("echo x"))
+            assert isinstance(echo, m.Message) and echo.parts[0].text == "echo x"
+            events = [e async for e in client.send_streaming_message(m.Message.user("go"))]
+            assert [type(e).__name__ for e in events] == [
+                "Task",
+                "TaskStatusUpdateEvent",
+                "TaskArtifactUpdateEvent",
+                "TaskStatusUpdateEvent",
+            ]
+            got = await client.get_task(task.id, history_length=1)
+            assert got.id == task.id and len(got.history) == 1
+            config = m.TaskPushNotificationConfig(
+                task_id=task.id, id="c1", url="https://hook.example/x", token="t"
+            )
+            assert (await client.create_push_config(config)).url == "https://hook.example/x"
+            assert (await client.get_push_config(task.id, "c1")).id == "c1"
+            assert [c.id for c in (await client.list_push_configs(task.id)).configs] == ["c1"]
+            await client.delete_push_config(task.id, "c1")
+            assert (await client.list_push_configs(task.id)).configs == ()
+            # Errors: the 0.3 name is taken off the message; the class is the ErrorInfo's.
+            with pytest.raises(TaskNotFoundError) as missing:
+                await client.get_task("nope")
+            assert missing.value.message == "task 'nope' not found"
+            with pytest.raises(UnsupportedOperationError) as card:
+                await client.get_extended_agent_card()
+            assert not card.value.message.startswith("UnsupportedOperationError")
+            # 0.3 has no ListTasks RPC: refused here, not sent.
+            with pytest.raises(UnsupportedOperationError, match=r"ListTasks is A2A 1\.0 only"):
+                await client.list_tasks()
+            # Cancel and resume: a running task's stream after its first event id.
+            running = await client.send_message(
+                m.Message.user("wait"),
+                configuration=m.SendMessageConfiguration(return_immediately=True),
+            )
+            assert isinstance(running, m.Task)
+            await asyncio.wait_for(agent.waiting.wait(), 5)
+            first = client.subscribe(running.id)
+            opening = await anext(first)
+            assert isinstance(opening, m.Task) and first.last_event_id is not None
+            await first.aclose()
+            agent.gate.set()
+            rest = [e async for e in client.subscribe(running.id, resume_after=first.last_event_id)]
+            # What came after the opening Task (a new subscription starts with the Task).
+            assert [type(e).__name__ for e in rest] == [
+                "TaskArtifactUpdateEvent",
+                "TaskStatusUpdateEvent",
+            ]
+            with pytest.raises(TaskNotCancelableError):
+                await client.cancel_task(running.id)
+
+
+def _rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=details)
+
+
+def test_a_named_status_without_details_is_its_error() -> None:
+    # The a2a-sdk's 0.3 gRPC servers send "Name: message" and no google.rpc.Status.
+    error = error_from_rpc(
+        _rpc_error(grpc.StatusCode.UNIMPLEMENTED, "TaskNotCancelableError: done"), named=True
+    )
+    assert type(error) is TaskNotCancelableError and error.message == "done"
+    old = error_from_rpc(_rpc_error(grpc.StatusCode.UNIMPLEMENTED, "TaskNotCancelableError: x"))
+    assert type(old) is not TaskNotCancelableError  # 1.0 reads no names
+    other = error_from_rpc(_rpc_error(grpc.StatusCode.NOT_FOUND, "NoSuchError: x"), named=True)
+    assert type(other) is TaskNotFoundError and other.message == "NoSuchError: x"  # by status
+    old_name = error_from_rpc(
+        _rpc_error(
+            grpc.StatusCode.FAILED_PRECONDITION, "AuthenticatedExtendedCardNotConfiguredError: no"
+        ),
+        named=True,
+    )
+    assert type(old_name) is ExtendedAgentCardNotConfiguredError

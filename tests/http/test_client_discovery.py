@@ -214,14 +214,14 @@ def test_the_card_order_decides() -> None:
         select_interface(c, prefer=("1.0",), transports=("JSONRPC",))
 
 
-def test_a_0_3_grpc_interface_is_skipped_saying_why() -> None:
-    # What an a2a-sdk 0.3.x agent serving gRPC advertises: 0.3's a2a.v1 service.
+def test_a_0_3_grpc_interface_is_selected() -> None:
+    # What an a2a-sdk 0.3.x agent serving gRPC advertises: 0.3's a2a.v1 service (before:
+    # skipped, "gRPC is A2A 1.0 only here").
     c = card(("http://a/rpc", "JSONRPC", "0.3.0"), ("grpc.test:50051", "GRPC", "0.3.0"))
-    with pytest.raises(NoCompatibleInterfaceError, match=r"gRPC is A2A 1\.0 only here"):
-        select_interface(c, transports=("GRPC",))
-    with pytest.raises(NoCompatibleInterfaceError) as refused:
+    interface, version = select_interface(c, transports=("GRPC",))
+    assert (interface.url, version) == ("grpc.test:50051", "0.3")
+    with pytest.raises(NoCompatibleInterfaceError):
         select_interface(c, prefer=("1.0",), transports=("GRPC",))
-    assert "A2A 1.0 only" not in str(refused.value)  # not the reason: no 0.3 was accepted
 
 
 def test_unknown_versions_are_skipped() -> None:

@@ -82,9 +82,6 @@ async def open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
 async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     from ..adapters.http import CardResolutionError, HTTPClient, RESTClient, connect
 
-    if args.transport == "grpc" and args.version == "0.3":
-        # 0.3's gRPC service (a2a.v1) is another API than 1.0's (lf.a2a.v1): not spoken here.
-        raise UsageError("gRPC speaks A2A 1.0 only here: use --version 1.0, or JSON-RPC/REST")
     headers = dict(args.header)
     grpc_options = _grpc_keepalive(args)
     transports = TRANSPORTS[args.transport]
@@ -115,7 +112,9 @@ async def _open_client(args: argparse.Namespace) -> BaseHTTPClient | GrpcClient:
     if args.transport == "grpc":
         from ..adapters.grpc import GrpcClient
 
-        return GrpcClient(args.url, headers=headers, timeout=args.timeout, **grpc_options)
+        return GrpcClient(
+            args.url, version=version, headers=headers, timeout=args.timeout, **grpc_options
+        )
     kind = RESTClient if args.transport == "rest" else HTTPClient
     return kind(
         args.url, version=version, headers=headers, timeout=args.timeout, tls=tls_context(args)

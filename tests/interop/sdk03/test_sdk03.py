@@ -31,7 +31,9 @@ import pytest
 from _procs import CliProcess, a2a_command, cli_env, free_port
 from conformance._servers import serving
 
-from a2a_models.adapters.http import BearerTokenAuthenticator, create_app
+from a2a_models import models as m
+from a2a_models.adapters.grpc import GrpcClient
+from a2a_models.adapters.http import BearerTokenAuthenticator, connect, create_app
 from a2a_models.conformance import (
     ARTIFACT_TEXT,
     REPLY_TEXT,
@@ -39,6 +41,11 @@ from a2a_models.conformance import (
     Status,
     conformance_card,
     run_suite,
+)
+from a2a_models.errors import (
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
 )
 from a2a_models.models import HTTPAuthSecurityScheme, SecurityRequirement
 from a2a_models.server import AgentServer
@@ -370,9 +377,50 @@ def test_our_commands_run_every_operation_against_the_sdk03_server(
         out, err = follower.communicate(timeout=60)
         assert follower.returncode == 5, err  # canceled
         assert "canceled" in out
-    grpc = _cli("send", url, "complete", "--transport", "grpc")
-    assert grpc.returncode == 1
-    assert "gRPC is A2A 1.0 only here" in grpc.stderr
+    # The card's only GRPC interface is 0.3's: before, refused ("gRPC is A2A 1.0 only here").
+    grpc = _cli("send", url, "complete", "--transport", "grpc", "--json")
+    assert grpc.returncode == 0, grpc.stderr
+    assert json.loads(grpc.stdout)["task"]["artifacts"][0]["parts"] == [{"text": ARTIFACT_TEXT}]
+
+
+async def test_our_03_grpc_client_runs_every_operation_against_the_sdk03_server(
+    sdk03_agent: str,
+) -> None:
+    # Before: GrpcClient was 1.0 only and connect() skipped the card's 0.3 GRPC interface.
+    async with await connect(sdk03_agent, transports=("GRPC",), timeout=30) as client:
+        assert isinstance(client, GrpcClient) and client.version == "0.3"
+        task = await client.send_message(m.Message.user("complete"))
+        assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+        assert task.artifacts[0].parts[0].text == ARTIFACT_TEXT
+        reply = await client.send_message(m.Message.user("message"))
+        assert isinstance(reply, m.Message) and reply.parts[0].text == REPLY_TEXT
+        events = [e async for e in client.send_streaming_message(m.Message.user("stream 2"))]
+        assert [type(e).__name__ for e in events] == [
+            "Task",
+            *["TaskStatusUpdateEvent"] * 3,
+            *["TaskArtifactUpdateEvent"] * 2,
+            "TaskStatusUpdateEvent",
+        ]
+        assert events[-1].status.state is m.TaskState.COMPLETED
+        assert (await client.get_task(task.id)).id == task.id
+        config = m.TaskPushNotificationConfig(task_id=task.id, id="c1", url="http://127.0.0.1:9/h")
+        assert (await client.create_push_config(config)).url == "http://127.0.0.1:9/h"
+        assert (await client.get_push_config(task.id, "c1")).url == "http://127.0.0.1:9/h"
+        # The SDK's errors carry no ErrorInfo: their names say which they are.
+        with pytest.raises(TaskNotCancelableError) as refused:
+            await client.cancel_task(task.id)
+        assert not refused.value.message.startswith("TaskNotCancelableError")
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task("no-such-task")
+        with pytest.raises(UnsupportedOperationError, match=r"ListTasks is A2A 1\.0 only"):
+            await client.list_tasks()
+        slow = await client.send_message(
+            m.Message.user("slow"),
+            configuration=m.SendMessageConfiguration(return_immediately=True),
+        )
+        assert isinstance(slow, m.Task)
+        canceled = await client.cancel_task(slow.id)
+        assert canceled.status.state is m.TaskState.CANCELED
 
 
 def test_our_client_reads_the_sdk03_extended_card(sdk03_agent: str) -> None:

@@ -2,7 +2,7 @@
 
 Interceptors, per-call timeouts and the operations are the client base's;
 this transport converts the params to protobuf, calls ``lf.a2a.v1.A2AService``
-with the headers as metadata and the timeout as the gRPC deadline, and turns
+(A2A 1.0) or ``a2a.v1.A2AService`` (0.3, through :mod:`._v03`) with the headers as metadata and the timeout as the gRPC deadline, and turns
 a failed call back into the same :mod:`a2a_models.errors` classes the
 JSON-RPC and REST clients raise. A broken or silent stream is resumed as
 the HTTP clients resume theirs (:func:`~a2a_models.client.resumed_stream`),
@@ -41,6 +41,7 @@ from ._events import event_id_of
 from ._keepalive import CLIENT_KEEPALIVE_TIME, KEEPALIVE_TIMEOUT, client_options
 from ._server import SERVICE_NAME
 from ._status import error_from_rpc
+from ._v03 import BY_OPERATION, SERVICE_NAME_V03, Rpc03, request_message, result_of
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "GrpcClient", "grpc_target"]
 
@@ -94,7 +95,8 @@ def grpc_target(url: str) -> tuple[str, bool]:
 
 
 class GrpcClient(A2AClient):
-    """An A2A 1.0 client over gRPC.
+    """An A2A client over gRPC: 1.0's ``lf.a2a.v1`` service, or 0.3's ``a2a.v1``
+    (``version="0.3"``, which has no ``ListTasks``).
 
     >>> async with GrpcClient("grpc://127.0.0.1:50051") as client:  # doctest: +SKIP
     ...     task = await client.send_message(Message.user("hi"))
@@ -145,8 +147,7 @@ class GrpcClient(A2AClient):
             headers=headers,
             reconnect=reconnect or Reconnect(),
         )
-        if self.version != "1.0":
-            raise ValueError("the gRPC binding is A2A 1.0 only (lf.a2a.v1)")
+        self._service = SERVICE_NAME if self.version == "1.0" else SERVICE_NAME_V03
         if (url is None) == (channel is None):
             raise ValueError("give exactly one of url or channel")
         self.url = url
@@ -188,16 +189,32 @@ class GrpcClient(A2AClient):
 
     # ------------------------------------------------------------ the binding
 
+    def _rpc03(self, spec: MethodSpec) -> Rpc03 | None:
+        """0.3's RPC for the operation (``None`` in 1.0, whose RPCs are the operations)."""
+        if self.version == "1.0":
+            return None
+        rpc = BY_OPERATION.get(spec.name)
+        if rpc is None:
+            raise UnsupportedOperationError(
+                f"{spec.name} is A2A 1.0 only: 0.3's gRPC service {SERVICE_NAME_V03} has "
+                "no such RPC (use GrpcClient(version='1.0'))"
+            )
+        return rpc
+
     def _method(self, spec: MethodSpec) -> Any:
         method = self._methods.get(spec.name)
         if method is None:
-            path = f"/{SERVICE_NAME}/{spec.name}"
+            rpc = self._rpc03(spec)
+            path = f"/{self._service}/{spec.name if rpc is None else rpc.name}"
             make = self.channel.unary_stream if spec.streaming else self.channel.unary_unary
             method = make(path)  # bytes in, bytes out: conversion is ours
             self._methods[spec.name] = method
         return method
 
     def _request(self, spec: MethodSpec, params: Any) -> bytes:
+        rpc = self._rpc03(spec)
+        if rpc is not None:  # 0.3 has no tenant
+            return request_message(rpc, params).SerializeToString()  # type: ignore[no-any-return]
         if self.tenant and isinstance(params, _TENANTED) and not params.tenant:
             params = attrs.evolve(params, tenant=self.tenant)
         return to_proto(params).SerializeToString()  # type: ignore[no-any-return]
@@ -220,17 +237,19 @@ class GrpcClient(A2AClient):
                 )
         return metadata
 
-    def _parse(self, tp: Any, raw: bytes) -> Any:
+    def _parse(self, spec: MethodSpec, tp: Any, raw: bytes) -> Any:
+        rpc = self._rpc03(spec)
         try:
-            return proto_class(tp).FromString(raw)
+            return (proto_class(tp) if rpc is None else rpc.response).FromString(raw)
         except Exception as exc:
             raise InvalidAgentResponseError(
                 f"Invalid agent response: not a valid {getattr(tp, '__name__', 'result')} ({exc})"
             ) from None
 
-    def _decode(self, tp: Any, message: Any) -> Any:
+    def _decode(self, spec: MethodSpec, tp: Any, message: Any) -> Any:
+        rpc = self._rpc03(spec)
         try:
-            return from_proto(tp, message)
+            return from_proto(tp, message) if rpc is None else result_of(rpc, message)
         except Exception as exc:
             raise InvalidAgentResponseError(
                 f"Invalid agent response: not a valid {getattr(tp, '__name__', 'result')} ({exc})"
@@ -260,7 +279,7 @@ class GrpcClient(A2AClient):
                     f"Request headers too large for the gRPC server at {self.url}: "
                     f"{exc.details()} (RESOURCE_EXHAUSTED)"
                 )
-        return error_from_rpc(exc, self.url)
+        return error_from_rpc(exc, self.url, named=self.version == "0.3")
 
     async def _unary(self, spec: MethodSpec, call: Any) -> Any:
         body = self._request(spec, call.params)
@@ -272,7 +291,7 @@ class GrpcClient(A2AClient):
             raise self._error(exc) from None
         if spec.result_type is None:
             return None
-        return self._decode(spec.result_type, self._parse(spec.result_type, raw))
+        return self._decode(spec, spec.result_type, self._parse(spec, spec.result_type, raw))
 
     async def _streaming(
         self, spec: MethodSpec, call: Any
@@ -294,8 +313,8 @@ class GrpcClient(A2AClient):
                     raw = await stream.read()
                 if raw is grpc.aio.EOF:
                     return
-                message = self._parse(m.StreamResponse, raw)
-                yield event_id_of(message), self._decode(m.StreamResponse, message)
+                message = self._parse(spec, m.StreamResponse, raw)
+                yield event_id_of(message), self._decode(spec, m.StreamResponse, message)
         except TimeoutError:
             raise BrokenStreamError(
                 f"the stream from {self.url} went silent: nothing within {idle} s", quiet=accepted

@@ -12,6 +12,7 @@ exceptions.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import grpc
@@ -19,7 +20,13 @@ from google.protobuf import any_pb2, json_format
 from google.rpc import error_details_pb2, status_pb2  # noqa: F401  (registers ErrorInfo & co.)
 
 from ...client import ClientTimeoutError
-from ...errors import A2AError, JSONRPCError, TransportError, error_from_code
+from ...errors import (
+    A2AError,
+    JSONRPCError,
+    TransportError,
+    error_from_code,
+    error_from_name,
+)
 
 __all__ = ["DETAILS_KEY", "error_from_rpc", "status_of"]
 
@@ -27,6 +34,9 @@ log = logging.getLogger("a2a_models.adapters.grpc")
 
 #: The trailer carrying the serialized ``google.rpc.Status``.
 DETAILS_KEY = "grpc-status-details-bin"
+#: A 0.3 status message led by its error's name: ``TaskNotFoundError: Task not found``.
+_NAMED = re.compile(r"([A-Za-z]+Error): (.*)", re.DOTALL)
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 def status_of(
@@ -56,13 +66,16 @@ def status_of(
     return code, message, ((DETAILS_KEY, status.SerializeToString()),)
 
 
-def error_from_rpc(exc: Any, target: str | None = None) -> A2AError:
+def error_from_rpc(exc: Any, target: str | None = None, *, named: bool = False) -> A2AError:
     """The project's error for a failed call (``grpc.aio.AioRpcError`` or ``grpc.RpcError``).
 
     A2A errors come back as their class (by ``ErrorInfo.reason``), others by
     status code as the REST binding does; a deadline is :class:`ClientTimeoutError`;
     ``UNAVAILABLE`` without details (gRPC's own: no connection to ``target``,
-    or it broke) is :class:`~a2a_models.errors.TransportError`.
+    or it broke) is :class:`~a2a_models.errors.TransportError`. ``named`` (0.3):
+    the message may lead with the error's name (:func:`status_of`); it is taken off,
+    and says which error it is when no ``ErrorInfo`` does (the a2a-sdk's 0.3 servers
+    send none).
     """
     code = exc.code()
     message = exc.details() or None
@@ -86,5 +99,12 @@ def error_from_rpc(exc: Any, target: str | None = None) -> A2AError:
         # Made by gRPC, not sent by the agent (whose errors carry an ErrorInfo).
         where = f" to {target}" if target else ""
         return TransportError(f"the connection{where} failed: {message or 'unavailable'}")
+    if named and message is not None:
+        found = _NAMED.fullmatch(message)
+        klass = error_from_name(found.group(1)) if found is not None else None
+        if found is not None and klass is not None:
+            message = found.group(2)
+            if not any(isinstance(d, dict) and d.get("@type") == _ERROR_INFO for d in details):
+                return klass(message, details or None, remote=True)
     body = {"message": message, "status": code.name, "details": details}
     return JSONRPCError.from_http_status({"error": body})

@@ -134,7 +134,13 @@ def _wire(params: Any) -> Any:
 
 
 def _send_message(p: Any) -> dict[str, Any]:
-    return _wire(p)  # type: ignore[no-any-return]
+    wire: dict[str, Any] = _wire(p)
+    # proto3 cannot tell an absent bool from false, and the a2a-sdk's 0.3 gRPC server
+    # reads that false as non-blocking (it answered 'submitted'): 1.0's default, waiting
+    # for the result, is said explicitly.
+    configuration = wire.setdefault("configuration", {})
+    configuration.setdefault("blocking", True)
+    return wire
 
 
 def _get_task_message(p: Any) -> dict[str, Any]:

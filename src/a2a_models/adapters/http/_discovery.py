@@ -268,28 +268,17 @@ def select_interface(
     """
     versions = {negotiate_version(v) for v in prefer}
     bindings = {b.upper() for b in transports}
-    skipped_grpc = False
     for interface in card.supported_interfaces:
         version = _version_of(interface)
         binding = interface.protocol_binding.upper()
-        if binding == "GRPC" and version != "1.0":
-            # 0.3's gRPC service (a2a.v1) is not lf.a2a.v1: no client for it
-            skipped_grpc = skipped_grpc or (version in versions and binding in bindings)
-            continue
         if version in versions and binding in bindings:
             return interface, version
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version} at {i.url}" for i in card.supported_interfaces
     )
-    why = (
-        " (its gRPC interface speaks A2A 0.3, whose gRPC service this client does not "
-        "speak: gRPC is A2A 1.0 only here)"
-        if skipped_grpc
-        else ""
-    )
     raise NoCompatibleInterfaceError(
         f"agent {card.name!r} offers no interface with a binding in {tuple(transports)} "
-        f"and a version in {tuple(prefer)}{why}; it offers: {offered}"
+        f"and a version in {tuple(prefer)}; it offers: {offered}"
     )
 
 
@@ -353,7 +342,7 @@ async def connect(
             await http.aclose()
         grpc_options = {k: v for k, v in options.items() if k in _GRPC_OPTIONS}
         return GrpcClient(  # type: ignore[return-value]
-            interface.url, tenant=interface.tenant, card=card, **grpc_options
+            interface.url, version=version, tenant=interface.tenant, card=card, **grpc_options
         )
     options = {k: v for k, v in options.items() if k not in _GRPC_ONLY}
     url = urljoin(base, interface.url) if base else interface.url

@@ -191,13 +191,7 @@ async def dispatch(
     """
     if _interceptor is not None:
         return await _interceptor(_call_operation, ops, spec, params, call, after_seq, binding)
-    try:
-        if spec.handler == "on_subscribe_to_task":
-            return await ops.on_subscribe_to_task(params, call, after_seq=after_seq)
-        return await getattr(ops, spec.handler)(params, call)
-    except JSONRPCError as exc:
-        refuse(exc, spec.name, call=call, params=params)
-        raise
+    return await _call_operation(ops, spec, params, call, after_seq)
 
 
 def error_for(exc: BaseException, method: str) -> JSONRPCError:

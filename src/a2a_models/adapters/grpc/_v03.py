@@ -31,6 +31,7 @@ import attrs
 from google.protobuf import empty_pb2, json_format
 
 from ... import codec
+from ...codec.facts import Loss
 from ...errors import EncodeError, InvalidParamsError, quote_input
 from ...protocol import (
     METHODS,
@@ -41,7 +42,7 @@ from ...protocol import (
     decode_rest_result,
     encode_rest_result,
 )
-from ._convert import _MAX_EXACT, _number
+from ._convert import _MAX_EXACT, _exact, _number
 from ._pb import a2a_v03_pb2 as pb
 
 __all__ = ["BY_OPERATION", "RPCS", "SERVICE_NAME_V03", "Rpc03", "request_message", "result_of"]
@@ -269,15 +270,9 @@ def _check_doubles(value: Any, path: str) -> None:
             _check_doubles(item, f"{path}[{i}]")
     elif c is int and not -_MAX_EXACT <= value <= _MAX_EXACT:
         try:
-            exact = int(float(value)) == value
-        except OverflowError:
-            exact = False
-        if not exact:
-            raise EncodeError(
-                path,
-                f"integer {value} has no exact protobuf Struct number (a double): "
-                "send it as a string or a float",
-            )
+            _exact(value)  # the 1.0 conversion's rule and wording
+        except Loss as exc:
+            raise EncodeError(path, exc.problem) from None
 
 
 _ROUTES: Final = {r.operation: r for r in REST_ROUTES if r.version == V0_3}

@@ -2,8 +2,9 @@
 
 Run: ``.venv/bin/python bench/otel.py`` (loopback only, a few minutes).
 
-Real ``a2a-models serve`` processes (in-memory store, the echo agent of
-``bench_echo_agent.py``): plain ones, and ones with ``--otel`` and
+Real ``a2a-models serve`` processes (the echo agent of ``bench_echo_agent.py``;
+the in-memory store, the cheapest request and so the largest ratio, or with
+``--store sqlite`` the store ``serve`` uses when none is given): plain ones, and ones with ``--otel`` and
 ``OTEL_TRACES_EXPORTER=none OTEL_METRICS_EXPORTER=none`` per detail level
 (``A2A_OTEL_DETAIL``: ``requests``, the default, then ``turns`` and
 ``store``): the SDK is configured, every request makes its spans and metric
@@ -50,8 +51,10 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 
 import httpx
@@ -74,11 +77,17 @@ class Serve:
     ``otel``: the OpenTelemetry SDK configured, exporting nothing."""
 
     def __init__(
-        self, otel: bool, sdk: bool = False, agent: str = "bench_echo_agent:Echo", **otel_env: str
+        self,
+        otel: bool,
+        sdk: bool = False,
+        agent: str = "bench_echo_agent:Echo",
+        store: str = "memory:",
+        **otel_env: str,
     ) -> None:
         # Started from a copy of this environment: no A2A_OTEL_DETAIL of the caller's.
         otel_env.setdefault("A2A_OTEL_DETAIL", "requests")
         self.otel = otel
+        self._folder: str | None = None
         self.port = _free_port()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
@@ -92,7 +101,10 @@ class Serve:
         else:
             # The console script: `python -m` would put this folder (and bench/http.py) first.
             script = Path(sys.executable).with_name("a2a-models")
-            command = [str(script), "serve", "--store", "memory:"]
+            if store == "sqlite":  # a database of its own per process, as deployed
+                self._folder = tempfile.mkdtemp(prefix="a2a-otel-bench-")
+                store = f"sqlite:///{self._folder}/tasks.db"
+            command = [str(script), "serve", "--store", store]
             command += ["--agent", agent, "--port", str(self.port)]
             command += ["--log-level", "warning"]
             if otel:
@@ -129,6 +141,8 @@ class Serve:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def _body(i: int, text: str) -> bytes:
@@ -185,6 +199,12 @@ def main() -> int:
         help="leave out the a2a-sdk's server (plain and with the OpenTelemetry SDK configured)",
     )
     parser.add_argument(
+        "--store",
+        choices=("memory", "sqlite"),
+        default="memory",
+        help="the servers' task store (default memory; sqlite: serve's own default)",
+    )
+    parser.add_argument(
         "--load",
         type=int,
         default=0,
@@ -215,7 +235,8 @@ def main() -> int:
         # Interleaved (plain#0, requests#0, ..., plain#1, ...): all start alike.
         for i in range(args.processes):
             for config, (otel, sdk, env) in configs.items():
-                servers[f"{config}#{i}"] = Serve(otel, sdk, **env)
+                store = "memory:" if args.store == "memory" else "sqlite"
+                servers[f"{config}#{i}"] = Serve(otel, sdk, store=store, **env)
         worst = _measure(servers, list(configs), args.rounds, args.requests)
         if args.load:
             busy = {config: servers[f"{config}#0"] for config in configs}

@@ -276,3 +276,48 @@ async def test_an_a2a_models_host_gets_the_waiting_task_and_continues_it() -> No
         )
     assert isinstance(done, Task) and done.id == waiting.id
     assert done.state is TaskState.COMPLETED
+
+
+async def test_an_output_schema_with_references_still_resolves_once_advertised() -> None:
+    # The SDK client validates structuredContent against the listed outputSchema; a
+    # "#/$defs/..." reference must still resolve inside the anyOf.
+    async def handler(args: dict[str, Any], ctx: SkillContext) -> Task:
+        if ctx.task is None:
+            return Task.submitted().with_status(TaskState.INPUT_REQUIRED, Message.agent("?"))
+        return success_task(data={"point": {"x": 1, "y": 2}})
+
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"point": {"type": "object", "required": ["x", "y"]}},
+        "properties": {"point": {"$ref": "#/$defs/point"}},
+        "required": ["point"],
+    }
+    skill = define_skill(
+        "where",
+        description="Where.",
+        tags=["t"],
+        examples=["w"],
+        output_schema=schema,
+        handler=handler,
+    )
+    server = MCPSkillServer([skill], name="refs")
+    (tool,) = server.tools
+    assert tool.output_schema is not None
+    assert tool.output_schema["$schema"] == schema["$schema"]
+    nested = tool.output_schema["anyOf"][0]
+    assert nested == {**schema, "$id": "urn:a2a-models:skill-output"}
+    async with Client(server.lowlevel, read_timeout_seconds=TIMEOUT) as client:
+        asked = await client.call_tool("where", {"text": "here"})
+        assert asked.structured_content is not None
+        done = await client.call_tool(
+            "where", {"taskId": asked.structured_content["taskId"], "text": "go"}
+        )
+    assert not done.is_error
+    assert done.structured_content == {"point": {"x": 1, "y": 2}}
+
+
+@pytest.mark.parametrize("bad", [0, True, 1.5])
+async def test_remembered_tasks_must_be_a_positive_integer(bad: Any) -> None:
+    with pytest.raises((TypeError, ValueError), match="remembered_tasks must be"):
+        MCPSkillServer([BOOK], name="x", remembered_tasks=bad)

@@ -1284,6 +1284,18 @@ MUTANTS: dict[str, Mutant] = {
             b,
         ),
     ),
+    "v03-card-no-cache-headers": _m(
+        "the 0.3 card is served without Cache-Control or ETag (no fault: 0.3 asks for "
+        "neither, an advisory notes 1.0's SHOULD)",
+        **J03,
+        response=lambda r, s, h, b: (
+            s,
+            {k: v for k, v in h.items() if k not in ("cache-control", "etag")}
+            if r.path.endswith("agent-card.json")
+            else h,
+            b,
+        ),
+    ),
     "card-wrong-content-type": _m(
         "the card is served as text/html",
         "card.content-type",

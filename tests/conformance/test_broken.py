@@ -119,6 +119,18 @@ def test_mutant_fails_exactly_its_checks(
             assert r.evidence, r.key
 
 
+def test_a_03_card_without_caching_headers_is_an_advisory() -> None:
+    mu = MUTANTS["v03-card-no-cache-headers"]
+    result = run_one(mu.app, mu.combo).result("card.caching[0.3]")
+    assert result is not None and result.status is Status.PASS
+    assert result.message.startswith(
+        "advisory: the card response has neither a Cache-Control nor an ETag header, "
+        "which 1.0 §8.6.1 asks for (SHOULD); 0.3 states no rule, only that 'Transports MAY"
+    )
+    assert result.message.endswith("(0.3 §3.4.3)")
+    assert result.requirements == ()
+
+
 @pytest.fixture(scope="module")
 def engine_baseline(engine_url: str) -> set[str]:
     report = asyncio.run(run_suite(engine_url, stream_grace=0.5))

@@ -12,6 +12,7 @@ from ... import codec
 from ... import models as m
 from ...errors import DecodeError
 from ...signing import ASYMMETRIC_ALGORITHMS, CardSignatureError
+from .._catalogue import requirement
 from .._context import ROUTE_MISSING, CheckContext
 from .._jws import b64url_decode, signing_available, verify_card
 from .._registry import ALL_TRANSPORTS, CARD, JSONRPC, Level, check
@@ -19,6 +20,8 @@ from .._target import WELL_KNOWN, normalize_version
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 _CARD = (CARD,)
+#: 0.3's sentence on transport extras (caching headers among them): a MAY.
+TRANSPORT_EXTRAS_03 = "v0.3-3.4.3-1"
 
 
 def _evidence(ctx: CheckContext) -> None:
@@ -83,6 +86,14 @@ async def card_content_type(ctx: CheckContext) -> str | None:
 async def card_caching(ctx: CheckContext) -> str | None:
     _served_card(ctx)
     h = ctx.target.card_headers
+    if ctx.version == "0.3" and "cache-control" not in h and "etag" not in h:
+        # 0.3 asks for no caching headers; its one word on them is a freedom (§3.4.3).
+        ctx.advise(
+            "advisory: the card response has neither a Cache-Control nor an ETag header, "
+            "which 1.0 §8.6.1 asks for (SHOULD); 0.3 states no rule, only that "
+            f"{requirement(TRANSPORT_EXTRAS_03).sentence!r} (0.3 §3.4.3)"
+        )
+        return None
     ctx.expect(
         "cache-control" in h or "etag" in h,
         "the card response has neither a Cache-Control nor an ETag header",

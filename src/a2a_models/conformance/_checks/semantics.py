@@ -16,6 +16,11 @@ from .._registry import PUSH_CONTRACT, REST, STREAM_CONTRACT, Level, Requirement
 from .methods import _expect_task_first, _names_url
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
+#: What 0.3 says on webhook URLs (§10.2, Security Considerations Summary): a bullet
+#: without an RFC 2119 keyword, so the catalogue has no entry for it.
+_SSRF_03 = (
+    "Webhook URL validation (by the A2A Server sending notifications) is crucial to prevent SSRF."
+)
 SECURED = (Requirement.SECURED,)
 
 
@@ -107,6 +112,14 @@ async def push_unsafe_url(ctx: CheckContext) -> str | None:
             task_id=task.id, url="http://169.254.169.254/latest/meta-data/", token="t"
         )
         res = await ctx.call("CreateTaskPushNotificationConfig", config)
+        if ctx.version == "0.3" and res.error is None and res.problem is None and res.has_result:
+            # 0.3 names the danger without a rule (no RFC 2119 keyword, a summary section).
+            ctx.advise(
+                "advisory: a webhook at the link-local metadata address 169.254.169.254 was "
+                "accepted, where 1.0 §13.2 says agents SHOULD validate webhook URLs to prevent "
+                f"SSRF; 0.3 states no rule, only that {_SSRF_03!r} (0.3 §10.2)"
+            )
+            return None
         ctx.expect_any_error(
             res,
             "a webhook at the link-local metadata address 169.254.169.254 was accepted "

@@ -815,7 +815,9 @@ def _final_false(state: dict[str, Any], env: Any) -> Any:
 
 #: Is a stream request of this text (the contract command)?
 def _stream_of(req: Req) -> bool:
-    return req.rpc_method == "SendStreamingMessage" or req.path.endswith("message:stream")
+    return req.rpc_method in ("SendStreamingMessage", "message/stream") or req.path.endswith(
+        "message:stream"
+    )
 
 
 def _frames_when(pred: Callable[[Req], bool], fix: FrameFix) -> FrameFix:
@@ -1083,6 +1085,12 @@ MUTANTS: dict[str, Mutant] = {
         "stream.event-ids",
         frame=_frames_when(_stream_of, _event_ids_repeat),
     ),
+    "v03-sse-event-ids-not-increasing": _m(
+        "every 0.3 SSE event has id 1 (no fault: 0.3 defines no resumption from an event "
+        "id, an advisory notes 1.0's)",
+        **J03,
+        frame=_frames_when(_stream_of, _event_ids_repeat),
+    ),
     "stream-wrong-response-id": _m(
         "stream events carry another JSON-RPC id",
         "stream.framing",
@@ -1267,6 +1275,13 @@ MUTANTS: dict[str, Mutant] = {
         base="extension",
         factory=lambda url: wire(with_extension(url), request=_name_the_extension),
     ),
+    "v03-required-extension-not-enforced": _m(
+        "0.3 requests that do not name the required extension are served (no fault: 0.3 "
+        "has no ExtensionSupportRequiredError and binds the client, an advisory notes 1.0's)",
+        **J03,
+        base="extension",
+        factory=lambda url: wire(with_extension(url), request=_name_the_extension),
+    ),
     # ---- agent card
     "card-missing-description": _m(
         "the card has no description",
@@ -1299,6 +1314,14 @@ MUTANTS: dict[str, Mutant] = {
     "card-wrong-content-type": _m(
         "the card is served as text/html",
         "card.content-type",
+        response=_set_header(
+            lambda r: r.path.endswith("agent-card.json"), "content-type", "text/html"
+        ),
+    ),
+    "v03-card-wrong-content-type": _m(
+        "the 0.3 card is served as text/html (no fault: 0.3 names no media type for the "
+        "card, an advisory notes 1.0's)",
+        **J03,
         response=_set_header(
             lambda r: r.path.endswith("agent-card.json"), "content-type", "text/html"
         ),

@@ -69,9 +69,17 @@ async def card_well_known(ctx: CheckContext) -> str | None:
 async def card_content_type(ctx: CheckContext) -> str | None:
     _served_card(ctx)
     media = ctx.target.card_headers.get("content-type", "").split(";")[0].strip().lower()
+    json_media = media == "application/json" or media.endswith("+json")
+    if ctx.version == "0.3" and not json_media:
+        # 0.3 §5.3 names the card's location only; its application/json rules are for
+        # the JSON-RPC and HTTP+JSON payloads (§3.2.1, §3.2.3).
+        ctx.advise(
+            f"advisory: the card's Content-Type is {media or '(none)'!r}, where 1.0 §8.2 "
+            "serves it as application/json; 0.3 states no media type for the card"
+        )
+        return None
     ctx.expect(
-        media == "application/json" or media.endswith("+json"),
-        f"the card's Content-Type is {media or '(none)'!r}, expected application/json",
+        json_media, f"the card's Content-Type is {media or '(none)'!r}, expected application/json"
     )
     return None
 

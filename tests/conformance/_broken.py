@@ -1268,6 +1268,14 @@ MUTANTS: dict[str, Mutant] = {
         base="secured",
         factory=lambda url: secured(url, _one_identity()),
     ),
+    "v03-owner-isolation-broken": _m(
+        "0.3: both tokens map to one identity, so tasks are shared (owner-isolation still "
+        "fails; answering another's task apart from an unknown one is an advisory in 0.3)",
+        "auth.owner-isolation",
+        **J03,
+        base="secured",
+        factory=lambda url: secured(url, _one_identity()),
+    ),
     # ---- extensions (a card that marks one required)
     "required-extension-not-enforced": _m(
         "requests that do not name the required extension are served",

@@ -135,6 +135,10 @@ ADVISED_03 = {
         "stream.event-ids[0.3-jsonrpc]",
         "advisory: the event ids do not increase: ['1', '1'",
     ),
+    "v03-owner-isolation-broken": (
+        "auth.not-found-indistinguishable[0.3-jsonrpc]",
+        "advisory: GetTask of another identity's task answered ",
+    ),
     "v03-required-extension-not-enforced": (
         "capability.required-extension[0.3-jsonrpc]",
         "advisory: SendMessage without the required extension(s) ",

@@ -380,6 +380,22 @@ async def not_found_indistinguishable(ctx: CheckContext) -> str | None:
     with peer:
         theirs = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
         unknown = await ctx.call("GetTask", m.GetTaskRequest(id=f"a2a-conformance-{uuid.uuid4()}"))
+    if ctx.version == "0.3":
+        # 0.3 leaves authorization to the server's "own policies" (§4.6) and says nothing
+        # on hiding a task's existence; whether the task is readable is owner-isolation's.
+        alike = (
+            theirs.error is not None
+            and theirs.error.may_be(TaskNotFoundError)
+            and theirs.http.status == unknown.http.status
+        )
+        if not alike:
+            ctx.advise(
+                f"advisory: GetTask of another identity's task answered {theirs.describe()}, "
+                f"an unknown task {unknown.describe()}, where 1.0 §3.3.2 answers both alike "
+                "(TaskNotFoundError); 0.3 states no rule (§4.6: authorization follows the "
+                "server's own policies)"
+            )
+        return None
     ctx.expect_error(theirs, TaskNotFoundError, "GetTask of another identity's task")
     ctx.expect(
         theirs.http.status == unknown.http.status,

@@ -1105,6 +1105,12 @@ MUTANTS: dict[str, Mutant] = {
         "push.delete-idempotent",
         server=_PushDeleteNotIdempotent,
     ),
+    "v03-push-delete-not-idempotent": _m(
+        "0.3: deleting a deleted push config fails (no fault: 0.3 §7.8 says nothing of a "
+        "second delete, an advisory notes 1.0's idempotency)",
+        **J03,
+        server=_PushDeleteNotIdempotent,
+    ),
     # ---- versions
     "unsupported-version-served": _m(
         "an unsupported A2A-Version is served as 1.0",

@@ -139,6 +139,10 @@ ADVISED_03 = {
         "auth.not-found-indistinguishable[0.3-jsonrpc]",
         "advisory: GetTask of another identity's task answered ",
     ),
+    "v03-push-delete-not-idempotent": (
+        "push.delete-idempotent[0.3-jsonrpc]",
+        "advisory: the second delete failed: JSON-RPC error -32001",
+    ),
     "v03-required-extension-not-enforced": (
         "capability.required-extension[0.3-jsonrpc]",
         "advisory: SendMessage without the required extension(s) ",

@@ -642,6 +642,20 @@ def _version(value: str) -> ReqFix:
     return lambda req: attrs.evolve(req, headers={**req.headers, "a2a-version": value})
 
 
+def _foreign_context_dropped(req: Req) -> Req:
+    """A message naming a task loses a contextId the suite made up (so it is served)."""
+    rpc = req.rpc
+    message = (
+        (rpc.get("params") or {}).get("message") if isinstance(rpc.get("params"), dict) else None
+    )
+    if not isinstance(message, dict) or not str(message.get("contextId", "")).startswith("other-"):
+        return req
+    del message["contextId"]
+    body = json.dumps(rpc).encode()
+    headers = {**req.headers, "content-length": str(len(body))}
+    return attrs.evolve(req, body=body, headers=headers)
+
+
 def _version_header_dropped(req: Req) -> Req:
     """A2A-Version 9.9 is served as 1.0 (the server ignores unsupported versions)."""
     if req.headers.get("a2a-version") not in ("1.0", "0.3", "", None) and not req.headers[
@@ -1104,6 +1118,17 @@ MUTANTS: dict[str, Mutant] = {
         "deleting a deleted push config fails",
         "push.delete-idempotent",
         server=_PushDeleteNotIdempotent,
+    ),
+    "context-mismatch-served": _m(
+        "a message whose contextId is not its task's is served",
+        "send.context-mismatch",
+        request=_foreign_context_dropped,
+    ),
+    "v03-context-mismatch-served": _m(
+        "0.3: a message whose contextId is not its task's is served (no fault: 0.3 states "
+        "no rule, an advisory notes 1.0's)",
+        **J03,
+        request=_foreign_context_dropped,
     ),
     "v03-push-delete-not-idempotent": _m(
         "0.3: deleting a deleted push config fails (no fault: 0.3 §7.8 says nothing of a "

@@ -139,6 +139,10 @@ ADVISED_03 = {
         "auth.not-found-indistinguishable[0.3-jsonrpc]",
         "advisory: GetTask of another identity's task answered ",
     ),
+    "v03-context-mismatch-served": (
+        "send.context-mismatch[0.3-jsonrpc]",
+        "advisory: SendMessage with a contextId that is not the task's was served: ",
+    ),
     "v03-push-delete-not-idempotent": (
         "push.delete-idempotent[0.3-jsonrpc]",
         "advisory: the second delete failed: JSON-RPC error -32001",

@@ -642,6 +642,20 @@ def _version(value: str) -> ReqFix:
     return lambda req: attrs.evolve(req, headers={**req.headers, "a2a-version": value})
 
 
+def _foreign_context_dropped(req: Req) -> Req:
+    """A message naming a task loses a contextId the suite made up (so it is served)."""
+    rpc = req.rpc
+    message = (
+        (rpc.get("params") or {}).get("message") if isinstance(rpc.get("params"), dict) else None
+    )
+    if not isinstance(message, dict) or not str(message.get("contextId", "")).startswith("other-"):
+        return req
+    del message["contextId"]
+    body = json.dumps(rpc).encode()
+    headers = {**req.headers, "content-length": str(len(body))}
+    return attrs.evolve(req, body=body, headers=headers)
+
+
 def _version_header_dropped(req: Req) -> Req:
     """A2A-Version 9.9 is served as 1.0 (the server ignores unsupported versions)."""
     if req.headers.get("a2a-version") not in ("1.0", "0.3", "", None) and not req.headers[
@@ -815,7 +829,9 @@ def _final_false(state: dict[str, Any], env: Any) -> Any:
 
 #: Is a stream request of this text (the contract command)?
 def _stream_of(req: Req) -> bool:
-    return req.rpc_method == "SendStreamingMessage" or req.path.endswith("message:stream")
+    return req.rpc_method in ("SendStreamingMessage", "message/stream") or req.path.endswith(
+        "message:stream"
+    )
 
 
 def _frames_when(pred: Callable[[Req], bool], fix: FrameFix) -> FrameFix:
@@ -1083,6 +1099,12 @@ MUTANTS: dict[str, Mutant] = {
         "stream.event-ids",
         frame=_frames_when(_stream_of, _event_ids_repeat),
     ),
+    "v03-sse-event-ids-not-increasing": _m(
+        "every 0.3 SSE event has id 1 (no fault: 0.3 defines no resumption from an event "
+        "id, an advisory notes 1.0's)",
+        **J03,
+        frame=_frames_when(_stream_of, _event_ids_repeat),
+    ),
     "stream-wrong-response-id": _m(
         "stream events carry another JSON-RPC id",
         "stream.framing",
@@ -1095,6 +1117,23 @@ MUTANTS: dict[str, Mutant] = {
     "push-delete-not-idempotent": _m(
         "deleting a deleted push config fails",
         "push.delete-idempotent",
+        server=_PushDeleteNotIdempotent,
+    ),
+    "context-mismatch-served": _m(
+        "a message whose contextId is not its task's is served",
+        "send.context-mismatch",
+        request=_foreign_context_dropped,
+    ),
+    "v03-context-mismatch-served": _m(
+        "0.3: a message whose contextId is not its task's is served (no fault: 0.3 states "
+        "no rule, an advisory notes 1.0's)",
+        **J03,
+        request=_foreign_context_dropped,
+    ),
+    "v03-push-delete-not-idempotent": _m(
+        "0.3: deleting a deleted push config fails (no fault: 0.3 §7.8 says nothing of a "
+        "second delete, an advisory notes 1.0's idempotency)",
+        **J03,
         server=_PushDeleteNotIdempotent,
     ),
     # ---- versions
@@ -1260,10 +1299,25 @@ MUTANTS: dict[str, Mutant] = {
         base="secured",
         factory=lambda url: secured(url, _one_identity()),
     ),
+    "v03-owner-isolation-broken": _m(
+        "0.3: both tokens map to one identity, so tasks are shared (owner-isolation still "
+        "fails; answering another's task apart from an unknown one is an advisory in 0.3)",
+        "auth.owner-isolation",
+        **J03,
+        base="secured",
+        factory=lambda url: secured(url, _one_identity()),
+    ),
     # ---- extensions (a card that marks one required)
     "required-extension-not-enforced": _m(
         "requests that do not name the required extension are served",
         "capability.required-extension",
+        base="extension",
+        factory=lambda url: wire(with_extension(url), request=_name_the_extension),
+    ),
+    "v03-required-extension-not-enforced": _m(
+        "0.3 requests that do not name the required extension are served (no fault: 0.3 "
+        "has no ExtensionSupportRequiredError and binds the client, an advisory notes 1.0's)",
+        **J03,
         base="extension",
         factory=lambda url: wire(with_extension(url), request=_name_the_extension),
     ),
@@ -1284,9 +1338,29 @@ MUTANTS: dict[str, Mutant] = {
             b,
         ),
     ),
+    "v03-card-no-cache-headers": _m(
+        "the 0.3 card is served without Cache-Control or ETag (no fault: 0.3 asks for "
+        "neither, an advisory notes 1.0's SHOULD)",
+        **J03,
+        response=lambda r, s, h, b: (
+            s,
+            {k: v for k, v in h.items() if k not in ("cache-control", "etag")}
+            if r.path.endswith("agent-card.json")
+            else h,
+            b,
+        ),
+    ),
     "card-wrong-content-type": _m(
         "the card is served as text/html",
         "card.content-type",
+        response=_set_header(
+            lambda r: r.path.endswith("agent-card.json"), "content-type", "text/html"
+        ),
+    ),
+    "v03-card-wrong-content-type": _m(
+        "the 0.3 card is served as text/html (no fault: 0.3 names no media type for the "
+        "card, an advisory notes 1.0's)",
+        **J03,
         response=_set_header(
             lambda r: r.path.endswith("agent-card.json"), "content-type", "text/html"
         ),

@@ -119,6 +119,59 @@ def test_mutant_fails_exactly_its_checks(
             assert r.evidence, r.key
 
 
+#: 0.3 mutants that break a 1.0-only rule: the check passes with an advisory (key, start).
+ADVISED_03 = {
+    "v03-card-no-cache-headers": (
+        "card.caching[0.3]",
+        "advisory: the card response has neither a Cache-Control nor an ETag header, "
+        "which 1.0 §8.6.1 asks for (SHOULD); 0.3 states no rule, only that 'Transports MAY",
+    ),
+    "v03-card-wrong-content-type": (
+        "card.content-type[0.3]",
+        "advisory: the card's Content-Type is 'text/html', where 1.0 §8.2 serves it as "
+        "application/json; 0.3 states no media type for the card",
+    ),
+    "v03-sse-event-ids-not-increasing": (
+        "stream.event-ids[0.3-jsonrpc]",
+        "advisory: the event ids do not increase: ['1', '1'",
+    ),
+    "v03-owner-isolation-broken": (
+        "auth.not-found-indistinguishable[0.3-jsonrpc]",
+        "advisory: GetTask of another identity's task answered ",
+    ),
+    "v03-context-mismatch-served": (
+        "send.context-mismatch[0.3-jsonrpc]",
+        "advisory: SendMessage with a contextId that is not the task's was served: ",
+    ),
+    "v03-push-delete-not-idempotent": (
+        "push.delete-idempotent[0.3-jsonrpc]",
+        "advisory: the second delete failed: JSON-RPC error -32001",
+    ),
+    "v03-required-extension-not-enforced": (
+        "capability.required-extension[0.3-jsonrpc]",
+        "advisory: SendMessage without the required extension(s) ",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVISED_03))
+def test_a_03_mutant_of_a_10_only_rule_is_an_advisory(
+    name: str, baseline: Callable[[Combo], SuiteReport]
+) -> None:
+    mu = MUTANTS[name]
+    key, start = ADVISED_03[name]
+    report = run_one(mu.app, mu.combo)
+    result = report.result(key)
+    assert result is not None and result.status is Status.PASS, key
+    assert result.message.startswith(start), result.message
+    assert not any(r.startswith("v1.0-") for r in result.requirements)
+
+    def advised(report: SuiteReport) -> set[str]:
+        return {r.key for r in report.results if r.message.startswith("advisory: ")}
+
+    assert advised(report) - advised(baseline(mu.combo)) == {key}
+
+
 @pytest.fixture(scope="module")
 def engine_baseline(engine_url: str) -> set[str]:
     report = asyncio.run(run_suite(engine_url, stream_grace=0.5))

@@ -45,6 +45,8 @@ def _signed_factory(mutate: str | None) -> Any:
         header = {"alg": "ES256", "typ": "JOSE", "kid": "k1", "jku": f"{url}/jwks.json"}
         if mutate == "no-kid":
             del header["kid"]
+        if mutate == "no-alg":
+            del header["alg"]
         protected = _b64(json.dumps(header).encode())
         signing_input = f"{protected}.{_b64(canonicalize(wire).encode())}".encode()
         r, s = utils.decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
@@ -85,3 +87,32 @@ def test_card_signature_checks(mutate: str | None, signatures: Status, verify: S
     assert by_key["card.signature-verify[1.0]"].status is verify, by_key[
         "card.signature-verify[1.0]"
     ].message
+
+
+@pytest.mark.parametrize(
+    ("mutate", "signatures", "verify"),
+    [
+        (None, "", "verified"),
+        ("tampered", "", "advisory: $.signatures[0]: does not verify over the JCS-canonical"),
+        ("no-kid", "advisory: $.signatures[0]: the protected header has no 'kid'", "advisory: "),
+        ("no-alg", "FAIL", "SKIP"),
+    ],
+)
+def test_card_signature_checks_on_03_judge_by_rfc_7515_only(
+    mutate: str | None, signatures: str, verify: str
+) -> None:
+    # 0.3 asks for an RFC 7515 JWS and defines no signed bytes, key lookup or kid.
+    with serving(_signed_factory(mutate)) as url:
+        report = asyncio.run(run_suite(url, version="0.3", transport="jsonrpc", include=["card.*"]))
+    by_key = {r.key: r for r in report.results}
+    for key, want in (("card.signatures[0.3]", signatures), ("card.signature-verify[0.3]", verify)):
+        result = by_key[key]
+        if want in ("FAIL", "SKIP"):
+            assert result.status is Status(want.lower()), (key, result.message)
+        else:
+            assert result.status is Status.PASS, (key, result.message)
+            assert result.message.startswith(want), (key, result.message)
+    if mutate == "no-alg":
+        assert by_key["card.signatures[0.3]"].message == (
+            "$.signatures[0]: the protected header has no 'alg' (RFC 7515 §4.1.1: alg MUST be present)"
+        )

@@ -97,3 +97,25 @@ def test_project_server_known_failures_are_the_listed_ones(project_report: Suite
     failed = {(r.version, r.transport, r.id) for r in project_report.failed_must}
     listed = {(v, t, cid) for (v, t), ids in PROJECT_MUST_FAILURES.items() for cid in ids}
     assert failed == listed
+
+
+def test_a_03_result_is_judged_and_cited_by_03_text(project_report: SuiteReport) -> None:
+    # The server stores a webhook at the cloud metadata address (delivery refuses it).
+    # 1.0 §13.2 says SHOULD validate; 0.3 has no such rule: an advisory, citing 0.3 §10.2.
+    v10 = project_report.result("push.rejects-unsafe-url[1.0-jsonrpc]")
+    v03 = project_report.result("push.rejects-unsafe-url[0.3-jsonrpc]")
+    assert v10 is not None and v03 is not None
+    assert v10.status is Status.FAIL
+    assert v10.requirements == ("v1.0-13.2-5", "v1.0-14.1.1-4")
+    assert v03.status is Status.PASS
+    assert v03.message.startswith("advisory: a webhook at the link-local metadata address")
+    assert "0.3 states no rule, only that 'Webhook URL validation" in v03.message
+    assert v03.requirements == ()
+    caching = project_report.result("card.caching[0.3]")
+    assert caching is not None and caching.status is Status.PASS
+    assert caching.message == ""  # the card has its headers: nothing to advise
+    # No 0.3 result cites a 1.0 sentence, nor a 1.0 result a 0.3 one.
+    cited = {
+        (r.version, req[: len("v1.0")]) for r in project_report.results for req in r.requirements
+    }
+    assert cited == {("1.0", "v1.0"), ("0.3", "v0.3")}

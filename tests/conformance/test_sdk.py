@@ -33,7 +33,6 @@ SDK_FAILURES = {
     # §13.2 (SHOULD): webhook URLs are not validated against SSRF (the cloud metadata address).
     "push.rejects-unsafe-url[1.0-jsonrpc]": "a webhook at the link-local metadata address",
     "push.rejects-unsafe-url[1.0-rest]": "a webhook at the link-local metadata address",
-    "push.rejects-unsafe-url[0.3-jsonrpc]": "a webhook at the link-local metadata address",
     # 0.3 §8.1: a missing required param gives -32600, not -32602.
     "jsonrpc.invalid-params[0.3-jsonrpc]": "SendMessage without message: expected InvalidParamsError",
     # 0.3 §7.3.1 (historyLength = number of recent messages): 0 is read as "unset".
@@ -96,6 +95,15 @@ def test_sdk_failures_are_exactly_the_recorded_deviations(sdk_report: SuiteRepor
     }
     for key, start in SDK_FAILURES.items():
         assert failed[key].startswith(start), (key, failed[key])
+
+
+def test_sdk_03_unsafe_webhook_is_an_advisory_citing_03_text(sdk_report: SuiteReport) -> None:
+    # 1.0 §13.2 (SHOULD) fails it on 1.0 (SDK_FAILURES); 0.3 states no rule.
+    result = sdk_report.result("push.rejects-unsafe-url[0.3-jsonrpc]")
+    assert result is not None and result.status is Status.PASS
+    assert result.message.startswith("advisory: ")
+    assert "(0.3 §10.2)" in result.message
+    assert result.requirements == ()
 
 
 def test_sdk_nothing_else_is_skipped(sdk_report: SuiteReport) -> None:

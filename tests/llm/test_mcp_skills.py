@@ -16,7 +16,8 @@ from mcp import Client
 
 from a2a_models import Task, TaskState, codec
 from a2a_models.adapters.http import HTTPServer
-from a2a_models.adapters.llm import ARTIFACT_TOOL, AgentRuntime, load_workspace
+from a2a_models.adapters.llm import ARTIFACT_TOOL, ASK_USER_TOOL, AgentRuntime, load_workspace
+from a2a_models.adapters.mcp import INTERRUPTION_SCHEMA
 from a2a_models.tools import TEXT_INPUT_SCHEMA
 
 from .scripted_server import ScriptedModelServer, ScriptedToolCall, Turn
@@ -60,9 +61,14 @@ async def test_mcp_host_view_and_input_sent_once(
             Client(f"{http.url}/mcp", read_timeout_seconds=20) as client,
         ):
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert tools["plan"].input_schema == TEXT_INPUT_SCHEMA
+            plan_input = tools["plan"].input_schema
+            assert plan_input["required"] == TEXT_INPUT_SCHEMA["required"]
+            assert set(plan_input["properties"]) == {"text", "taskId", "contextId"}
             assert tools["plan"].output_schema is None
-            assert tools["forecast"].output_schema == FORECAST_OUT
+            assert tools["forecast"].output_schema == {
+                "type": "object",
+                "anyOf": [FORECAST_OUT, INTERRUPTION_SCHEMA],
+            }
 
             # a skill without inputs: the text is the user message, once
             scripted_server.script(
@@ -102,3 +108,46 @@ async def test_mcp_host_view_and_input_sent_once(
                 "The result does not match the tool's outputSchema: "
                 "the result carries no JSON object"
             )
+
+
+async def test_mcp_host_answers_the_models_question_and_the_task_goes_on(
+    tmp_path: Path, scripted_server: ScriptedModelServer
+) -> None:
+    root = write_workspace(
+        tmp_path / "ws",
+        agent={"settings": {"statusInterval": None}},
+        skills={"plan": skill_front("plan")},
+    )
+    env = {**ENV, "OPENAI_BASE_URL": scripted_server.openai_base_url}
+    async with AgentRuntime(load_workspace(root, env=env)) as runtime:
+        mcp = runtime.mcp_server()
+        async with (
+            HTTPServer(mcp.streamable_http_app()) as http,
+            Client(f"{http.url}/mcp", read_timeout_seconds=20) as client,
+        ):
+            scripted_server.script(
+                Turn(tool_calls=[ScriptedToolCall(ASK_USER_TOOL, {"question": "How many days?"})])
+            )
+            asked = await client.call_tool("plan", {"text": "Plan a trip to Oslo"})
+            assert not asked.is_error
+            sc = asked.structured_content
+            assert sc is not None
+            assert (sc["state"], sc["message"]) == ("TASK_STATE_INPUT_REQUIRED", "How many days?")
+            text = asked.content[0].text  # type: ignore[union-attr]
+            assert f'"taskId": "{sc["taskId"]}"' in text
+            assert 'and the answer as "text"' in text
+            requests = len(scripted_server.requests)
+
+            scripted_server.script(
+                Turn(tool_calls=[ScriptedToolCall(ARTIFACT_TOOL, {"content": "Day 1-3: fjords"})])
+            )
+            done = await client.call_tool("plan", {"taskId": sc["taskId"], "text": "Three"})
+            assert not done.is_error
+            assert done.content[0].text == "Day 1-3: fjords"  # type: ignore[union-attr]
+            # one model call continued the same conversation: request, question, answer
+            assert len(scripted_server.requests) == requests + 1
+            body = scripted_server.last.body
+            assert _user_messages(body) == ["Plan a trip to Oslo", "Three"]
+            assert "How many days?" in json.dumps(body["messages"])
+            task = codec.decode(Task, done.content[1].resource.text, "1.0")  # type: ignore[union-attr]
+            assert (task.id, task.state) == (sc["taskId"], TaskState.COMPLETED)

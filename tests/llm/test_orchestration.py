@@ -662,6 +662,45 @@ async def test_named_skill_skips_routing_and_handler_skills_run_their_handler(
     assert scripted_server.requests == []
 
 
+async def test_a_handler_skill_continued_over_a2a_gets_the_task_and_the_reply(
+    scripted_server: ScriptedModelServer, make_model: ModelFactory
+) -> None:
+    seen: list[Any] = []
+
+    async def handler(args: dict[str, Any], ctx: Any) -> Task:
+        seen.append((ctx.task, ctx.message))
+        if ctx.task is None:
+            return Task.submitted().with_status(
+                TaskState.INPUT_REQUIRED, Message.agent("Which size?")
+            )
+        return success_task(f"{args['text']}: {ctx.message.text}")
+
+    sized = LLMSkill(
+        definition=define_skill(
+            "size", description="Sizes", tags=["size"], examples=["size x"], handler=handler
+        )
+    )
+    server = AgentServer(make_agent(make_model(), weather_skill(), sized), card())
+    client = InProcessClient(server, timeout=10)
+    first = [
+        e
+        async for e in client.send_streaming_message(
+            Message.user("a shirt", metadata={"skillId": "size"})
+        )
+    ]
+    assert kinds(first)[-1] == "input_required"
+    task_id, context_id = first[0].id, first[0].context_id
+    answer = Message.user("large", task_id=task_id, context_id=context_id)
+    second = [e async for e in client.send_streaming_message(answer)]
+    assert kinds(second)[-1] == "completed"
+    assert artifact_text(second) == "a shirt: large"
+    assert seen[0] == (None, None)
+    task, message = seen[1]
+    assert message.text == "large" and task.id == task_id
+    assert [m.text for m in task.history] == ["a shirt", "Which size?", "large"]
+    assert scripted_server.requests == []
+
+
 # ---------------------------------------------------------------- workflows
 
 

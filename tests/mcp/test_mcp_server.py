@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from a2a_models import DataPart, Message, Role, Task, TaskState, codec
 from a2a_models.adapters.http import HTTPServer
-from a2a_models.adapters.mcp import MCPSkillServer, skill_tool_description
+from a2a_models.adapters.mcp import INTERRUPTION_SCHEMA, MCPSkillServer, skill_tool_description
 from a2a_models.schema import validate_wire
 from a2a_models.tools import TEXT_INPUT_SCHEMA
 
@@ -118,7 +118,7 @@ def _error_text(result: types.CallToolResult) -> str:
 
 async def test_list_tools(client: Client) -> None:
     listed = (await client.list_tools()).tools
-    assert [t.name for t in listed] == ["echo", "add", "lookup", "explode", "miscount"]
+    assert [t.name for t in listed] == [s.id for s in SKILLS]
     echo = listed[0]
     assert echo.title == "Echo"
     assert echo.description == (
@@ -130,15 +130,27 @@ async def test_list_tools(client: Client) -> None:
     root = ET.fromstring(f"<root>{xml}</root>")
     assert [t.text for t in root.find("tags") or []] == ["text", "a<b & c"]
     assert [e.text for e in root.find("examples") or []] == ["echo hello", "say <this>"]
-    assert echo.input_schema == ECHO.input_schema
-    assert listed[1].input_schema == ADD.input_schema
+    # the skill's schema, plus the optional ids that continue a waiting task
+    ids = {"taskId", "contextId"}
+    assert _without(echo.input_schema, ids) == ECHO.input_schema
+    assert _without(listed[1].input_schema, ids) == ADD.input_schema
     # explode declares no inputs: it is offered the documented default, {"text": string}
-    assert listed[3].input_schema == TEXT_INPUT_SCHEMA
+    assert _without(listed[3].input_schema, ids) == TEXT_INPUT_SCHEMA
     for tool, skill in zip(listed, SKILLS, strict=True):
         assert tool.description == skill_tool_description(skill)
-    # output schemas are advertised as MCP outputSchema
-    assert listed[1].output_schema == ADD.output_schema
+        assert set(tool.input_schema["properties"]) >= ids
+        assert not ids & set(tool.input_schema.get("required", ()))
+    # output schemas are advertised as MCP outputSchema (or a task waiting for the caller)
+    assert listed[1].output_schema == {
+        "type": "object",
+        "anyOf": [ADD.output_schema, INTERRUPTION_SCHEMA],
+    }
     assert listed[0].output_schema is None
+
+
+def _without(schema: dict[str, Any], keys: set[str]) -> dict[str, Any]:
+    properties = {k: v for k, v in schema["properties"].items() if k not in keys}
+    return {**schema, "properties": properties}
 
 
 def _text_item(result: types.CallToolResult) -> str:

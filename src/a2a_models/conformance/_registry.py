@@ -201,10 +201,12 @@ class CheckResult:
 
     @property
     def requirements(self) -> tuple[str, ...]:
-        """Ids of the catalogue sentences this check tests (``v1.0-3.1.4-5``, ...)."""
+        """Ids of the catalogue sentences of this result's version that the check tests
+        (``v1.0-3.1.4-5``, ...): a 0.3 target is never judged by a 1.0 sentence."""
         from ._coverage import requirements_of
 
-        return requirements_of(self.check.id)
+        prefix = f"v{self.version}-"
+        return tuple(r for r in requirements_of(self.check.id) if r.startswith(prefix))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -55,9 +55,14 @@ class SkillContext:
     skill may use (its own plus the agent's tools its ``allowed_tools`` lets
     through), callable with :meth:`call_tool`, which hands each tool a
     :class:`ToolContext` carrying this skill's id and input.
+
+    When the caller continues a task the skill left waiting (``input-required``
+    or ``auth-required``), ``task`` is that task (its history ending with the
+    caller's reply), ``message`` the reply, and ``input`` the input of the call
+    that started it; both are ``None`` on a first call.
     """
 
-    __slots__ = ("custom", "input", "skill", "tools")
+    __slots__ = ("custom", "input", "message", "skill", "task", "tools")
 
     def __init__(
         self,
@@ -66,11 +71,15 @@ class SkillContext:
         *,
         custom: Any = None,
         tools: Iterable[Tool] = (),
+        task: Task | None = None,
+        message: Message | None = None,
     ) -> None:
         self.skill = skill
         self.input = input
         self.custom = custom
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
+        self.task = task
+        self.message = message
 
     def __repr__(self) -> str:
         return f"SkillContext(skill={self.skill.id!r}, tools={sorted(self.tools)})"
@@ -229,8 +238,11 @@ class SkillDefinition:
         *,
         custom: Any = None,
         tools: Iterable[Tool] = (),
+        task: Task | None = None,
+        message: Message | None = None,
     ) -> Task | Message:
-        """Validate ``arguments`` and run the handler.
+        """Validate ``arguments`` and run the handler (``task`` and ``message``: a
+        continued task and the caller's reply, see :class:`SkillContext`).
 
         Raises :class:`ToolInputError` for invalid input,
         :class:`NotImplementedError` for a skill without a handler and
@@ -243,7 +255,8 @@ class SkillDefinition:
             raise NotImplementedError(
                 f"skill {self.id!r} has no handler: an LLM orchestrator fulfils it with its tools"
             )
-        result = await self.handler(args, SkillContext(self, args, custom=custom, tools=tools))
+        context = SkillContext(self, args, custom=custom, tools=tools, task=task, message=message)
+        result = await self.handler(args, context)
         if not isinstance(result, Task | Message):
             raise TypeError(
                 f"the handler of skill {self.id!r} returned {type(result).__name__}, "

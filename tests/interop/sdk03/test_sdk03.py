@@ -437,8 +437,6 @@ def test_our_client_reads_the_sdk03_extended_card(sdk03_agent: str) -> None:
 #: (docs/sdk-deviations.md, "a2a-sdk 0.3.x"): key -> the start of the failure message.
 #: Each is a rule the 0.3 text states (0.3 is judged by its own text, not 1.0's).
 SDK03_FAILURES = {
-    # SHOULD (§8.6.1): no Cache-Control or ETag on the card.
-    "card.caching[0.3]": "the card response has neither a Cache-Control nor an ETag header",
     # JSON-RPC 2.0 §5.1: a parse error's response has no "id" (null is due).
     "jsonrpc.parse-error[0.3-jsonrpc]": 'the parse error response must have "id": null',
     # JSON-RPC 2.0 §4.1: a notification is answered (-32602, "id" missing).
@@ -452,8 +450,6 @@ SDK03_FAILURES = {
     # JSON-RPC 2.0 §5: the delete response has no "result" member.
     "push.crud[0.3-jsonrpc]": "DeleteTaskPushNotificationConfig: expected a result",
     "push.delete-idempotent[0.3-jsonrpc]": "DeleteTaskPushNotificationConfig: expected a result",
-    # §13.2 (SHOULD): a webhook at the cloud metadata address is accepted.
-    "push.rejects-unsafe-url[0.3-jsonrpc]": "a webhook at the link-local metadata address",
     # 0.3 §3.2.3 (statuses that correspond to A2A error types): a malformed body, an 8 MiB
     # body, an unknown field, the client's errors (0.3 §8.1), get HTTP 500.
     "rest.invalid-body[0.3-rest]": "POST message:send with a message whose parts is not a list",
@@ -475,6 +471,10 @@ SDK03_ADVISORIES = {
     # 0.3 §3.2.3 names no status per error type (1.0: 400, 404).
     "cancel.terminal[0.3-rest]": "HTTP 409 where 1.0 (§5.4) maps TaskNotCancelableError to 400",
     "push.unknown-task[0.3-rest]": "HTTP 422 where 1.0 (§5.4) maps TaskNotFoundError to 404",
+    # 1.0 §8.6.1 (SHOULD); 0.3 §3.4.3 only allows caching headers (MAY).
+    "card.caching[0.3]": "0.3 states no rule, only that 'Transports MAY provide",
+    # 1.0 §13.2 (SHOULD); 0.3 §10.2 calls it crucial, without a keyword.
+    "push.rejects-unsafe-url[0.3-jsonrpc]": "0.3 states no rule, only that 'Webhook URL validation",
 }
 
 

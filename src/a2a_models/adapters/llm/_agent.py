@@ -401,8 +401,13 @@ class LLMAgent(Agent):
         yield context.working()
         try:
             tools = self.toolbox.for_skill(skill.definition) if self.toolbox else ()
+            continued = context.task is not None
             result = await skill.definition.run(
-                skill_input, custom=self.custom_context, tools=tools
+                skill_input,
+                custom=self.custom_context,
+                tools=tools,
+                task=context.task,
+                message=context.message if continued else None,
             )
         except Exception as exc:
             log.warning("the handler of skill %s failed", skill.id, exc_info=True)
@@ -423,7 +428,11 @@ class LLMAgent(Agent):
         if not (state.is_terminal or state.is_interrupted):
             state = TaskState.COMPLETED
         status = result.status.message
-        message = context.agent_message(*status.parts, metadata=status.metadata) if status else None
+        message = None
+        if status is not None:
+            # Marked with the skill, so that a continuation of the task comes back here.
+            marked = {**(status.metadata or {}), SKILL_METADATA_KEY: skill.id}
+            message = context.agent_message(*status.parts, metadata=marked)
         yield context.status(state, message=message)
 
     # ---------------------------------------------------------------- outside A2A
@@ -434,6 +443,8 @@ class LLMAgent(Agent):
         skill_input: JSONObject | None = None,
         *,
         text: str | None = None,
+        task: Task | None = None,
+        message: Message | None = None,
     ) -> Task | Message:
         """Run ``skill_id`` outside an A2A server (e.g. as an MCP tool) and return the
         final Task (or the skill handler's Message). Routing is skipped.
@@ -442,9 +453,27 @@ class LLMAgent(Agent):
         skill that declares no inputs gets ``text`` (or ``skill_input["text"]``,
         what its MCP tool takes) as the user message; any other skill gets
         ``skill_input`` as one data part (and ``text``, if given, before it).
+
+        ``task`` continues a task this method returned waiting for input
+        (``input-required`` or ``auth-required``) with the caller's ``message``,
+        the last message of ``task``'s history (``skill_input`` and ``text``
+        are then not used: the task's first message holds the input).
         """
         if skill_id not in self.skills:
             raise KeyError(f"no skill {skill_id!r}")
+        if task is not None:
+            if message is None:
+                raise ValueError("continuing a task needs the caller's message")
+            return await self._fulfilled(
+                RequestContext(
+                    message=message,
+                    task_id=task.id,
+                    context_id=task.context_id or task.id,
+                    task=task,
+                    metadata={"skillId": skill_id},
+                ),
+                task,
+            )
         definition = self.skills[skill_id].definition
         if (
             text is None
@@ -467,18 +496,23 @@ class LLMAgent(Agent):
             context_id=context_id,
             metadata={"skillId": skill_id},
         )
-        task: Task | None = None
+        return await self._fulfilled(context, None)
+
+    async def _fulfilled(self, context: RequestContext, task: Task | None) -> Task | Message:
+        """Run ``context``'s turn to its end (or its next interruption)."""
         async with contextlib.aclosing(self.execute(context)) as events:
             async for event in events:
                 if isinstance(event, Message) and task is None:
                     return event
                 if task is None:
-                    task = Task.submitted(message, task_id=task_id, context_id=context_id)
+                    task = Task.submitted(
+                        context.message, task_id=context.task_id, context_id=context.context_id
+                    )
                 task = apply_event(task, event)
                 if task.status.state.is_terminal or task.status.state.is_interrupted:
                     break
         if task is None:
-            raise RuntimeError(f"skill {skill_id!r} produced no result")
+            raise RuntimeError(f"the turn of task {context.task_id!r} produced no result")
         return task
 
     def send_request(self, text: str, **metadata: Any) -> SendMessageRequest:

@@ -277,7 +277,7 @@ class AgentRuntime(AsyncRunning):
         definitions = [s.definition for s in agent.skills.values()]
 
         async def runner(skill: Any, args: Any, context: Any) -> Any:
-            return await agent.fulfil(skill.id, args)
+            return await agent.fulfil(skill.id, args, task=context.task, message=context.message)
 
         return MCPSkillServer.from_card(
             self.card,

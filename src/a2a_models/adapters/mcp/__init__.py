@@ -6,7 +6,8 @@ The agent as an MCP server:
   becomes an MCP tool (description with ``<tags>``/``<examples>``, the skill's
   input schema, arguments validated with :mod:`jsonschema` before the handler
   runs, the Task or Message returned as an embedded ``application/json``
-  resource with a ``tag:`` URI); served over stdio (:meth:`~MCPSkillServer.run_stdio`)
+  resource with a ``tag:`` URI; a task left waiting for the caller is continued
+  by calling the tool again with its ``taskId``); served over stdio (:meth:`~MCPSkillServer.run_stdio`)
   or streamable HTTP (:meth:`~MCPSkillServer.streamable_http_app`, or
   :meth:`~MCPSkillServer.mount` next to the A2A endpoints in one ASGI app).
 
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     )
     from ._convert import (
         A2A_JSON_MEDIA_TYPE,
+        CONTINUATION_KEYS,
+        INTERRUPTION_SCHEMA,
         a2a_resource,
         agent_slug,
         error_result,
@@ -92,6 +95,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "A2A_JSON_MEDIA_TYPE",
+            "CONTINUATION_KEYS",
+            "INTERRUPTION_SCHEMA",
             "a2a_resource",
             "agent_slug",
             "error_result",
@@ -110,6 +115,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "A2A_JSON_MEDIA_TYPE",
+    "CONTINUATION_KEYS",
+    "INTERRUPTION_SCHEMA",
     "ConnectMode",
     "ContextProvider",
     "HTTPServerConfig",

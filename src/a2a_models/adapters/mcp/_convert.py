@@ -13,12 +13,15 @@ from typing import Any, Final
 import mcp_types as types
 
 from ... import codec
+from ..._state import TaskState
 from ...errors import DecodeError
 from ...models import DataPart, FilePart, JSONObject, Message, Part, Task, TextPart
 from ...tools import ArgumentValidator, ToolOutput, ToolResult
 
 __all__ = [
     "A2A_JSON_MEDIA_TYPE",
+    "CONTINUATION_KEYS",
+    "INTERRUPTION_SCHEMA",
     "a2a_resource",
     "agent_slug",
     "error_result",
@@ -31,6 +34,28 @@ __all__ = [
 
 #: The media type of the embedded A2A object.
 A2A_JSON_MEDIA_TYPE: Final = "application/json"
+
+#: The tool arguments that continue a task waiting for the caller (A2A's JSON names).
+CONTINUATION_KEYS: Final = ("taskId", "contextId")
+
+#: The ``structuredContent`` of a result whose task waits for the caller
+#: (``input-required`` or ``auth-required``): call the tool again with these ids.
+INTERRUPTION_SCHEMA: Final[JSONObject] = {
+    "type": "object",
+    "description": (
+        "The task waits for the caller: call the tool again with this taskId and "
+        "contextId (and the answer) to continue it."
+    ),
+    "properties": {
+        "taskId": {"type": "string"},
+        "contextId": {"type": "string"},
+        "state": {"enum": ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]},
+        "message": {"type": "string", "description": "what the task asks for"},
+    },
+    "required": ["taskId", "contextId", "state"],
+}
+
+_ERROR_STATES: Final = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 _NOT_DNS = re.compile(r"[^a-z0-9]+")
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*|\s*```$")
@@ -121,12 +146,53 @@ def structured_result(obj: Task | Message) -> JSONObject | None:
     return None
 
 
+def _state_name(state: TaskState) -> str:
+    return state.name.lower().replace("_", "-")
+
+
+def _interruption(task: Task) -> JSONObject:
+    """What a caller needs to continue ``task``, which waits for it (see
+    :data:`INTERRUPTION_SCHEMA`)."""
+    out: JSONObject = {
+        "taskId": task.id,
+        "contextId": task.context_id or task.id,
+        "state": task.state.value,
+    }
+    message = task.status.message
+    question = _parts_text(message.parts) if message is not None else ""
+    if question:
+        out["message"] = question
+    return out
+
+
+def _interruption_text(task: Task, *, answer_in: str | None = None) -> str:
+    """The text of a result whose ``task`` waits for the caller: its question, then
+    how to continue (call the tool again with the task's ids; ``answer_in`` names
+    the argument that takes the answer, else the tool's own arguments do)."""
+    details = _interruption(task)
+    ids = json.dumps({k: details[k] for k in CONTINUATION_KEYS})
+    if task.state is TaskState.AUTH_REQUIRED:
+        how = (
+            "The task needs authorization to go on (auth-required). Once it is "
+            f"given, call this tool again with {ids} to continue the task."
+        )
+    else:
+        where = f'as "{answer_in}"' if answer_in else "in the tool's arguments"
+        how = (
+            "The task is waiting for your answer (input-required). To answer, call "
+            f"this tool again with {ids} and the answer {where}."
+        )
+    question = details.get("message")
+    return f"{question}\n\n{how}" if isinstance(question, str) else how
+
+
 def to_call_result(
     obj: Task | Message,
     *,
     agent_name: str,
     day: date | str | None = None,
     output_schema: JSONObject | None = None,
+    answer_in: str | None = None,
 ) -> types.CallToolResult:
     """The MCP result carrying ``obj``, for simple and A2A-aware hosts alike.
 
@@ -134,11 +200,15 @@ def to_call_result(
     is no text) followed by the embedded ``resource`` (``application/json``,
     the object's A2A 1.0 JSON, a tag URI). ``structuredContent`` is
     :func:`structured_result` when there is one. With ``output_schema`` (the
-    tool's advertised ``outputSchema``) the structured value is validated
-    against it: a missing or non-conforming value makes an error result that
-    says why (the A2A resource still comes with it).
+    skill's output schema) the structured value is validated against it: a
+    missing or non-conforming value makes an error result that says why (the
+    A2A resource still comes with it).
 
-    A failed or rejected Task also sets ``isError`` (the tool reports an error).
+    A Task waiting for the caller (``input-required``, ``auth-required``) is no
+    error: its text is the question and how to continue (``answer_in``: the argument
+    that takes the answer) and its ``structuredContent`` the ids that continue
+    it (:data:`INTERRUPTION_SCHEMA`). A failed, rejected or canceled Task sets
+    ``isError`` (the tool reports an error).
     """
     encoded = codec.encode(obj, "1.0").decode("utf-8")
     resource = types.EmbeddedResource(
@@ -146,8 +216,20 @@ def to_call_result(
             uri=tag_uri(agent_name, obj, day), mime_type=A2A_JSON_MEDIA_TYPE, text=encoded
         )
     )
-    failed = isinstance(obj, Task) and obj.state.name in ("FAILED", "REJECTED")
+    if isinstance(obj, Task) and obj.state.is_interrupted:
+        return types.CallToolResult(
+            content=[
+                types.TextContent(text=_interruption_text(obj, answer_in=answer_in)),
+                resource,
+            ],
+            structured_content=_interruption(obj),
+            is_error=False,
+        )
+    failed = isinstance(obj, Task) and obj.state in _ERROR_STATES
     text = result_text(obj)
+    if isinstance(obj, Task) and failed and not text:
+        # A host that reads text only must still learn that the call came to nothing.
+        text = f"The task ended {_state_name(obj.state)}."
     structured = structured_result(obj)
     if output_schema is not None and not failed:
         problems = (

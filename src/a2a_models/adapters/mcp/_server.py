@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import date
 from typing import Any
 from xml.sax.saxutils import escape
 
+import attrs
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -19,7 +22,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ...models import AgentCard, JSONObject, Message, Task
+from ..._state import TaskState
+from ...models import AgentCard, DataPart, JSONObject, Message, Task
 from ...tools import (
     TEXT_INPUT_SCHEMA,
     ArgumentValidator,
@@ -30,7 +34,7 @@ from ...tools import (
     declares_inputs,
 )
 from ..http import MCPGuard
-from ._convert import error_result, to_call_result
+from ._convert import CONTINUATION_KEYS, INTERRUPTION_SCHEMA, error_result, to_call_result
 
 __all__ = ["MCPSkillServer", "SkillRunner", "skill_input_schema", "skill_tool_description"]
 
@@ -55,6 +59,79 @@ def skill_input_schema(skill: SkillDefinition) -> JSONObject:
     if declares_inputs(skill.input_schema):
         return skill.input_schema
     return dict(TEXT_INPUT_SCHEMA)
+
+
+#: How many tasks an :class:`MCPSkillServer` remembers (for continuing them) by default.
+DEFAULT_REMEMBERED_TASKS = 1000
+
+_CONTINUATION_PROPERTIES: JSONObject = {
+    "taskId": {
+        "type": "string",
+        "description": (
+            "Only to continue a task this tool left waiting for an answer "
+            "(input-required or auth-required): that task's taskId."
+        ),
+    },
+    "contextId": {
+        "type": "string",
+        "description": "With taskId: the contextId the waiting task came with.",
+    },
+}
+
+
+def _tool_input_schema(skill: SkillDefinition) -> JSONObject:
+    """:func:`skill_input_schema` plus the optional ``taskId`` and ``contextId``
+    that continue a task waiting for the caller."""
+    schema = skill_input_schema(skill)
+    properties = schema.get("properties")
+    own = properties if isinstance(properties, dict) else {}
+    taken = [key for key in CONTINUATION_KEYS if key in own]
+    if taken:
+        raise SkillDefinitionError(
+            skill.id,
+            "input_schema",
+            f"{' and '.join(map(repr, taken))} are reserved: over MCP they continue a task",
+        )
+    return {**schema, "properties": {**own, **_CONTINUATION_PROPERTIES}}
+
+
+def _reply_schema(skill: SkillDefinition, tool_schema: JSONObject) -> JSONObject:
+    """What a continuation's arguments must satisfy: the tool's schema, but none of
+    a declared input is required (the answer may be part of it); a skill without
+    inputs still needs its ``text`` (the answer)."""
+    if not declares_inputs(skill.input_schema):
+        return tool_schema
+    return {k: v for k, v in tool_schema.items() if k != "required"}
+
+
+def _advertised_output_schema(schema: JSONObject | None) -> JSONObject | None:
+    """The tool's ``outputSchema``: the skill's result, or a task waiting for the caller
+    (MCP wants every non-error ``structuredContent`` to match the advertised schema)."""
+    if schema is None:
+        return None
+    result = dict(schema)
+    outer: JSONObject = {"type": "object"}
+    if "$schema" in result:
+        outer["$schema"] = result["$schema"]
+    if "$id" not in result:
+        if "$ref" in json.dumps(result):
+            # Its own resource, so that "#/..." references still resolve in it once nested.
+            result["$id"] = "urn:a2a-models:skill-output"
+        else:
+            result.pop("$schema", None)  # only a resource's root may name its dialect
+    outer["anyOf"] = [result, INTERRUPTION_SCHEMA]
+    return outer
+
+
+@attrs.define(slots=True)
+class _Remembered:
+    """A task a skill returned: what continuing it needs while it waits, its state after."""
+
+    skill_id: str
+    input: JSONObject
+    task: Task | None  # kept while it waits for the caller only
+    state: TaskState
+    busy: bool = False
 
 
 def _output_schema(skill: SkillDefinition) -> JSONObject | None:
@@ -145,6 +222,7 @@ class MCPSkillServer:
         context: Any = None,
         runner: SkillRunner | None = None,
         tag_date: date | str | None = None,
+        remembered_tasks: int = DEFAULT_REMEMBERED_TASKS,
     ) -> None:
         self.skills: dict[str, SkillDefinition] = {}
         for skill in skills:
@@ -160,8 +238,17 @@ class MCPSkillServer:
         self.context = context
         self.runner = runner
         self.tag_date = tag_date
-        self._inputs = {
-            skill.id: ArgumentValidator(skill_input_schema(skill)) for skill in self.skills.values()
+        if isinstance(remembered_tasks, bool) or not isinstance(remembered_tasks, int):
+            raise TypeError(f"remembered_tasks must be an int, not {remembered_tasks!r}")
+        if remembered_tasks < 1:
+            raise ValueError(f"remembered_tasks must be at least 1, not {remembered_tasks}")
+        self.remembered_tasks = remembered_tasks
+        self._tasks: OrderedDict[str, _Remembered] = OrderedDict()
+        schemas = {skill.id: _tool_input_schema(skill) for skill in self.skills.values()}
+        self._inputs = {sid: ArgumentValidator(schema) for sid, schema in schemas.items()}
+        self._replies = {
+            skill.id: ArgumentValidator(_reply_schema(skill, schemas[skill.id]))
+            for skill in self.skills.values()
         }
         self._outputs = {skill.id: _output_schema(skill) for skill in self.skills.values()}
         self._tools = [
@@ -170,7 +257,7 @@ class MCPSkillServer:
                 title=skill.name,
                 description=skill_tool_description(skill),
                 input_schema=self._inputs[skill.id].schema,
-                output_schema=self._outputs[skill.id],
+                output_schema=_advertised_output_schema(self._outputs[skill.id]),
             )
             for skill in self.skills.values()
         ]
@@ -217,14 +304,85 @@ class MCPSkillServer:
         return await self.call(params.name, params.arguments)
 
     async def call(self, name: str, arguments: JSONObject | None = None) -> types.CallToolResult:
-        """Run skill ``name`` as an MCP tool call would (validation, handler, result)."""
+        """Run skill ``name`` as an MCP tool call would (validation, handler, result).
+
+        With ``taskId`` (and optionally ``contextId``) among the arguments, the
+        call continues that task, which this server returned waiting for the
+        caller: the other arguments are the caller's reply (a skill without
+        inputs: its ``text``; else a data part), the handler gets the task and
+        the reply in its :class:`~a2a_models.tools.SkillContext`. An unknown
+        task, or one that does not wait, gives an error result saying so.
+        """
         skill = self.skills.get(name)
         if skill is None:
             return error_result(f"[UnknownTool]: no skill named {name!r}")
         args: JSONObject = {} if arguments is None else arguments
-        problems = self._inputs[name].problems(args)
+        continuing = "taskId" in args
+        validator = self._replies[name] if continuing else self._inputs[name]
+        problems = validator.problems(args)
         if problems:
             return error_result(f"Invalid arguments for {name!r}: " + "; ".join(problems))
+        if not continuing:
+            if "contextId" in args:
+                return error_result(
+                    "[InvalidContinuation]: contextId continues a task; give the task's "
+                    "taskId with it (or leave both out to start a new task)"
+                )
+            return await self._run(skill, args, None, None)
+        task_id = args["taskId"]
+        record = self._tasks.get(task_id)
+        refused = self._refusal(skill, task_id, args.get("contextId"), record)
+        if refused is not None:
+            return refused
+        assert record is not None and record.task is not None  # _refusal checked
+        reply = _reply(skill, args, record.task)
+        so_far = _with_history(record.task, reply)
+        record.busy = True
+        try:
+            return await self._run(skill, record.input, so_far, reply)
+        finally:
+            record.busy = False
+
+    def _refusal(
+        self, skill: SkillDefinition, task_id: str, context_id: Any, record: _Remembered | None
+    ) -> types.CallToolResult | None:
+        """Why ``task_id`` cannot be continued through ``skill`` (``None``: it can)."""
+        if record is None:
+            return error_result(
+                f"[UnknownTask]: there is no task {task_id!r} to continue: this server did "
+                f"not start it, or no longer remembers it (it keeps its last "
+                f"{self.remembered_tasks} tasks)"
+            )
+        if record.skill_id != skill.id:
+            return error_result(
+                f"[InvalidContinuation]: task {task_id!r} belongs to the tool "
+                f"{record.skill_id!r}; continue it with that tool, not {skill.id!r}"
+            )
+        if record.busy:
+            return error_result(
+                f"[TaskNotWaiting]: task {task_id!r} is being continued by another call"
+            )
+        if record.task is None:
+            state = record.state.name.lower().replace("_", "-")
+            return error_result(
+                f"[TaskNotWaiting]: task {task_id!r} is {state}: only a task waiting for "
+                "the caller (input-required or auth-required) can be continued"
+            )
+        expected = record.task.context_id or record.task.id
+        if context_id is not None and context_id != expected:
+            return error_result(
+                f"[InvalidContinuation]: task {task_id!r} belongs to context {expected!r}, "
+                f"not {context_id!r}"
+            )
+        return None
+
+    async def _run(
+        self,
+        skill: SkillDefinition,
+        args: JSONObject,
+        task: Task | None,
+        reply: Message | None,
+    ) -> types.CallToolResult:
         try:
             custom = self.context
             tools: tuple[Any, ...] = skill.tools
@@ -232,15 +390,37 @@ class MCPSkillServer:
                 tools = self.toolbox.for_skill(skill)
                 if custom is None:
                     custom = self.toolbox.context
-            obj = await self._fulfil(
-                skill, args, SkillContext(skill, args, custom=custom, tools=tools)
+            context = SkillContext(
+                skill, args, custom=custom, tools=tools, task=task, message=reply
             )
+            obj = await self._fulfil(skill, args, context)
         except Exception as exc:
-            log.exception("MCP call of skill %r failed", name)
+            log.exception("MCP call of skill %r failed", skill.id)
             return error_result(f"[{type(exc).__name__}]: {exc}")
+        if task is not None:
+            obj = _continued(task, obj)
+        self._remember(skill.id, args, obj, continued=task)
         return to_call_result(
-            obj, agent_name=self.name, day=self.tag_date, output_schema=self._outputs[name]
+            obj,
+            agent_name=self.name,
+            day=self.tag_date,
+            output_schema=self._outputs[skill.id],
+            answer_in=None if declares_inputs(skill.input_schema) else "text",
         )
+
+    def _remember(
+        self, skill_id: str, args: JSONObject, obj: Task | Message, *, continued: Task | None
+    ) -> None:
+        if isinstance(obj, Message):
+            if continued is not None:  # a Message ends the continued task
+                self._tasks[continued.id] = _Remembered(skill_id, args, None, TaskState.COMPLETED)
+                self._tasks.move_to_end(continued.id)
+            return
+        waiting = obj.state.is_interrupted
+        self._tasks[obj.id] = _Remembered(skill_id, args, obj if waiting else None, obj.state)
+        self._tasks.move_to_end(obj.id)
+        while len(self._tasks) > self.remembered_tasks:
+            self._tasks.popitem(last=False)
 
     async def _fulfil(
         self, skill: SkillDefinition, args: JSONObject, context: SkillContext
@@ -330,6 +510,51 @@ class MCPSkillServer:
                 yield state
 
         app.router.lifespan_context = lifespan
+
+
+def _reply(skill: SkillDefinition, args: JSONObject, task: Task) -> Message:
+    """The caller's reply to ``task``: a skill without inputs takes text, any other
+    skill the arguments (the continuation ids left out) as one data part."""
+    answer = {k: v for k, v in args.items() if k not in CONTINUATION_KEYS}
+    context_id = task.context_id or task.id
+    if not declares_inputs(skill.input_schema) and isinstance(answer.get("text"), str):
+        return Message.user(answer["text"], task_id=task.id, context_id=context_id)
+    return Message.user(DataPart(answer), task_id=task.id, context_id=context_id)
+
+
+def _with_history(task: Task, reply: Message) -> Task:
+    """``task`` as its continuation starts: its history ending with the question
+    (the waiting status's message) and the reply."""
+    history = list(task.history)
+    question = task.status.message
+    if question is not None and all(m.message_id != question.message_id for m in history):
+        # Messages kept in a task carry its ids.
+        history.append(
+            attrs.evolve(question, task_id=task.id, context_id=task.context_id or task.id)
+        )
+    history.append(reply)
+    return attrs.evolve(task, history=tuple(history))
+
+
+def _continued(task: Task, obj: Task | Message) -> Task | Message:
+    """A continuation's result as the same task: a handler that built a new Task
+    (``success_task(...)``) gets the continued task's ids and history."""
+    if isinstance(obj, Message) or obj.id == task.id:
+        return obj
+    context_id = task.context_id or task.id
+    status = obj.status
+    if status.message is not None:
+        status = attrs.evolve(
+            status,
+            message=attrs.evolve(status.message, task_id=task.id, context_id=context_id),
+        )
+    return attrs.evolve(
+        obj,
+        id=task.id,
+        context_id=context_id,
+        status=status,
+        history=(*task.history, *obj.history),
+    )
 
 
 def _app_authenticator(app: Any) -> Any:

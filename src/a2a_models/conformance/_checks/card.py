@@ -12,6 +12,7 @@ from ... import codec
 from ... import models as m
 from ...errors import DecodeError
 from ...signing import ASYMMETRIC_ALGORITHMS, CardSignatureError
+from .._catalogue import requirement
 from .._context import ROUTE_MISSING, CheckContext
 from .._jws import b64url_decode, signing_available, verify_card
 from .._registry import ALL_TRANSPORTS, CARD, JSONRPC, Level, check
@@ -19,6 +20,8 @@ from .._target import WELL_KNOWN, normalize_version
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 _CARD = (CARD,)
+#: 0.3's sentence on transport extras (caching headers among them): a MAY.
+TRANSPORT_EXTRAS_03 = "v0.3-3.4.3-1"
 
 
 def _evidence(ctx: CheckContext) -> None:
@@ -66,9 +69,17 @@ async def card_well_known(ctx: CheckContext) -> str | None:
 async def card_content_type(ctx: CheckContext) -> str | None:
     _served_card(ctx)
     media = ctx.target.card_headers.get("content-type", "").split(";")[0].strip().lower()
+    json_media = media == "application/json" or media.endswith("+json")
+    if ctx.version == "0.3" and not json_media:
+        # 0.3 §5.3 names the card's location only; its application/json rules are for
+        # the JSON-RPC and HTTP+JSON payloads (§3.2.1, §3.2.3).
+        ctx.advise(
+            f"advisory: the card's Content-Type is {media or '(none)'!r}, where 1.0 §8.2 "
+            "serves it as application/json; 0.3 states no media type for the card"
+        )
+        return None
     ctx.expect(
-        media == "application/json" or media.endswith("+json"),
-        f"the card's Content-Type is {media or '(none)'!r}, expected application/json",
+        json_media, f"the card's Content-Type is {media or '(none)'!r}, expected application/json"
     )
     return None
 
@@ -83,6 +94,14 @@ async def card_content_type(ctx: CheckContext) -> str | None:
 async def card_caching(ctx: CheckContext) -> str | None:
     _served_card(ctx)
     h = ctx.target.card_headers
+    if ctx.version == "0.3" and "cache-control" not in h and "etag" not in h:
+        # 0.3 asks for no caching headers; its one word on them is a freedom (§3.4.3).
+        ctx.advise(
+            "advisory: the card response has neither a Cache-Control nor an ETag header, "
+            "which 1.0 §8.6.1 asks for (SHOULD); 0.3 states no rule, only that "
+            f"{requirement(TRANSPORT_EXTRAS_03).sentence!r} (0.3 §3.4.3)"
+        )
+        return None
     ctx.expect(
         "cache-control" in h or "etag" in h,
         "the card response has neither a Cache-Control nor an ETag header",
@@ -351,6 +370,24 @@ def _protected_header(sig: Any, where: str) -> dict[str, Any]:
     return header
 
 
+#: What 0.3 says of a card signature (the AgentCardSignature schema's description): no
+#: signed payload, canonicalization or key lookup (1.0 §8.4.1-§8.4.3 define them).
+_JWS_03 = (
+    "AgentCardSignature represents a JWS signature of an AgentCard. This follows the JSON "
+    "format of an RFC 7515 JSON Web Signature (JWS)."
+)
+
+
+def _signature_problem(ctx: CheckContext, problem: str) -> None:
+    """Fail by 1.0's signing rules; on 0.3, which defines none of them, advise."""
+    if ctx.version != "0.3":
+        ctx.fail(problem)
+    ctx.advise(
+        f"advisory: {problem}, by 1.0 §8.4.1/§8.4.3; 0.3 defines neither the signed bytes "
+        f"nor the key lookup, only that {_JWS_03!r}"
+    )
+
+
 @check(
     "card.signatures",
     "§8.4.2",
@@ -370,8 +407,17 @@ async def card_signatures(ctx: CheckContext) -> str | None:
             problems.append(str(exc))
             continue
         for key in ("alg", "kid"):
-            if not isinstance(header.get(key), str) or not header[key]:
-                problems.append(f"{where}: the protected header has no {key!r}")
+            if isinstance(header.get(key), str) and header[key]:
+                continue
+            if key == "kid" and ctx.version == "0.3":
+                # 0.3's AgentCardSignature is an RFC 7515 JWS, which needs alg (§4.1.1), not kid.
+                ctx.advise(
+                    f"advisory: {where}: the protected header has no 'kid', which 1.0 §8.4.2 "
+                    f"requires; 0.3 asks for an RFC 7515 JWS only ({_JWS_03!r})"
+                )
+                continue
+            rule = " (RFC 7515 §4.1.1: alg MUST be present)" if key == "alg" else ""
+            problems.append(f"{where}: the protected header has no {key!r}{rule}")
         if header.get("typ") not in (None, "JOSE"):
             notes.append(f"{where}: typ is {header.get('typ')!r} (SHOULD be 'JOSE')")
         try:
@@ -424,17 +470,20 @@ async def card_signature_verify(ctx: CheckContext) -> str | None:
             continue
         jwk = next((k for k in keys if isinstance(k, dict) and k.get("kid") == kid), None)
         if jwk is None:
-            ctx.fail(f"{where}: the JWKS at {jku} has no key with kid {kid!r}")
+            _signature_problem(ctx, f"{where}: the JWKS at {jku} has no key with kid {kid!r}")
+            return None
         if str(alg) not in ASYMMETRIC_ALGORITHMS:
             skipped.append(f"{where}: algorithm {alg!r} is not a public-key algorithm")
             continue
         try:  # the package's one verifier, on this signature alone
             verify_card({**ctx.card, "signatures": [sig]}, [jwk])
         except CardSignatureError as exc:
-            ctx.fail(
+            _signature_problem(
+                ctx,
                 f"{where}: does not verify over the JCS-canonical card (without "
-                f"'signatures') with key {kid!r} from {jku}: {exc.reason}: {exc.detail}"
+                f"'signatures') with key {kid!r} from {jku}: {exc.reason}: {exc.detail}",
             )
+            return None
         verified.append(where)
     if not verified:
         ctx.skip("; ".join(skipped))

@@ -209,6 +209,14 @@ async def send_context_mismatch(ctx: CheckContext) -> str | None:
     task, _ = await ctx.send_for_task("input")
     try:
         res = await ctx.send("answer", task_id=task.id, context_id=f"other-{uuid.uuid4()}")
+        if ctx.version == "0.3" and res.error is None:
+            # 0.3 ties a message to a task by taskId and says nothing of a contextId
+            # that differs from the task's (1.0 §3.4.3 makes it an error).
+            ctx.advise(
+                f"advisory: SendMessage with a contextId that is not the task's was served: "
+                f"{res.describe()}, where 1.0 §3.4.3 refuses it; 0.3 states no rule"
+            )
+            return None
         ctx.expect_any_error(res, "SendMessage with a contextId that is not the task's")
     finally:
         await ctx.cancel_quietly(task.id)
@@ -774,6 +782,13 @@ async def push_delete_twice(ctx: CheckContext) -> str | None:
         req = m.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=config_id)
         ctx.decode(await ctx.call("DeleteTaskPushNotificationConfig", req))
         second = await ctx.call("DeleteTaskPushNotificationConfig", req)
+        if ctx.version == "0.3" and second.error is not None:
+            # 0.3 §7.8 lists the delete's errors and says nothing of a second delete.
+            ctx.advise(
+                f"advisory: the second delete failed: {second.describe()}, where 1.0 "
+                "§3.1.10 makes deleting idempotent; 0.3 states no rule (§7.8)"
+            )
+            return None
         ctx.expect(
             second.error is None and second.problem is None,
             f"the second delete failed: {second.describe()}",

@@ -16,6 +16,11 @@ from .._registry import PUSH_CONTRACT, REST, STREAM_CONTRACT, Level, Requirement
 from .methods import _expect_task_first, _names_url
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
+#: What 0.3 says on webhook URLs (§10.2, Security Considerations Summary): a bullet
+#: without an RFC 2119 keyword, so the catalogue has no entry for it.
+_SSRF_03 = (
+    "Webhook URL validation (by the A2A Server sending notifications) is crucial to prevent SSRF."
+)
 SECURED = (Requirement.SECURED,)
 
 
@@ -107,6 +112,14 @@ async def push_unsafe_url(ctx: CheckContext) -> str | None:
             task_id=task.id, url="http://169.254.169.254/latest/meta-data/", token="t"
         )
         res = await ctx.call("CreateTaskPushNotificationConfig", config)
+        if ctx.version == "0.3" and res.error is None and res.problem is None and res.has_result:
+            # 0.3 names the danger without a rule (no RFC 2119 keyword, a summary section).
+            ctx.advise(
+                "advisory: a webhook at the link-local metadata address 169.254.169.254 was "
+                "accepted, where 1.0 §13.2 says agents SHOULD validate webhook URLs to prevent "
+                f"SSRF; 0.3 states no rule, only that {_SSRF_03!r} (0.3 §10.2)"
+            )
+            return None
         ctx.expect_any_error(
             res,
             "a webhook at the link-local metadata address 169.254.169.254 was accepted "
@@ -248,17 +261,33 @@ async def stream_event_ids(ctx: CheckContext) -> str | None:
     ids = [e.sse_id for e in s.events]
     if not any(ids):
         ctx.not_applicable("the stream's events carry no SSE ids")
-    ctx.expect(all(ids), f"some events have an id and some do not: {ids}")
+    problem = _event_id_problem(ids)
+    if problem is not None and ctx.version == "0.3":
+        # 0.3 defines no resumption from an event: what a resubscription gets is
+        # "implementation-dependent and not strictly defined by this specification" (§7.9).
+        ctx.advise(
+            f"advisory: {problem}, where 1.0 (§3.1.6, §3.7) resumes a stream after an event "
+            "id; 0.3 states no rule on event ids (§7.9: missed events are "
+            "implementation-dependent)"
+        )
+        return None
+    ctx.expect(problem is None, str(problem))
+    return None
+
+
+def _event_id_problem(ids: list[str]) -> str | None:
+    """What is wrong with a stream's SSE ids (``""``: an event without one), if anything."""
+    if not all(ids):
+        return f"some events have an id and some do not: {ids}"
     if all(i.isdigit() for i in ids):
         nums = [int(i) for i in ids]
-        ctx.expect(
-            all(a < b for a, b in itertools.pairwise(nums)),
-            f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
-            "could not say where it stopped)",
-        )
-    else:
-        ctx.expect(len(set(ids)) == len(ids), f"event ids repeat: {ids}")
-    return None
+        if not all(a < b for a, b in itertools.pairwise(nums)):
+            return (
+                f"the event ids do not increase: {ids} (a reconnect with Last-Event-ID "
+                "could not say where it stopped)"
+            )
+        return None
+    return f"event ids repeat: {ids}" if len(set(ids)) != len(ids) else None
 
 
 class _As:
@@ -351,6 +380,22 @@ async def not_found_indistinguishable(ctx: CheckContext) -> str | None:
     with peer:
         theirs = await ctx.call("GetTask", m.GetTaskRequest(id=task.id))
         unknown = await ctx.call("GetTask", m.GetTaskRequest(id=f"a2a-conformance-{uuid.uuid4()}"))
+    if ctx.version == "0.3":
+        # 0.3 leaves authorization to the server's "own policies" (§4.6) and says nothing
+        # on hiding a task's existence; whether the task is readable is owner-isolation's.
+        alike = (
+            theirs.error is not None
+            and theirs.error.may_be(TaskNotFoundError)
+            and theirs.http.status == unknown.http.status
+        )
+        if not alike:
+            ctx.advise(
+                f"advisory: GetTask of another identity's task answered {theirs.describe()}, "
+                f"an unknown task {unknown.describe()}, where 1.0 §3.3.2 answers both alike "
+                "(TaskNotFoundError); 0.3 states no rule (§4.6: authorization follows the "
+                "server's own policies)"
+            )
+        return None
     ctx.expect_error(theirs, TaskNotFoundError, "GetTask of another identity's task")
     ctx.expect(
         theirs.http.status == unknown.http.status,
@@ -372,11 +417,25 @@ async def required_extension(ctx: CheckContext) -> str | None:
     from ...errors import ExtensionSupportRequiredError
 
     without = await ctx.call("SendMessage", ctx.send_request("hello"), with_extensions=False)
+    required = ", ".join(ctx.target.required_extensions())
+    if ctx.version == "0.3":
+        # 0.3 has no ExtensionSupportRequiredError (its codes end at -32007) and puts
+        # required extensions on the client: AgentExtension.required "If true, the client
+        # must understand and comply with the extension's requirements".
+        if without.error is None:
+            ctx.advise(
+                f"advisory: SendMessage without the required extension(s) {required} was "
+                "served, where 1.0 §3.3.4 answers ExtensionSupportRequiredError; 0.3 states "
+                "no server rule (AgentExtension.required binds the client)"
+            )
+        value = ctx.decode(without) if without.error is None else None
+        if isinstance(value, m.Task) and not value.status.state.is_terminal:
+            await ctx.cancel_quietly(value.id)
+        return None
     ctx.expect_error(
         without,
         ExtensionSupportRequiredError,
-        "SendMessage without the required extension(s) "
-        + ", ".join(ctx.target.required_extensions()),
+        f"SendMessage without the required extension(s) {required}",
     )
     named = await ctx.call("SendMessage", ctx.send_request("hello"))
     ctx.expect(

@@ -43,7 +43,7 @@ async def test_readyz_is_503_naming_the_component_not_the_secret(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = AgentServer(Echo(), card("h"), store=DownStore())
-    with caplog.at_level(logging.WARNING, "a2a_models.http"):
+    with caplog.at_level(logging.WARNING, "a2a_models.server"):
         async with HTTPServer(server) as http, httpx.AsyncClient(base_url=http.url) as client:
             ready = await client.get("/readyz")
             health = await client.get("/healthz")
@@ -96,9 +96,9 @@ async def test_readyz_answers_at_its_timeout_however_long_the_probe_takes_to_can
 ) -> None:
     # /readyz waited for the probe's cancellation: with PostgreSQL frozen, psycopg's
     # cancel talks to the frozen server, and the answer came after 13 s, not 3.
-    from a2a_models.adapters.http import _health
+    from a2a_models.server import _readiness
 
-    monkeypatch.setattr(_health, "READY_TIMEOUT", 0.2)
+    monkeypatch.setattr(_readiness, "READY_TIMEOUT", 0.2)
     store = Frozen()
     server = AgentServer(Echo(), card("h"), store=store)
     async with HTTPServer(server) as http, httpx.AsyncClient(base_url=http.url) as client:

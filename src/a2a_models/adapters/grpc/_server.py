@@ -22,8 +22,11 @@ created over gRPC is visible over JSON-RPC and REST, with the same owner.
 * Deadlines: gRPC cancels the handler when the client's deadline passes.
 * Requests above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED);
   answers are not bounded (the client's receive limit decides).
-* :meth:`GrpcServer.stop` refuses new calls, lets unary calls finish within
-  ``graceful_timeout`` and ends open streams with UNAVAILABLE.
+* ``grpc.health.v1.Health`` is served beside them (``_health``): SERVING when the
+  store and broker answer, as ``/readyz`` says.
+* :meth:`GrpcServer.stop` first tells the health service's watchers NOT_SERVING, then
+  refuses new calls, lets unary calls finish within ``graceful_timeout`` and ends open
+  streams with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import attrs
 import grpc
 import grpc.aio
+from grpc_health.v1 import health_pb2_grpc
 
 from ... import models as m
 from ..._closing import AsyncRunning
@@ -59,6 +63,7 @@ from ...server import (
 )
 from ._convert import from_proto, to_proto
 from ._events import LAST_EVENT_ID_KEY, with_event_id
+from ._health import HEALTH_INTERVAL, HealthService
 from ._keepalive import (
     KEEPALIVE_TIMEOUT,
     MIN_CLIENT_PING_INTERVAL,
@@ -400,6 +405,8 @@ class GrpcServer(AsyncRunning):
     (``None``: never) and drop it when a ping is not answered within
     ``keepalive_timeout``; client pings are accepted ``min_client_ping_interval``
     seconds apart (see ``_keepalive``).
+    :attr:`health` serves ``grpc.health.v1.Health`` (see ``_health``); while a ``Watch``
+    is open, the store and broker are probed every ``health_interval`` seconds.
     """
 
     def __init__(
@@ -415,6 +422,7 @@ class GrpcServer(AsyncRunning):
         keepalive_time: float | None = SERVER_KEEPALIVE_TIME,
         keepalive_timeout: float = KEEPALIVE_TIMEOUT,
         min_client_ping_interval: float = MIN_CLIENT_PING_INTERVAL,
+        health_interval: float = HEALTH_INTERVAL,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if max_message_bytes <= 0:
@@ -426,6 +434,8 @@ class GrpcServer(AsyncRunning):
         self.max_message_bytes = max_message_bytes
         self.graceful_timeout = graceful_timeout
         self.servicer = A2AServicer(server, authenticator=authenticator)
+        served = (s.name for v, s in _SERVICES.items() if v in server.supported_versions)
+        self.health = HealthService(server, served, interval=health_interval)
         self._options = [
             ("grpc.max_receive_message_length", max_message_bytes),
             # Answers are not bounded here, as over HTTP: a Task with a big artifact is
@@ -449,6 +459,7 @@ class GrpcServer(AsyncRunning):
         if self._grpc is not None:
             raise RuntimeError("GrpcServer already started")
         grpc_server = grpc.aio.server(options=self._options)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, grpc_server)
         grpc_server.add_generic_rpc_handlers((*self.servicer.handlers(), _UnknownMethods()))
         address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         if self.credentials is not None:
@@ -463,10 +474,12 @@ class GrpcServer(AsyncRunning):
         return self.port
 
     async def stop(self) -> None:
-        """Stop gracefully: refuse new calls, end streams, let unary calls finish."""
+        """Stop gracefully: health NOT_SERVING (told to every ``Watch`` while the port is
+        still open), then refuse new calls, end streams, let unary calls finish."""
         grpc_server, self._grpc = self._grpc, None
         if grpc_server is None:
             return
+        await self.health.enter_graceful_shutdown()
         stopping = asyncio.ensure_future(grpc_server.stop(self.graceful_timeout))
         await asyncio.sleep(0)  # new calls are refused from here on
         self.servicer.close_streams()

@@ -152,6 +152,13 @@ def _cases(base: str, target: str) -> dict[str, tuple[int, Callable[[dict[str, s
             stream("SubscribeToTask", subscribe, ("last-event-id", "abc")),
         ),
         "gRPC unknown method": (1, unary("NoSuchMethod", b"")),
+        # not an A2A request: no token needed, no refusal, no line
+        "gRPC health check without a token": (
+            0,
+            lambda h: channel.unary_unary("/grpc.health.v1.Health/Check")(
+                b"", metadata=list(h.items()), timeout=30
+            ),
+        ),
     }
 
 
@@ -188,6 +195,7 @@ def test_every_refused_request_is_one_line_on_every_binding(
     assert answers["REST wrong HTTP method"] == 405 and answers["wrong token"] == 401
     assert answers["gRPC unknown method"] is grpc.StatusCode.UNIMPLEMENTED
     assert answers["gRPC wrong token"] is grpc.StatusCode.UNAUTHENTICATED
+    assert answers["gRPC health check without a token"] == b"\x08\x01"  # status: SERVING
     text = proc.text
     assert "Traceback" not in text
     for secret in (TOKEN, WRONG, BODY_MARKER, "xxxxxxxx"):

@@ -12,10 +12,10 @@ client-side health checking). The messages and stubs are ``grpcio-health-checkin
 * ``Check`` and ``List`` probe on every call, as ``/readyz`` does. A ``Watch`` is sent
   the status when it changes, so while one is open a probe runs every ``interval``
   seconds (one for all of them).
-* :meth:`HealthService.enter_graceful_shutdown` makes every answer ``NOT_SERVING``,
-  sends it to every ``Watch`` and ends them (``UNAVAILABLE``, as the A2A streams end):
-  a server calls it while its port is still open, so that a load balancer stops
-  sending before the port closes.
+* :meth:`HealthService.enter_graceful_shutdown` makes every answer ``NOT_SERVING``
+  and sends it to every ``Watch``: a server calls it while its port is still open, so
+  that a load balancer stops sending before the port closes; once it closes,
+  :meth:`HealthService.end_watches` ends them (``UNAVAILABLE``, as the A2A streams).
 * No authentication, not in the card, not an A2A operation (no span, metric or
   refusal line), as ``/healthz`` and ``/readyz``.
 
@@ -70,8 +70,9 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
         self._closing = False
         self._changed = asyncio.Event()  # replaced each time it is set: a broadcast
         self._watches: set[asyncio.Task[Any]] = set()
-        self._no_watches = asyncio.Event()
-        self._no_watches.set()
+        self._untold: set[asyncio.Task[Any]] = set()  # stopping: not yet sent NOT_SERVING
+        self._all_told = asyncio.Event()
+        self._ended = asyncio.Event()
         self._monitor: asyncio.Task[None] | None = None
 
     @property
@@ -110,7 +111,6 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
         task = asyncio.current_task()
         assert task is not None
         self._watches.add(task)
-        self._no_watches.clear()
         if self._monitor is None and not self._closing and request.service in self.services:
             self._monitor = asyncio.create_task(self._probing(), name="a2a-grpc-health")
         try:
@@ -130,10 +130,12 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
                 if self._closing:
                     break
                 await changed.wait()
+            self._told(task)
+            await self._ended.wait()
         finally:
+            self._told(task)
             self._watches.discard(task)
             if not self._watches:
-                self._no_watches.set()
                 self._stop_probing()
         await context.abort(
             grpc.StatusCode.UNAVAILABLE, "the server is shutting down: watch again elsewhere"
@@ -144,6 +146,11 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
             await self.probe()
             await asyncio.sleep(self.interval)
 
+    def _told(self, task: asyncio.Task[Any]) -> None:
+        self._untold.discard(task)
+        if not self._untold:
+            self._all_told.set()
+
     def _stop_probing(self) -> None:
         monitor, self._monitor = self._monitor, None
         if monitor is not None:
@@ -151,12 +158,20 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
 
     async def enter_graceful_shutdown(self, timeout: float = _TELL_TIMEOUT) -> None:
         """Answer ``NOT_SERVING`` from now on; returns once every open ``Watch`` was sent
-        it and ended (``UNAVAILABLE``), or after ``timeout`` seconds."""
+        it, or after ``timeout`` seconds."""
         if not self._closing:
             self._closing = True
             self._stop_probing()
+            self._untold = set(self._watches)
+            self._all_told.clear()
             self._changed.set()
             self._changed = asyncio.Event()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self._no_watches.wait()
+        if self._untold:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._all_told.wait()
+
+    def end_watches(self) -> None:
+        """End every ``Watch`` (``UNAVAILABLE``) once it was sent ``NOT_SERVING``: the
+        port no longer accepts (see :meth:`enter_graceful_shutdown`)."""
+        self._ended.set()

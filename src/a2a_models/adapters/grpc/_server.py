@@ -28,7 +28,7 @@ created over gRPC is visible over JSON-RPC and REST, with the same owner.
   store and broker answer, as ``/readyz`` says.
 * :meth:`GrpcServer.stop` first tells the health service's watchers NOT_SERVING, then
   refuses new calls, lets unary calls finish within ``graceful_timeout`` and ends open
-  streams with UNAVAILABLE.
+  streams (the health watches too) with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -517,6 +517,7 @@ class GrpcServer(AsyncRunning):
         stopping = asyncio.ensure_future(grpc_server.stop(self.graceful_timeout))
         await asyncio.sleep(0)  # new calls are refused from here on
         self.servicer.close_streams()
+        self.health.end_watches()
         await stopping
 
     async def wait_closed(self) -> None:

@@ -166,3 +166,12 @@ async def test_stopping_tells_every_watch_not_serving_while_the_port_is_open() -
                 await asyncio.wait_for(watch.read(), 10)
             assert ended.value.code() is grpc.StatusCode.UNAVAILABLE
             assert ended.value.details() == "the server is shutting down: watch again elsewhere"
+
+
+async def test_a_server_started_again_after_a_stop_is_serving() -> None:
+    server, _agent = make_server()
+    gs = GrpcServer(server)
+    for _ in range(2):
+        async with gs, grpc.aio.insecure_channel(f"127.0.0.1:{gs.port}") as channel:
+            answer = await health_pb2_grpc.HealthStub(channel).Check(ask(), timeout=10)
+        assert answer.status == SERVING

@@ -76,6 +76,11 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
         self._monitor: asyncio.Task[None] | None = None
 
     @property
+    def stopping(self) -> bool:
+        """Whether :meth:`enter_graceful_shutdown` was called (``NOT_SERVING`` for good)."""
+        return self._closing
+
+    @property
     def status(self) -> int:
         """``SERVING`` or ``NOT_SERVING``, as the last probe found (or stopping)."""
         return int(SERVING if self._ready and not self._closing else NOT_SERVING)

@@ -493,6 +493,10 @@ class GrpcServer(AsyncRunning):
         if self._grpc is not None:
             raise RuntimeError("GrpcServer already started")
         grpc_server = grpc.aio.server(options=self._options)
+        if self.health.stopping:  # started again after a stop: a health service anew
+            self.health = HealthService(
+                self.server, self.health.services, interval=self.health.interval
+            )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, grpc_server)
         grpc_server.add_generic_rpc_handlers((*self.servicer.handlers(), _UnknownMethods()))
         address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"

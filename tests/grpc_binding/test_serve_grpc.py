@@ -147,6 +147,41 @@ async def test_auth_token_protects_grpc(serve: Any) -> None:
             assert (await http.get_task(task.id)).id == task.id
 
 
+async def test_health_needs_no_token_and_says_not_serving_from_sigterm_on(serve: Any) -> None:
+    # grpc.health.v1.Health on the gRPC port, as /healthz and /readyz on HTTP: no token,
+    # and a stop starts by telling a watching load balancer NOT_SERVING.
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    served = serve("--grpc-port", "0", "--store", "memory:", "--auth-token", "s3cret")
+    target = grpc_url_of(served).removeprefix("grpc://")
+    serving = health_pb2.HealthCheckResponse.SERVING
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        names = ("", "lf.a2a.v1.A2AService", "a2a.v1.A2AService")
+        checks = [await stub.Check(health_pb2.HealthCheckRequest(service=n)) for n in names]
+        assert [c.status for c in checks] == [serving] * 3
+        get_task = channel.unary_unary("/lf.a2a.v1.A2AService/GetTask")
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await get_task(b"", timeout=10)
+        assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    # The blocking client's iterator yields every message that came before the status
+    # (grpc.aio's read() raises the status once it came, however many were unread).
+    with grpc.insecure_channel(target) as blocking:
+        watch = health_pb2_grpc.HealthStub(blocking).Watch(health_pb2.HealthCheckRequest())
+        assert next(watch).status == serving
+        served.proc.send_signal(signal.SIGTERM)
+        told = await asyncio.to_thread(next, watch)
+        assert told.status == health_pb2.HealthCheckResponse.NOT_SERVING
+        # Then the stop ends the watch (gRPC's graceful timeout did not have to cut it off).
+        with pytest.raises(grpc.RpcError) as ended:
+            await asyncio.to_thread(next, watch)
+        assert ended.value.code() is grpc.StatusCode.UNAVAILABLE
+        assert ended.value.details() == "the server is shutting down: watch again elsewhere"
+    assert served.wait(20) == 0, served.log()
+    assert "a2a-models: stopped" in served.log()
+
+
 @pytest.mark.parametrize("client_class", [HTTPClient, RESTClient])
 async def test_a_refused_caller_gets_an_authentication_error_over_http(
     serve: Any, client_class: Any
@@ -284,7 +319,7 @@ async def test_free_form_values_are_taken_as_deep_as_every_binding_carries(serve
     async with GrpcClient(grpc_url, timeout=10) as client:
         task = await client.get_task(task_id)
     sent = task.history[0]
-    assert sent.parts[1].data == _nested(MAX_JSON_DEPTH)  # type: ignore[attr-defined]
+    assert sent.parts[1].data == _nested(MAX_JSON_DEPTH)
     assert sent.metadata == _nested(MAX_JSON_DEPTH)
 
     for data_depth, metadata_depth, field in [

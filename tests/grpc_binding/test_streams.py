@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -229,6 +230,43 @@ async def test_a_request_over_the_servers_limit_is_not_blamed_on_the_client() ->
             info.value
         )
         assert (await client.list_tasks()).tasks == ()  # nothing reached the agent
+
+
+async def test_a_request_over_the_limit_is_one_refusal_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # gRPC refused it before any handler of ours ran: no line, unlike every other
+    # refusal. gRPC now takes up to twice the limit and the handler refuses, in gRPC's
+    # words (clients read them as before), with one line per request.
+    server = AgentServer(StepAgent(), make_card())
+    limit = 64 * 1024
+    with caplog.at_level(logging.INFO, "a2a_models.server.refusals"):
+        async with GrpcServer(server, max_message_bytes=limit) as gs, GrpcClient(gs.url) as client:
+            with pytest.raises(InvalidRequestError) as unary:
+                await client.send_message(Message.user("big " + "1" * 100_000))
+            with pytest.raises(InvalidRequestError):
+                await anext(client.send_streaming_message(Message.user("big " + "1" * 100_000)))
+            # Exactly at the limit is taken (refused by what the bytes are, not their size).
+            async with grpc.aio.insecure_channel(gs.url.removeprefix("grpc://")) as channel:
+                get_task = channel.unary_unary(f"/{SERVICE_NAME}/GetTask")
+                with pytest.raises(grpc.aio.AioRpcError) as at_limit:
+                    await get_task(b"\xff" * limit)
+                with pytest.raises(grpc.aio.AioRpcError) as over_twice:
+                    await get_task(b"\xff" * (2 * limit + 1))
+            assert (await client.list_tasks()).tasks == ()  # nothing reached the agent
+    size = unary.value.data["size"]
+    assert size > 100_000 and unary.value.data["limit"] == limit
+    assert at_limit.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert over_twice.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    lines = [r.getMessage() for r in caplog.records if r.name == "a2a_models.server.refusals"]
+    too_large = f"-32600 InvalidRequestError (Request message too large: {size} bytes, the "
+    assert lines == [
+        f"SendMessage refused: {too_large}limit is 65536 bytes)",
+        f"SendStreamingMessage refused: {too_large}limit is 65536 bytes)",
+        lines[2],  # the bytes at the limit: not protobuf
+    ]
+    assert lines[2].startswith("GetTask refused: -32602 InvalidParamsError (")
+    # Over twice the limit gRPC still refuses it itself, before any handler: no line.
 
 
 async def test_cancelled_streams_leave_nothing_behind_on_the_server() -> None:

@@ -239,3 +239,45 @@ def test_serve_stops_cleanly_while_the_database_is_gone(
     assert f"could not mark task {task_id} failed while stopping (" in log, log
     assert log.rstrip().endswith("a2a-models: stopped"), log
     assert "Traceback" not in log and "error:" not in log, log
+
+
+def test_grpc_health_says_not_serving_while_the_database_is_gone(
+    proxied_store: tuple[str, CuttableProxy],
+) -> None:
+    """``grpc.health.v1.Health`` of a real ``serve --grpc-port``: SERVING, NOT_SERVING once
+    the store cannot be reached (what ``/readyz`` answers then), SERVING when it is back."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    store, proxy = proxied_store
+    port, grpc_port = free_port(), free_port()
+    args = ["serve", "--port", str(port), "--grpc-port", str(grpc_port), "--store", store]
+    server = Proc("serve", args, r"a2a-models: serving ", {**os.environ, "PYTHONUNBUFFERED": "1"})
+    ask = health_pb2.HealthCheckRequest(service="lf.a2a.v1.A2AService")
+
+    def status() -> tuple[int, int]:
+        """(the gRPC health status, /readyz's HTTP status), asked now."""
+        answer = stub.Check(ask, timeout=30).status
+        return answer, httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=30).status_code
+
+    serving, not_serving = (
+        health_pb2.HealthCheckResponse.SERVING,
+        health_pb2.HealthCheckResponse.NOT_SERVING,
+    )
+    try:
+        server.wait_ready()
+        with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            assert status() == (serving, 200)
+            proxy.cut()
+            assert status() == (not_serving, 503)
+            proxy.restore()
+            # The pool replaces the connections the cut broke: a few probes may fail first.
+            deadline = time.monotonic() + 30
+            while (seen := status()) != (serving, 200) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert seen == (serving, 200)
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
+    assert "Traceback" not in "\n".join(server.output)

@@ -152,6 +152,14 @@ def _cases(base: str, target: str) -> dict[str, tuple[int, Callable[[dict[str, s
             stream("SubscribeToTask", subscribe, ("last-event-id", "abc")),
         ),
         "gRPC unknown method": (1, unary("NoSuchMethod", b"")),
+        "gRPC message too big": (1, unary("SendMessage", b"x" * BIG)),
+        # not an A2A request: no token needed, no refusal, no line
+        "gRPC health check without a token": (
+            0,
+            lambda h: channel.unary_unary("/grpc.health.v1.Health/Check")(
+                b"", metadata=list(h.items()), timeout=30
+            ),
+        ),
     }
 
 
@@ -188,6 +196,8 @@ def test_every_refused_request_is_one_line_on_every_binding(
     assert answers["REST wrong HTTP method"] == 405 and answers["wrong token"] == 401
     assert answers["gRPC unknown method"] is grpc.StatusCode.UNIMPLEMENTED
     assert answers["gRPC wrong token"] is grpc.StatusCode.UNAUTHENTICATED
+    assert answers["gRPC message too big"] is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert answers["gRPC health check without a token"] == b"\x08\x01"  # status: SERVING
     text = proc.text
     assert "Traceback" not in text
     for secret in (TOKEN, WRONG, BODY_MARKER, "xxxxxxxx"):
@@ -210,6 +220,11 @@ def test_every_refused_request_is_one_line_on_every_binding(
     )
     (grpc_params,) = by_case["gRPC bad protobuf"]
     assert grpc_params["message"].startswith("GetTask refused: -32602 InvalidParamsError (")
+    (too_big,) = by_case["gRPC message too big"]
+    assert too_big["message"] == (
+        f"SendMessage refused: -32600 InvalidRequestError (Request message too large: {BIG} "
+        "bytes, the limit is 10485760 bytes)"
+    )
 
 
 def _auth() -> dict[str, str]:

@@ -438,8 +438,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         type=port_number,
         default=None,
         metavar="PORT",
-        help="also serve gRPC (1.0: lf.a2a.v1, 0.3: a2a.v1) on this port, same agent and "
-        "store (0: any; "
+        help="also serve gRPC (1.0: lf.a2a.v1, 0.3: a2a.v1, and grpc.health.v1) on this "
+        "port, same agent and store (0: any; "
         "needs the grpc extra)",
     )
     serve.add_argument(

@@ -386,6 +386,9 @@ async def run_server(options: ServeOptions, *, ready: asyncio.Event | None = Non
         # the graceful timeout (500 and a traceback; gRPC CANCELLED).
         grpc_stopping = None
         if grpc_server is not None:
+            # Health NOT_SERVING first, while the gRPC port still accepts: a load
+            # balancer watching it stops sending before the port closes.
+            await grpc_server.health.enter_graceful_shutdown()
             grpc_stopping = asyncio.create_task(grpc_server.stop())
             await asyncio.sleep(0)  # under way: it refuses new calls before the agents stop
         try:

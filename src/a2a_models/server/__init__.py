@@ -61,6 +61,7 @@ from ._queue import (
     WorkerExecutor,
     pending_turn,
 )
+from ._readiness import READY_TIMEOUT, check_readiness
 from ._run import AgentRun, RunAborted, RunFinished
 from ._store import (
     ACTIVE_STATES,
@@ -94,6 +95,7 @@ from .paging import TaskPage
 
 __all__ = [
     "ACTIVE_STATES",
+    "READY_TIMEOUT",
     "A2AServer",
     "ActiveTaskLimitError",
     "AgentServer",
@@ -142,6 +144,7 @@ __all__ = [
     "TaskStoreUnavailableError",
     "apply_event",
     "check_active_limit",
+    "check_readiness",
     "PUSH_DIALECTS",
     "PushTarget",
     "push_config_id",

@@ -20,10 +20,15 @@ created over gRPC is visible over JSON-RPC and REST, with the same owner.
   0.3's messages also start with the error's name (``TaskNotFoundError: ...``), as
   the a2a-sdk's 0.3 servers write them and its clients read them.
 * Deadlines: gRPC cancels the handler when the client's deadline passes.
-* Requests above ``max_message_bytes`` are refused by gRPC (RESOURCE_EXHAUSTED);
-  answers are not bounded (the client's receive limit decides).
-* :meth:`GrpcServer.stop` refuses new calls, lets unary calls finish within
-  ``graceful_timeout`` and ends open streams with UNAVAILABLE.
+* Requests above ``max_message_bytes`` are refused RESOURCE_EXHAUSTED, in gRPC's own
+  words, by the handler (so with a refusal line, as every other refusal): gRPC's receive
+  limit is twice that, and gRPC refuses, without a line, only what is above it. Answers
+  are not bounded (the client's receive limit decides).
+* ``grpc.health.v1.Health`` is served beside them (``_health``): SERVING when the
+  store and broker answer, as ``/readyz`` says.
+* :meth:`GrpcServer.stop` first tells the health service's watchers NOT_SERVING, then
+  refuses new calls, lets unary calls finish within ``graceful_timeout`` and ends open
+  streams (the health watches too) with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ from typing import Any
 import attrs
 import grpc
 import grpc.aio
+from grpc_health.v1 import health_pb2_grpc
 
 from ... import models as m
 from ..._closing import AsyncRunning
 from ...errors import (
     InvalidParamsError,
+    InvalidRequestError,
     JSONRPCError,
     MethodNotFoundError,
     VersionNotSupportedError,
@@ -59,6 +66,7 @@ from ...server import (
 )
 from ._convert import from_proto, to_proto
 from ._events import LAST_EVENT_ID_KEY, with_event_id
+from ._health import HEALTH_INTERVAL, HealthService
 from ._keepalive import (
     KEEPALIVE_TIMEOUT,
     MIN_CLIENT_PING_INTERVAL,
@@ -93,6 +101,7 @@ _REQUEST_PB: dict[str, Any] = {
     "GetExtendedAgentCard": pb.GetExtendedAgentCardRequest,
 }
 _EMPTY = b""  # google.protobuf.Empty serializes to nothing
+_GRPC_INT_MAX = 2**31 - 1  # gRPC's integer channel options are C ints
 
 
 def _empty(result: Any) -> bytes:
@@ -181,11 +190,17 @@ class A2AServicer:
 
     ``authenticator`` (optional) is an HTTP-adapter authenticator reading the
     metadata as headers; without it the server's own ``authenticate`` decides.
+    A request over ``max_message_bytes`` (optional) is refused ``RESOURCE_EXHAUSTED``
+    with a refusal line; the ``grpc.aio`` server's own receive limit must be above it
+    (what is over that one gRPC refuses before a handler runs, without a line).
     """
 
-    def __init__(self, server: A2AServer, *, authenticator: Any = None) -> None:
+    def __init__(
+        self, server: A2AServer, *, authenticator: Any = None, max_message_bytes: int | None = None
+    ) -> None:
         self.server = server
         self.authenticator = authenticator
+        self.max_message_bytes = max_message_bytes
         self._waiting: set[asyncio.Task[Any]] = set()  # stream handlers awaiting an event
         self._closing = False
 
@@ -246,6 +261,22 @@ class A2AServicer:
         principal = await self.authenticator.authenticate(_MetadataRequest(headers))
         return principal.user if principal is not None else None
 
+    async def _refuse_too_large(self, name: str, raw: bytes, context: Any) -> None:
+        limit = self.max_message_bytes
+        error = InvalidRequestError(
+            f"Request message too large: {len(raw)} bytes, the limit is {limit} bytes"
+        )
+        refuse(error, name, headers=_metadata(context))
+        # gRPC's own status and words for it, which clients already read (ours makes
+        # them an InvalidRequestError naming both sizes).
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"SERVER: Received message larger than max ({len(raw)} vs. {limit})",
+        )
+
+    def _too_large(self, raw: bytes) -> bool:
+        return self.max_message_bytes is not None and len(raw) > self.max_message_bytes
+
     @staticmethod
     async def _abort(service: _Service, context: Any, error: JSONRPCError) -> None:
         code, message, trailers = status_of(error, named=service.version == V0_3)
@@ -258,6 +289,8 @@ class A2AServicer:
         spec, encode = rpc.spec, rpc.encode
 
         async def handle(raw: bytes, context: Any) -> bytes:
+            if self._too_large(raw):
+                await self._refuse_too_large(name, raw, context)
             try:
                 params, call, _ = await self._prepare(service, rpc, raw, context)
             except Exception as exc:
@@ -285,6 +318,8 @@ class A2AServicer:
         async def handle(raw: bytes, context: Any) -> AsyncIterator[bytes]:
             task = asyncio.current_task()
             assert task is not None
+            if self._too_large(raw):
+                await self._refuse_too_large(name, raw, context)
             try:
                 params, call, headers = await self._prepare(service, rpc, raw, context)
                 after = resume_point(headers.get(LAST_EVENT_ID_KEY), spec)
@@ -400,6 +435,8 @@ class GrpcServer(AsyncRunning):
     (``None``: never) and drop it when a ping is not answered within
     ``keepalive_timeout``; client pings are accepted ``min_client_ping_interval``
     seconds apart (see ``_keepalive``).
+    :attr:`health` serves ``grpc.health.v1.Health`` (see ``_health``); while a ``Watch``
+    is open, the store and broker are probed every ``health_interval`` seconds.
     """
 
     def __init__(
@@ -415,6 +452,7 @@ class GrpcServer(AsyncRunning):
         keepalive_time: float | None = SERVER_KEEPALIVE_TIME,
         keepalive_timeout: float = KEEPALIVE_TIMEOUT,
         min_client_ping_interval: float = MIN_CLIENT_PING_INTERVAL,
+        health_interval: float = HEALTH_INTERVAL,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if max_message_bytes <= 0:
@@ -425,9 +463,15 @@ class GrpcServer(AsyncRunning):
         self.credentials = credentials
         self.max_message_bytes = max_message_bytes
         self.graceful_timeout = graceful_timeout
-        self.servicer = A2AServicer(server, authenticator=authenticator)
+        self.servicer = A2AServicer(
+            server, authenticator=authenticator, max_message_bytes=max_message_bytes
+        )
+        served = (s.name for v, s in _SERVICES.items() if v in server.supported_versions)
+        self.health = HealthService(server, served, interval=health_interval)
         self._options = [
-            ("grpc.max_receive_message_length", max_message_bytes),
+            # Twice the limit: the handler refuses what is between, with a refusal line
+            # (gRPC's own refusal comes before any handler, and writes none).
+            ("grpc.max_receive_message_length", min(2 * max_message_bytes, _GRPC_INT_MAX)),
             # Answers are not bounded here, as over HTTP: a Task with a big artifact is
             # sent whole, and the client's receive limit decides (64 MiB for ours).
             ("grpc.max_send_message_length", -1),
@@ -449,6 +493,11 @@ class GrpcServer(AsyncRunning):
         if self._grpc is not None:
             raise RuntimeError("GrpcServer already started")
         grpc_server = grpc.aio.server(options=self._options)
+        if self.health.stopping:  # started again after a stop: a health service anew
+            self.health = HealthService(
+                self.server, self.health.services, interval=self.health.interval
+            )
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, grpc_server)
         grpc_server.add_generic_rpc_handlers((*self.servicer.handlers(), _UnknownMethods()))
         address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         if self.credentials is not None:
@@ -463,13 +512,16 @@ class GrpcServer(AsyncRunning):
         return self.port
 
     async def stop(self) -> None:
-        """Stop gracefully: refuse new calls, end streams, let unary calls finish."""
+        """Stop gracefully: health NOT_SERVING (told to every ``Watch`` while the port is
+        still open), then refuse new calls, end streams, let unary calls finish."""
         grpc_server, self._grpc = self._grpc, None
         if grpc_server is None:
             return
+        await self.health.enter_graceful_shutdown()
         stopping = asyncio.ensure_future(grpc_server.stop(self.graceful_timeout))
         await asyncio.sleep(0)  # new calls are refused from here on
         self.servicer.close_streams()
+        self.health.end_watches()
         await stopping
 
     async def wait_closed(self) -> None:

@@ -1,6 +1,6 @@
 """gRPC benchmark: this project's gRPC binding vs the official a2a-sdk's, in one run.
 
-Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about a minute).
+Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about two minutes).
 
 1. Conversion, in this process, on the medium and large Task of
    ``bench/codec.py`` (a 10-message history and 2 artifacts; 200 messages and
@@ -33,6 +33,13 @@ Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about a minute).
    Besides wall-clock requests/s the table shows each server's CPU time per
    request (from /proc), which other processes on a loaded machine disturb
    less. Target: ours >= 3x the SDK's requests/s.
+
+3. A2A 0.3 (``--only v03``): one ``a2a-models serve --grpc-port`` answering a 0.3
+   client (``a2a.v1.A2AService``) and a 1.0 client (``lf.a2a.v1``), and the a2a-sdk
+   0.3.x's gRPC server (``bench_sdk03_server.py`` in ``.venv-a2a03``) answering the
+   same 0.3 client: SendMessage, GetTask of a short and a ``--history``-message task,
+   a stream; requests/s and server CPU per request, with the ratios. Target: serve's
+   CPU per request on 0.3 <= 1.5x on 1.0.
 
 Options: ``--quick``, ``--requests N`` (per round, default 3000), ``--clients N``.
 Exit status 1 when a target is missed.

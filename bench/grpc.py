@@ -1,6 +1,6 @@
 """gRPC benchmark: this project's gRPC binding vs the official a2a-sdk's, in one run.
 
-Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about a minute).
+Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about two minutes).
 
 1. Conversion, in this process, on the medium and large Task of
    ``bench/codec.py`` (a 10-message history and 2 artifacts; 200 messages and
@@ -34,6 +34,13 @@ Run: ``.venv/bin/python bench/grpc.py`` (loopback only, about a minute).
    request (from /proc), which other processes on a loaded machine disturb
    less. Target: ours >= 3x the SDK's requests/s.
 
+3. A2A 0.3 (``--only v03``): one ``a2a-models serve --grpc-port`` answering a 0.3
+   client (``a2a.v1.A2AService``) and a 1.0 client (``lf.a2a.v1``), and the a2a-sdk
+   0.3.x's gRPC server (``bench_sdk03_server.py`` in ``.venv-a2a03``) answering the
+   same 0.3 client: SendMessage, GetTask of a short and a ``--history``-message task,
+   a stream; requests/s and server CPU per request, with the ratios. Target: serve's
+   CPU per request on 0.3 <= 1.5x on 1.0.
+
 Options: ``--quick``, ``--requests N`` (per round, default 3000), ``--clients N``.
 Exit status 1 when a target is missed.
 """
@@ -57,6 +64,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -160,19 +168,24 @@ def _two_cpus() -> bool:
 
 
 class ServerProcess:
-    """One server subprocess (``--serve KIND``)."""
+    """One server subprocess (``--serve KIND``, or ``command``, where ``{port}`` is its port);
+    it is up once its output holds ``ready``."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, command: list[str] | None = None, ready: str = "ready") -> None:
         self.kind = kind
         self.port = _free_port()
+        self.marker = ready
+        if command is None:
+            command = [sys.executable, str(HERE), "--serve", kind, "--port", str(self.port)]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
         }
         self.log = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE), "--serve", kind, "--port", str(self.port)],
+            [part.replace("{port}", str(self.port)) for part in command],
             env=env,
+            cwd=str(HERE.parent),
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -200,7 +213,7 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the {self.kind} server exited:\n{self.output()}")
-            if "ready" in self.output():
+            if self.marker in self.output():
                 return
             await asyncio.sleep(0.05)
         raise RuntimeError(f"the {self.kind} server did not start:\n{self.output()}")
@@ -329,6 +342,288 @@ async def servers(args: argparse.Namespace) -> bool:
     return ok
 
 
+# --------------------------------------------------------------------------- 0.3
+
+V03_TARGET = 1.5  # serve's CPU per request on the 0.3 service / on the 1.0 service
+# The a2a-sdk 0.3.x's interpreter (tests/interop/sdk03): A2A_SDK03_PYTHON, else .venv-a2a03
+# beside the checkout's or beside this interpreter's virtualenv.
+SDK03_PYTHON = next(
+    (
+        p
+        for p in (
+            Path(os.environ.get("A2A_SDK03_PYTHON") or "/nonexistent"),
+            HERE.parents[1] / ".venv-a2a03" / "bin" / "python",
+            Path(sys.prefix).parent / ".venv-a2a03" / "bin" / "python",
+        )
+        if p.exists()
+    ),
+    HERE.parents[1] / ".venv-a2a03" / "bin" / "python",
+)
+
+
+class Speaker:
+    """Pre-built request bytes of one gRPC service (``version`` 0.3: ``a2a.v1``, 1.0:
+    ``lf.a2a.v1``) on one server's port."""
+
+    def __init__(self, label: str, proc: ServerProcess, port: int, version: str) -> None:
+        from a2a_models.adapters.grpc import pb as pb10
+        from a2a_models.adapters.grpc._pb import a2a_v03_pb2 as pb03
+
+        self.label, self.proc, self.port, self.version = label, proc, port, version
+        self.pb: Any = pb03 if version == "0.3" else pb10
+        self.prefix = "/a2a.v1.A2AService/" if version == "0.3" else "/lf.a2a.v1.A2AService/"
+        self.metadata: tuple[tuple[str, str], ...] = (
+            () if version == "0.3" else (("a2a-version", "1.0"),)
+        )
+        self.ids = 0
+
+    def send(self, text: str, task: tuple[str, str] | None = None) -> bytes:
+        pb = self.pb
+        self.ids += 1
+        fields: dict[str, Any] = {"message_id": f"bench-{self.ids}", "role": pb.ROLE_USER}
+        if task is not None:
+            fields["task_id"], fields["context_id"] = task
+        if self.version == "0.3":
+            message = pb.Message(content=[pb.Part(text=text)], **fields)
+            # proto3's false reads as non-blocking on the SDK's server: say it.
+            config = pb.SendMessageConfiguration(blocking=True)
+            request = pb.SendMessageRequest(request=message, configuration=config)
+        else:
+            request = pb.SendMessageRequest(
+                message=pb.Message(parts=[pb.Part(text=text)], **fields)
+            )
+        return request.SerializeToString()  # type: ignore[no-any-return]
+
+    def get_task(self, task_id: str) -> bytes:
+        if self.version == "0.3":
+            return self.pb.GetTaskRequest(name=f"tasks/{task_id}").SerializeToString()  # type: ignore[no-any-return]
+        return self.pb.GetTaskRequest(id=task_id).SerializeToString()  # type: ignore[no-any-return]
+
+    def channel(self) -> Any:
+        import grpc.aio
+
+        return grpc.aio.insecure_channel(
+            f"{HOST}:{self.port}", options=[("grpc.max_receive_message_length", 64 << 20)]
+        )
+
+    async def turns(self, count: int) -> str:
+        """A conversation of ``count`` turns (each answered with input-required); its task id."""
+        async with self.channel() as ch:
+            call = ch.unary_unary(self.prefix + "SendMessage")
+            task = None
+            for i in range(count):
+                raw = await call(self.send(f"turn {i}", task), metadata=self.metadata)
+                answer = self.pb.SendMessageResponse.FromString(raw).task
+                task = (answer.id, answer.context_id)
+        assert task is not None
+        return task[0]
+
+    async def history(self, task_id: str) -> int:
+        async with self.channel() as ch:
+            call = ch.unary_unary(self.prefix + "GetTask")
+            raw = await call(self.get_task(task_id), metadata=self.metadata)
+        return len(self.pb.Task.FromString(raw).history)
+
+    async def rate(
+        self, method: str, body: bytes, clients: int, requests: int
+    ) -> tuple[float, float]:
+        """``requests`` calls of ``method`` over ``clients`` channels: requests/s and the
+        server's CPU µs per request."""
+        channels = [self.channel() for _ in range(clients)]
+        calls = [ch.unary_unary(self.prefix + method) for ch in channels]
+        for call in calls:  # connect and warm up
+            await call(body, metadata=self.metadata)
+        per_client = max(1, requests // clients)
+
+        async def client(call: Any) -> None:
+            for _ in range(per_client):
+                await call(body, metadata=self.metadata)
+
+        cpu = self.proc.cpu_seconds()
+        started = time.perf_counter()
+        await asyncio.gather(*(client(c) for c in calls))
+        elapsed = time.perf_counter() - started
+        cpu = self.proc.cpu_seconds() - cpu
+        for ch in channels:
+            await ch.close()
+        done = per_client * clients
+        return done / elapsed, cpu / done * 1e6
+
+    async def stream(self, steps: int) -> tuple[float, float]:
+        """One SendStreamingMessage of ``stream steps``: events/s and server CPU µs per event."""
+        async with self.channel() as ch:
+            call = ch.unary_stream(self.prefix + "SendStreamingMessage")
+            cpu = self.proc.cpu_seconds()
+            started = time.perf_counter()
+            events = 0
+            async for _ in call(self.send(f"stream {steps}"), metadata=self.metadata):
+                events += 1
+            elapsed = time.perf_counter() - started
+            cpu = self.proc.cpu_seconds() - cpu
+        if events < steps:
+            raise RuntimeError(f"{self.label}: a stream of {steps} updates gave {events} events")
+        return events / elapsed, cpu / events * 1e6
+
+
+def _serve_process() -> tuple[ServerProcess, int]:
+    grpc_port = _free_port()
+    script = Path(sys.executable).with_name("a2a-models")
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "a2a_models"]
+    command = [
+        *launcher,
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        "{port}",
+        "--grpc-port",
+        str(grpc_port),
+        "--store",
+        "memory:",
+        "--agent",
+        "bench_echo_agent:Echo",
+        "--log-level",
+        "warning",
+    ]
+    return ServerProcess("serve", command, ready="gRPC at"), grpc_port
+
+
+async def v03(args: argparse.Namespace) -> bool:
+    """``a2a-models serve --grpc-port`` answering a 0.3 client and a 1.0 client, and the
+    a2a-sdk 0.3.x's gRPC server answering the same 0.3 client."""
+    serve, grpc_port = _serve_process()
+    procs = [serve]
+    sdk: ServerProcess | None = None
+    if SDK03_PYTHON.exists():
+        script = HERE.with_name("bench_sdk03_server.py")
+        sdk = ServerProcess("sdk03", [str(SDK03_PYTHON), str(script), "{port}"])
+        procs.append(sdk)
+    else:
+        print(f"(no a2a-sdk 0.3 interpreter at {SDK03_PYTHON}: its column is left out)")
+    if _two_cpus():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {0})
+    try:
+        for p in procs:
+            await p.ready()
+        speakers = [
+            Speaker("serve 0.3", serve, grpc_port, "0.3"),
+            Speaker("serve 1.0", serve, grpc_port, "1.0"),
+        ]
+        if sdk is not None:
+            speakers.append(Speaker("sdk 0.3", sdk, sdk.port, "0.3"))
+        return await _v03_measure(args, speakers)
+    finally:
+        for p in procs:
+            p.stop()
+
+
+async def _v03_measure(args: argparse.Namespace, speakers: list[Speaker]) -> bool:
+    import grpc
+
+    serve03, serve10 = speakers[0], speakers[1]
+    long_turns = max(5, args.history // 2)  # each turn adds the user's and the agent's message
+    short, long = await serve10.turns(5), await serve10.turns(long_turns)
+    tasks = {s.label: (short, long) for s in (serve03, serve10)}
+    for s in speakers[2:]:
+        tasks[s.label] = (await s.turns(5), await s.turns(long_turns))
+    sizes = {s.label: [await s.history(t) for t in tasks[s.label]] for s in speakers}
+
+    best: dict[tuple[str, str], tuple[float, float]] = {}
+
+    def keep(key: tuple[str, str], rps: float, cpu: float) -> None:
+        old = best.get(key)
+        best[key] = (max(rps, old[0]), min(cpu, old[1])) if old else (rps, cpu)
+
+    ops: list[tuple[str, Callable[[Speaker], tuple[str, bytes]], int, int]] = [
+        (
+            "SendMessage",
+            lambda s: ("SendMessage", s.send("hello, benchmark")),
+            args.clients,
+            args.requests,
+        ),
+        (
+            "GetTask, short",
+            lambda s: ("GetTask", s.get_task(tasks[s.label][0])),
+            args.clients,
+            args.requests,
+        ),
+        (
+            "GetTask, long",
+            lambda s: ("GetTask", s.get_task(tasks[s.label][1])),
+            1,
+            args.long_requests,
+        ),
+    ]
+    refused: set[tuple[str, str]] = set()
+    for r in range(args.rounds):
+        for op, request, clients, count in ops:
+            # a new order each round: a change in machine load hits every speaker alike
+            for s in speakers[r % len(speakers) :] + speakers[: r % len(speakers)]:
+                if (op, s.label) in refused:
+                    continue
+                method, body = request(s)
+                try:
+                    keep((op, s.label), *await s.rate(method, body, clients, count))
+                except grpc.aio.AioRpcError as exc:  # e.g. serve without an extended card
+                    refused.add((op, s.label))
+                    print(f"({s.label} {method}: {exc.code().name} {exc.details()})")
+    for _ in range(3):
+        for s in speakers:
+            keep(("stream", s.label), *await s.stream(args.steps))
+
+    labels = [s.label for s in speakers]
+    sdk = len(speakers) > 2
+
+    def cells(key: str, i: int, fmt: str) -> list[str]:
+        values = [best.get((key, label)) for label in labels]
+        out = [fmt.format(v[i]) if v else "-" for v in values]
+        a, b = values[0], values[1]
+        out.append(f"{a[i] / b[i]:.2f}x" if a and b else "-")
+        if sdk:
+            c = values[2]
+            out.append(f"{c[i] / a[i]:.2f}x" if a and c else "-")
+        return out
+
+    n = {label: sizes[label] for label in labels}
+    rows = []
+    for key, name in (
+        ("SendMessage", "SendMessage (a message back)"),
+        ("GetTask, short", "GetTask, {0} msgs"),
+        ("GetTask, long", "GetTask, {1} msgs"),
+        ("stream", f"stream {args.steps}: per event"),
+    ):
+        name = name.format(*n[labels[0]])
+        unit = "events/s" if key == "stream" else "req/s"
+        rows.append([name, unit, *cells(key, 0, "{:,.0f}")])
+        rows.append(["", "CPU µs", *cells(key, 1, "{:,.0f}")])
+    head = ["", "", *labels, "0.3/1.0"] + (["sdk/serve 0.3"] if sdk else [])
+    print(
+        f"\n0.3 gRPC (a2a.v1.A2AService) against 1.0 (lf.a2a.v1) on one `serve --grpc-port`"
+        f" (memory store){' and the a2a-sdk 0.3 server' if sdk else ''}; best of"
+        f" {args.rounds} rounds, {args.clients} clients ({args.requests} requests a round;"
+        f" long GetTask: 1 client, {args.long_requests}); CPU: the server process's"
+    )
+    if sdk:
+        print(f"(the SDK's tasks: {n[labels[2]][0]} and {n[labels[2]][1]} messages)")
+    _table(head, rows)
+    growth = []
+    for label in labels:
+        few, many = best.get(("GetTask, short", label)), best.get(("GetTask, long", label))
+        if few and many:
+            growth.append(f"{label} {many[1] / few[1]:.1f}x")
+    print(f"GetTask CPU, long / short: {', '.join(growth)}")
+    ok = True
+    for key in ("SendMessage", "GetTask, short", "GetTask, long", "stream"):
+        a, b = best.get((key, labels[0])), best.get((key, labels[1]))
+        ok = ok and a is not None and b is not None and a[1] <= V03_TARGET * b[1]
+    print(
+        f"target: serve's CPU per request on 0.3 <= {V03_TARGET:g}x on 1.0 "
+        f"(SendMessage, GetTask, stream): {'met' if ok else 'MISSED'}"
+    )
+    return ok
+
+
 # --------------------------------------------------------------------------- conversion
 
 
@@ -435,7 +730,11 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=3000, help="SendMessage calls per round")
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--steps", type=int, default=1000, help="updates in the streamed task")
-    ap.add_argument("--only", choices=["conversion", "servers"])
+    ap.add_argument(
+        "--long-requests", type=int, default=30, help="0.3: GetTask calls a round on the long task"
+    )
+    ap.add_argument("--history", type=int, default=1000, help="0.3: messages of the long task")
+    ap.add_argument("--only", choices=["conversion", "servers", "v03"])
     args = ap.parse_args()
     if args.serve == "ours":
         serve_ours(args.port)
@@ -452,6 +751,8 @@ def main() -> None:
         ok = conversion(args) and ok
     if args.only in (None, "servers"):
         ok = asyncio.run(servers(args)) and ok
+    if args.only in (None, "v03"):
+        ok = asyncio.run(v03(args)) and ok
     sys.exit(0 if ok else 1)
 
 

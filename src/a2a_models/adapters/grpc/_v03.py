@@ -6,12 +6,18 @@ message, a path variable one of its resource names (``tasks/{id}``). So the
 codec's ``0.3-http`` dialect already knows every 0.3 message, and this module
 only moves between the two forms:
 
-* a request: ``json_format.MessageToDict``, then the resource names become the
-  path parameters of the operation's 0.3 route in ``protocol.REST_ROUTES``,
-  whose builder makes the params (the same checks and errors as over REST);
-* a result: ``protocol.encode_rest_result``, then ``json_format.ParseDict``.
+* a request: its ProtoJSON (``json_format.MessageToDict``), then the resource
+  names become the path parameters of the operation's 0.3 route in
+  ``protocol.REST_ROUTES``, whose builder makes the params (the same checks and
+  errors as over REST);
+* a result: ``protocol.encode_rest_result``, then the message of that ProtoJSON
+  (``json_format.ParseDict``).
 
 The client side goes the other way (:func:`request_message`, :func:`result_of`).
+Both ProtoJSON steps run through :mod:`._protojson`'s generated functions,
+some 15x faster than ``json_format``'s reflection; for what they do not take on
+(an unknown member, a value of another type, a number JSON cannot carry)
+``json_format`` decides, and words the error, as before.
 
 Numbers: 0.3 has no ``double`` field; every float in the ProtoJSON of these
 messages is a ``google.protobuf.Struct`` number. As in the 1.0 binding, an
@@ -44,6 +50,7 @@ from ...protocol import (
 )
 from ._convert import _MAX_EXACT, _exact, _number
 from ._pb import a2a_v03_pb2 as pb
+from ._protojson import ProtoJSON
 
 __all__ = ["BY_OPERATION", "RPCS", "SERVICE_NAME_V03", "Rpc03", "request_message", "result_of"]
 
@@ -204,8 +211,7 @@ class Rpc03:
     def decode_request(self, raw: bytes) -> Any:
         """The operation's params from the request's bytes (``InvalidParamsError`` if malformed)."""
         try:
-            message = self.request.FromString(raw)
-            wire = _from_doubles(json_format.MessageToDict(message))
+            wire = _to_json(self.request.FromString(raw))
         except Exception as exc:  # protobuf's DecodeError, or a message json_format refuses
             raise InvalidParamsError(
                 f"{self.name}: the request is not a valid a2a.v1.{self.request.__name__} ({exc})"
@@ -218,15 +224,12 @@ class Rpc03:
         if self.response is empty_pb2.Empty:
             return b""
         wire = encode_rest_result(self.spec, result, V0_3)
-        _check_doubles(wire, "$")
-        return json_format.ParseDict(wire, self.response()).SerializeToString()  # type: ignore[no-any-return]
+        return _from_json(wire, self.response).SerializeToString()  # type: ignore[no-any-return]
 
 
 def request_message(rpc: Rpc03, params: Any) -> Any:
     """The request message of ``rpc`` for the operation's ``params`` (the client side)."""
-    wire = rpc.message(params)
-    _check_doubles(wire, "$")
-    return json_format.ParseDict(wire, rpc.request())
+    return _from_json(rpc.message(params), rpc.request)
 
 
 def result_of(rpc: Rpc03, message: Any) -> Any:
@@ -236,8 +239,27 @@ def result_of(rpc: Rpc03, message: Any) -> Any:
     """
     if rpc.response is empty_pb2.Empty:
         return None
-    wire = _from_doubles(json_format.MessageToDict(message))
-    return decode_rest_result(rpc.spec, codec.dumps(wire), V0_3)
+    return decode_rest_result(rpc.spec, codec.dumps(_to_json(message)), V0_3)
+
+
+_PROTOJSON: Final = ProtoJSON(pb.DESCRIPTOR)
+
+
+def _to_json(message: Any) -> Any:
+    """The ProtoJSON of a 0.3 message, integral Struct numbers as ``int``."""
+    try:
+        return _PROTOJSON.to_dict(message)
+    except Exception:  # what the generated function leaves to json_format (see _protojson)
+        return _from_doubles(json_format.MessageToDict(message))
+
+
+def _from_json(wire: Any, cls: Any) -> Any:
+    """The 0.3 message ``cls`` of its ProtoJSON ``wire``."""
+    try:
+        return _PROTOJSON.from_dict(wire, cls)
+    except Exception:  # json_format decides (and words the error); Struct numbers first
+        _check_doubles(wire, "$")
+        return json_format.ParseDict(wire, cls())
 
 
 def _from_doubles(value: Any) -> Any:

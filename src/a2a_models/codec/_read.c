@@ -4,7 +4,7 @@
  * the models without the intermediate dicts. It runs the valid, common path
  * only: on anything else (invalid JSON of any kind, invalid UTF-8, lone
  * surrogates, control characters in strings, numbers that might not fit in
- * int64 or a double, deep nesting, a duplicated member of a model, an alias,
+ * int64 or a double, deep nesting, a member name given twice in any object, an alias,
  * anything a plan gives up on, any exception) it gives up and returns None, and
  * the caller runs the existing path (_json.loads + the dict plans) on the same
  * input: every error and every edge case is the existing code's. Every access
@@ -348,7 +348,7 @@ read_dict(Reader *r, int depth)
         r->p++;
         return d;
     }
-    for (;;) {
+    for (Py_ssize_t count = 1;; count++) {
         skip_ws(r);
         PyObject *k = read_key(r);
         if (k == NULL)
@@ -363,12 +363,11 @@ read_dict(Reader *r, int depth)
             Py_DECREF(k);
             goto fail;
         }
-        /* a duplicate: the last value at the first position, as orjson and json */
         int rc = PyDict_SetItem(d, k, v);
         Py_DECREF(k);
         Py_DECREF(v);
-        if (rc < 0)
-            goto fail;
+        if (rc < 0 || PyDict_GET_SIZE(d) != count)
+            goto fail; /* (a name twice: the existing path refuses it) */
         int c = take(r);
         if (c == '}')
             return d;
@@ -767,6 +766,29 @@ key_in(PyObject *t, const unsigned char *s, Py_ssize_t n)
     return -2;
 }
 
+/* The names of a model object's members that are not its fields: few (the existing
+ * path reads more), compared as bytes (escaped names already gave up). */
+#define OTHER_MAX 8
+typedef struct {
+    const unsigned char *s[OTHER_MAX];
+    Py_ssize_t n[OTHER_MAX];
+    int count;
+} Names;
+
+/* Adds the name [s, s+n): 0, or -1 (named before, or too many: give up). */
+static int
+names_add(Names *u, const unsigned char *s, Py_ssize_t n)
+{
+    for (int i = 0; i < u->count; i++)
+        if (u->n[i] == n && memcmp(u->s[i], s, n) == 0)
+            return -1;
+    if (u->count == OTHER_MAX)
+        return -1;
+    u->s[u->count] = s;
+    u->n[u->count++] = n;
+    return 0;
+}
+
 /* A model object (r->p at its '{'), as decode_obj builds it from the parsed dict. */
 static PyObject *
 read_obj(Plan *p, Reader *r, int depth)
@@ -778,6 +800,7 @@ read_obj(Plan *p, Reader *r, int depth)
     if (obj == NULL)
         return NULL;
     uint64_t seen = 0, set = 0;
+    Names others = {.count = 0};
     Py_ssize_t hint = 0, nf = p->nfields;
     if (peek(r) == '}')
         r->p++;
@@ -819,8 +842,8 @@ read_obj(Plan *p, Reader *r, int depth)
                 if (p->aliases != NULL && key_in(p->aliases, s, n) != -2)
                     goto fail; /* an alias: the pure path */
                 int c = p->constants != NULL ? key_in(p->constants, s, n) : -2;
-                if (c == -1)
-                    goto fail;
+                if (c == -1 || names_add(&others, s, n) < 0)
+                    goto fail; /* (a constant or an unknown member twice) */
                 if (c >= 0 && peek(r) == '"') {
                     /* a constant's plain text (0.3's "kind"): compared as it is */
                     PyObject *want = PyTuple_GET_ITEM(PyTuple_GET_ITEM(p->constants, c), 1);
@@ -942,3 +965,89 @@ a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+
+/* -- unique_keys(data, value): _json.loads's test for a member name given twice ------
+ *
+ * orjson keeps the last value of a name given twice in one object: a member is lost
+ * and nothing says so. The test compares two counts: the members in the text (in valid
+ * JSON each ':' outside a string is one member's) and the keys of the dicts that
+ * parsing it gave (one fewer per member lost). Linear in both, whatever the names
+ * ("a" and "\u0061" are one name: the parser decoded both). */
+
+/* The ':' outside strings in the valid JSON text [p, end), or -1 (not valid JSON). */
+static Py_ssize_t
+text_members(const unsigned char *p, const unsigned char *end)
+{
+    Py_ssize_t n = 0;
+    while (p < end) {
+        unsigned char c = *p++;
+        if (c == ':')
+            n++;
+        else if (c == '"') {
+            /* the closing quote: the first '"' after an even run of '\' */
+            for (;;) {
+                const unsigned char *q = memchr(p, '"', end - p), *b = q;
+                if (q == NULL)
+                    return -1;
+                while (b > p && b[-1] == '\\')
+                    b--;
+                p = q + 1;
+                if (((q - b) & 1) == 0)
+                    break;
+            }
+        }
+    }
+    return n;
+}
+
+/* The keys of every dict in v (dicts and lists as json and orjson build them), or -1
+ * (nested deeper than they build). */
+static Py_ssize_t
+value_members(PyObject *v, int depth)
+{
+    Py_ssize_t n = 0;
+    if (depth > 4096)
+        return -1;
+    if (PyDict_CheckExact(v)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        n = PyDict_GET_SIZE(v);
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            if (PyDict_CheckExact(x) || PyList_CheckExact(x)) {
+                Py_ssize_t m = value_members(x, depth + 1);
+                if (m < 0)
+                    return -1;
+                n += m;
+            }
+        }
+    }
+    else if (PyList_CheckExact(v)) {
+        Py_ssize_t len = PyList_GET_SIZE(v);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            PyObject *x = PyList_GET_ITEM(v, i);
+            if (PyDict_CheckExact(x) || PyList_CheckExact(x)) {
+                Py_ssize_t m = value_members(x, depth + 1);
+                if (m < 0)
+                    return -1;
+                n += m;
+            }
+        }
+    }
+    return n;
+}
+
+/* unique_keys(data, value): True when value, the valid JSON bytes data as parsed, has
+ * every member of data (no object of data names a member twice); False otherwise,
+ * and when it cannot tell (the caller then parses exactly). */
+PyObject *
+a2a_unique_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "unique_keys(data: bytes, value)");
+        return NULL;
+    }
+    Py_ssize_t keys = value_members(args[1], 0);
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t members = keys < 0 ? -1 : text_members(p, p + PyBytes_GET_SIZE(args[0]));
+    return PyBool_FromLong(keys >= 0 && members == keys);
+}

@@ -364,6 +364,8 @@ def parse_response(
     """
     try:
         value = codec.loads(data)
+    except DecodeError as exc:  # a member named twice (its path, whole)
+        raise _bad_response("", str(exc)) from None
     except (ValueError, RecursionError) as exc:
         detail = str(exc)[:_MAX_ECHO] if isinstance(exc, ValueError) else "nested too deeply"
         raise _bad_response("", f"not valid JSON ({detail})") from None

@@ -969,71 +969,117 @@ a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* -- unique_keys(data, value): _json.loads's test for a member name given twice ------
  *
  * orjson keeps the last value of a name given twice in one object: a member is lost
- * and nothing says so. The test compares two counts: the members in the text (in valid
- * JSON each ':' outside a string is one member's) and the keys of the dicts that
- * parsing it gave (one fewer per member lost). Linear in both, whatever the names
- * ("a" and "\u0061" are one name: the parser decoded both). */
+ * and nothing says so. The test compares counts. In valid JSON each ':' outside a
+ * string is one member's; parsing loses one key per member named again, and the ':'
+ * in that member's strings. So, unless a ':' is written as an escape ("\u003a"), the
+ * text's ':' equal the parsed keys plus the ':' in the parsed strings exactly when
+ * nothing was lost; with such an escape, the ':' outside strings are counted instead.
+ * Linear, whatever the names ("a" and "\u0061" are one name: the parser decoded both). */
 
-/* The ':' outside strings in the valid JSON text [p, end), or -1 (not valid JSON). */
+/* The ':' bytes of [p, end), eight at a time. */
+static Py_ssize_t
+count_colons(const unsigned char *p, const unsigned char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7F7F7F7F7F7F7F7FULL;
+    Py_ssize_t n = 0;
+    for (; end - p >= 8; p += 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        uint64_t x = v ^ (ones * ':');
+        uint64_t t = ~(((x & low7) + low7) | x | low7); /* the high bit of each ':' byte */
+        n += (Py_ssize_t)(((t >> 7) * ones) >> 56);
+    }
+    for (; p < end; p++)
+        n += *p == ':';
+    return n;
+}
+
+/* Whether [p, end) may write a ':' as an escape ("\u003a", "\u003A"). */
+static int
+escaped_colon(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && (p = memchr(p, '\\', end - p)) != NULL) {
+        if (end - p >= 6 && p[1] == 'u' && p[2] == '0' && p[3] == '0' && p[4] == '3' &&
+            (p[5] | 0x20) == 'a')
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* The ':' outside strings in the valid JSON text [p, end). */
 static Py_ssize_t
 text_members(const unsigned char *p, const unsigned char *end)
 {
     Py_ssize_t n = 0;
-    while (p < end) {
-        unsigned char c = *p++;
-        if (c == ':')
+    int in_string = 0;
+    for (; p < end; p++) {
+        if (*p == '"')
+            in_string = !in_string;
+        else if (*p == '\\')
+            p++; /* the escaped character (a '\' is only ever in a string) */
+        else if (*p == ':' && !in_string)
             n++;
-        else if (c == '"') {
-            /* the closing quote: the first '"' after an even run of '\' */
-            for (;;) {
-                const unsigned char *q = memchr(p, '"', end - p), *b = q;
-                if (q == NULL)
-                    return -1;
-                while (b > p && b[-1] == '\\')
-                    b--;
-                p = q + 1;
-                if (((q - b) & 1) == 0)
-                    break;
-            }
-        }
     }
     return n;
 }
 
-/* The keys of every dict in v (dicts and lists as json and orjson build them), or -1
- * (nested deeper than they build). */
+/* The ':' in str s. */
 static Py_ssize_t
-value_members(PyObject *v, int depth)
+str_colons(PyObject *s)
 {
-    Py_ssize_t n = 0;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s), n = 0;
+    const void *data = PyUnicode_DATA(s);
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND: {
+        const unsigned char *p = data, *end = p + len;
+        while (p < end && (p = memchr(p, ':', end - p)) != NULL) {
+            n++;
+            p++;
+        }
+        break;
+    }
+    case PyUnicode_2BYTE_KIND:
+        for (Py_ssize_t i = 0; i < len; i++)
+            n += ((const Py_UCS2 *)data)[i] == ':';
+        break;
+    default:
+        for (Py_ssize_t i = 0; i < len; i++)
+            n += ((const Py_UCS4 *)data)[i] == ':';
+    }
+    return n;
+}
+
+/* Adds to w[0] the keys of every dict in v (dicts, lists and strs as json and orjson
+ * build them) and, if strings, to w[1] the ':' in its strings; -1: nested deeper than
+ * they build. */
+static int
+value_members(PyObject *v, int depth, int strings, Py_ssize_t *w)
+{
     if (depth > 4096)
         return -1;
-    if (PyDict_CheckExact(v)) {
+    if (PyUnicode_CheckExact(v)) {
+        if (strings)
+            w[1] += str_colons(v);
+    }
+    else if (PyDict_CheckExact(v)) {
         Py_ssize_t pos = 0;
         PyObject *k, *x;
-        n = PyDict_GET_SIZE(v);
+        w[0] += PyDict_GET_SIZE(v);
         while (PyDict_Next(v, &pos, &k, &x)) {
-            if (PyDict_CheckExact(x) || PyList_CheckExact(x)) {
-                Py_ssize_t m = value_members(x, depth + 1);
-                if (m < 0)
-                    return -1;
-                n += m;
-            }
+            if (strings && PyUnicode_CheckExact(k))
+                w[1] += str_colons(k);
+            if (value_members(x, depth + 1, strings, w) < 0)
+                return -1;
         }
     }
     else if (PyList_CheckExact(v)) {
         Py_ssize_t len = PyList_GET_SIZE(v);
-        for (Py_ssize_t i = 0; i < len; i++) {
-            PyObject *x = PyList_GET_ITEM(v, i);
-            if (PyDict_CheckExact(x) || PyList_CheckExact(x)) {
-                Py_ssize_t m = value_members(x, depth + 1);
-                if (m < 0)
-                    return -1;
-                n += m;
-            }
-        }
+        for (Py_ssize_t i = 0; i < len; i++)
+            if (value_members(PyList_GET_ITEM(v, i), depth + 1, strings, w) < 0)
+                return -1;
     }
-    return n;
+    return 0;
 }
 
 /* unique_keys(data, value): True when value, the valid JSON bytes data as parsed, has
@@ -1046,8 +1092,13 @@ a2a_unique_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "unique_keys(data: bytes, value)");
         return NULL;
     }
-    Py_ssize_t keys = value_members(args[1], 0);
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(args[0]);
-    Py_ssize_t members = keys < 0 ? -1 : text_members(p, p + PyBytes_GET_SIZE(args[0]));
-    return PyBool_FromLong(keys >= 0 && members == keys);
+    const unsigned char *end = p + PyBytes_GET_SIZE(args[0]);
+    int plain = !escaped_colon(p, end);
+    Py_ssize_t w[2] = {0, 0};
+    if (value_members(args[1], 0, plain, w) < 0)
+        Py_RETURN_FALSE;
+    if (plain)
+        return PyBool_FromLong(count_colons(p, end) == w[0] + w[1]);
+    return PyBool_FromLong(text_members(p, end) == w[0]);
 }

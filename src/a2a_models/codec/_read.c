@@ -799,8 +799,9 @@ read_obj(Plan *p, Reader *r, int depth)
     PyObject *obj = p->cls->tp_alloc(p->cls, 0);
     if (obj == NULL)
         return NULL;
-    uint64_t seen = 0, set = 0;
-    Names others = {.count = 0};
+    uint64_t seen = 0, set = 0, constants = 0;
+    Names others;
+    others.count = 0; /* (the arrays are filled as names come) */
     Py_ssize_t hint = 0, nf = p->nfields;
     if (peek(r) == '}')
         r->p++;
@@ -842,8 +843,15 @@ read_obj(Plan *p, Reader *r, int depth)
                 if (p->aliases != NULL && key_in(p->aliases, s, n) != -2)
                     goto fail; /* an alias: the pure path */
                 int c = p->constants != NULL ? key_in(p->constants, s, n) : -2;
-                if (c == -1 || names_add(&others, s, n) < 0)
-                    goto fail; /* (a constant or an unknown member twice) */
+                if (c == -1)
+                    goto fail;
+                if (c >= 0) {
+                    if (c >= 64 || (constants >> c) & 1)
+                        goto fail; /* a constant twice */
+                    constants |= (uint64_t)1 << c;
+                }
+                else if (names_add(&others, s, n) < 0)
+                    goto fail; /* an unknown member twice, or many */
                 if (c >= 0 && peek(r) == '"') {
                     /* a constant's plain text (0.3's "kind"): compared as it is */
                     PyObject *want = PyTuple_GET_ITEM(PyTuple_GET_ITEM(p->constants, c), 1);

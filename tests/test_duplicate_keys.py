@@ -267,3 +267,14 @@ def test_clients_refuse_a_reply_naming_a_member_twice() -> None:
     with pytest.raises(DecodeError) as found:
         decode_card(card)
     assert found.value.path == "$.name"
+
+
+def test_the_compiled_count_takes_any_bytes() -> None:
+    """Not JSON (a caller's bytes, cut texts): an answer, never a read past the end."""
+    native = _fast.unique_keys()
+    if native is None:
+        return
+    for raw in (b"\\", b'"\\', b'"a\\', b"", b":", b"\\u003", b"x" * 9 + b"\\u003a", b'{"a":'):
+        assert native(raw, {}) in (True, False)
+    with pytest.raises(TypeError):
+        native("text", {})

@@ -1024,8 +1024,11 @@ text_members(const unsigned char *p, const unsigned char *end)
     for (; p < end; p++) {
         if (*p == '"')
             in_string = !in_string;
-        else if (*p == '\\')
+        else if (*p == '\\') {
+            if (end - p < 2)
+                break;
             p++; /* the escaped character (a '\' is only ever in a string) */
+        }
         else if (*p == ':' && !in_string)
             n++;
     }

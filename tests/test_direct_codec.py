@@ -387,6 +387,8 @@ _REFUSED = [
     b"'a'",
     b"[1]]",
     b"\x00",
+    b'{"a":1,"b":2,"a":3}',  # a name twice: refused at its path, not read last-wins
+    b'{"a":1,"\\u0061":2}',
 ]
 
 
@@ -434,7 +436,7 @@ def test_model_objects_give_up_on_the_unusual(payload: bytes) -> None:
         b'"\x7f"',
         b'"\xf0\x9f\x98\x80"',
         b'"\\/\\b\\f\\n\\r\\t\\"\\\\"',
-        b'{"a":1,"b":2,"a":3}',
+        b'{"a":1,"b":2,"A":3}',
         b'{"\\u0061":1}',
         b" [ 1 , { } , [ ] ] ",
     ],

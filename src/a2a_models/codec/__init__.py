@@ -168,6 +168,7 @@ def _reset() -> None:
     """Forget the functions picked so far (the next use picks again, reading ``A2A_CODEC_PURE``)."""
     _DECODERS.clear()
     _ENCODERS.clear()
+    _json.reset()
 
 
 @overload
@@ -257,6 +258,8 @@ def decode(
                 return result
     try:
         value = _json.loads(data)
+    except DecodeError:  # a member named twice, at its path
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError("$", f"expected valid JSON ({exc})") from None
     return _from_wire(tp, value, dialect, strict, lossy, True)

@@ -37,11 +37,12 @@ try:  # (a compiled module mypy cannot see: imported by name)
 except ImportError:  # not built: the pure codec
     _native = None
 
-__all__ = ["ABI", "PURE_ENV", "active", "decoder", "encoder", "reader", "writer"]
+__all__ = ["ABI", "PURE_ENV", "active", "decoder", "encoder", "reader", "unique_keys", "writer"]
 
 #: The plan format this module builds; the compiled module must say the same.
-#: (2: the module also has the bytes reader and writer, ``read`` and ``write``.)
-ABI = 2
+#: (2: the module also has the bytes reader and writer, ``read`` and ``write``;
+#: 3: and ``unique_keys``, the duplicate-member test of ``_json.loads``.)
+ABI = 3
 #: Set to ``1`` to force the pure-Python codec although the accelerator is built.
 PURE_ENV = "A2A_CODEC_PURE"
 
@@ -79,6 +80,11 @@ def writer(plan: Any) -> Any:
     if _native is None or type(plan) not in (_native.Plan, _native.PartPlan):
         return None
     return functools.partial(_native.write, plan)
+
+
+def unique_keys() -> Any:
+    """The compiled ``_json.unique_keys`` (``(raw, value) -> bool``), or None (pure)."""
+    return _native.unique_keys if active() else None
 
 
 _LOCK = threading.RLock()

@@ -4,7 +4,7 @@
  * the models without the intermediate dicts. It runs the valid, common path
  * only: on anything else (invalid JSON of any kind, invalid UTF-8, lone
  * surrogates, control characters in strings, numbers that might not fit in
- * int64 or a double, deep nesting, a duplicated member of a model, an alias,
+ * int64 or a double, deep nesting, a member name given twice in any object, an alias,
  * anything a plan gives up on, any exception) it gives up and returns None, and
  * the caller runs the existing path (_json.loads + the dict plans) on the same
  * input: every error and every edge case is the existing code's. Every access
@@ -348,7 +348,7 @@ read_dict(Reader *r, int depth)
         r->p++;
         return d;
     }
-    for (;;) {
+    for (Py_ssize_t count = 1;; count++) {
         skip_ws(r);
         PyObject *k = read_key(r);
         if (k == NULL)
@@ -363,12 +363,11 @@ read_dict(Reader *r, int depth)
             Py_DECREF(k);
             goto fail;
         }
-        /* a duplicate: the last value at the first position, as orjson and json */
         int rc = PyDict_SetItem(d, k, v);
         Py_DECREF(k);
         Py_DECREF(v);
-        if (rc < 0)
-            goto fail;
+        if (rc < 0 || PyDict_GET_SIZE(d) != count)
+            goto fail; /* (a name twice: the existing path refuses it) */
         int c = take(r);
         if (c == '}')
             return d;
@@ -767,6 +766,29 @@ key_in(PyObject *t, const unsigned char *s, Py_ssize_t n)
     return -2;
 }
 
+/* The names of a model object's members that are not its fields: few (the existing
+ * path reads more), compared as bytes (escaped names already gave up). */
+#define OTHER_MAX 8
+typedef struct {
+    const unsigned char *s[OTHER_MAX];
+    Py_ssize_t n[OTHER_MAX];
+    int count;
+} Names;
+
+/* Adds the name [s, s+n): 0, or -1 (named before, or too many: give up). */
+static int
+names_add(Names *u, const unsigned char *s, Py_ssize_t n)
+{
+    for (int i = 0; i < u->count; i++)
+        if (u->n[i] == n && memcmp(u->s[i], s, n) == 0)
+            return -1;
+    if (u->count == OTHER_MAX)
+        return -1;
+    u->s[u->count] = s;
+    u->n[u->count++] = n;
+    return 0;
+}
+
 /* A model object (r->p at its '{'), as decode_obj builds it from the parsed dict. */
 static PyObject *
 read_obj(Plan *p, Reader *r, int depth)
@@ -777,7 +799,9 @@ read_obj(Plan *p, Reader *r, int depth)
     PyObject *obj = p->cls->tp_alloc(p->cls, 0);
     if (obj == NULL)
         return NULL;
-    uint64_t seen = 0, set = 0;
+    uint64_t seen = 0, set = 0, constants = 0;
+    Names others;
+    others.count = 0; /* (the arrays are filled as names come) */
     Py_ssize_t hint = 0, nf = p->nfields;
     if (peek(r) == '}')
         r->p++;
@@ -821,6 +845,13 @@ read_obj(Plan *p, Reader *r, int depth)
                 int c = p->constants != NULL ? key_in(p->constants, s, n) : -2;
                 if (c == -1)
                     goto fail;
+                if (c >= 0) {
+                    if (c >= 64 || (constants >> c) & 1)
+                        goto fail; /* a constant twice */
+                    constants |= (uint64_t)1 << c;
+                }
+                else if (names_add(&others, s, n) < 0)
+                    goto fail; /* an unknown member twice, or many */
                 if (c >= 0 && peek(r) == '"') {
                     /* a constant's plain text (0.3's "kind"): compared as it is */
                     PyObject *want = PyTuple_GET_ITEM(PyTuple_GET_ITEM(p->constants, c), 1);
@@ -942,3 +973,143 @@ a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+
+/* -- unique_keys(data, value): _json.loads's test for a member name given twice ------
+ *
+ * orjson keeps the last value of a name given twice in one object: a member is lost
+ * and nothing says so. The test compares counts. In valid JSON each ':' outside a
+ * string is one member's; parsing loses one key per member named again, and the ':'
+ * in that member's strings. So, unless a ':' is written as an escape ("\u003a"), the
+ * text's ':' equal the parsed keys plus the ':' in the parsed strings exactly when
+ * nothing was lost; with such an escape, the ':' outside strings are counted instead.
+ * Linear, whatever the names ("a" and "\u0061" are one name: the parser decoded both). */
+
+/* The ':' bytes of [p, end), eight at a time. */
+static Py_ssize_t
+count_colons(const unsigned char *p, const unsigned char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7F7F7F7F7F7F7F7FULL;
+    Py_ssize_t n = 0;
+    for (; end - p >= 8; p += 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        uint64_t x = v ^ (ones * ':');
+        uint64_t t = ~(((x & low7) + low7) | x | low7); /* the high bit of each ':' byte */
+        n += (Py_ssize_t)(((t >> 7) * ones) >> 56);
+    }
+    for (; p < end; p++)
+        n += *p == ':';
+    return n;
+}
+
+/* Whether [p, end) may write a ':' as an escape ("\u003a", "\u003A"). */
+static int
+escaped_colon(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && (p = memchr(p, '\\', end - p)) != NULL) {
+        if (end - p >= 6 && p[1] == 'u' && p[2] == '0' && p[3] == '0' && p[4] == '3' &&
+            (p[5] | 0x20) == 'a')
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* The ':' outside strings in the valid JSON text [p, end). */
+static Py_ssize_t
+text_members(const unsigned char *p, const unsigned char *end)
+{
+    Py_ssize_t n = 0;
+    int in_string = 0;
+    for (; p < end; p++) {
+        if (*p == '"')
+            in_string = !in_string;
+        else if (*p == '\\') {
+            if (end - p < 2)
+                break;
+            p++; /* the escaped character (a '\' is only ever in a string) */
+        }
+        else if (*p == ':' && !in_string)
+            n++;
+    }
+    return n;
+}
+
+/* The ':' in str s. */
+static Py_ssize_t
+str_colons(PyObject *s)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s), n = 0;
+    const void *data = PyUnicode_DATA(s);
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND: {
+        const unsigned char *p = data, *end = p + len;
+        while (p < end && (p = memchr(p, ':', end - p)) != NULL) {
+            n++;
+            p++;
+        }
+        break;
+    }
+    case PyUnicode_2BYTE_KIND:
+        for (Py_ssize_t i = 0; i < len; i++)
+            n += ((const Py_UCS2 *)data)[i] == ':';
+        break;
+    default:
+        for (Py_ssize_t i = 0; i < len; i++)
+            n += ((const Py_UCS4 *)data)[i] == ':';
+    }
+    return n;
+}
+
+/* Adds to w[0] the keys of every dict in v (dicts, lists and strs as json and orjson
+ * build them) and, if strings, to w[1] the ':' in its strings; -1: nested deeper than
+ * they build. */
+static int
+value_members(PyObject *v, int depth, int strings, Py_ssize_t *w)
+{
+    if (depth > 4096)
+        return -1;
+    if (PyUnicode_CheckExact(v)) {
+        if (strings)
+            w[1] += str_colons(v);
+    }
+    else if (PyDict_CheckExact(v)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        w[0] += PyDict_GET_SIZE(v);
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            if (strings && PyUnicode_CheckExact(k))
+                w[1] += str_colons(k);
+            if (value_members(x, depth + 1, strings, w) < 0)
+                return -1;
+        }
+    }
+    else if (PyList_CheckExact(v)) {
+        Py_ssize_t len = PyList_GET_SIZE(v);
+        for (Py_ssize_t i = 0; i < len; i++)
+            if (value_members(PyList_GET_ITEM(v, i), depth + 1, strings, w) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+/* unique_keys(data, value): True when value, the valid JSON bytes data as parsed, has
+ * every member of data (no object of data names a member twice); False otherwise,
+ * and when it cannot tell (the caller then parses exactly). */
+PyObject *
+a2a_unique_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "unique_keys(data: bytes, value)");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    const unsigned char *end = p + PyBytes_GET_SIZE(args[0]);
+    int plain = !escaped_colon(p, end);
+    Py_ssize_t w[2] = {0, 0};
+    if (value_members(args[1], 0, plain, w) < 0)
+        Py_RETURN_FALSE;
+    if (plain)
+        return PyBool_FromLong(count_colons(p, end) == w[0] + w[1]);
+    return PyBool_FromLong(text_members(p, end) == w[0]);
+}

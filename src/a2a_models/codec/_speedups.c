@@ -829,7 +829,7 @@ PyInit__speedups(void)
         return NULL;
     if (PyModule_AddObjectRef(mod, "Plan", (PyObject *)&Plan_Type) < 0 ||
         PyModule_AddObjectRef(mod, "PartPlan", (PyObject *)&PartPlan_Type) < 0 ||
-        PyModule_AddIntConstant(mod, "ABI", 2) < 0 ||
+        PyModule_AddIntConstant(mod, "ABI", 3) < 0 ||
         PyModule_AddFunctions(mod, a2a_direct_methods) < 0 || a2a_direct_init(mod) < 0) {
         Py_DECREF(mod);
         return NULL;

@@ -90,6 +90,7 @@ int a2a_direct_init(PyObject *mod);
 int a2a_direct_plan_ready(Plan *p);
 PyObject *a2a_direct_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *a2a_direct_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *a2a_unique_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* A K_CALL member's value v (not null): 1 and *x (a new reference) for a value,
  * 0 for "unset" (ProtoJSON: the kind's empty value), -1 to give up. */

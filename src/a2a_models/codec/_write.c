@@ -558,6 +558,9 @@ PyMethodDef a2a_direct_methods[] = {
     {"write", (PyCFunction)(void (*)(void))a2a_direct_write, METH_FASTCALL,
      "write(plan, obj): the JSON bytes of obj written straight from the model, or None "
      "(gave up: encode the existing way)."},
+    {"unique_keys", (PyCFunction)(void (*)(void))a2a_unique_keys, METH_FASTCALL,
+     "unique_keys(data, value): whether value, the valid JSON bytes data as parsed, kept "
+     "every member (no object names one twice; False also when it cannot tell)."},
     {NULL},
 };
 

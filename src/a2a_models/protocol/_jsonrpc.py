@@ -26,6 +26,7 @@ import attrs
 
 from .. import codec
 from ..errors import (
+    DecodeError,
     InvalidAgentResponseError,
     InvalidModelError,
     InvalidRequestError,
@@ -277,6 +278,11 @@ def parse_message(
         raise ValueError("max_batch_size must be at least 1 (or None)")
     try:
         value = codec.loads(data)
+    except DecodeError as exc:
+        # A member named twice: the text has no one meaning, so it is a parse error
+        # (as protobuf's JSON parser says), whatever member it is; its path is named.
+        where = exc.path.removeprefix("$").removeprefix(".")
+        return ErrorResponse(None, JSONParseError(f"Invalid JSON payload: {where}: {exc.expected}"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         detail = str(exc)[:_MAX_ECHO] if isinstance(exc, ValueError) else "nested too deeply"
         return ErrorResponse(None, JSONParseError(f"Invalid JSON payload: {detail}"))
@@ -358,6 +364,8 @@ def parse_response(
     """
     try:
         value = codec.loads(data)
+    except DecodeError as exc:  # a member named twice (its path, whole)
+        raise _bad_response("", str(exc)) from None
     except (ValueError, RecursionError) as exc:
         detail = str(exc)[:_MAX_ECHO] if isinstance(exc, ValueError) else "nested too deeply"
         raise _bad_response("", f"not valid JSON ({detail})") from None

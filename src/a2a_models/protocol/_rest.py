@@ -203,12 +203,17 @@ def _invalid(field: str, problem: str) -> InvalidParamsError:
     )
 
 
+def _invalid_at(exc: DecodeError) -> InvalidParamsError:
+    """The error of a body decoding failed at ``exc.path`` (the body is the root)."""
+    field = exc.path[2:] if exc.path.startswith("$.") else exc.path.lstrip("$") or "body"
+    return _invalid(field, exc.expected)
+
+
 def _decode(tp: type[T], wire: Any, dialect: str, parsed: bool) -> T:
     try:
         return codec.from_wire(tp, wire, dialect, parsed=parsed)
     except DecodeError as exc:
-        field = exc.path[2:] if exc.path.startswith("$.") else exc.path.lstrip("$") or "body"
-        raise _invalid(field, exc.expected) from None
+        raise _invalid_at(exc) from None
 
 
 def _object(body: Any) -> dict[str, Any]:
@@ -546,6 +551,8 @@ def decode_rest_params(
     if body is not None and body.strip():
         try:
             wire = codec.loads(body)
+        except DecodeError as exc:  # a member named twice, at its path
+            raise _invalid_at(exc) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise _invalid("body", f"not valid JSON ({exc})") from None
     return route.build(path_params, query, wire, parsed=True)

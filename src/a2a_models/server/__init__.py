@@ -80,6 +80,7 @@ from ._store import (
     push_config_id,
 )
 from ._streams import (
+    SUBSCRIBER_BUFFER,
     BrokerItem,
     BrokerSubscription,
     BufferedSubscription,
@@ -94,6 +95,7 @@ from .paging import TaskPage
 
 __all__ = [
     "ACTIVE_STATES",
+    "SUBSCRIBER_BUFFER",
     "A2AServer",
     "ActiveTaskLimitError",
     "AgentServer",

@@ -243,6 +243,7 @@ def run(args: argparse.Namespace, stalled: bool) -> dict[str, Any]:
                 stdout=subprocess.PIPE,
                 text=True,
                 env=env(),
+                cwd=folder,  # not here: bench/grpc.py would shadow grpc
             )
             assert client.stdout is not None and client.stdin is not None
             client.stdout.readline()

@@ -6,7 +6,8 @@
 the SDK's server. The text ``stream N`` makes a task with N ``working`` updates,
 then ``completed``; ``chunks N`` a task with one artifact streamed in N chunks
 (``append`` after the first, ``lastChunk`` on the last), then ``completed``
-(``bench/http.py --mode chunks``); anything else gets one agent message echoing
+(``bench/http.py --mode chunks``; ``chunks N KIB``: N versions of an artifact of KIB
+kibibytes, for ``bench/stall.py``); anything else gets one agent message echoing
 the text.
 """
 
@@ -45,11 +46,17 @@ class Echo(Agent):
                 yield context.working(f"step {i + 1}")
             yield context.complete()
             return
-        chunks = stream_steps(text, "chunks")
-        if chunks is not None:
+        chunks = stream_steps(" ".join(words[:2]), "chunks")
+        kib = int(words[2]) if len(words) == 3 and words[2].isdigit() else None
+        if chunks is not None and (len(words) == 2 or kib is not None):
+            # ``chunks N KIB`` (bench/stall.py): N versions of an artifact of KIB kibibytes,
+            # each replacing the last (appended, the task would grow by N x KIB).
             for i in range(chunks):
                 yield context.artifact(
-                    CHUNK_TEXT, append=i > 0, last_chunk=i == chunks - 1, artifact_id="report"
+                    CHUNK_TEXT if kib is None else f"{i:08}".ljust(kib * 1024, "x"),  # one each
+                    append=i > 0 and kib is None,
+                    last_chunk=i == chunks - 1,
+                    artifact_id="report",
                 )
             yield context.complete()
             return

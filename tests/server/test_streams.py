@@ -7,6 +7,7 @@ import random
 
 from a2a_models import Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 from a2a_models.server import (
+    SUBSCRIBER_BUFFER,
     BrokerSubscription,
     EventBroker,
     EventStream,
@@ -14,6 +15,7 @@ from a2a_models.server import (
     InMemoryTaskStore,
     task_event_stream,
 )
+from a2a_models.server._streams import LOG_PAGE
 
 from ._support import collect
 
@@ -221,3 +223,55 @@ async def test_the_streams_of_a_task_share_the_log_read_of_an_event() -> None:
     one = await _log_reads_per_event(1, 20)
     many = await _log_reads_per_event(100, 20)
     assert one <= 1.1 and many <= 1.1, (one, many)
+
+
+class _PagedStore(InMemoryTaskStore):
+    """Records the most events one read of the log returned."""
+
+    largest = 0
+
+    async def events_after(
+        self, task_id: str, seq: int, *, limit: int | None = None
+    ) -> list[tuple[int, StreamResponse]]:
+        events = await super().events_after(task_id, seq, limit=limit)
+        self.largest = max(self.largest, len(events))
+        return events
+
+
+async def _stalled_then_resumed(broker: EventBroker, store: _PagedStore, count: int) -> None:
+    stream = EventStream(task_event_stream(store, broker, "t1", after_seq=0))
+    assert (await anext(stream))[0] == 1
+    await _producer(store, broker, count, pause=False)  # while the reader reads nothing
+    assert _seqs(await collect(stream)) == list(range(2, count + 2))  # every event, in order
+
+
+async def test_a_stalled_subscriber_holds_at_most_its_buffer_of_events() -> None:
+    # Before, it held the newest 1024 events (each maybe megabytes): here all 500.
+    store = _PagedStore()
+    task = Task(id="t1", context_id="c1", status=TaskStatus.now(TaskState.SUBMITTED))
+    await store.create(task, None, event=task)
+    broker = InMemoryEventBroker()
+    stream = EventStream(task_event_stream(store, broker, "t1", after_seq=0))
+    assert (await anext(stream))[0] == 1
+    (subscription,) = broker._subscribers["t1"]
+    await _producer(store, broker, 500, pause=False)
+    assert subscription.held == SUBSCRIBER_BUFFER - 1  # and the newest seq alone
+    assert len(subscription._items) == SUBSCRIBER_BUFFER
+    store.largest = 0
+    assert _seqs(await collect(stream)) == list(range(2, 502))  # every event, in order
+    assert store.largest == LOG_PAGE  # the rest read from the log a page at a time
+
+
+async def test_a_stream_reads_the_log_a_page_at_a_time() -> None:
+    # Seq-only notifications (another replica's, a front end's): the stream reads every
+    # event from the log; before, one read of all 300 held them all for a slow reader.
+    store = _PagedStore()
+    task = Task(id="t1", context_id="c1", status=TaskStatus.now(TaskState.SUBMITTED))
+    await store.create(task, None, event=task)
+    await _stalled_then_resumed(_SeqOnlyBroker(), store, 300)
+    assert store.largest == LOG_PAGE
+    # A stream resuming at the start of a long log (Last-Event-ID 0) reads it by pages too.
+    store.largest = 0
+    resumed = EventStream(task_event_stream(store, InMemoryEventBroker(), "t1", after_seq=0))
+    assert _seqs(await collect(resumed)) == list(range(1, 302))
+    assert store.largest == LOG_PAGE

@@ -297,6 +297,12 @@ async def test_event_log_sequence_and_version(store: TaskStore) -> None:
     assert await store.events_after("t1", 3) == []
     assert await store.events_after("t1", 99) == []
     assert await store.events_after("unknown", 0) == []
+    # ``limit``: the first that many (a stream reads the log in pages).
+    assert [seq for seq, _ in await store.events_after("t1", 0, limit=2)] == [1, 2]
+    assert [seq for seq, _ in await store.events_after("t1", 1, limit=1)] == [2]
+    assert [seq for seq, _ in await store.events_after("t1", -5, limit=2)] == [1, 2]
+    assert [seq for seq, _ in await store.events_after("t1", 2, limit=5)] == [3]
+    assert await store.events_after("t1", 3, limit=5) == []
     stored = await store.get("t1", None)
     assert stored is not None and (stored.version, stored.last_seq) == (3, 3)
     with pytest.raises(TaskNotFoundError):

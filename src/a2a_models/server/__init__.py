@@ -81,6 +81,7 @@ from ._store import (
     push_config_id,
 )
 from ._streams import (
+    SUBSCRIBER_BUFFER,
     BrokerItem,
     BrokerSubscription,
     BufferedSubscription,
@@ -96,6 +97,7 @@ from .paging import TaskPage
 __all__ = [
     "ACTIVE_STATES",
     "READY_TIMEOUT",
+    "SUBSCRIBER_BUFFER",
     "A2AServer",
     "ActiveTaskLimitError",
     "AgentServer",

@@ -314,8 +314,10 @@ class TaskStore(abc.ABC):
         """Append ``event`` to the task's log without changing the snapshot; returns its seq."""
 
     @abc.abstractmethod
-    async def events_after(self, task_id: str, seq: int) -> _Events:
-        """The logged events with a sequence number greater than ``seq``, in order."""
+    async def events_after(self, task_id: str, seq: int, *, limit: int | None = None) -> _Events:
+        """The logged events with a sequence number greater than ``seq``, in order; with
+        ``limit``, the first that many of them (streams read the log in pages; a store
+        written before ``limit`` is read to the end)."""
 
     async def find_message(self, task_id: str, message_id: str) -> Message | None:
         """The message of the task's history with id ``message_id`` (``None``: none).
@@ -755,12 +757,13 @@ class InMemoryTaskStore(TaskStore):
         record.version += 1
         return seq
 
-    async def events_after(self, task_id: str, seq: int) -> _Events:
+    async def events_after(self, task_id: str, seq: int, *, limit: int | None = None) -> _Events:
         self._evict_expired()
         record = self._records.get(task_id)
         if record is None:
             return []
-        return record.events[max(seq, 0) :]
+        start = max(seq, 0)
+        return record.events[start : None if limit is None else start + limit]
 
     async def find_message(self, task_id: str, message_id: str) -> Message | None:
         self._evict_expired()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import functools
 import weakref
 from collections.abc import AsyncGenerator
 from typing import TypeAlias
@@ -24,9 +25,10 @@ import attrs
 from .._closing import GeneratorStream
 from ..models import Message, StreamResponse, Task
 from ._lifecycle import closes_stream, trim_history
-from ._store import LoggedEvent, TaskStore
+from ._store import LoggedEvent, TaskStore, accepts_keyword
 
 __all__ = [
+    "SUBSCRIBER_BUFFER",
     "BrokerSubscription",
     "BufferedSubscription",
     "EventBroker",
@@ -42,6 +44,15 @@ __all__ = [
 StreamItem: TypeAlias = tuple[int, StreamResponse]
 #: A broker notification: ``(seq, event)``, the event possibly left out.
 BrokerItem: TypeAlias = tuple[int, StreamResponse | None]
+
+#: The notifications a subscriber holds by default (:class:`InMemoryEventBroker`,
+#: ``PostgresEventBroker``): one that falls further behind holds the newest seq alone and
+#: its stream reads the events from the store's log, so a reader that stops reading
+#: makes the server hold at most this many of the task's events, however large.
+SUBSCRIBER_BUFFER = 32
+#: Events a stream reads from the store's log at a time (a store whose ``events_after``
+#: takes ``limit``): all a stream holds of the log while its reader does not read.
+LOG_PAGE = 32
 
 
 class BrokerSubscription(abc.ABC):
@@ -75,7 +86,11 @@ class EventBroker(abc.ABC):
 
 
 class BufferedSubscription(BrokerSubscription):
-    """A subscription that holds the newest ``buffer`` notifications a broker pushes to it.
+    """A subscription that holds at most ``buffer`` notifications a broker pushes to it.
+
+    Once ``buffer`` wait, the newest stands for the later ones by its seq alone
+    (``(seq, None)``): the stream reads their events from the store's log, so a
+    subscriber that stopped reading holds ``buffer`` events, however many follow.
 
     It enters ``subscribers[task_id]`` (the broker's table) when made and leaves
     it when closed. With ``quiet_after`` seconds, :meth:`next` returns
@@ -96,17 +111,27 @@ class BufferedSubscription(BrokerSubscription):
         self._task_id = task_id
         self._quiet_after = quiet_after
         self._quiet_item = quiet_item
-        # Overflow drops the oldest entries: the stream notices the gap and
-        # reads them from the store, while the newest (maybe final) one stays.
-        self._items: collections.deque[BrokerItem] = collections.deque(maxlen=buffer)
+        self._buffer = buffer
+        self._items: collections.deque[BrokerItem] = collections.deque()
         self._ready = asyncio.Event()
         self.closed = False
         subscribers.setdefault(task_id, set()).add(self)
 
     def push(self, item: BrokerItem) -> None:
         """Hand ``item`` to the subscriber (never waits)."""
-        self._items.append(item)
+        items = self._items
+        if len(items) < self._buffer:
+            items.append(item)
+        else:
+            # Full: the last entry becomes the newest seq without its event (max:
+            # a broker may reorder), which sends the stream to the log for it.
+            items[-1] = (max(items[-1][0], item[0]), None)
         self._ready.set()
+
+    @property
+    def held(self) -> int:
+        """How many events (not bare seqs) wait in the buffer."""
+        return sum(event is not None for _, event in self._items)
 
     async def next(self) -> BrokerItem:
         while not self._items:
@@ -139,12 +164,11 @@ class BufferedSubscription(BrokerSubscription):
 class InMemoryEventBroker(EventBroker):
     """A broker for one process: each subscriber has a bounded buffer.
 
-    ``buffer`` bounds what a slow subscriber may hold; when it overflows, the
-    oldest notifications are dropped and the stream recovers them from the
-    store.
+    ``buffer`` bounds the events a slow subscriber holds (see
+    :class:`BufferedSubscription`); its stream reads the rest from the store.
     """
 
-    def __init__(self, *, buffer: int = 1024) -> None:
+    def __init__(self, *, buffer: int = SUBSCRIBER_BUFFER) -> None:
         if buffer < 1:
             raise ValueError("buffer must be at least 1")
         self._buffer = buffer
@@ -182,12 +206,15 @@ async def task_event_stream(
 
     No gap, no duplicate: the broker subscription starts *before* the log is
     read, so an event committed meanwhile is in one or the other (or both,
-    and is then skipped by its seq); a jump in seq is filled from the log.
+    and is then skipped by its seq); a jump in seq is filled from the log, read
+    :data:`LOG_PAGE` events at a time when the store can (``events_after``'s
+    ``limit``): a stream whose reader stopped holds one page of it.
     """
 
     def shown(event: StreamResponse) -> StreamResponse:
         return trim_history(event, history_length) if isinstance(event, Task) else event
 
+    page = _page_of(store)
     subscription = await broker.subscribe(task_id)
     try:
         last = after_seq
@@ -198,14 +225,18 @@ async def task_event_stream(
                 return
         need: int | None = None  # the seq that sent the stream to the log, if any
         while True:
-            # Catch up from the log, then wait for the next notification.
-            for seq, event in await _events_after(store, task_id, last, need):
-                if seq <= last:
-                    continue
-                yield seq, shown(event)
-                last = seq
-                if closes_stream(event, on_interrupted=close_on_interrupted):
-                    return
+            # Catch up from the log (a page at a time), then wait for the next notification.
+            while True:
+                events = await _events_after(store, task_id, last, need, page)
+                for seq, event in events:
+                    if seq <= last:
+                        continue
+                    yield seq, shown(event)
+                    last = seq
+                    if closes_stream(event, on_interrupted=close_on_interrupted):
+                        return
+                if page is None or len(events) < page:
+                    break  # the end of the log: what follows is notified
             while True:
                 seq, maybe = await subscription.next()
                 if seq <= last:
@@ -236,11 +267,25 @@ _reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[int, str
 )
 
 
+def _page_of(store: TaskStore) -> int | None:
+    """:data:`LOG_PAGE` if ``store.events_after`` takes ``limit`` (``None``: read to the end)."""
+    method = store.events_after
+    function = getattr(method, "__func__", None)  # a plain method: decided once per class
+    if function is None:
+        return LOG_PAGE if accepts_keyword(method, "limit") else None
+    return _function_page(function)
+
+
+@functools.lru_cache(maxsize=64)
+def _function_page(function: object) -> int | None:
+    return LOG_PAGE if callable(function) and accepts_keyword(function, "limit") else None
+
+
 async def _events_after(
-    store: TaskStore, task_id: str, after: int, need: int | None
+    store: TaskStore, task_id: str, after: int, need: int | None, page: int | None
 ) -> list[LoggedEvent]:
-    """``store.events_after(task_id, after)``, shared by the streams of the task that
-    hear of the same event.
+    """``store.events_after(task_id, after, limit=page)``, shared by the streams of the
+    task that hear of the same event.
 
     A broker that sends only sequence numbers (PostgreSQL ``NOTIFY`` on another
     replica) sends every stream of the task to the log for each event: one read
@@ -260,7 +305,12 @@ async def _events_after(
         events = await asyncio.shield(shared.events)
         if events and events[-1][0] >= need:
             return events
-    read = _LogRead(after, asyncio.ensure_future(store.events_after(task_id, after)))
+    reading = (
+        store.events_after(task_id, after)
+        if page is None
+        else store.events_after(task_id, after, limit=page)
+    )
+    read = _LogRead(after, asyncio.ensure_future(reading))
     reads[key] = read
 
     def done(task: asyncio.Task[list[LoggedEvent]]) -> None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from .._closing import AsyncClosing
 from .._outages import FailureStreak
 from ..models import StreamResponse
+from ..server import SUBSCRIBER_BUFFER, BrokerSubscription, BufferedSubscription, EventBroker
 from ..server import BrokerItem as Notification
-from ..server import BrokerSubscription, BufferedSubscription, EventBroker
 from ._common import check_identifier
 from ._pg_pool import connect_params, next_notifies
 
@@ -74,7 +74,7 @@ class PostgresEventBroker(EventBroker, AsyncClosing):
         conninfo: str,
         *,
         channel: str = "a2a_events",
-        buffer: int = 1024,
+        buffer: int = SUBSCRIBER_BUFFER,
         resync_interval: float | None = 30.0,
         reconnect_delay: float = 0.1,
         max_reconnect_delay: float = 5.0,

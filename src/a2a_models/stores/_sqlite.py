@@ -602,8 +602,11 @@ class SQLiteTaskStore(SQLTaskStore):
 
         return await self._run(append)
 
-    async def events_after(self, task_id: str, seq: int) -> builtins.list[LoggedEvent]:
-        return await self._logged(task_id, seq, NO_END)
+    async def events_after(
+        self, task_id: str, seq: int, *, limit: int | None = None
+    ) -> builtins.list[LoggedEvent]:
+        # Seqs are consecutive: the first ``limit`` after ``seq`` end at ``seq + limit``.
+        return await self._logged(task_id, seq, NO_END if limit is None else max(seq, 0) + limit)
 
     async def event_at(self, task_id: str, seq: int) -> StreamResponse | None:
         events = await self._logged(task_id, seq - 1, seq)

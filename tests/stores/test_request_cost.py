@@ -324,3 +324,24 @@ async def test_a_config_created_here_ends_the_span_at_once(replicas: tuple[Any, 
 
 async def test_the_base_store_knows_of_no_pushless_event() -> None:
     assert not InMemoryTaskStore().no_push_configs_at("t", 1)
+
+
+class _Audited(SQLiteTaskStore):
+    """A store whose ``create`` does more (an audit, say): ``create_leased`` calls it."""
+
+    created: list[str]
+
+    async def create(self, task: Task, *args: Any, **kwargs: Any) -> Any:
+        self.created = [*getattr(self, "created", []), task.id]
+        return await super().create(task, *args, **kwargs)
+
+
+async def test_a_subclass_create_is_not_bypassed(tmp_path: Path) -> None:
+    store = await _Audited(tmp_path / "audited.db").open()
+    try:
+        task = Task.submitted(Message.user("go"))
+        stored, epoch = await store.create_leased(task, None, event=task, worker="w", ttl=15.0)
+        assert store.created == [task.id] and stored.version == 1
+        assert epoch == 1 and (await _lease_of(store, task.id))[0] == "w"
+    finally:
+        await store.aclose()

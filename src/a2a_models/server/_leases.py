@@ -4,9 +4,12 @@
 :class:`~a2a_models.server.InProcessExecutor`, and also
 
 * takes a lease on a task when its turn starts (in the store, shared by every
-  process on the same database) and gives it up when the turn settles (a release
-  the store refuses is tried again every round until it passes: a lease of this
-  worker's left behind would be renewed, and its task never taken over);
+  process on the same database; a new task's in the transaction that creates it,
+  when the store has ``create_leased``) and gives it up when the turn settles: in
+  the transaction of the turn's last write when the store's ``update`` takes
+  ``release_lease``, else with a release of its own (a release the store refuses
+  is tried again every round until it passes: a lease of this worker's left
+  behind would be renewed, and its task never taken over);
 * renews its leases every ``ttl / 3`` seconds; a run whose lease another
   worker took over (this process stalled past ``ttl``) is stopped;
 * fences every write of a run with its lease: each acquisition of a task's
@@ -348,8 +351,8 @@ class LeasingExecutor(InProcessExecutor):
                 task, run.owner, run.tenant, event=task, worker=self.worker_id, ttl=self.ttl
             )
         )
-        self._leases(run, epoch)
-        self._leased.add(run.task_id)
+        if self._leases(run, epoch):
+            self._leased.add(run.task_id)
         return stored
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:

@@ -603,15 +603,20 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         event: StreamResponse | None = None,
         worker: str,
         ttl: float,
-    ) -> tuple[StoredTask, int]:
+    ) -> tuple[StoredTask, int | None]:
         """:meth:`create` that also takes the new task's lease for ``worker`` for ``ttl``
         seconds, in the same transaction (one commit where ``create`` then
         ``acquire_lease`` made two): the task and the lease epoch, :data:`FIRST_EPOCH`.
 
         A task is run at once by the process that creates it: no other worker can
         hold its lease yet, and a crash right after leaves a lease that lapses (the
-        task is then taken over as any other).
+        task is then taken over as any other). A subclass with a ``create`` of its own
+        has it called, then ``acquire_lease`` (two transactions, as before).
         """
+        if type(self).create is not SQLTaskStore.create:
+            stored = await self.create(task, owner, tenant, event=event)
+            epoch = await self.acquire_lease(task.id, worker, ttl)
+            return stored, epoch
         return await self._create(task, owner, tenant, event, (worker, ttl)), FIRST_EPOCH
 
     async def _create(
@@ -796,6 +801,13 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         if self._ok(task_id, config_id):
             await self._delete_config(task_id, config_id)
+
+    # -- leases (see LeasingExecutor) ---------------------------------------------------------
+
+    @abc.abstractmethod
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> int | None:
+        """Take (or keep) the lease on a task's turn: the new lease epoch, ``None`` if
+        another live worker holds it."""
 
     # -- push notifications owed (at least once, across crashes) ------------------------------
 

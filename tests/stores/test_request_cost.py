@@ -342,6 +342,60 @@ async def test_a_subclass_create_is_not_bypassed(tmp_path: Path) -> None:
         task = Task.submitted(Message.user("go"))
         stored, epoch = await store.create_leased(task, None, event=task, worker="w", ttl=15.0)
         assert store.created == [task.id] and stored.version == 1
-        assert epoch == 1 and (await _lease_of(store, task.id))[0] == "w"
+        # No lease taken with it: the executor takes it once it knows the task exists.
+        assert epoch is None and await _lease_of(store, task.id) == (None, None, 0)
     finally:
+        await store.aclose()
+
+
+class _FailingInsert(SQLiteTaskStore):
+    """The transaction that creates a task (and takes its lease) fails."""
+
+    async def _insert_task(self, new: Any) -> Any:
+        raise OSError("disk I/O error")
+
+
+class _FailingRelease(SQLiteTaskStore):
+    """The turn's last write (the one that gives the lease up) fails once."""
+
+    failed = 0
+
+    async def update(self, task: Task, *args: Any, **kwargs: Any) -> int:
+        if kwargs.get("release_lease") and not self.failed:
+            self.failed += 1
+            raise OSError("disk I/O error")
+        return await super().update(task, *args, **kwargs)
+
+
+async def test_a_failed_create_leaves_no_task_and_no_lease(tmp_path: Path) -> None:
+    store = await _FailingInsert(tmp_path / "insert.db").open()
+    counted = _Counted(store)
+    try:
+        with pytest.raises(Exception, match="could not record the task"):
+            await counted.send("stream 1")
+        await counted.settle()
+        assert counted.calls == {"create_leased": 1}
+        page = await store.list(None)
+        assert not page.tasks
+    finally:
+        await counted.handler.aclose()
+        await store.aclose()
+
+
+async def test_a_failed_last_write_still_fails_the_task_and_gives_the_lease_up(
+    tmp_path: Path,
+) -> None:
+    store = await _FailingRelease(tmp_path / "release.db").open()
+    counted = _Counted(store)
+    try:
+        task = await counted.send("stream 1")
+        await counted.settle()
+        assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+        # The failed status is the turn's last write now: it gives the lease up.
+        assert counted.calls["release_lease"] == 0
+        assert await _lease_of(store, task.id) == (None, None, 1)
+        stored = await store.get(task.id, None)
+        assert stored is not None and stored.task == task
+    finally:
+        await counted.handler.aclose()
         await store.aclose()

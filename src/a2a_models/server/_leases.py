@@ -351,13 +351,15 @@ class LeasingExecutor(InProcessExecutor):
                 task, run.owner, run.tenant, event=task, worker=self.worker_id, ttl=self.ttl
             )
         )
-        if self._leases(run, epoch):
+        if epoch is not None and self._leases(run, epoch):
             self._leased.add(run.task_id)
         return stored
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
         task = await super()._create(run, snapshot)
-        if not self.creates_leased and await self._acquire(run):
+        # Not taken with the task: taken now that the run knows its task exists (a
+        # store that fails here fails the task, which is not left submitted).
+        if run.task_id not in self._leased and await self._acquire(run):
             self._leased.add(run.task_id)
         return task
 

@@ -611,12 +611,11 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         A task is run at once by the process that creates it: no other worker can
         hold its lease yet, and a crash right after leaves a lease that lapses (the
         task is then taken over as any other). A subclass with a ``create`` of its own
-        has it called, then ``acquire_lease`` (two transactions, as before).
+        has it called and takes no lease (epoch ``None``): the caller takes it then
+        with ``acquire_lease``, once it knows the task exists (two transactions).
         """
         if type(self).create is not SQLTaskStore.create:
-            stored = await self.create(task, owner, tenant, event=event)
-            epoch = await self.acquire_lease(task.id, worker, ttl)
-            return stored, epoch
+            return await self.create(task, owner, tenant, event=event), None
         return await self._create(task, owner, tenant, event, (worker, ttl)), FIRST_EPOCH
 
     async def _create(

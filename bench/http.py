@@ -70,6 +70,9 @@ LATENCY_TARGET = 1.5  # ours / raw p50 latency
 SERVE_LATENCY_TARGET = 2.0  # serve / bare Starlette p50 latency, 1 client
 SERVERS = ("ours", "sdk", "raw")
 ECHO_TEXT = "hello, benchmark"
+#: A SendMessage answered with a task: one working update, then completed (the task is
+#: stored: on ``serve``'s default SQLite store, its commits are fsynced).
+TASK_TEXT = "stream 1"
 
 
 @functools.cache
@@ -215,8 +218,9 @@ async def raw_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def sdk_db_app() -> Any:
     """The SDK's server with its ``DatabaseTaskStore`` on SQLite (``A2A_BENCH_SDK_DB``),
-    answering ``turn ...`` with input-required (a conversation) and ``chunks N`` with an
-    artifact in N chunks, like bench_echo_agent."""
+    answering ``turn ...`` with input-required (a conversation), ``stream N`` with N
+    working updates then completed, and ``chunks N`` with an artifact in N chunks, like
+    bench_echo_agent."""
     import a2a.server.routes  # noqa: F401
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
@@ -244,6 +248,15 @@ def sdk_db_app() -> Any:
                     )
                 )
             updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            steps = echo.stream_steps(text)
+            if steps is not None:  # ``stream N``: N working updates, then completed
+                for i in range(steps):
+                    await updater.update_status(
+                        pb.TASK_STATE_WORKING,
+                        updater.new_agent_message([pb.Part(text=f"step {i + 1}")]),
+                    )
+                await updater.complete()
+                return
             chunks = echo.stream_steps(text, "chunks")
             if chunks is not None:
                 for i in range(chunks):
@@ -302,7 +315,10 @@ def starlette_app() -> Any:
 
     async def rpc(request: Request) -> Response:
         body = await request.body()
-        reply = replies["list"] if b'"ListTasks"' in body else replies["send"]
+        if b'"ListTasks"' in body:
+            reply = replies["list"]
+        else:
+            reply = replies["task"] if TASK_TEXT.encode() in body else replies["send"]
         return Response(reply, media_type="application/json")
 
     async def card(request: Request) -> Response:
@@ -835,6 +851,8 @@ async def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
 # =========================================================================== --mode serve
 
 SERVE_KINDS = ("serve", "sdk", "starlette")
+#: The servers of the SendMessage answered with a task (the SDK also on SQLite).
+TASK_KINDS = ("serve", "sdk", "sdk-db", "starlette")
 LIST_BODY = b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}'
 CARD_PATH = b"/.well-known/agent-card.json"
 
@@ -868,6 +886,12 @@ async def drive(
 
 async def _send_echo(conn: Connection) -> None:
     await conn.post(send_body(ECHO_TEXT))
+
+
+async def _send_task(conn: Connection) -> None:
+    reply = await conn.post(send_body(TASK_TEXT))
+    if b"TASK_STATE_COMPLETED" not in reply:
+        raise HTTPError(f"{TASK_TEXT!r} was not answered with a completed task: {reply[:300]!r}")
 
 
 async def _get_card(conn: Connection) -> None:
@@ -928,6 +952,7 @@ async def measure_serve(args: argparse.Namespace) -> bool:
         try:
             replies = {
                 "send": await conn.post(send_body(ECHO_TEXT)),
+                "task": await conn.post(send_body(TASK_TEXT)),
                 "card": await conn.get(CARD_PATH),
                 "list": await conn.post(LIST_BODY),
             }
@@ -941,6 +966,12 @@ async def measure_serve(args: argparse.Namespace) -> bool:
         floor = ServerProcess("starlette", None, extra_env={"A2A_BENCH_REPLIES": replies_file})
         servers.append(floor)
         await floor.ready()
+        # The SDK on SQLite too (its DatabaseTaskStore), for the SendMessage answered with a
+        # task only: what storing the task costs each server.
+        sdk_db = ServerProcess("sdk-db", None, extra_env={"A2A_BENCH_SDK_DB": f"{tmp.name}/sdk.db"})
+        servers.append(sdk_db)
+        await sdk_db.ready()
+        task_kinds = {s.kind: s for s in servers}
 
         loads: list[tuple[str, int, int, Callable[[Connection], Awaitable[Any]]]] = [
             ("SendMessage, 1 client", 1, args.serve_requests // 4, _send_echo),
@@ -949,18 +980,34 @@ async def measure_serve(args: argparse.Namespace) -> bool:
             ("agent card, 1 client", 1, args.serve_requests // 4, _get_card),
             ("ListTasks (50 of 100), 1 client", 1, args.serve_requests // 8, _list_tasks),
         ]
-        samples = {(label, s.kind): Sample() for label, *_ in loads for s in servers}
-        for s in servers:  # warm-up
+        echoing = [s for s in servers if s.kind in SERVE_KINDS]
+        samples = {(label, s.kind): Sample() for label, *_ in loads for s in echoing}
+        for s in echoing:  # warm-up
             await drive(s.port, args.warmup, 4, _send_echo, Sample())
         rounds = max(1, args.rounds)
         for label, clients, total, call in loads:
             t0 = time.monotonic()
             for _ in range(rounds):
-                for s in servers:
+                for s in echoing:
                     await drive(
                         s.port, max(1, total // rounds), clients, call, samples[label, s.kind]
                     )
             _progress(label[:28], t0)
+        # SendMessage answered with a task, 1 client: rounds alternate the four servers;
+        # each server's CPU time is counted over its own calls only.
+        tasks = {kind: Sample() for kind in TASK_KINDS}
+        task_cpu = dict.fromkeys(TASK_KINDS, 0.0)
+        for kind in TASK_KINDS:
+            await drive(task_kinds[kind].port, args.warmup, 1, _send_task, Sample())
+        count = max(1, args.serve_requests // 4 // rounds)
+        t0 = time.monotonic()
+        for _ in range(rounds):
+            for kind in TASK_KINDS:
+                server = task_kinds[kind]
+                before = server.cpu_seconds()
+                await drive(server.port, count, 1, _send_task, tasks[kind])
+                task_cpu[kind] += server.cpu_seconds() - before
+        _progress("SendMessage -> task", t0)
     except BaseException:
         for server in servers:
             if server.proc.poll() is not None:
@@ -985,6 +1032,31 @@ async def measure_serve(args: argparse.Namespace) -> bool:
                 f"| {label if key == 'rps' else '':<34} | {unit:<6} | {v[0]:>7,.0f} | "
                 f"{v[1]:>7,.0f} | {v[2]:>9,.0f} | {v[0] / v[1]:>8.2f}x | {v[0] / v[2]:>11.2f}x |"
             )
+    task_summary = {kind: sample.summary() for kind, sample in tasks.items()}
+    cpu_us = {kind: task_cpu[kind] / (count * rounds) * 1e6 for kind in TASK_KINDS}
+    print()
+    print(f"SendMessage answered with a task ({TASK_TEXT!r}: working, then completed), 1 client")
+    print()
+    print(
+        f"| {'':<12} | {'serve':>7} | {'sdk':>7} | {'sdk-db':>7} | {'starlette':>9} | "
+        f"{'serve/sdk':>9} | {'serve/sdk-db':>12} |"
+    )
+    print(f"|{'-' * 14}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 11}|{'-' * 11}|{'-' * 14}|")
+    for unit, value in (
+        ("req/s", lambda kind: task_summary[kind]["rps"]),
+        ("p50 us", lambda kind: task_summary[kind]["p50"]),
+        ("CPU us/req", lambda kind: cpu_us[kind]),
+    ):
+        v = [value(kind) for kind in TASK_KINDS]
+        print(
+            f"| {unit:<12} | {v[0]:>7,.0f} | {v[1]:>7,.0f} | {v[2]:>7,.0f} | {v[3]:>9,.0f} | "
+            f"{v[0] / v[1]:>8.2f}x | {v[0] / v[2]:>11.2f}x |"
+        )
+    print(
+        "sdk-db: a2a-sdk DefaultRequestHandler + DatabaseTaskStore (SQLite, aiosqlite); "
+        "serve's SQLite store fsyncs every commit (synchronous=FULL), the SDK's does not "
+        "ask for that. CPU: the server process's, over its own calls."
+    )
     import uvicorn
 
     print()

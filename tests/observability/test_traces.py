@@ -239,7 +239,8 @@ async def test_store_spans_are_opt_in(telemetry: Telemetry) -> None:
     assert isinstance(task, Task)
     stores = [s for s in telemetry.spans() if s.name.startswith("a2a.store.")]
     names = {s.name for s in stores}
-    assert {"a2a.store.create", "a2a.store.get", "a2a.store.update"} <= names
+    # (No get: the answer is the task as the run wrote it, see tests/stores/test_request_cost.py.)
+    assert {"a2a.store.create", "a2a.store.update"} <= names
     (create,) = [s for s in stores if s.name == "a2a.store.create"]
     assert (create.attributes or {})["a2a.task.id"] == task.id
     assert (create.attributes or {})["a2a.store"] == "InMemoryTaskStore"

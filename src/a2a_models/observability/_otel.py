@@ -601,6 +601,7 @@ _STORE_METHODS = frozenset(
     {
         "get",
         "create",
+        "create_leased",
         "update",
         "list",
         "append_event",

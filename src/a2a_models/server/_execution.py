@@ -30,7 +30,7 @@ from ._eager import start_eager_task
 from ._lifecycle import merge_metadata, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished, unrecorded
-from ._store import LeaseLostError
+from ._store import LeaseLostError, StoredTask
 from ._writer import TaskWriter, written
 
 __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
@@ -364,9 +364,10 @@ class InProcessExecutor(RunTable):
                 own = attrs.evolve(message, task_id=task.id, context_id=run.context_id)
                 task = attrs.evolve(task, history=(own, *task.history))
         try:
-            stored = await self.writer.store.create(task, run.owner, run.tenant, event=task)
+            stored = await self._insert(run, task)
             run.created = True
             run.written = written(stored)
+            run.history = stored.task.history
             await self.writer.register_request_push(run)
         except A2AError as exc:
             log.warning("could not create task %s: %s", run.task_id, exc)
@@ -375,6 +376,10 @@ class InProcessExecutor(RunTable):
         await self.writer.created(task)
         run.started.set()
         return task
+
+    async def _insert(self, run: AgentRun, task: Task) -> StoredTask:
+        """Store the new task of ``run`` (its event 1: the task)."""
+        return await self.writer.store.create(task, run.owner, run.tenant, event=task)
 
     async def _stop_failed(self, run: AgentRun) -> None:
         event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")

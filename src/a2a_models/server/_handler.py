@@ -80,7 +80,7 @@ from ._store import (
     accepts_keyword,
 )
 from ._streams import EventBroker, EventStream, InMemoryEventBroker, task_event_stream
-from ._writer import TaskWriter
+from ._writer import TaskWriter, written
 from .paging import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -263,6 +263,10 @@ class RequestHandler:
             raise run.error
         if run.direct is not None:
             return run.direct
+        ended = run.whole()
+        if ended is not None:
+            # The task as the run's own write left it: nothing to read back.
+            return trim_history(ended, wanted)
         stored = (
             await self.store.get(
                 run.task_id, run.owner, run.tenant, history_length=_stored_length(wanted)
@@ -450,6 +454,9 @@ class RequestHandler:
                 call=call,
             )
             run = AgentRun(context, call.owner, tenant, created=True, first=(seq, accepted))
+            # The base of the run's first write: not read again (a write in between moves
+            # the version on, and that write reads the task).
+            run.written = written(turn)
             await self.writer.register_request_push(run)
         except Exception:
             # Accepted (the task is working on the message) but no turn can start:

@@ -4,9 +4,12 @@
 :class:`~a2a_models.server.InProcessExecutor`, and also
 
 * takes a lease on a task when its turn starts (in the store, shared by every
-  process on the same database) and gives it up when the turn settles (a release
-  the store refuses is tried again every round until it passes: a lease of this
-  worker's left behind would be renewed, and its task never taken over);
+  process on the same database; a new task's in the transaction that creates it,
+  when the store has ``create_leased``) and gives it up when the turn settles: in
+  the transaction of the turn's last write when the store's ``update`` takes
+  ``release_lease``, else with a release of its own (a release the store refuses
+  is tried again every round until it passes: a lease of this worker's left
+  behind would be renewed, and its task never taken over);
 * renews its leases every ``ttl / 3`` seconds; a run whose lease another
   worker took over (this process stalled past ``ttl``) is stopped;
 * fences every write of a run with its lease: each acquisition of a task's
@@ -111,6 +114,12 @@ class LeasingExecutor(InProcessExecutor):
             self._store.push_claim_ttl = ttl
         #: The store's ``update`` takes ``lease``: runs write fenced (see the module doc).
         self.fenced = accepts_keyword(writer.store.update, "lease")
+        #: A fenced run's turn-ending write gives its lease up (no release of its own).
+        self.releases_in_write = self.fenced and accepts_keyword(
+            writer.store.update, "release_lease"
+        )
+        #: The store creates a task with its lease taken, in one transaction.
+        self.creates_leased = callable(getattr(self._store, "create_leased", None))
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
@@ -145,7 +154,12 @@ class LeasingExecutor(InProcessExecutor):
         leased = {task_id: self._runs.get(task_id) for task_id in self._leased}
         held = await self._renew()
         for task_id, run in list(self._runs.items()):
-            lost = leased.get(task_id) is run and task_id in self._leased and task_id not in held
+            lost = (
+                leased.get(task_id) is run
+                and task_id in self._leased
+                and task_id not in held
+                and not run.released  # given up by its last write (see TaskWriter.commit)
+            )
             if lost and run.runner is not None:
                 log.warning(
                     "lost the lease on task %s to another worker; stopping its run", task_id
@@ -311,20 +325,41 @@ class LeasingExecutor(InProcessExecutor):
         finally:
             if run.task_id in self._leased:
                 self._leased.discard(run.task_id)
-                await self.release_lease(run.task_id, run.lease)
+                if not run.released:
+                    await self.release_lease(run.task_id, run.lease)
+
+    def _leases(self, run: AgentRun, taken: object) -> bool:
+        """Record the lease acquisition ``taken`` (an epoch, ``True``, or nothing) as the
+        run's: its writes are fenced with its epoch from then on."""
+        run.lease = _epoch(taken) if self.fenced else None
+        run.release_at_end = run.lease is not None and self.releases_in_write
+        return bool(taken)
 
     async def _acquire(self, run: AgentRun) -> bool:
-        """Take the lease of a run's task (False: another live worker holds it); the
-        run's writes are fenced with its epoch from then on."""
+        """Take the lease of a run's task (False: another live worker holds it)."""
         taken = await self.taking(
             lambda: self._store.acquire_lease(run.task_id, self.worker_id, self.ttl)
         )
-        run.lease = _epoch(taken) if self.fenced else None
-        return bool(taken)
+        return self._leases(run, taken)
+
+    async def _insert(self, run: AgentRun, task: Any) -> Any:
+        if not self.creates_leased:
+            return await super()._insert(run, task)
+        # The lease in the transaction that creates the task: this process runs it now.
+        stored, epoch = await self.taking(
+            lambda: self._store.create_leased(
+                task, run.owner, run.tenant, event=task, worker=self.worker_id, ttl=self.ttl
+            )
+        )
+        if epoch is not None and self._leases(run, epoch):
+            self._leased.add(run.task_id)
+        return stored
 
     async def _create(self, run: AgentRun, snapshot: Any) -> Any:
         task = await super()._create(run, snapshot)
-        if await self._acquire(run):
+        # Not taken with the task: taken now that the run knows its task exists (a
+        # store that fails here fails the task, which is not left submitted).
+        if run.task_id not in self._leased and await self._acquire(run):
             self._leased.add(run.task_id)
         return task
 

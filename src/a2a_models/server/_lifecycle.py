@@ -33,6 +33,7 @@ from ..models import (
 
 __all__ = [
     "Event",
+    "append_history",
     "apply_event",
     "closes_stream",
     "extend_history",
@@ -145,10 +146,11 @@ def extend_history(
     return out
 
 
-def _append_history(
+def append_history(
     history: tuple[Message, ...], messages: Iterable[Message]
 ) -> tuple[Message, ...]:
-    # A message already in the history (same id) is not added twice.
+    """``history`` and then ``messages``, but a message whose id it has already (a store
+    does not add it twice)."""
     seen = _ids_of(history)
     added = []
     for message in messages:
@@ -282,14 +284,14 @@ def apply_event(task: Task, event: Event) -> Task:
         if event.status.message is not None:
             message = event.status.message
             _check_ids(task, message.task_id, message.context_id, "status message")
-            history = _append_history(history, [_own(task, message)])
+            history = append_history(history, [_own(task, message)])
         return replace_task(task, status=event.status, history=history)
     if isinstance(event, TaskArtifactUpdateEvent):
         _check_ids(task, event.task_id, event.context_id, "artifact update")
         return replace_task(task, artifacts=_merge_artifact(task, event))
     if isinstance(event, Message):
         _check_ids(task, event.task_id, event.context_id, "message")
-        return replace_task(task, history=_append_history(task.history, [_own(task, event)]))
+        return replace_task(task, history=append_history(task.history, [_own(task, event)]))
     if isinstance(event, Task):
         if event.id != task.id:
             raise _invalid(task, f"a snapshot of task {event.id!r} cannot replace it")
@@ -298,7 +300,7 @@ def apply_event(task: Task, event: Event) -> Task:
         if task.context_id is not None and event.context_id != task.context_id:
             event = attrs.evolve(event, context_id=task.context_id)
         return replace_task(
-            event, history=_append_history(task.history, (_own(task, m) for m in event.history))
+            event, history=append_history(task.history, (_own(task, m) for m in event.history))
         )
     raise _invalid(task, f"{type(event).__name__} is not a task event")
 

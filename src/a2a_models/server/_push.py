@@ -361,13 +361,17 @@ class PushDispatcher:
             # next status, and the artifact updates after it).
             configs, items, reread = cached, [item], True
         else:
-            # Configs are read as the item comes up: one deleted before gets nothing more.
-            read = await self._read_configs(task_id)
+            waiting = self._tasks.queues[task_id]
+            if self._pushless(task_id, [item, *waiting]):
+                # The store logged each of them where the task had no config: nothing to read.
+                read: list[PushTarget] | None = []
+            else:
+                # Configs are read as the item comes up: one deleted before gets nothing more.
+                read = await self._read_configs(task_id)
             if read is None:
                 return
             # The task's items that came while they were read go with them: one read for
             # a burst of status updates, not one each (most tasks have no config at all).
-            waiting = self._tasks.queues[task_id]
             configs, items, reread = read, [item, *waiting], False
             waiting.clear()
             self._targets.pop(task_id, None)
@@ -415,6 +419,14 @@ class PushDispatcher:
             coalesced += 1
         _count_unsent("coalesced", coalesced)
         return entry
+
+    def _pushless(self, task_id: str, items: list[_Item]) -> bool:
+        """Whether the store says the task had no config when it logged each of ``items``
+        (:meth:`TaskStore.no_push_configs_at`; a store that is no TaskStore: not known)."""
+        known = getattr(self._store, "no_push_configs_at", None)
+        return known is not None and all(
+            seq is not None and known(task_id, seq) for seq, _, _ in items
+        )
 
     async def _read_configs(self, task_id: str) -> list[PushTarget] | None:
         """The task's configs; ``None`` when the store would not give them.

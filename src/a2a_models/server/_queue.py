@@ -581,6 +581,7 @@ class Worker:
         run = AgentRun(context, owner, tenant, created=True, first=(stored.last_seq, task))
         run.written = written(stored)
         run.lease = self._epoch(turn)
+        run.release_at_end = run.lease is not None and self.executor.releases_in_write
         self.started += 1
         self._turns[task.id] = turn
         self.executor.start_turn(run, subscription, new=turn.is_new)

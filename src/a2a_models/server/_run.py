@@ -14,6 +14,7 @@ from .._outages import DatabaseTimeout, database_failure
 from ..errors import A2AError, InternalError
 from ..models import Message, Task
 from ._agent import RequestContext
+from ._lifecycle import replace_task
 from ._store import StoredTask, TaskStoreUnavailableError
 
 __all__ = ["AgentRun", "RunAborted", "RunFinished", "unrecorded"]
@@ -76,6 +77,17 @@ class AgentRun:
         #: write names it, see :class:`~a2a_models.server.LeaseLostError`); ``None``:
         #: no lease, or a store that does not fence, and the writes are not fenced.
         self.lease: int | None = None
+        #: The write that ends the run's turn (a terminal or interrupted state) gives
+        #: its lease up in the same transaction (set by the executor that took it).
+        self.release_at_end = False
+        #: That write is under way or done: the lease is the run's no longer.
+        self.released = False
+        #: For a run that created its task: the task's history before the messages
+        #: of ``written`` (``None``: not known), so that the run's answer is built
+        #: without reading the task back (see :meth:`whole`).
+        self.history: tuple[Message, ...] | None = None
+        #: The run's own write ended its turn (its ``written`` is the task as it ended).
+        self.ended = False
         #: The task exists (or the agent replied directly, or creation failed).
         self.started = asyncio.Event()
         #: A terminal or interrupted state, a direct reply, or the run ended.
@@ -99,6 +111,13 @@ class AgentRun:
     @property
     def context_id(self) -> str:
         return self.context.context_id
+
+    def whole(self) -> Task | None:
+        """The task as the run's own write ended the turn, history and all; ``None`` when
+        the run does not know it all (it did not create the task, or it read it again)."""
+        if not self.ended or self.history is None or self.written is None:
+            return None
+        return replace_task(self.written.task, history=self.history)
 
     async def proceed(self) -> bool:
         """Wait out a cancel in progress; False if the task got canceled."""

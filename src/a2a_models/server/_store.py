@@ -249,6 +249,7 @@ class TaskStore(abc.ABC):
         history_offset: int = 0,
         lease: int | None = None,
         new_message: str | None = None,
+        release_lease: bool = False,
     ) -> int:
         """Replace the snapshot of ``task.id`` and return the new version.
 
@@ -278,6 +279,12 @@ class TaskStore(abc.ABC):
         :class:`ConcurrentModificationError`). The engine passes it only to a
         store whose ``update`` takes it: with a store written before it, a
         repeated message runs a turn again.
+
+        ``release_lease`` (with ``lease``): the write ends the run's turn and gives its
+        lease up in the same atomic step (a store that keeps leases clears the task's
+        lease owner and expiry, once the epoch check passed), instead of a
+        ``release_lease`` call of its own afterwards. The engine passes it only to a
+        store whose ``update`` takes it; a store without leases ignores it.
         """
 
     @abc.abstractmethod
@@ -341,6 +348,16 @@ class TaskStore(abc.ABC):
         return next(
             (event for at, event in await self.events_after(task_id, seq - 1) if at == seq), None
         )
+
+    def no_push_configs_at(self, task_id: str, seq: int) -> bool:
+        """Whether the task had no push config when this store logged its event ``seq``
+        (found in the transaction that logged it; ``False``: not known).
+
+        The push dispatcher then reads no configs for that event: a config created
+        after it is owed only the events logged after. This default knows of none:
+        the configs are read for every status, as for a store written before it.
+        """
+        return False
 
     @abc.abstractmethod
     async def set_push_config(
@@ -710,6 +727,7 @@ class InMemoryTaskStore(TaskStore):
         history_offset: int = 0,
         lease: int | None = None,  # no leases in memory: nothing to fence
         new_message: str | None = None,
+        release_lease: bool = False,  # nor to give up
     ) -> int:
         record = self._record(task.id)
         if record.version != expected_version:

@@ -22,7 +22,7 @@ from ..models import (
     state_of,
 )
 from ._agent import CallContext
-from ._lifecycle import apply_event, merge_metadata, replace_task
+from ._lifecycle import append_history, apply_event, merge_metadata, replace_task
 from ._operations import engine_observer
 from ._push import PushDispatcher
 from ._run import AgentRun, RunFinished
@@ -134,8 +134,17 @@ class TaskWriter:
         )
         if new_message is not None and self.refuses_repeats:
             options["new_message"] = new_message
+        state = state_of(event)
+        ends = state is not None and (state.is_terminal or state.is_interrupted)
+        # The run's write that ends its turn gives its lease up (see AgentRun.release_at_end).
+        releasing = run if ends and build is None and run is not None else None
+        if releasing is not None and releasing.release_at_end and "lease" in options:
+            options["release_lease"] = True
+        else:
+            releasing = None
         for _ in range(_MAX_ATTEMPTS):
             stored, known = known, None
+            reread = False
             task: Task | None = None
             if stored is not None and build is not None:
                 task = build(stored.task)
@@ -145,6 +154,7 @@ class TaskWriter:
                 except InvalidAgentResponseError:
                     pass  # decided on what the store holds, as without ``run``
             if task is None or stored is None:
+                reread = True
                 stored = await self.store.get(task_id, owner, tenant, history_length=history_length)
                 if stored is None:
                     raise TaskNotFoundError.of(task_id)
@@ -152,6 +162,10 @@ class TaskWriter:
                     raise RunFinished(stored.task)
                 task = build(stored.task) if build is not None else apply_event(stored.task, event)
             task = merge_metadata(task, metadata)
+            if releasing is not None:
+                # Before the write: the keeper then never takes the lease's absence for
+                # a loss while its commit's answer is on the way.
+                releasing.released = True
             try:
                 version = await self.store.update(
                     task,
@@ -162,9 +176,20 @@ class TaskWriter:
                 )
             except ConcurrentModificationError as exc:
                 error = exc
+                if releasing is not None:
+                    releasing.released = False
                 continue
+            except BaseException:
+                if releasing is not None:
+                    releasing.released = False
+                raise
             seq = stored.last_seq + 1 if logged else stored.last_seq
             if run is not None and build is None:
+                if run.history is not None:
+                    # The messages the write added, as the store keeps them (a known id
+                    # is not added twice); unknown once the task was read again.
+                    run.history = None if reread else append_history(run.history, task.history)
+                run.ended = ends
                 run.written = written(
                     StoredTask(
                         task=task,

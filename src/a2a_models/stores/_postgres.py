@@ -61,7 +61,7 @@ from ._pg_pool import quote as _quote
 from ._pg_schema import migrate
 from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
 from ._queue import enqueue_pending
-from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
+from ._sqlstore import FIRST_EPOCH, NewTask, Owed, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import psycopg
@@ -334,9 +334,11 @@ class PostgresTaskStore(SQLTaskStore):
         context_id, state, key, terminal = task_columns(task)
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
-            " last_seq, terminal_at, task, history_count, artifact_count)"
+            " last_seq, terminal_at, task, history_count, artifact_count, lease_owner,"
+            " lease_expires, lease_epoch)"
             " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
-            f" %s, %s) ON CONFLICT (id) DO NOTHING RETURNING key, {XID}"
+            " %s, %s, %s, now() + make_interval(secs => %s), %s)"
+            f" ON CONFLICT (id) DO NOTHING RETURNING key, {XID}"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -349,6 +351,8 @@ class PostgresTaskStore(SQLTaskStore):
             new.snapshot,
             len(new.messages),
             len(new.artifacts),
+            # No lease: NULL owner and expiry (NULL seconds make a NULL interval).
+            *((None, None, 0) if new.lease is None else (*new.lease, FIRST_EPOCH)),
         )
         if logged is not None:
             insert = (
@@ -556,7 +560,7 @@ class PostgresTaskStore(SQLTaskStore):
         await self._append_parts(conn, task_key, appends, referenced)
         return bool(inline)
 
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation, Owed]:
         task, expected_version = write.task, write.expected_version
         context_id, state, key, terminal = task_columns(task)
         update = (
@@ -564,13 +568,15 @@ class PostgresTaskStore(SQLTaskStore):
             " state = %s, status_key = %s, version = version + 1, last_seq = last_seq + %s,"
             " terminal_at = CASE WHEN terminal_at IS NULL AND %s THEN now() ELSE terminal_at END,"
             " updated_at = now(), history_count = %s, artifact_count = %s"
-            " WHERE id = %s AND version = %s RETURNING key, last_seq"
+            # The lease epoch was checked first, under the row lock: it is the run's own.
+            + (", lease_owner = NULL, lease_expires = NULL" if write.releases else "")
+            + " WHERE id = %s AND version = %s RETURNING key, last_seq"
         )
         logged_update = f"WITH u AS ({update}) {self._log_chunk('u')}"
 
         async def update_(
             conn: psycopg.AsyncConnection[Any], xact: Xact
-        ) -> tuple[int, int, Incarnation]:
+        ) -> tuple[int, int, Incarnation, Owed]:
             cursor = await conn.execute(
                 "SELECT t.version, t.lease_epoch, t.history_count, t.last_seq,"
                 f" t.artifact_count, t.key, t.context_id, e.seq, e.event, {XID}"
@@ -625,16 +631,18 @@ class PostgresTaskStore(SQLTaskStore):
             cursor = await conn.execute(update if logged is None else logged_update, params)
             if await cursor.fetchone() is None:
                 raise ConcurrentModificationError(task.id, expected_version, version)
+            owed: Owed = None
             if logged is not None and write.owed:
                 # Owed in the transaction that logs it: no moment where the status
                 # is stored but its webhooks owed nothing (none: no row, no cost).
-                await conn.execute(
+                cursor = await conn.execute(
                     f"UPDATE {self._push} SET owed_seq = %s,"
                     " claim_expires = extract(epoch FROM now()) + %s WHERE task_id = %s",
                     (last_seq + 1, self.push_claim_ttl, task.id),
                 )
+                owed = (last_seq + 1, cursor.rowcount)
             await enqueue_pending(conn, self._q, self.schema, task.id)
-            return stored, len(messages), int(task_key)
+            return stored, len(messages), int(task_key), owed
 
         return await self._write(update_)
 

@@ -44,7 +44,7 @@ from ._common import (
 )
 from ._eventlog import NO_END, expand_events, inline_artifact, referenced_rows, with_context
 from ._pieces import ArtifactAppend, next_piece, whole_artifacts, with_head
-from ._sqlstore import NewTask, SQLTaskStore, TaskRead, TaskWrite
+from ._sqlstore import FIRST_EPOCH, NewTask, Owed, SQLTaskStore, TaskRead, TaskWrite
 
 if TYPE_CHECKING:
     import sqlite3
@@ -291,6 +291,7 @@ class SQLiteTaskStore(SQLTaskStore):
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
+        lease = new.lease
 
         def create(db: sqlite3.Connection) -> Incarnation:
             now = time.time()
@@ -311,7 +312,8 @@ class SQLiteTaskStore(SQLTaskStore):
                 (task_key,) = db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
                     " last_seq, terminal_at, created_at, updated_at, task, history_count,"
-                    " artifact_count, key) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?,"
+                    " artifact_count, lease_owner, lease_expires, lease_epoch, key)"
+                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                     " (SELECT coalesce(max(key), 0) + 1 FROM a2a_tasks)) RETURNING key",
                     (
                         task.id,
@@ -326,6 +328,11 @@ class SQLiteTaskStore(SQLTaskStore):
                         data,
                         len(new.messages),
                         len(new.artifacts),
+                        *(
+                            (None, None, 0)
+                            if lease is None
+                            else (lease[0], now + lease[1], FIRST_EPOCH)
+                        ),
                     ),
                 ).fetchone()
                 self._append_messages(db, task_key, new.messages, 0)
@@ -462,12 +469,14 @@ class SQLiteTaskStore(SQLTaskStore):
         SQLiteTaskStore._write_artifacts(db, task_key, writes)
         SQLiteTaskStore._append_parts(db, task_key, appends, referenced)
 
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation, Owed]:
         task = write.task
         data = write.snapshot.decode()
         context_id, state, key, terminal = task_columns(task)
+        # The lease epoch was checked first, under the write lock: it is the run's own.
+        released = ", lease_owner = NULL, lease_expires = NULL" if write.releases else ""
 
-        def update(db: sqlite3.Connection) -> tuple[int, int, Incarnation]:
+        def update(db: sqlite3.Connection) -> tuple[int, int, Incarnation, Owed]:
             now = time.time()
             with _transaction(db):
                 row = db.execute(
@@ -494,7 +503,7 @@ class SQLiteTaskStore(SQLTaskStore):
                     "UPDATE a2a_tasks SET task = ?, context_id = ?, state = ?, status_key = ?,"
                     " version = version + 1, last_seq = last_seq + ?,"
                     " terminal_at = COALESCE(terminal_at, ?), updated_at = ?, history_count = ?,"
-                    " artifact_count = ? WHERE id = ?",
+                    f" artifact_count = ?{released} WHERE id = ?",
                     (
                         data,
                         context_id,
@@ -513,15 +522,17 @@ class SQLiteTaskStore(SQLTaskStore):
                         "INSERT INTO a2a_task_events (task_key, seq, event) VALUES (?, ?, ?)",
                         (task_key, seq, logged.decode()),
                     )
+                owed: Owed = None
                 if logged is not None and write.owed:
                     # Owed in the transaction that logs it: no moment where the status
                     # is stored but its webhooks owed nothing (none: no row, no cost).
-                    db.execute(
+                    count = db.execute(
                         "UPDATE a2a_push_configs SET owed_seq = ?, claim_expires = ?"
                         " WHERE task_id = ?",
                         (seq, now + self.push_claim_ttl, task.id),
-                    )
-            return stored, len(messages), (task_key, at)
+                    ).rowcount
+                    owed = (seq, count)
+            return stored, len(messages), (task_key, at), owed
 
         return await self._run(update)
 

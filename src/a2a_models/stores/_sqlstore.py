@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeAlias
 
 from .._closing import AsyncClosing
 from .._state import TaskState
@@ -65,10 +65,13 @@ from ._eventlog import compact_event
 from ._pieces import ArtifactAppend, parts_appended
 
 __all__ = [
+    "FIRST_EPOCH",
     "PRUNE_BATCH",
     "ArtifactReads",
     "HistoryCache",
     "NewTask",
+    "Owed",
+    "PushlessSpans",
     "SQLTaskStore",
     "TaskRead",
     "TaskWrite",
@@ -221,6 +224,55 @@ class ArtifactReads:
             self._parts -= dropped
 
 
+#: What a task write found of the event's push configs, in its transaction: ``(seq, how
+#: many configs are owed event seq)``; ``None``: it logged no status.
+Owed: TypeAlias = tuple[int, int] | None
+
+
+class PushlessSpans:
+    """Per task, the span of event seqs this store logged while the task had no push
+    config (:meth:`SQLTaskStore.no_push_configs_at`).
+
+    A span ``(first, last)`` grows with each status this store logs next, one seq
+    after its last, in a transaction that found no config to owe it (a new task has
+    none: its event 1 starts one). A status that found some, an event logged without
+    that look (an artifact update), a write of another store instance (a seq this
+    one did not log), a config created here: the span ends, and the next read of
+    the configs is a real one. Bounded: ``max_tasks`` tasks, least recently written
+    first out (a task forgotten has its configs read, as before).
+    """
+
+    def __init__(self, max_tasks: int = 4096) -> None:
+        self.max_tasks = max_tasks
+        self._spans: OrderedDict[str, tuple[int, int]] = OrderedDict()
+
+    def logged(self, task_id: str, owed: Owed) -> None:
+        """A write of this store logged a status (``owed``: see :data:`Owed`)."""
+        if owed is None:
+            return
+        seq, configs = owed
+        span = self._spans.pop(task_id, None)
+        if configs:
+            return
+        self._spans[task_id] = (
+            (span[0], seq)
+            if span is not None and span[1] == seq - 1
+            else (
+                seq,
+                seq,
+            )
+        )
+        if len(self._spans) > self.max_tasks:
+            self._spans.popitem(last=False)
+
+    def forget(self, task_id: str) -> None:
+        self._spans.pop(task_id, None)
+
+    def covers(self, task_id: str, seq: int) -> bool:
+        span = self._spans.get(task_id)
+        return span is not None and span[0] <= seq <= span[1]
+
+
 def _decode_row(row: PageRow) -> Task:
     head, count, messages, artifacts = row
     if count is None:
@@ -230,6 +282,10 @@ def _decode_row(row: PageRow) -> Task:
 
 #: Default rows per transaction when deleting old finished tasks.
 PRUNE_BATCH = 500
+
+#: The lease epoch of a task created with its lease (``create_leased``): the first
+#: acquisition of a new row, whose epoch starts at 0.
+FIRST_EPOCH = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +324,9 @@ class NewTask:
     messages: Sequence[MessageRow]
     #: The artifact rows' JSON by position.
     artifacts: Mapping[int, bytes]
+    #: ``(worker, ttl)``: the row is inserted with the task's lease taken by ``worker``
+    #: for ``ttl`` seconds, at epoch :data:`FIRST_EPOCH` (``None``: no lease).
+    lease: tuple[str, float] | None = None
 
     def artifact_writes(self) -> list[ArtifactWrite]:
         """The artifact rows to write (no event refers to one yet)."""
@@ -300,6 +359,14 @@ class TaskWrite:
     appends: Mapping[int, ArtifactAppend] = field(default_factory=dict)
     #: The id of a message the write must add (``TaskStore.update``'s ``new_message``).
     new_message: str | None = None
+    #: The write gives up the task's lease (``TaskStore.update``'s ``release_lease``):
+    #: only with :attr:`lease`, whose epoch :meth:`check` verified under the row's lock.
+    release: bool = False
+
+    @property
+    def releases(self) -> bool:
+        """Whether the row's lease owner and expiry are cleared by this write."""
+        return self.release and self.lease is not None
 
     @property
     def owed(self) -> bool:
@@ -379,6 +446,15 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     def _artifact_reads(self) -> ArtifactReads:
         return ArtifactReads()
 
+    @functools.cached_property
+    def _pushless(self) -> PushlessSpans:
+        return PushlessSpans()
+
+    def no_push_configs_at(self, task_id: str, seq: int) -> bool:
+        # Known from the transaction that logged event seq (see PushlessSpans): a config
+        # created after it commits is not owed that event, here or by claim_owed_pushes.
+        return self._pushless.covers(task_id, seq)
+
     @abc.abstractmethod
     async def _fetch_task(self, read: TaskRead) -> FetchedTask | None:
         """``(snapshot JSON, version, last_seq, history_count, messages, artifacts, row)``.
@@ -402,14 +478,14 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         """
 
     @abc.abstractmethod
-    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation]:
+    async def _update_task(self, write: TaskWrite) -> tuple[int, int, Incarnation, Owed]:
         """Write the task's row over its ``write.expected_version``, append its new
         history messages (see :func:`new_messages`), write its artifact rows and log
         the event (if any, in its stored form: see ``_eventlog``), atomically, after
         :meth:`TaskWrite.check` under the row's write lock.
 
         Returns ``(history rows before the write, history rows appended, the row's
-        Incarnation)``.
+        Incarnation, what it owed the task's push configs: see Owed)``.
         Raises ``TaskNotFoundError``, ``LeaseLostError`` or ``ConcurrentModificationError``.
         """
 
@@ -516,6 +592,40 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         *,
         event: StreamResponse | None = None,
     ) -> StoredTask:
+        return await self._create(task, owner, tenant, event, None)
+
+    async def create_leased(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None = None,
+        *,
+        event: StreamResponse | None = None,
+        worker: str,
+        ttl: float,
+    ) -> tuple[StoredTask, int | None]:
+        """:meth:`create` that also takes the new task's lease for ``worker`` for ``ttl``
+        seconds, in the same transaction (one commit where ``create`` then
+        ``acquire_lease`` made two): the task and the lease epoch, :data:`FIRST_EPOCH`.
+
+        A task is run at once by the process that creates it: no other worker can
+        hold its lease yet, and a crash right after leaves a lease that lapses (the
+        task is then taken over as any other). A subclass with a ``create`` of its own
+        has it called and takes no lease (epoch ``None``): the caller takes it then
+        with ``acquire_lease``, once it knows the task exists (two transactions).
+        """
+        if type(self).create is not SQLTaskStore.create:
+            return await self.create(task, owner, tenant, event=event), None
+        return await self._create(task, owner, tenant, event, (worker, ttl)), FIRST_EPOCH
+
+    async def _create(
+        self,
+        task: Task,
+        owner: str | None,
+        tenant: str | None,
+        event: StreamResponse | None,
+        lease: tuple[str, float] | None,
+    ) -> StoredTask:
         snapshot = encode_head(task)
         if not self._ok(task.id):
             raise InvalidParamsError(self.BAD_TASK_ID)
@@ -526,11 +636,14 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             positions = {data: i for i, (_, data, _) in enumerate(messages)}
             logged, _ = compact_event(event, task, positions, {})
         row = await self._insert_task(
-            NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts)
+            NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts, lease)
         )
         self._histories.pop(task.id)  # of a task that had this id before, if any
         self._artifact_reads.remember(task.id, row, 1, task)
         last_seq = 0 if event is None else 1
+        # A new row has no push config (a former one's went with it): nothing owed event 1.
+        self._pushless.forget(task.id)
+        self._pushless.logged(task.id, (1, 0) if event is not None else None)
         return StoredTask(task=task, version=1, owner=owner, tenant=tenant, last_seq=last_seq)
 
     def _changed_artifacts(
@@ -568,12 +681,13 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         history_offset: int = 0,
         lease: int | None = None,
         new_message: str | None = None,
+        release_lease: bool = False,
     ) -> int:
         snapshot = encode_head(task)
         if not self._ok(task.id):
             raise TaskNotFoundError.of(task.id)
         changed, appends = self._changed_artifacts(task, expected_version)
-        before, appended, row = await self._update_task(
+        before, appended, row, owed = await self._update_task(
             TaskWrite(
                 task,
                 expected_version,
@@ -584,9 +698,11 @@ class SQLTaskStore(TaskStore, AsyncClosing):
                 lease,
                 appends,
                 new_message,
+                release_lease,
             )
         )
         self._artifact_reads.remember(task.id, row, expected_version + 1, task)
+        self._pushless.logged(task.id, owed)
         # The next whole read of the task then reads no history row it wrote.
         fresh = task.history[max(0, before - history_offset) :]
         self._histories.wrote(
@@ -656,6 +772,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         data = encode_config(config)
         if not self._ok(task_id, config_id):
             raise TaskNotFoundError.of(task_id)
+        self._pushless.forget(task_id)  # its next notification reads the configs
         await self._upsert_config(task_id, config_id, data, dialect)
         return config
 
@@ -683,6 +800,13 @@ class SQLTaskStore(TaskStore, AsyncClosing):
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         if self._ok(task_id, config_id):
             await self._delete_config(task_id, config_id)
+
+    # -- leases (see LeasingExecutor) ---------------------------------------------------------
+
+    @abc.abstractmethod
+    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> int | None:
+        """Take (or keep) the lease on a task's turn: the new lease epoch, ``None`` if
+        another live worker holds it."""
 
     # -- push notifications owed (at least once, across crashes) ------------------------------
 

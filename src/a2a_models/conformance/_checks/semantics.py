@@ -13,7 +13,8 @@ from ...errors import InvalidParamsError
 from .._catalogue import requirement
 from .._context import STATUS_CODES_03, CheckContext
 from .._registry import PUSH_CONTRACT, REST, STREAM_CONTRACT, Level, Requirement, check
-from .methods import _expect_task_first, _names_url
+from .methods import _expect_task_first
+from .push import _names_url
 
 MUST, SHOULD = Level.MUST, Level.SHOULD
 #: What 0.3 says on webhook URLs (§10.2, Security Considerations Summary): a bullet

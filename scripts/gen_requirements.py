@@ -14,7 +14,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from a2a_models.conformance._catalogue import extract, render_module, rows_of  # noqa: E402
+from a2a_models.conformance._catalogue import (  # noqa: E402
+    extract,
+    headings_of,
+    render_module,
+    rows_of,
+)
 
 OUT = ROOT / "src" / "a2a_models" / "conformance" / "_catalogue_data.py"
 
@@ -28,12 +33,13 @@ def main(argv: list[str]) -> int:
         for v in ("1.0.1", "0.3.0")
     }
     catalogues = {v: extract(t, v) for v, t in texts.items()}
-    text = render_module(catalogues)
+    headings = {".".join(v.split(".")[:2]): headings_of(t) for v, t in texts.items()}
+    text = render_module(catalogues, headings)
     if check:
         # compare the data, not the text: a code formatter may restyle the generated module
         shipped: dict[str, object] = {}
         exec(compile(OUT.read_text(encoding="utf-8"), str(OUT), "exec"), shipped)
-        if shipped["ROWS"] != rows_of(catalogues):
+        if shipped["ROWS"] != rows_of(catalogues) or shipped.get("HEADINGS") != headings:
             print(f"{OUT} is stale: run scripts/gen_requirements.py", file=sys.stderr)
             return 1
         return 0

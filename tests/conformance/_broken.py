@@ -1300,9 +1300,9 @@ MUTANTS: dict[str, Mutant] = {
         factory=lambda url: secured(url, _one_identity()),
     ),
     "v03-owner-isolation-broken": _m(
-        "0.3: both tokens map to one identity, so tasks are shared (owner-isolation still "
-        "fails; answering another's task apart from an unknown one is an advisory in 0.3)",
-        "auth.owner-isolation",
+        "0.3: both tokens map to one identity, so tasks are shared (no fault: 0.3 §4.6 "
+        "leaves authorization to the server's policies, 'MAY be enforced'; owner isolation "
+        "and the not-found answer are advisories)",
         **J03,
         base="secured",
         factory=lambda url: secured(url, _one_identity()),

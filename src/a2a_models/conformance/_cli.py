@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .._argtypes import header as parse_header
 from .._argtypes import positive_number
 from ._context import WEBHOOK
-from ._registry import CheckResult
+from ._registry import Check, CheckResult
 from ._report import progress_line, render
 from ._runner import PlannedRun, run_suite
 from ._target import Target, parse_endpoint_override
@@ -159,7 +159,21 @@ def _list_checks() -> str:
             f"{c.id:<40} {c.level.value:<6} {c.section:<28} {transports:<12} {c.title}"
             + (f" [{'; '.join(extra)}]" if extra else "")
         )
+        for version in ("1.0", "0.3"):
+            if version in c.versions:
+                lines.append("    " + _citation_line(c, version))
     return "\n".join(lines) + "\n"
+
+
+def _citation_line(c: Check, version: str) -> str:
+    """``0.3 MAY  §7.4 tasks/cancel: "..." (advisory: 0.3 states no rule)``."""
+    from ._catalogue import titled
+
+    cited = c.citation(version)
+    level = "advisory" if cited.advisory else c.level_for(version).value
+    quote = f': "{cited.quote}"' if cited.quote else ""
+    where = "" if cited.source == "spec" else f" ({version} {cited.source})"
+    return f"{version} {level:<8} {titled(version, cited.section)}{quote}{where}"
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "a2a-models conformance") -> int:

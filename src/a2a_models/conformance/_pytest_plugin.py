@@ -127,15 +127,16 @@ class A2ACheckItem(pytest.Item):
         super().__init__(**kwargs)
         self.run = run
         c = run.check
+        section, level = c.citation(run.version).section, c.level_for(run.version)
         self.user_properties += [
             ("a2a_check", c.id),
-            ("spec_section", c.section),
-            ("level", c.level.value),
+            ("spec_section", section),
+            ("level", level.value),
             ("version", run.version),
             ("transport", run.transport),
         ]
-        self.add_marker(pytest.mark.a2a(section=c.section, level=c.level.value))
-        self.add_marker(getattr(pytest.mark, f"a2a_{c.level.value.lower()}"))
+        self.add_marker(pytest.mark.a2a(section=section, level=level.value))
+        self.add_marker(getattr(pytest.mark, f"a2a_{level.value.lower()}"))
 
     def runtest(self) -> None:
         state = self.config.stash[_REPORT_KEY]
@@ -155,7 +156,7 @@ class A2ACheckItem(pytest.Item):
         if isinstance(excinfo.value, A2ACheckFailed):
             r = excinfo.value.result
             lines = [
-                f"{r.key} [{r.check.level.value} {r.check.section}] {r.check.title}",
+                f"{r.key} [{r.level.value} {r.section}] {r.check.title}",
                 r.message,
                 "",
             ]
@@ -164,7 +165,11 @@ class A2ACheckItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return "a2a-conformance", None, f"{self.run.key} {self.run.check.section}"
+        return (
+            "a2a-conformance",
+            None,
+            f"{self.run.key} {self.run.check.citation(self.run.version).section}",
+        )
 
 
 class A2ASuite(pytest.Collector):

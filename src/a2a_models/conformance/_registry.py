@@ -33,6 +33,7 @@ __all__ = [
     "CheckFunc",
     "CheckResult",
     "CheckSkipped",
+    "Citation",
     "Exchange",
     "Level",
     "NotApplicable",
@@ -152,6 +153,39 @@ CheckFunc = Callable[["CheckContext"], Awaitable[str | None]]
 
 
 @attrs.frozen(slots=True)
+class Citation:
+    """Where one version of the spec states the rule a check tests, and how strongly.
+
+    ``section``: that version's section numbers (``§7.1, §8.2``; it may also name
+    JSON-RPC 2.0 sections). ``quote``: the rule's words as that version has them
+    (``source``: ``spec``, its specification text; ``schema``, the 0.3 JSON Schema's
+    descriptions; ``proto``, the comments of its ``a2a.proto``). ``level``: the rule's
+    strength in that version; ``None`` when that version states no rule a server could
+    break (it is silent, or looser than 1.0): the check's failures are then advisories.
+    """
+
+    section: str
+    quote: str = ""
+    level: Level | None = Level.MUST
+    source: str = "spec"
+
+    @property
+    def advisory(self) -> bool:
+        return self.level is None
+
+    def numbers(self) -> tuple[str, ...]:
+        """The A2A section numbers cited (not those of JSON-RPC 2.0 or RFCs)."""
+        import re
+
+        text = re.sub(r"(JSON-RPC 2\.0|RFC \d+)\s+(§[\d.]+(,\s*)?)+", "", self.section)
+        return tuple(re.findall(r"§(\d+(?:\.\d+)*)", text))
+
+    def render(self) -> str:
+        """``§7.4 Cancel Task: "the server will attempt ..."`` (heading from the catalogue)."""
+        return self.section + (f' "{self.quote}"' if self.quote else "")
+
+
+@attrs.frozen(slots=True)
 class Check:
     """One rule of the spec and the function that tests it."""
 
@@ -164,10 +198,30 @@ class Check:
     transports: frozenset[str] = frozenset(ALL_TRANSPORTS)
     requires: frozenset[Requirement] = frozenset()
     timeout: float = 15.0
+    #: the 0.3 citation; ``None``: the table in ``_citations.py`` (or, for a check
+    #: registered elsewhere, ``section`` and ``level``)
+    cite03: Citation | None = attrs.field(default=None, eq=False)
 
     @property
     def category(self) -> str:
         return self.id.split(".", 1)[0]
+
+    def citation(self, version: str) -> Citation:
+        """What ``version`` of the spec says of this check's rule (1.0: ``section``)."""
+        if version == "0.3":
+            if self.cite03 is not None:
+                return self.cite03
+            from ._citations import CITATIONS_03
+
+            found = CITATIONS_03.get(self.id)
+            if found is not None:
+                return found
+        return Citation(section=self.section, level=self.level)
+
+    def level_for(self, version: str) -> Level:
+        """The check's strength on ``version``: MAY where that version states no rule
+        (its failures are advisories there)."""
+        return self.citation(version).level or Level.MAY
 
     def applies_to(self, version: str, transport: str) -> bool:
         return version in self.versions and transport in self.transports
@@ -196,8 +250,18 @@ class CheckResult:
         return f"{self.check.id}[{where}]"
 
     @property
+    def level(self) -> Level:
+        """The check's strength in this result's version (see :meth:`Check.level_for`)."""
+        return self.check.level_for(self.version)
+
+    @property
+    def section(self) -> str:
+        """The sections of this result's version that state the rule."""
+        return self.check.citation(self.version).section
+
+    @property
     def failed_must(self) -> bool:
-        return self.status is Status.FAIL and self.check.level is Level.MUST
+        return self.status is Status.FAIL and self.level is Level.MUST
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -213,9 +277,10 @@ class CheckResult:
             "id": self.check.id,
             "key": self.key,
             "title": self.check.title,
-            "section": self.check.section,
+            "section": self.section,
+            "quote": self.check.citation(self.version).quote,
             "requirements": list(self.requirements),
-            "level": self.check.level.value,
+            "level": self.level.value,
             "version": self.version,
             "transport": self.transport,
             "status": self.status.value,
@@ -239,6 +304,7 @@ def check(
     transports: Iterable[str] = ALL_TRANSPORTS,
     requires: Iterable[Requirement] = (),
     timeout: float = 15.0,
+    cite03: Citation | None = None,
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register the decorated coroutine function as a check."""
 
@@ -255,6 +321,7 @@ def check(
             transports=frozenset(transports),
             requires=frozenset(requires),
             timeout=timeout,
+            cite03=cite03,
         )
         return func
 

@@ -42,7 +42,7 @@ def progress_line(r: CheckResult) -> str:
         msg = msg[:157] + "..."
     where = r.key[len(r.id) :]
     return (
-        f"{_LABEL[r.status]}  {r.check.level.value:<6}  {r.id}{where}  {r.check.section}  "
+        f"{_LABEL[r.status]}  {r.level.value:<6}  {r.id}{where}  {r.section}  "
         f"{r.duration:.2f}s" + (f"  {msg}" if msg else "")
     )
 
@@ -66,9 +66,9 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         rows.append(
             (
                 _LABEL[r.status].strip(),
-                r.check.level.value,
+                r.level.value,
                 r.key,
-                r.check.section,
+                r.section,
                 msg if len(msg) <= 90 else msg[:87] + "...",
             )
         )
@@ -77,7 +77,7 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         out.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:4])) + "  " + row[4])
     out.append("")
     counts = report.counts()
-    by_level = Counter(r.check.level for r in report.results if r.status is Status.FAIL)
+    by_level = Counter(r.level for r in report.results if r.status is Status.FAIL)
     out.append(
         f"{counts['pass']} passed, {counts['fail']} failed "
         f"({by_level[Level.MUST]} MUST, {by_level[Level.SHOULD]} SHOULD, {by_level[Level.MAY]} MAY), "
@@ -98,7 +98,7 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
         for r in failures:
             out += [
                 "",
-                f"{r.key}  {r.check.level.value}  {r.check.section}  {r.check.title}",
+                f"{r.key}  {r.level.value}  {r.section}  {r.check.title}",
                 textwrap.indent(r.message, "  "),
             ]
             for ex in r.evidence[-3:]:
@@ -169,8 +169,8 @@ def render_junit(report: SuiteReport) -> str:
                 time=f"{r.duration:.3f}",
             )
             cprops = ET.SubElement(case, "properties")
-            ET.SubElement(cprops, "property", name="section", value=r.check.section)
-            ET.SubElement(cprops, "property", name="level", value=r.check.level.value)
+            ET.SubElement(cprops, "property", name="section", value=r.section)
+            ET.SubElement(cprops, "property", name="level", value=r.level.value)
             for req in r.requirements:
                 ET.SubElement(cprops, "property", name="requirement", value=req)
             if r.status is Status.FAIL:
@@ -178,8 +178,8 @@ def render_junit(report: SuiteReport) -> str:
                 fail = ET.SubElement(
                     case,
                     "failure",
-                    message=f"[{r.check.level.value} {r.check.section}] {r.message}",
-                    type=r.check.level.value,
+                    message=f"[{r.level.value} {r.section}] {r.message}",
+                    type=r.level.value,
                 )
                 fail.text = text
             elif r.status in (Status.SKIP, Status.NOT_APPLICABLE):
@@ -239,7 +239,7 @@ def render_html(report: SuiteReport) -> str:
     out += [f"<p>note: {esc(n)}</p>" for n in report.notes]
     groups: dict[str, list[CheckResult]] = {}
     for r in report.results:
-        groups.setdefault(_main_section(r.check.section), []).append(r)
+        groups.setdefault(_main_section(r.section), []).append(r)
     for section in sorted(groups, key=_section_key):
         results = groups[section]
         failed = sum(r.status is Status.FAIL for r in results)
@@ -251,7 +251,7 @@ def render_html(report: SuiteReport) -> str:
         for r in results:
             out.append(
                 f"<tr><td class='{r.status.value}'>{r.status.value}</td>"
-                f"<td>{r.check.level.value}</td><td title='{esc(r.check.title)}'>"
+                f"<td>{r.level.value}</td><td title='{esc(r.check.title)}'>"
                 f"{esc(r.id)}</td><td>{esc(r.key[len(r.id) :])}</td>"
                 f"<td>{esc(r.message[:300])}</td></tr>"
             )
@@ -261,7 +261,7 @@ def render_html(report: SuiteReport) -> str:
                 continue
             out.append(
                 f"<details open><summary><b class='fail'>{esc(r.key)}</b> "
-                f"{esc(r.check.title)} ({esc(r.check.section)})</summary>"
+                f"{esc(r.check.title)} ({esc(r.section)})</summary>"
             )
             out.append(f"<p>{esc(r.message)}</p>")
             for req in r.requirements:

@@ -160,7 +160,7 @@ def _missing(card: dict[str, Any], version: str) -> list[str]:
 
 @check(
     "card.valid",
-    "§5.7, §4.4.1 (0.3: §5.5)",
+    "§5.7, §4.4.1",
     MUST,
     "The card has every required field and decodes in its version's shape",
     transports=_CARD,
@@ -179,7 +179,7 @@ async def card_valid(ctx: CheckContext) -> str | None:
 
 @check(
     "card.interfaces",
-    "§8.3.1, §5.2 (0.3: §5.6)",
+    "§8.3.1, §5.2",
     MUST,
     "Declared interfaces have absolute http(s) URLs, a binding and a Major.Minor version",
     transports=_CARD,
@@ -256,7 +256,7 @@ async def card_protocol_version_format(ctx: CheckContext) -> str | None:
 
 @check(
     "card.interfaces-reachable",
-    "§8.3.1 (0.3: §5.6.4)",
+    "§8.3.1",
     MUST,
     "Every declared JSON-RPC and HTTP+JSON interface of the version answers",
     transports=_CARD,
@@ -316,7 +316,7 @@ def _requirement_names(reqs: Any, version: str) -> list[str]:
 
 @check(
     "card.security-coherent",
-    "§4.4.1, §4.5 (0.3: §5.5)",
+    "§4.4.1, §4.5",
     MUST,
     "Security requirements only name declared security schemes",
     transports=_CARD,

@@ -29,8 +29,10 @@ async def _create_config(
     as invalid: §13.2 asks agents to refuse URLs that could serve SSRF (loopback,
     private addresses), so the refusal says nothing about the operation under test.
     Only an InvalidParams error that names the URL counts as that refusal.
-    Returns the created config and its id (fails the check if it has none)."""
-    res = await ctx.call("CreateTaskPushNotificationConfig", _config(ctx, task_id))
+    Returns the created config and its id (on 1.0, fails the check if it has none; on
+    0.3 the client sets it)."""
+    sent = _config(ctx, task_id)
+    res = await ctx.call("CreateTaskPushNotificationConfig", sent)
     if res.error is not None and res.error.may_be(InvalidParamsError) and _names_url(res.error):
         ctx.skip(
             f"the agent refused the webhook URL {ctx.webhook_url!r} with "
@@ -38,6 +40,15 @@ async def _create_config(
             "pass --webhook-url with a URL it accepts (nothing is delivered there)"
         )
     created: m.TaskPushNotificationConfig = ctx.decode(res)
+    if ctx.version == "0.3" and sent.id is not None:
+        # 0.3 §6.8: the id is "set by the client"; the agent need not echo it.
+        if created.id and created.id != sent.id:
+            ctx.advise(
+                f"advisory: the created config's id is {created.id!r}, not the {sent.id!r} "
+                "the client set (0.3 §6.8: 'A unique ID for the push notification "
+                "configuration, set by the client')"
+            )
+        return created, created.id or sent.id
     if not created.id:
         ctx.fail("the created config has no id (§3.1.7: 'with assigned ID')")
     return created, created.id
@@ -65,8 +76,8 @@ async def push_crud(ctx: CheckContext) -> str | None:
             )
         )
         ctx.expect(
-            got.url == ctx.webhook_url and got.id == created.id,
-            f"Get of config {created.id!r} returned id {got.id!r} url {got.url!r} "
+            got.url == ctx.webhook_url and got.id == config_id,
+            f"Get of config {config_id!r} returned id {got.id!r} url {got.url!r} "
             f"(§3.1.8: the configuration created)",
         )
         listed = ctx.decode(
@@ -76,8 +87,8 @@ async def push_crud(ctx: CheckContext) -> str | None:
             )
         )
         ctx.expect(
-            created.id in [c.id for c in listed.configs],
-            f"List does not include the config {created.id!r}",
+            config_id in [c.id for c in listed.configs],
+            f"List does not include the config {config_id!r}",
         )
         ctx.decode(
             await ctx.call(
@@ -87,7 +98,7 @@ async def push_crud(ctx: CheckContext) -> str | None:
         )
         res = await ctx.call(
             "GetTaskPushNotificationConfig",
-            m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id),
+            m.GetTaskPushNotificationConfigRequest(task_id=task.id, id=config_id),
         )
         ctx.expect_any_error(res, "Get of a deleted config (§3.1.8: MUST fail)")
     return None

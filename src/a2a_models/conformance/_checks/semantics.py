@@ -171,7 +171,7 @@ async def unknown_fields(ctx: CheckContext) -> str | None:
 
 @check(
     "send.auth-required-message",
-    "§7.6.1 (0.3: §4.5)",
+    "§7.6.1",
     MUST,
     "A task in auth-required carries a status message explaining it",
     requires=(Requirement.CONTRACT,),
@@ -205,7 +205,7 @@ async def _unauthenticated(ctx: CheckContext) -> Any:
 
 @check(
     "auth.credentials-required",
-    "§3.3.2, §7.4 (0.3: §4.4)",
+    "§3.3.2, §7.4",
     MUST,
     "A card that requires security: a request without credentials is refused before any "
     "task lookup",
@@ -229,7 +229,7 @@ async def credentials_required(ctx: CheckContext) -> str | None:
 
 @check(
     "auth.challenge",
-    "§3.3.2, §7.4 (0.3: §4.4)",
+    "§3.3.2, §7.4",
     SHOULD,
     "An authentication failure answers HTTP 401 with a WWW-Authenticate challenge",
     requires=SECURED,

@@ -47,7 +47,7 @@ async def _main_stream_events(ctx: CheckContext) -> StreamSession:
 
 @check(
     "stream.content-type",
-    "§9.1, §11.7 (0.3: §3.3.1)",
+    "§9.1, §11.7",
     MUST,
     "Streaming answers HTTP 200 with Content-Type text/event-stream",
     requires=STREAMING,
@@ -61,7 +61,7 @@ async def stream_content_type(ctx: CheckContext) -> str | None:
 
 @check(
     "stream.framing",
-    "§9.4.2, §11.7 (0.3: §3.3.1)",
+    "§9.4.2, §11.7",
     MUST,
     "Every SSE event's data is one JSON response (JSON-RPC: with the request id)",
     requires=STREAMING,
@@ -75,7 +75,7 @@ async def stream_framing(ctx: CheckContext) -> str | None:
 
 @check(
     "stream.events-decode",
-    "§3.2.3, §5.5 (0.3: §7.2.1)",
+    "§3.2.3, §5.5",
     MUST,
     "Every stream event decodes as a StreamResponse of the version",
     requires=STREAMING,
@@ -434,7 +434,7 @@ def _names(value: Any, enums: dict[str, re.Pattern[str]], path: str = "$") -> li
 
 @check(
     "wire.json-names",
-    "§5.5 (0.3: §6)",
+    "§5.5",
     MUST,
     "Field names are camelCase; enums are the version's names (TASK_STATE_* / ROLE_*)",
 )

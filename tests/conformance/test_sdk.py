@@ -35,8 +35,6 @@ SDK_FAILURES = {
     "push.rejects-unsafe-url[1.0-rest]": "a webhook at the link-local metadata address",
     # 0.3 §8.1: a missing required param gives -32600, not -32602.
     "jsonrpc.invalid-params[0.3-jsonrpc]": "SendMessage without message: expected InvalidParamsError",
-    # 0.3 §7.3.1 (historyLength = number of recent messages): 0 is read as "unset".
-    "get.history-zero[0.3-jsonrpc]": "historyLength=0 returned",
     # JSON-RPC 2.0 §5 / 0.3 §7.8: the delete response has no "result" member.
     "push.crud[0.3-jsonrpc]": "DeleteTaskPushNotificationConfig: expected a result",
     "push.delete-idempotent[0.3-jsonrpc]": "DeleteTaskPushNotificationConfig: expected a result",
@@ -104,6 +102,16 @@ def test_sdk_03_unsafe_webhook_is_an_advisory_citing_03_text(sdk_report: SuiteRe
     assert result.message.startswith("advisory: ")
     assert "(0.3 §10.2)" in result.message
     assert result.requirements == ()
+
+
+def test_sdk_03_history_zero_is_an_advisory_citing_the_03_proto(sdk_report: SuiteReport) -> None:
+    # 0 reads as "unset" in the SDK's 0.3 conversion: what the 0.3 proto says 0 means.
+    result = sdk_report.result("get.history-zero[0.3-jsonrpc]")
+    assert result is not None and result.status is Status.PASS
+    assert result.message.startswith("advisory: historyLength=0 returned")
+    assert "if 0, the history will be unlimited" in result.message
+    on_10 = sdk_report.result("get.history-zero[1.0-jsonrpc]")
+    assert on_10 is not None and on_10.status is Status.PASS and not on_10.message
 
 
 def test_sdk_nothing_else_is_skipped(sdk_report: SuiteReport) -> None:

@@ -7,6 +7,7 @@ verdict, so one broken check never stops the run.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -192,13 +193,13 @@ async def run_check(
     )
     started = time.monotonic()
 
-    def done(status: Status, message: str = "") -> CheckResult:
+    def done(status: Status, message: str = "", *, labelled: bool = False) -> CheckResult:
         return CheckResult(
             check=run.check,
             version=run.version,
             transport=run.transport,
             status=status,
-            message=message,
+            message=_label_10(message) if run.version == "0.3" and not labelled else message,
             evidence=tuple(ctx.evidence[-8:]),
             duration=time.monotonic() - started,
         )
@@ -223,7 +224,7 @@ async def run_check(
         if cited.advisory:
             # This version states no rule a server could break here (it is silent, or
             # looser than 1.0): what 1.0 would fail is said, and passes.
-            return done(Status.PASS, _advisory(run, str(exc), cited))
+            return done(Status.PASS, _advisory(run, _label_10(str(exc)), cited), labelled=True)
         return done(Status.FAIL, str(exc))
     except CheckSkipped as exc:
         return done(Status.SKIP, str(exc))
@@ -239,6 +240,16 @@ async def run_check(
             f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
         )
     return done(Status.PASS, "; ".join(n for n in (note, *ctx.advisories) if n))
+
+
+#: A bare section sign (not after "1.0 ", "0.3 ", "JSON-RPC 2.0 ", "RFC 9110 " or "1.0 (").
+_BARE_SECTION = re.compile(r"(?:(?<=\s)|(?<=\()|(?<=\[)|^)(?<!\d )(?<!\d \()§")
+
+
+def _label_10(message: str) -> str:
+    """A 0.3 result's message with each bare ``§n`` (the checks' messages cite 1.0's
+    sections) labelled ``1.0 §n``, so no 1.0 number reads as a 0.3 one."""
+    return _BARE_SECTION.sub("1.0 §", message)
 
 
 def _advisory(run: PlannedRun, problem: str, cited: Citation) -> str:

@@ -362,3 +362,26 @@ def test_a_mutant_is_judged_by_its_versions_text(name: str) -> None:
         assert on_03.status is Status.FAIL, on_03.message
         assert on_03.level is Level(twin.on_03)
         assert on_03.failed_must is (twin.on_03 == "MUST")
+
+
+def test_the_docs_table_has_each_versions_citation() -> None:
+    """docs/conformance.md: one row per HTTP check, a 1.0 and a 0.3 column as the registry
+    says (level, sections; 0.3 with its words)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text("utf-8")
+    head = "| id | 1.0: level, sections | 0.3: level, sections, its words | what |"
+    rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    cells = {r.split(" | ")[0].lstrip("| "): r.split(" | ")[1:3] for r in rows}
+    http = {cid for cid in CHECKS if not cid.startswith(("grpc.", "binding."))}
+    assert set(cells) == http
+    for cid, (one, old) in cells.items():
+        c = CHECKS[cid]
+        for version, cell in (("1.0", one), ("0.3", old)):
+            if version not in c.versions:
+                assert cell == "—", cid
+                continue
+            cited = c.citation(version)
+            level = "advisory" if cited.advisory else c.level_for(version).value
+            assert cell.startswith(f"{level} §"), (cid, version, cell)
+            assert all(f"§{n}" in cell for n in cited.numbers()), (cid, version, cell)
+            if version == "0.3":
+                assert f'"{cited.quote}"' in cell.replace("\\|", "|"), cid

@@ -601,7 +601,7 @@ def render_coverage(rows: Iterable[CoverageRow], *, table: bool = True) -> str:
                 f"{req.id:<16} {req.keyword:<11} §{req.section:<8} {'/'.join(req.bindings):<18}"
                 f" {what}"
             )
-            out.append(f"{'':<16} {req.sentence[:150]}")
+            out.append(f"{'':<16} {req.title}: {req.sentence[:150]}")
         out.append("")
     out.append(
         f"{'version':<8} {'level':<7} {'entries':>7} {'covered':>8} {'untestable':>10} "

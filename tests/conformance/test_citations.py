@@ -385,3 +385,26 @@ def test_the_docs_table_has_each_versions_citation() -> None:
             assert all(f"§{n}" in cell for n in cited.numbers()), (cid, version, cell)
             if version == "0.3":
                 assert f'"{cited.quote}"' in cell.replace("\\|", "|"), cid
+
+
+def test_a_03_message_labels_the_10_sections_it_names() -> None:
+    from a2a_models.conformance._runner import _label_10
+
+    assert _label_10("returned 3 (§3.2.4: 0 asks for none)") == (
+        "returned 3 (1.0 §3.2.4: 0 asks for none)"
+    )
+    for kept in ("where 1.0 (§5.4) maps", "JSON-RPC 2.0 §5", "0.3 §7.1 says", "RFC 9110 §15.5.6"):
+        assert _label_10(kept) == kept
+
+
+def test_the_text_report_quotes_the_versions_words() -> None:
+    from a2a_models.conformance._report import render_text
+    from a2a_models.conformance._runner import SuiteReport as Report
+    from a2a_models.conformance._target import Target
+
+    failed = CheckResult(CHECKS["send.terminal-task"], "0.3", "jsonrpc", Status.FAIL, "no error")
+    target = Target(url="http://x", card_url="http://x/c")
+    report = Report(target, [failed], ["0.3"], ["jsonrpc"], "2026-01-01T00:00:00Z", 0.1)
+    text = render_text(report)
+    assert "send.terminal-task[0.3-jsonrpc]  MUST  §7.1" in text
+    assert '  0.3 §7.1: "A task which has reached a terminal state' in text

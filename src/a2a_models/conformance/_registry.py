@@ -181,8 +181,9 @@ class Citation:
         return tuple(re.findall(r"§(\d+(?:\.\d+)*)", text))
 
     def render(self) -> str:
-        """``§7.4 Cancel Task: "the server will attempt ..."`` (heading from the catalogue)."""
-        return self.section + (f' "{self.quote}"' if self.quote else "")
+        """``§7.4: "The server will attempt ..." (schema)``: the sections and the words."""
+        where = "" if self.source == "spec" else f" ({self.source})"
+        return self.section + (f': "{self.quote}"{where}' if self.quote else "")
 
 
 @attrs.frozen(slots=True)

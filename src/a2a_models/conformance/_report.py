@@ -101,6 +101,9 @@ def render_text(report: SuiteReport, *, evidence: bool = True) -> str:
                 f"{r.key}  {r.level.value}  {r.section}  {r.check.title}",
                 textwrap.indent(r.message, "  "),
             ]
+            cited = r.check.citation(r.version)
+            if cited.quote:  # what the version's own text says (0.3's words for a 0.3 run)
+                out.append(f"  {r.version} {cited.render()}")
             for ex in r.evidence[-3:]:
                 out.append(textwrap.indent(ex.render(), "    "))
     return "\n".join(out) + "\n"

@@ -243,7 +243,9 @@ async def run_check(
 
 
 #: A bare section sign (not after "1.0 ", "0.3 ", "JSON-RPC 2.0 ", "RFC 9110 " or "1.0 (").
-_BARE_SECTION = re.compile(r"(?:(?<=\s)|(?<=\()|(?<=\[)|^)(?<!\d )(?<!\d \()§")
+_BARE_SECTION = re.compile(
+    r"(?:(?<=\s)|(?<=\()|(?<=\[)|^)(?<!\d\.\d )(?<!\d\.\d \()(?<!RFC \d{4} )§"
+)
 
 
 def _label_10(message: str) -> str:

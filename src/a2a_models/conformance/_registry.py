@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -175,8 +176,6 @@ class Citation:
 
     def numbers(self) -> tuple[str, ...]:
         """The A2A section numbers cited (not those of JSON-RPC 2.0 or RFCs)."""
-        import re
-
         text = re.sub(r"(JSON-RPC 2\.0|RFC \d+)\s+(§[\d.]+(,\s*)?)+", "", self.section)
         return tuple(re.findall(r"§(\d+(?:\.\d+)*)", text))
 

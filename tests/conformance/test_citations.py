@@ -134,8 +134,6 @@ def test_an_advisory_quotes_no_rule_and_grades_follow_the_text() -> None:
         "cancel.running",  # §7.4: "success is not guaranteed"
         "lifecycle.history",  # §7.3: "optionally history"
         "stream.first-event",
-        "stream.order",
-        "stream.closes-after-terminal",
         "robustness.oversized-body",
         "card.well-known",  # §5.3: "the recommended location"
     }
@@ -225,6 +223,18 @@ def _steps_swapped(items: list[Any]) -> list[Any]:
     return items
 
 
+def _without_terminal(items: list[Any]) -> list[Any]:
+    return [
+        e
+        for e in items
+        if not (isinstance(e, m.TaskStatusUpdateEvent) and e.status.state.is_terminal)
+    ]
+
+
+class _StreamWithoutTerminal(_StreamEdited):
+    edit = staticmethod(_without_terminal)
+
+
 class _StreamWithoutTask(_StreamEdited):
     edit = staticmethod(_without_first_task)
 
@@ -294,7 +304,9 @@ def _card_elsewhere(url: str) -> Any:
 @attrs.frozen
 class Twin:
     """A server that breaks one rule, the check that judges it, and what 0.3 makes of it:
-    ``advisory`` (passes with a note), ``SHOULD`` or ``MUST`` (fails at that level)."""
+    ``advisory`` (passes with a note: the check's whole rule is 1.0's), ``advisory-part``
+    (passes with a note: that part of the check's rule is 1.0's, the rest 0.3 states too),
+    ``pass``, ``SHOULD`` or ``MUST`` (fails at that level)."""
 
     factory: Callable[[str], Any]
     check: str
@@ -310,8 +322,10 @@ TWINS: dict[str, Twin] = {
     "stream-without-task-first": Twin(
         _server(_StreamWithoutTask), "stream.first-event", "advisory"
     ),
-    "stream-reordered": Twin(_server(_StreamReordered), "stream.order", "advisory"),
-    "stream-never-closes": Twin(_server(_NeverCloses), "stream.closes-after-terminal", "advisory"),
+    "stream-reordered": Twin(_server(_StreamReordered), "stream.order", "advisory-part"),
+    "stream-never-closes": Twin(
+        _server(_NeverCloses), "stream.closes-after-terminal", "advisory-part"
+    ),
     "oversized-body-500": Twin(_oversized_500, "robustness.oversized-body", "advisory"),
     "card-not-at-well-known": Twin(_card_elsewhere, "card.well-known", "advisory", CARD_PATH),
     # 0.3 says SHOULD where 1.0 says MUST
@@ -323,6 +337,8 @@ TWINS: dict[str, Twin] = {
     # rules 0.3 states too: the 0.3 mutant fails as on 1.0
     "event-after-terminal": Twin(_server(_AfterTerminal), "stream.no-event-after-terminal", "MUST"),
     "cancel-terminal-succeeds": Twin(_server(_CancelTerminalSucceeds), "cancel.terminal", "MUST"),
+    # the order is 1.0's, but the stream must still carry the task's end (0.3 §7.2.2)
+    "stream-without-terminal": Twin(_server(_StreamWithoutTerminal), "stream.order", "MUST"),
 }
 
 
@@ -356,6 +372,11 @@ def test_a_mutant_is_judged_by_its_versions_text(name: str) -> None:
         assert on_03.message.startswith("advisory: "), on_03.message
         assert f"0.3 {cited.section}" in on_03.message and cited.quote in on_03.message
         assert on_03.level is Level.MAY and not report.failed_must
+    elif twin.on_03 == "advisory-part":
+        assert on_03.status is Status.PASS, on_03.message
+        assert on_03.message.startswith("advisory: "), on_03.message
+        assert "where 1.0 §" in on_03.message and "0.3 " in on_03.message
+        assert on_03.level is Level.MUST and not report.failed_must
     elif twin.on_03 == "pass":
         assert on_03.status is Status.PASS and not on_03.message, on_03.message
     else:

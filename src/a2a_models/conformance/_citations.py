@@ -289,12 +289,12 @@ CITATIONS_03: Final[dict[str, Citation]] = {
         source="schema",
     ),
     "stream.no-event-after-terminal": _c("§7.2.2", _FINAL, source="schema"),
-    "stream.closes-after-terminal": _c("§7.2.2", _FINAL, ADVISORY, source="schema"),
-    "stream.order": _c(
-        "§7.2",
-        "subscribes the client to real-time updates for that task via Server-Sent Events (SSE).",
-        ADVISORY,
-    ),
+    # A stream cut off before its final event fails; one left open after it is an
+    # advisory (0.3 says nothing of closing): decided in the check.
+    "stream.closes-after-terminal": _c("§7.2.2", _FINAL, source="schema"),
+    # The task's end must arrive (the final event); the order of the events before it is
+    # 1.0's rule (§3.5.2), an advisory on 0.3: decided in the check.
+    "stream.order": _c("§7.2, §7.2.2", _STREAM),
     "stream.artifact-chunks": _c(
         "§7.2.3", "If true, this is the final chunk of the artifact.", source="schema"
     ),

@@ -185,6 +185,15 @@ class _AuthRequiredNoMessage(AgentServer):
         return out
 
 
+class _ReplyWithoutContext(AgentServer):
+    """'hello' gets a direct Message reply without a contextId (0.3: optional there)."""
+
+    async def on_send_message(self, request: m.SendMessageRequest, call: CallContext) -> Any:
+        if request.message.text == "hello" and request.message.task_id is None:
+            return m.Message.agent("hi")
+        return await super().on_send_message(request, call)
+
+
 class _StreamEdited(AgentServer):
     """SendStreamingMessage with its events edited by ``edit`` (a list in, a list out)."""
 
@@ -331,6 +340,10 @@ TWINS: dict[str, Twin] = {
     # 0.3 says SHOULD where 1.0 says MUST
     "auth-required-without-message": Twin(
         _server(_AuthRequiredNoMessage), "send.auth-required-message", "SHOULD"
+    ),
+    # 0.3's Message.contextId is optional (its Task's is required)
+    "message-reply-without-context": Twin(
+        _server(_ReplyWithoutContext), "send.context-id", "advisory-part"
     ),
     # 0.3's client sets the push config id (§6.8): an agent that echoes none is fine
     "push-id-dropped": Twin(_server(_PushIdDropped), "push.crud", "pass"),

@@ -303,7 +303,7 @@ static PyObject *
 jsonplan_setup(JsonPlan *p, PyObject *args)
 {
     PyObject *fields;
-    if (p->ready) {
+    if (p->ready || p->n) {
         PyErr_SetString(PyExc_RuntimeError, "a plan is set up once");
         return NULL;
     }

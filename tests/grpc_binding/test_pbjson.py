@@ -107,16 +107,18 @@ def test_results_are_written_as_the_fill_path_serializes_them(operation: str) ->
             wire = encode_rest_result(spec, result, V0_3)
         except EncodeError:  # what 0.3 cannot express at all
             return
-        answered.append(_check(wire, rpc.response) is not None)
+        written = _check(wire, rpc.response)
         expected = _pure(wire, rpc.response)
         if isinstance(expected, Exception):  # the fill path's error, as before
             with pytest.raises(type(expected)):
                 rpc.encode_result(result)
         else:
+            answered.append(written is not None)
             assert rpc.encode_result(result) == _serialize(wire, rpc.response)
 
     check()
-    assert sum(answered) > len(answered) // 2  # the common case is the writer's
+    # the common case is the writer's (what it leaves: mostly integers beyond 2**53)
+    assert sum(answered) > len(answered) // 2
 
 
 # ProtoJSON of a 0.3 Message written directly: every part kind, odd values included.

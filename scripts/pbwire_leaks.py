@@ -9,7 +9,10 @@ the model classes) keep growing or shrinking:
   messages and on every truncation and many byte flips of them (most give up
   half-way, after building part of the model);
 * ``from_proto`` of parsed messages (valid, and invalid ones the plan gives up on);
-* the Struct/Value readers and writers on valid and give-up values.
+* the Struct/Value readers and writers on valid and give-up values;
+* the 0.3 ProtoJSON writer (``JsonPlan.dumps``, as the 0.3 gRPC path calls it) on a
+  task's ProtoJSON and on copies that give up at one place each (an unknown key,
+  an enum name, bad base64, a NaN, a timestamp with an offset...), deep down.
 
 ``python scripts/pbwire_leaks.py [CONVERSIONS]`` (1,000,000 by default, each
 case about 8,000 times: under a minute); ``tests/grpc_binding/test_pbwire_fuzz.py`` runs a short version.
@@ -28,8 +31,10 @@ from typing import Any
 
 from a2a_models import models as m
 from a2a_models._state import TaskState
-from a2a_models.adapters.grpc import _convert
+from a2a_models.adapters.grpc import _convert, _v03
 from a2a_models.adapters.grpc._pb import a2a_pb2 as pb
+from a2a_models.adapters.grpc._pb import a2a_v03_pb2 as pb03
+from a2a_models.protocol import METHODS, V0_3, encode_rest_result
 
 
 def _task() -> m.Task:
@@ -99,7 +104,40 @@ def cases() -> list[tuple[str, Callable[[], Any]]]:
         ("value_dumps gives up", lambda: pbwire.value_dumps([1, 2**60, "x"])),
         ("value_dumps surrogate", lambda: pbwire.value_dumps(["\ud800"])),
     ]
+    return out + _json_cases()
+
+
+def _json_cases() -> list[tuple[str, Callable[[], Any]]]:
+    """The 0.3 ProtoJSON writer: a task (every part kind), then one give-up each."""
+    dumps = _v03._DUMPS[pb03.Task]
+    wire = encode_rest_result(METHODS["GetTask"], _task(), V0_3)
+    out: list[tuple[str, Callable[[], Any]]] = [("JsonPlan Task", lambda: dumps(wire))]
+
+    def variant(what: str, change: Callable[[Any], None]) -> None:
+        copy = _deep_copy(wire)
+        change(copy)
+        out.append((f"JsonPlan gives up: {what}", lambda: dumps(copy)))
+
+    def last(w: Any) -> Any:  # the last message written
+        return w["history"][-1]
+
+    variant("unknown key", lambda w: last(w).update(nope=1))
+    variant("enum name", lambda w: last(w).update(role="ROLE_NOBODY"))
+    variant("bad base64", lambda w: last(w)["content"][2]["file"].update(fileWithBytes="a"))
+    variant("NaN", lambda w: last(w)["metadata"]["b"].append(float("nan")))
+    variant("big int", lambda w: w["artifacts"][0]["parts"][1]["data"]["data"].update(x=2**70))
+    variant("timestamp", lambda w: w["status"].update(timestamp="2024-01-02T00:00:00+01:00"))
+    variant("two oneof members", lambda w: last(w)["content"][0].update(data=None))
+    variant("another message's key", lambda w: w.update(historyLength=1))
     return out
+
+
+def _deep_copy(value: Any) -> Any:
+    if value.__class__ is dict:
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if value.__class__ is list:
+        return [_deep_copy(v) for v in value]
+    return value
 
 
 #: Under AddressSanitizer freed memory waits in its quarantine (RSS grows to its size)

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from a2a_models import codec
 from a2a_models import models as m
 from a2a_models.adapters.grpc._pb import a2a_v03_pb2 as pb
-from a2a_models.adapters.grpc._protojson import ProtoJSON, Refused
+from a2a_models.adapters.grpc._protojson import ProtoJSON, Refused, _timestamp_fill
 from a2a_models.adapters.grpc._v03 import (
     _PROTOJSON,
     BY_OPERATION,
@@ -248,3 +250,44 @@ def test_refused_is_what_the_generated_functions_raise() -> None:
         _PROTOJSON.from_dict({"nope": 1}, pb.Task)
     with pytest.raises(Refused):
         _PROTOJSON.from_dict([], pb.Task)
+
+
+@SETTINGS
+@given(
+    a2a_st.timestamps().map(
+        lambda d: codec.to_wire(m.TaskStatus(state=m.TaskState.WORKING, timestamp=d), "0.3-http")[
+            "timestamp"
+        ]
+    )
+    | st.sampled_from(
+        [
+            "1970-01-01T00:00:00Z",
+            "1969-12-31T23:59:59.999999999Z",
+            "2024-02-29T12:00:00.5Z",
+            "2026-02-29T12:00:00Z",  # no such day
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T03:60:00Z",
+            "2026-01-02T03:04:60Z",
+            "2026-01-02T03:04:05.Z",
+            "2026-01-02T03:04:05.1234567891Z",
+            "2026-01-02T03:04:05+01:00",
+            "2026-1-2T3:4:5Z",
+            "０２０２-01-02T03:04:05Z",  # not ASCII digits
+        ]
+    )
+)
+def test_timestamps_fill_as_from_json_string(text: str) -> None:
+    def outcome(fill: Any) -> Any:
+        ts = pb.TaskStatus().timestamp
+        try:
+            fill(ts)
+        except ValueError as exc:
+            return type(exc), str(exc)
+        return ts.seconds, ts.nanos
+
+    expected = outcome(lambda ts: ts.FromJsonString(text))
+    assert outcome(lambda ts: _timestamp_fill(ts, text)) == expected
+    status = pb.TaskStatus()
+    if not isinstance(expected[0], type):
+        _timestamp_fill(status.timestamp, text)
+        assert status.HasField("timestamp")  # set even at the epoch

@@ -1,5 +1,6 @@
 /* Optional compiled reader/writer of google.protobuf.Struct / Value wire bytes, and
- * reader of whole lf.a2a.v1 messages (_pbwire_msg.h)
+ * reader of whole lf.a2a.v1 messages (_pbwire_msg.h), writer of whole messages from
+ * their ProtoJSON (_pbwire_json.h)
  * (part of the codec accelerator, docs/accelerator.md).
  *
  * Converting Struct/Value messages member by member through the protobuf
@@ -388,8 +389,11 @@ write_value(Out *o, PyObject *v, int depth)
                 return 1; /* the pure code checks exactness (or reports the loss) */
             d = (double)n;
         }
-        else
+        else {
             d = PyFloat_AS_DOUBLE(v);
+            if (!isfinite(d))
+                return 1; /* JSON has none: the pure code decides */
+        }
         if (put_varint(o, (2 << 3) | 1) < 0 || reserve(o, 8) < 0)
             return -1;
         memcpy(o->buf + o->len, &d, 8);
@@ -456,6 +460,7 @@ write_struct(Out *o, PyObject *d, int depth)
 
 
 #include "_pbwire_msg.h"
+#include "_pbwire_json.h"
 
 /* ------------------------------------------------------------------ module */
 
@@ -553,19 +558,22 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__pbwire(void)
 {
-    if (PyType_Ready(&MsgPlan_Type) < 0)
+    if (PyType_Ready(&MsgPlan_Type) < 0 || PyType_Ready(&JsonPlan_Type) < 0)
         return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL)
         return NULL;
     if (PyModule_AddIntConstant(mod, "ABI", 1) < 0 ||
-        PyModule_AddObjectRef(mod, "MsgPlan", (PyObject *)&MsgPlan_Type) < 0) {
+        PyModule_AddObjectRef(mod, "MsgPlan", (PyObject *)&MsgPlan_Type) < 0 ||
+        PyModule_AddObjectRef(mod, "JsonPlan", (PyObject *)&JsonPlan_Type) < 0) {
         Py_DECREF(mod);
         return NULL;
     }
 #define K(name) if (PyModule_AddIntConstant(mod, #name, name) < 0) { Py_DECREF(mod); return NULL; }
     K(Q_STR) K(Q_ENUM) K(Q_MSG) K(Q_LIST_MSG) K(Q_LIST_STR) K(Q_STRUCT) K(Q_TS) K(Q_INT)
     K(Q_BOOL) K(Q_LIST_PART) K(M_PLAIN) K(M_OPT) K(M_PRESENCE) K(M_REQUIRED)
+    K(J_STR) K(J_BOOL) K(J_INT32) K(J_ENUM) K(J_BYTES) K(J_MSG) K(J_LIST_MSG) K(J_LIST_STR)
+    K(J_STRUCT) K(J_TS)
 #undef K
     return mod;
 }

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from collections.abc import Callable
+from datetime import date
 from typing import Any, Final, NoReturn
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
@@ -93,10 +95,29 @@ def _unb64(value: Any) -> bytes:
     return base64.urlsafe_b64decode(encoded + b"=" * (-len(encoded) % 4))
 
 
+# The codec's form of a timestamp (UTC, ``Z``, 0-9 fraction digits); another one
+# goes to ``Timestamp.FromJsonString`` (~5x slower: ``strptime``).
+_UTC: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z"
+)
+_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
+
+
 def _timestamp_fill(ts: Any, value: Any) -> None:
     if value.__class__ is not str:
         raise Refused
     ts.SetInParent()
+    found = _UTC.fullmatch(value)
+    if found is not None:
+        y, mo, d, h, mi, s, fraction = found.groups()
+        try:
+            day = date(int(y), int(mo), int(d)).toordinal() - _EPOCH_DAY
+        except ValueError:  # no such day: FromJsonString words it
+            day = None
+        if day is not None and int(h) < 24 and int(mi) < 60 and int(s) < 60:
+            ts.seconds = day * 86400 + int(h) * 3600 + int(mi) * 60 + int(s)
+            ts.nanos = int(fraction.ljust(9, "0")) if fraction else 0
+            return
     ts.FromJsonString(value)
 
 

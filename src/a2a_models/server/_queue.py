@@ -264,7 +264,9 @@ class QueueExecutor(RunTable):
         )
         try:
             with _enqueuing(Turn(run.task_id, request, _carried(call), run.tenant)):
-                await self.writer.store.create(task, run.owner, run.tenant, event=task)
+                await self.writer.store.create(
+                    task, run.owner, run.tenant, event=task, **self.writer.started_by(run)
+                )
             run.created = True
             await self.writer.register_request_push(run)
         except A2AError as exc:

@@ -98,6 +98,8 @@ class DuplicateMessageError(A2AError):
     The store raises it in the step that would have appended the message, and
     writes nothing; the engine then answers the message as the repeat it is
     (a client's retry: no second turn), see ``RequestHandler.on_send_message``.
+    ``create`` raises it too, for a ``started_by`` a task of the scope was created
+    with: ``task_id`` is then that task's (a retried first message: no second task).
     """
 
     def __init__(self, task_id: str, message_id: str) -> None:

@@ -242,7 +242,7 @@ class TaskStore(abc.ABC):
 
         A store may also take the keyword ``started_by`` (``bytes``: the engine's
         digest of the caller and the ``messageId`` of the client's message that
-        starts the task, see :func:`~a2a_models.server.started_key`): if a task of
+        starts the task: a 16-byte BLAKE2b digest): if a task of
         ``(owner, tenant)`` was created with the same ``started_by``, the store
         raises :class:`DuplicateMessageError` naming that task and writes nothing,
         in the atomic step that checks the id (two creations at once: one task).

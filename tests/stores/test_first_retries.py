@@ -294,3 +294,20 @@ def test_first_messages_are_bounded() -> None:
         firsts.remember(bytes([i]), None, f"t{i}")
     assert len(firsts) == 2 and firsts.find(b"\x00") is None
     assert firsts.find(b"\x02") == ("t2", None)
+
+
+async def test_an_evicted_task_takes_its_key_with_it() -> None:
+    store = InMemoryTaskStore(max_tasks=1)
+    key = started_key(None, None, "m-1")
+
+    def finished(message_id: str) -> Task:
+        task = Task.submitted(_request(message_id=message_id).message)
+        return attrs.evolve(task, status=attrs.evolve(task.status, state=TaskState.COMPLETED))
+
+    done = finished("m-1")
+    await store.create(done, None, started_by=key)  # type: ignore[call-arg]
+    await store.create(finished("m-2"), None)  # evicts the finished task to make room
+    assert await store.get(done.id, None) is None
+    again = Task.submitted(_request().message)
+    await store.create(again, None, started_by=key)  # type: ignore[call-arg]
+    assert store._started == {(None, None, key): again.id}

@@ -305,9 +305,9 @@ async def test_an_evicted_task_takes_its_key_with_it() -> None:
         return attrs.evolve(task, status=attrs.evolve(task.status, state=TaskState.COMPLETED))
 
     done = finished("m-1")
-    await store.create(done, None, started_by=key)  # type: ignore[call-arg]
+    await store.create(done, None, started_by=key)
     await store.create(finished("m-2"), None)  # evicts the finished task to make room
     assert await store.get(done.id, None) is None
     again = Task.submitted(_request().message)
-    await store.create(again, None, started_by=key)  # type: ignore[call-arg]
+    await store.create(again, None, started_by=key)
     assert store._started == {(None, None, key): again.id}

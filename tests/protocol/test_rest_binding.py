@@ -228,6 +228,8 @@ async def test_handle_rest_answers_without_any_web_framework() -> None:
     assert isinstance(wrong, Reply) and wrong.status == 405
     assert wrong.headers["Allow"] == "POST"
 
+    # A new message (the same one again would be a retry: the task it started).
+    body = codec.encode(m.SendMessageRequest(message=Message.user("hi")), "1.0")
     stream = await server.handle_rest("POST", "/message:stream", (), headers, body)
     assert isinstance(stream, StreamingReply)
     events = [e async for e in stream.events]

@@ -69,6 +69,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_column_types(
         "a2a_tasks_context",
         "a2a_tasks_state",
         "a2a_tasks_terminal",
+        "a2a_tasks_started_by",
     } <= indexes
     types = dict(
         await _query(
@@ -80,6 +81,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_column_types(
     )
     assert types == {
         "a2a_tasks.task": "bytea",
+        "a2a_tasks.started_by": "bytea",
         "a2a_task_events.event": "bytea",
         "a2a_push_configs.config": "jsonb",
         "a2a_push_configs.config_raw": "bytea",

@@ -85,11 +85,12 @@ async def test_sqlite_upgrade_to_12_keeps_configs_1_0_and_version_11_refuses_it(
         await store.set_push_config("t", _config("c2"), dialect="0.3")
         assert [t.dialect for t in await store.list_push_targets("t")] == ["1.0", "0.3"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT max(version) FROM a2a_schema_migrations").fetchone() == (12,)
+        (latest,) = db.execute("SELECT max(version) FROM a2a_schema_migrations").fetchone()
+        assert latest == len(_migrations.MIGRATIONS) >= 12
     with monkeypatch.context() as patch:
         patch.setattr(_migrations, "MIGRATIONS", eleven)
         old = SQLiteTaskStore(path)
-        with pytest.raises(SchemaVersionError, match=r"at version 12, newer .* \(11\)"):
+        with pytest.raises(SchemaVersionError, match=r"at version \d+, newer .* \(11\)"):
             await old.get("t", None)
         await old.aclose()
 
@@ -111,6 +112,6 @@ async def test_postgres_upgrade_to_12_keeps_configs_1_0_and_version_11_refuses_i
     with monkeypatch.context() as patch:
         patch.setattr(_migrations, "MIGRATIONS", eleven)
         old = PostgresTaskStore(pg_dsn, schema=pg_schema)
-        with pytest.raises(SchemaVersionError, match=r"at version 12, newer .* \(11\)"):
+        with pytest.raises(SchemaVersionError, match=r"at version \d+, newer .* \(11\)"):
             await old.open()
         await old.aclose()

@@ -11,6 +11,12 @@ and the push configs are not read when the write's transaction found none
 (``no_push_configs_at``). Counted on SQLite (its statements, through the
 connection's trace callback: every ``BEGIN IMMEDIATE`` is one commit fsynced at
 ``synchronous=FULL``) and on PostgreSQL (its transactions and statements).
+
+A first message retried with its ``messageId`` (no ``taskId``) costs reads only in
+the process that ran it (SQLite 8 statements, no commit; PostgreSQL 3 transactions,
+4 statements), and one commit (the refused create) in another (SQLite 11 statements);
+before, each retry made a second task: 34 statements and 3 commits, as a new task
+still costs.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from a2a_models import Message, SendMessageRequest, Task, TaskPushNotificationConfig, TaskState
@@ -51,6 +58,7 @@ _METHODS = (
     "list_push_configs",
     "acquire_lease",
     "release_lease",
+    "find_message",
 )
 
 
@@ -90,6 +98,8 @@ class _Counted:
         self.store = store
         self.calls: Counter[str] = Counter()
         self.sql: Counter[str] = Counter()
+        #: Every statement (SQLite, see _trace_sqlite's ``total``).
+        self.total: Counter[str] = Counter()
         _count_calls(store, self.calls)
         leasing: dict[str, Any] = {}
         if not isinstance(store, InMemoryTaskStore):  # as serve does for a store with leases
@@ -98,20 +108,38 @@ class _Counted:
             _Echo(), make_card(), store=store, push_sender=WebhookPushSender(), **leasing
         )
 
-    async def send(self, text: str, task_id: str | None = None, *, stream: bool = False) -> Any:
-        request = SendMessageRequest(message=Message.user(text, task_id=task_id))
+    async def send(
+        self,
+        text: str,
+        task_id: str | None = None,
+        *,
+        stream: bool = False,
+        message_id: str | None = None,
+    ) -> Any:
+        message = Message.user(text, task_id=task_id)
+        if message_id is not None:
+            message = attrs.evolve(message, message_id=message_id)
+        request = SendMessageRequest(message=message)
         if not stream:
             return await self.handler.on_send_message(request, CallContext())
         events = await self.handler.on_send_streaming_message(request, CallContext())
         async with events as items:
             return [item async for item in items]
 
-    async def cost(self, text: str, task_id: str | None = None, *, stream: bool = False) -> Any:
+    async def cost(
+        self,
+        text: str,
+        task_id: str | None = None,
+        *,
+        stream: bool = False,
+        message_id: str | None = None,
+    ) -> Any:
         """Send, let the run and the push dispatcher finish, and count from a clean slate."""
         await self.settle()
         self.calls.clear()
         self.sql.clear()
-        answer = await self.send(text, task_id, stream=stream)
+        self.total.clear()
+        answer = await self.send(text, task_id, stream=stream, message_id=message_id)
         await self.settle()
         return answer
 
@@ -122,9 +150,13 @@ class _Counted:
         await asyncio.sleep(0.05)
 
 
-def _trace_sqlite(store: SQLiteTaskStore, sql: Counter[str]) -> None:
+def _trace_sqlite(
+    store: SQLiteTaskStore, sql: Counter[str], total: Counter[str] | None = None
+) -> None:
     def trace(statement: str) -> None:
         words = statement.split()
+        if total is not None:
+            total["statements"] += 1
         if words[:2] == ["BEGIN", "IMMEDIATE"]:
             sql["write transactions"] += 1
         elif words[:1] == ["BEGIN"]:
@@ -139,7 +171,7 @@ def _trace_sqlite(store: SQLiteTaskStore, sql: Counter[str]) -> None:
 async def sqlite(tmp_path: Path) -> AsyncIterator[_Counted]:
     store = await SQLiteTaskStore(tmp_path / "cost.db").open()
     counted = _Counted(store)
-    _trace_sqlite(store, counted.sql)
+    _trace_sqlite(store, counted.sql, counted.total)
     await counted.send("warm up")
     try:
         yield counted
@@ -399,3 +431,48 @@ async def test_a_failed_last_write_still_fails_the_task_and_gives_the_lease_up(
     finally:
         await counted.handler.aclose()
         await store.aclose()
+
+
+# --- a retried first message (same messageId, no taskId) ----------------------------------
+
+
+async def test_a_retried_first_message_costs_no_commit_on_sqlite(
+    sqlite: _Counted, tmp_path: Path
+) -> None:
+    task = await sqlite.cost("stream 1", message_id="m-cost")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    # A new task costs what it did before the retries were looked for (34, 3).
+    assert sqlite.total == {"statements": 34}
+    assert sqlite.sql == {"write transactions": 3}
+    # Retried in this process: the task is known here; reads only, no agent, no create.
+    # Before: 34 statements and 3 commits (a second task, the agent run again).
+    again = await sqlite.cost("stream 1", message_id="m-cost")
+    assert isinstance(again, Task) and again.id == task.id
+    assert sqlite.calls == {"find_message": 1, "get": 2}
+    assert sqlite.total == {"statements": 8} and sqlite.sql == {"read transactions": 2}
+    # Retried on another process: its create is refused in the transaction that looks
+    # for the id. Before: 34 statements, 3 commits.
+    store = await SQLiteTaskStore(tmp_path / "cost.db").open()
+    other = _Counted(store)
+    _trace_sqlite(store, other.sql, other.total)
+    try:
+        await other.send("warm up")
+        elsewhere = await other.cost("stream 1", message_id="m-cost")
+        assert isinstance(elsewhere, Task) and elsewhere.id == task.id
+        assert other.calls == {"create_leased": 1, "find_message": 1, "get": 2}
+        assert other.total == {"statements": 11}
+        assert other.sql == {"write transactions": 1, "read transactions": 2}
+    finally:
+        await other.handler.aclose()
+        await store.aclose()
+
+
+async def test_a_retried_first_message_costs_no_write_on_postgres(postgres: _Counted) -> None:
+    task = await postgres.cost("stream 1", message_id="m-cost")
+    assert isinstance(task, Task)
+    assert postgres.sql == {"transactions": 3, "statements": 8}  # as before
+    again = await postgres.cost("stream 1", message_id="m-cost")
+    assert isinstance(again, Task) and again.id == task.id
+    # Before: 3 transactions, 8 statements (a second task).
+    assert postgres.calls == {"find_message": 1, "get": 2}
+    assert postgres.sql == {"transactions": 3, "statements": 4}

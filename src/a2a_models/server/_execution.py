@@ -30,7 +30,7 @@ from ._eager import start_eager_task
 from ._lifecycle import merge_metadata, track_chunks
 from ._operations import engine_observer
 from ._run import AgentRun, RunAborted, RunFinished, unrecorded
-from ._store import LeaseLostError, StoredTask
+from ._store import DuplicateMessageError, LeaseLostError, StoredTask
 from ._writer import TaskWriter, written
 
 __all__ = ["ExecutorFactory", "InProcessExecutor", "TaskExecutor"]
@@ -370,7 +370,11 @@ class InProcessExecutor(RunTable):
             run.history = stored.task.history
             await self.writer.register_request_push(run)
         except A2AError as exc:
-            log.warning("could not create task %s: %s", run.task_id, exc)
+            if isinstance(exc, DuplicateMessageError):
+                # A retry of the message that started that task: the caller gets it.
+                log.info("not creating task %s: %s", run.task_id, exc)
+            else:
+                log.warning("could not create task %s: %s", run.task_id, exc)
             run.error = exc
             raise RunAborted from exc
         await self.writer.created(task)
@@ -379,7 +383,9 @@ class InProcessExecutor(RunTable):
 
     async def _insert(self, run: AgentRun, task: Task) -> StoredTask:
         """Store the new task of ``run`` (its event 1: the task)."""
-        return await self.writer.store.create(task, run.owner, run.tenant, event=task)
+        return await self.writer.store.create(
+            task, run.owner, run.tenant, event=task, **self.writer.started_by(run)
+        )
 
     async def _stop_failed(self, run: AgentRun) -> None:
         event = run.context.status(TaskState.FAILED, "The server stopped before the task finished.")

@@ -67,6 +67,7 @@ from ._execution import (
     TaskExecutor,
     keep_trying,
 )
+from ._firsts import FirstMessages, check_same, started_key
 from ._ids import fast_id
 from ._lifecycle import apply_event, trim_history, without_artifacts
 from ._operations import engine_observer
@@ -143,6 +144,8 @@ class RequestHandler:
         self.executor: TaskExecutor = executor(agent, self.writer)
         #: Writes that go on after their request answered (failing a stranded task).
         self._background: set[asyncio.Task[None]] = set()
+        #: The runs first messages started here (a retry joins one, or gets its task).
+        self._firsts = FirstMessages()
 
     # -- capabilities --------------------------------------------------------------------
 
@@ -242,11 +245,18 @@ class RequestHandler:
         A message the task already has (same ``messageId``: a client's retry)
         runs no turn (§3.3.1 lets agents use the id to detect duplicates): the
         answer is the task as it is now, once the turn in progress, if any, is
-        over (see :meth:`_continue`).
+        over (see :meth:`_continue`). So does a message that started a task (same
+        ``messageId``, no ``taskId``, same caller): a retry gets that task, and
+        one sent while its first run goes on waits on that run (see :meth:`_first`).
         """
-        started = await self._start(request, call or CallContext())
+        call = call or CallContext()
+        started = await self._start(request, call)
         config = request.configuration
         wanted = config.history_length if config else None
+        if not isinstance(started, Repeat):
+            immediate = config is not None and config.return_immediately
+            await (started.started if immediate else started.settled).wait()
+            started = await self._refused(started, request.message, call)
         if isinstance(started, Repeat):
             if config is None or not config.return_immediately:
                 await self._settled(started)
@@ -255,10 +265,6 @@ class RequestHandler:
             )
             return trim_history(now.task, wanted)
         run = started
-        if config is not None and config.return_immediately:
-            await run.started.wait()
-        else:
-            await run.settled.wait()
         if run.error is not None:
             raise run.error
         if run.direct is not None:
@@ -291,13 +297,17 @@ class RequestHandler:
         A message the task already has (a client's retry) runs no turn: the
         stream starts with the task as it is now and follows it as the first
         send's stream does (to a terminal or interrupted state: a task already
-        there is a stream of that one Task).
+        there is a stream of that one Task). A retried first message (see
+        :meth:`on_send_message`) likewise streams the task it started.
         """
         self._require_streaming()
         call = call or CallContext()
         started = await self._start(request, call)
         config = request.configuration
         history_length = config.history_length if config else None
+        if not isinstance(started, Repeat):
+            await started.started.wait()
+            started = await self._refused(started, request.message, call)
         if isinstance(started, Repeat):
             stored = await self._get(
                 started.task_id,
@@ -309,7 +319,6 @@ class RequestHandler:
                 started.task_id, (stored.last_seq, stored.task), history_length, stored.task
             )
         run = started
-        await run.started.wait()
         if run.error is not None:
             raise run.error
         if run.direct is not None:
@@ -364,6 +373,13 @@ class RequestHandler:
                 return continued  # no turn: the task has the message already
             run = continued
         else:
+            # No id (a client that breaks the spec): nothing to tell a retry by.
+            key = (
+                started_key(call.owner, tenant, message.message_id) if message.message_id else None
+            )
+            first = None if key is None else await self._first(key, message, call, tenant)
+            if first is not None:
+                return first  # a retry: the run it joins, or the task it started
             context = RequestContext(
                 message=message,
                 task_id=self._new_id(),
@@ -373,8 +389,62 @@ class RequestHandler:
                 call=call,
             )
             run = AgentRun(context, call.owner, tenant, created=False)
+            run.started_by = key
+            if key is not None:
+                self._firsts.remember(key, run, run.task_id)
         self.executor.start(run)
         return run
+
+    async def _first(
+        self, key: bytes, message: Message, call: CallContext, tenant: str | None
+    ) -> AgentRun | Repeat | None:
+        """What a first message (no ``taskId``) whose ``key`` this handler started a run
+        for gets: that run while it goes on (the callers wait on one run), else the task
+        it started, as a :class:`Repeat`; ``None``: not known here (or its run made no
+        task: a direct reply, a failure), the message starts a run.
+
+        A retry that reaches another process (or this one after a restart) starts one,
+        whose task's creation the store refuses (see :meth:`_refused`)."""
+        found = self._firsts.find(key)
+        if found is None:
+            return None
+        task_id, run = found
+        if run is not None and not run.done.is_set():
+            check_same(run.context.message, message)
+            return run
+        if run is not None and not run.created:
+            if not isinstance(run.error, DuplicateMessageError):
+                self._firsts.forget(key)
+                return None
+            task_id = run.error.task_id
+        repeat = await self._first_repeat(task_id, message, call, tenant)
+        if repeat is None:
+            self._firsts.forget(key)
+        return repeat
+
+    async def _refused(
+        self, run: AgentRun, message: Message, call: CallContext
+    ) -> AgentRun | Repeat:
+        """``run``, or the :class:`Repeat` of the task the store found its message started
+        (it refused to create a second: ``DuplicateMessageError``)."""
+        refusal = run.error
+        if run.created or run.started_by is None or not isinstance(refusal, DuplicateMessageError):
+            return run
+        self._firsts.remember(run.started_by, None, refusal.task_id)
+        repeat = await self._first_repeat(refusal.task_id, message, call, run.tenant)
+        return Repeat(refusal.task_id, call, run.tenant) if repeat is None else repeat
+
+    async def _first_repeat(
+        self, task_id: str, message: Message, call: CallContext, tenant: str | None
+    ) -> Repeat | None:
+        """The :class:`Repeat` of the task ``message`` (a first message) started, if the
+        task is still there; ``InvalidParams`` if the message it started is not this one."""
+        known = await self.store.find_message(task_id, message.message_id)
+        if known is not None:
+            check_same(known, message)
+        elif await self.store.get(task_id, call.owner, tenant, history_length=0) is None:
+            return None
+        return Repeat(task_id, call, tenant)
 
     async def _continue(
         self, request: SendMessageRequest, call: CallContext, tenant: str | None

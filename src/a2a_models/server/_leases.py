@@ -120,6 +120,10 @@ class LeasingExecutor(InProcessExecutor):
         )
         #: The store creates a task with its lease taken, in one transaction.
         self.creates_leased = callable(getattr(self._store, "create_leased", None))
+        #: ... and takes the key of the message that starts it (``started_by``).
+        self.creates_leased_once = self.creates_leased and accepts_keyword(
+            getattr(self._store, "create_leased", None) or (lambda: None), "started_by"
+        )
         self._keeper: asyncio.Task[None] | None = None
         #: Tasks whose lease this worker took (a run not in here has none yet).
         self._leased: set[str] = set()
@@ -346,9 +350,16 @@ class LeasingExecutor(InProcessExecutor):
         if not self.creates_leased:
             return await super()._insert(run, task)
         # The lease in the transaction that creates the task: this process runs it now.
+        started = self.writer.started_by(run) if self.creates_leased_once else {}
         stored, epoch = await self.taking(
             lambda: self._store.create_leased(
-                task, run.owner, run.tenant, event=task, worker=self.worker_id, ttl=self.ttl
+                task,
+                run.owner,
+                run.tenant,
+                event=task,
+                worker=self.worker_id,
+                ttl=self.ttl,
+                **started,
             )
         )
         if epoch is not None and self._leases(run, epoch):

@@ -56,7 +56,7 @@ from ._leases import LeasingExecutor
 from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun, unrecorded
-from ._store import TaskStore
+from ._store import DuplicateMessageError, TaskStore
 from ._streams import BrokerSubscription, EventBroker, task_event_stream
 from ._writer import TaskWriter, written
 
@@ -264,11 +264,17 @@ class QueueExecutor(RunTable):
         )
         try:
             with _enqueuing(Turn(run.task_id, request, _carried(call), run.tenant)):
-                await self.writer.store.create(task, run.owner, run.tenant, event=task)
+                await self.writer.store.create(
+                    task, run.owner, run.tenant, event=task, **self.writer.started_by(run)
+                )
             run.created = True
             await self.writer.register_request_push(run)
         except A2AError as exc:
-            log.warning("could not create task %s: %s", run.task_id, exc)
+            if isinstance(exc, DuplicateMessageError):
+                # A retry of the message that started that task: the caller gets it.
+                log.info("not creating task %s: %s", run.task_id, exc)
+            else:
+                log.warning("could not create task %s: %s", run.task_id, exc)
             run.error = exc
             return None
         except Exception as exc:

@@ -64,6 +64,9 @@ class AgentRun:
         self.tenant = tenant
         #: The task exists in the store.
         self.created = created
+        #: For a run that starts its task with a client's message: the message's
+        #: ``started_key``, which the task is created with (``None``: none).
+        self.started_by: bytes | None = None
         #: For a continued task: the snapshot its streams start with.
         self.first = first
         self.direct: Message | None = None

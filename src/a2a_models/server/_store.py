@@ -98,6 +98,8 @@ class DuplicateMessageError(A2AError):
     The store raises it in the step that would have appended the message, and
     writes nothing; the engine then answers the message as the repeat it is
     (a client's retry: no second turn), see ``RequestHandler.on_send_message``.
+    ``create`` raises it too, for a ``started_by`` a task of the scope was created
+    with: ``task_id`` is then that task's (a retried first message: no second task).
     """
 
     def __init__(self, task_id: str, message_id: str) -> None:
@@ -237,6 +239,16 @@ class TaskStore(abc.ABC):
 
         Raises :class:`TaskStoreFullError` if the store cannot take it and
         :class:`ConcurrentModificationError` if the id is already taken.
+
+        A store may also take the keyword ``started_by`` (``bytes``: the engine's
+        digest of the caller and the ``messageId`` of the client's message that
+        starts the task: a 16-byte BLAKE2b digest): if a task of
+        ``(owner, tenant)`` was created with the same ``started_by``, the store
+        raises :class:`DuplicateMessageError` naming that task and writes nothing,
+        in the atomic step that checks the id (two creations at once: one task).
+        The engine passes it only to a store whose ``create`` takes it: with a
+        store written before it, a retried first message starts a second task
+        (unless the first is still running in this process).
         """
 
     @abc.abstractmethod
@@ -453,6 +465,8 @@ class _Record:
     whole: tuple[Message, ...] = ()
     #: The last partial read ``(history_length, task)``, until a change.
     tail: tuple[int, Task] | None = None
+    #: ``create``'s ``started_by`` (``None``: none).
+    started_by: bytes | None = None
 
     @classmethod
     def of(cls, task: Task, owner: str | None, tenant: str | None) -> _Record:
@@ -628,6 +642,8 @@ class InMemoryTaskStore(TaskStore):
         self._index = _Index()
         # Terminal task ids with the time they finished, oldest first (dicts keep order).
         self._finished: dict[str, float] = {}
+        #: The tasks created with a ``started_by``, by ``(owner, tenant, started_by)``.
+        self._started: dict[tuple[str | None, str | None, bytes], str] = {}
 
     def __len__(self) -> int:
         """Number of tasks currently held (after evicting expired ones)."""
@@ -651,6 +667,8 @@ class InMemoryTaskStore(TaskStore):
         record = self._records.pop(task_id, None)
         if record is not None:
             self._index.remove(record)
+            if record.started_by is not None:
+                self._started.pop((record.owner, record.tenant, record.started_by), None)
 
     def _make_room(self) -> None:
         if self.max_tasks is None:
@@ -698,10 +716,15 @@ class InMemoryTaskStore(TaskStore):
         tenant: str | None = None,
         *,
         event: StreamResponse | None = None,
+        started_by: bytes | None = None,
     ) -> StoredTask:
         self._evict_expired()
         if task.id in self._records:
             raise ConcurrentModificationError(task.id, 0, self._records[task.id].version)
+        started = None if started_by is None else (owner, tenant, started_by)
+        if started is not None and started in self._started:
+            first = task.history[0].message_id if task.history else ""
+            raise DuplicateMessageError(self._started[started], first)
         limit = self.max_active_tasks_per_owner
         if (
             limit is not None
@@ -714,6 +737,9 @@ class InMemoryTaskStore(TaskStore):
         if event is not None:
             record.events.append((1, event))
         self._records[task.id] = record
+        if started is not None:
+            record.started_by = started_by
+            self._started[started] = task.id
         self._index.add(record)
         self._note_state(record)
         return record.stored()

@@ -54,6 +54,8 @@ class TaskWriter:
         self.new_id = new_id
         #: The store refuses a message its task already has (``update``'s ``new_message``).
         self.refuses_repeats = accepts_keyword(store.update, "new_message")
+        #: The store refuses a second task for a first message (``create``'s ``started_by``).
+        self.creates_once = accepts_keyword(store.create, "started_by")
 
     async def get(
         self,
@@ -77,6 +79,13 @@ class TaskWriter:
             # Same answer whether it does not exist or is not the caller's (§3.3.2).
             raise TaskNotFoundError.of(task_id)
         return stored
+
+    def started_by(self, run: AgentRun) -> dict[str, Any]:
+        """``create``'s ``started_by`` argument for the task of ``run``, if it has a key
+        and the store takes it (a store written before it is passed nothing)."""
+        if run.started_by is None or not self.creates_once:
+            return {}
+        return {"started_by": run.started_by}
 
     async def created(self, task: Task) -> None:
         """Announce a task just created in the store (its event 1)."""

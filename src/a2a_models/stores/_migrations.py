@@ -19,7 +19,9 @@ Tables (both databases):
   ``status_key`` (the status timestamp in microseconds since the epoch, the
   listing order), ``version``, ``last_seq``, ``terminal_at`` (when the task
   first reached a terminal state), ``created_at``, ``updated_at`` and the
-  snapshot ``task`` (the A2A 1.0 JSON of the Task).
+  snapshot ``task`` (the A2A 1.0 JSON of the Task); since migration 13
+  ``started_by`` (the digest of the scope and messageId of the client's message
+  that created the task, unique per scope: see v13 below).
 * ``a2a_task_events``: the event log, primary key ``(task_key, seq)``
   (``task_id`` before migration 5), each ``event`` the 1.0 JSON of a
   StreamResponse, since migration 5 in the stored form of ``_eventlog``.
@@ -852,6 +854,26 @@ _POSTGRES_V12 = (
     "ALTER TABLE {schema}.a2a_push_configs ADD COLUMN dialect text NOT NULL DEFAULT '1.0'",
 )
 
+# --- v13: the task a client's first message started ---------------------------------------------
+#
+# ``started_by``: a digest of the caller's scope and the messageId of the message
+# that created the task (NULL: a task created otherwise, or before this version).
+# Unique per scope: a client's retry of that message (same messageId, no taskId)
+# finds the task instead of starting a second one. Only rows that have one are
+# indexed.
+
+_SQLITE_V13 = (
+    "ALTER TABLE a2a_tasks ADD COLUMN started_by BLOB",
+    "CREATE UNIQUE INDEX a2a_tasks_started_by ON a2a_tasks (scope, started_by)"
+    " WHERE started_by IS NOT NULL",
+)
+
+_POSTGRES_V13 = (
+    "ALTER TABLE {schema}.a2a_tasks ADD COLUMN started_by bytea",
+    "CREATE UNIQUE INDEX a2a_tasks_started_by ON {schema}.a2a_tasks (scope, started_by)"
+    " WHERE started_by IS NOT NULL",
+)
+
 #: Every migration, in version order (append-only).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "tasks, event log and push configs", _SQLITE_V1, _POSTGRES_V1),
@@ -866,6 +888,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "task counts emptied by key", _SQLITE_V10, ()),
     Migration(11, "push notifications owed", _SQLITE_V11, _POSTGRES_V11),
     Migration(12, "push config dialects", _SQLITE_V12, _POSTGRES_V12),
+    Migration(13, "the task a first message started", _SQLITE_V13, _POSTGRES_V13),
 )
 
 

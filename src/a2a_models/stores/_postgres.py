@@ -15,6 +15,7 @@ from ..models import StreamResponse, Task
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
+    DuplicateMessageError,
     LoggedEvent,
     check_active_limit,
 )
@@ -32,6 +33,7 @@ from ._common import (
     column_text,
     column_value,
     encode_event,
+    first_message_id,
     new_messages,
     own_head,
     own_message,
@@ -51,6 +53,7 @@ from ._eventlog import (
     with_context,
 )
 from ._pg_broker import RESYNC, PostgresEventBroker
+from ._pg_leases import PgLeases
 from ._pg_pool import XID, ConnectionPool, Xact, bounded, transact
 from ._pg_pool import Pool as _Pool
 from ._pg_pool import atomic as _atomic
@@ -74,7 +77,7 @@ log = logging.getLogger("a2a_models.stores")
 T = TypeVar("T")
 
 
-class PostgresTaskStore(SQLTaskStore):
+class PostgresTaskStore(PgLeases, SQLTaskStore):
     """A :class:`~a2a_models.server.TaskStore` in PostgreSQL, shareable by many server replicas.
 
     ``conninfo`` is a libpq connection string or URL (the store keeps a small
@@ -332,13 +335,21 @@ class PostgresTaskStore(SQLTaskStore):
     async def _insert_task(self, new: NewTask) -> Incarnation:
         task, scope, logged = new.task, new.scope, new.event
         context_id, state, key, terminal = task_columns(task)
+        started_by = new.started_by
+        # The column only when set: a task without one is inserted as before migration 13.
+        started_column, started_value = (
+            (", started_by", ", %s") if started_by is not None else ("", "")
+        )
         insert = (
             f"INSERT INTO {self._tasks} (id, scope, context_id, state, status_key, version,"
             " last_seq, terminal_at, task, history_count, artifact_count, lease_owner,"
-            " lease_expires, lease_epoch)"
-            " VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
-            " %s, %s, %s, now() + make_interval(secs => %s), %s)"
-            f" ON CONFLICT (id) DO NOTHING RETURNING key, {XID}"
+            " lease_expires, lease_epoch"
+            + started_column
+            + ") VALUES (%s, %s, %s, %s, %s, 1, %s, CASE WHEN %s THEN now() END, %s,"
+            " %s, %s, %s, now() + make_interval(secs => %s), %s"
+            + started_value
+            # Any conflict: the id, or (scope, started_by) (a retried first message).
+            + f") ON CONFLICT DO NOTHING RETURNING key, {XID}"
         )
         params: tuple[Any, ...] = (
             task.id,
@@ -353,6 +364,7 @@ class PostgresTaskStore(SQLTaskStore):
             len(new.artifacts),
             # No lease: NULL owner and expiry (NULL seconds make a NULL interval).
             *((None, None, 0) if new.lease is None else (*new.lease, FIRST_EPOCH)),
+            *(() if started_by is None else (started_by,)),
         )
         if logged is not None:
             insert = (
@@ -379,6 +391,14 @@ class PostgresTaskStore(SQLTaskStore):
             cursor = await conn.execute(insert, params)
             inserted = await cursor.fetchone()
             if inserted is None:
+                if started_by is not None:
+                    cursor = await conn.execute(
+                        f"SELECT id FROM {self._tasks} WHERE scope = %s AND started_by = %s",
+                        (scope, started_by),
+                    )
+                    found = await cursor.fetchone()
+                    if found is not None and found[0] != task.id:
+                        raise DuplicateMessageError(found[0], first_message_id(task))
                 version = await self._version(conn, task.id)
                 raise ConcurrentModificationError(task.id, 0, version or 0)
             xact.xid = inserted[1]
@@ -880,93 +900,6 @@ class PostgresTaskStore(SQLTaskStore):
             )
 
         await self._run(delete, idempotent=True)
-
-    # -- leases --------------------------------------------------------------------------
-
-    async def acquire_lease(self, task_id: str, worker: str, ttl: float) -> int | None:
-        """Take (or keep) the lease on a task's turn: the new lease epoch (the fencing
-        token of this acquisition), ``None`` if another live worker holds it."""
-
-        async def acquire(conn: psycopg.AsyncConnection[Any]) -> int | None:
-            cursor = await conn.execute(
-                f"UPDATE {self._tasks} SET lease_owner = %s,"
-                " lease_expires = now() + make_interval(secs => %s),"
-                " lease_epoch = lease_epoch + 1 WHERE id = %s"
-                " AND (lease_expires IS NULL OR lease_owner = %s OR lease_expires < now())"
-                " RETURNING lease_epoch",
-                (worker, ttl, task_id, worker),
-            )
-            row = await cursor.fetchone()
-            return None if row is None else int(row[0])
-
-        # Again after a lost connection: a lease this worker took meanwhile is its own
-        # to take again (a new epoch, which no run has used).
-        return await self._run(acquire, idempotent=True)
-
-    async def renew_leases(self, worker: str, ttl: float) -> builtins.set[str]:
-        """Extend every lease ``worker`` holds; the ids of those tasks."""
-
-        async def renew(conn: psycopg.AsyncConnection[Any]) -> builtins.set[str]:
-            cursor = await conn.execute(
-                f"UPDATE {self._tasks} SET lease_expires = now() + make_interval(secs => %s)"
-                " WHERE lease_owner = %s AND lease_expires IS NOT NULL RETURNING id",
-                (ttl, worker),
-            )
-            return {row[0] for row in await cursor.fetchall()}
-
-        return await self._run(renew, idempotent=True)
-
-    async def release_lease(self, task_id: str, worker: str, epoch: int | None = None) -> None:
-        """Give up ``worker``'s lease on a task (nothing if it holds none; with
-        ``epoch``, nothing if the lease was taken again since that acquisition)."""
-        where = " WHERE id = %s AND lease_owner = %s" + (
-            "" if epoch is None else " AND lease_epoch = %s"
-        )
-        params = (task_id, worker) if epoch is None else (task_id, worker, epoch)
-
-        async def release(conn: psycopg.AsyncConnection[Any]) -> None:
-            await conn.execute(
-                f"UPDATE {self._tasks} SET lease_owner = NULL, lease_expires = NULL" + where,
-                params,
-            )
-
-        await self._run(release, idempotent=True)
-
-    async def claim_expired_leases(
-        self, worker: str, ttl: float, limit: int = 100
-    ) -> builtins.list[tuple[str, str]]:
-        """Take over up to ``limit`` running tasks whose worker is gone: ``(task_id, scope)``.
-
-        A task is taken over when its lease lapsed, or when it is submitted or
-        working with no lease and unchanged for ``ttl`` seconds (a crash right
-        after it was created, or a database from before leases). Rows another
-        worker is claiming at the same moment are skipped.
-        """
-
-        # A transaction, as a pull: claims whose answer was lost would be leases this
-        # worker holds (and renews) without knowing of them.
-        async def claim(
-            conn: psycopg.AsyncConnection[Any], xact: Xact
-        ) -> builtins.list[tuple[str, str]]:
-            cursor = await conn.execute(
-                f"UPDATE {self._tasks} SET lease_owner = %s,"
-                " lease_expires = now() + make_interval(secs => %s),"
-                " lease_epoch = lease_epoch + 1"
-                f" WHERE id IN (SELECT id FROM (SELECT id FROM {self._tasks}"
-                " WHERE lease_expires < now() LIMIT %s) AS lapsed"
-                f" UNION SELECT id FROM (SELECT id FROM {self._tasks} WHERE lease_expires IS NULL"
-                f" AND state IN {_migrations._RUNNING}"
-                " AND updated_at < now() - make_interval(secs => %s) LIMIT %s) AS orphans)"
-                " AND (lease_expires < now() OR lease_expires IS NULL)"
-                f" RETURNING id, scope, {XID}",
-                (worker, ttl, limit, ttl, limit),
-            )
-            rows = await cursor.fetchall()
-            if rows:
-                xact.xid = rows[0][2]
-            return [(row[0], row[1]) for row in rows]
-
-        return await self._write(claim)
 
     # -- maintenance ---------------------------------------------------------------------
 

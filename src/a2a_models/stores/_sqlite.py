@@ -19,6 +19,7 @@ from ..models import StreamResponse, Task
 from ..server import (
     ActiveTaskLimitError,
     ConcurrentModificationError,
+    DuplicateMessageError,
     LoggedEvent,
     check_active_limit,
 )
@@ -35,6 +36,7 @@ from ._common import (
     column_text,
     column_value,
     encode_event,
+    first_message_id,
     new_messages,
     own_head,
     own_message,
@@ -291,16 +293,30 @@ class SQLiteTaskStore(SQLTaskStore):
         context_id, state, key, terminal = task_columns(task)
         limit = self.max_active_tasks_per_owner
         marks = ", ".join("?" * len(ACTIVE_KEYS))
-        lease = new.lease
+        lease, started_by = new.lease, new.started_by
+        # The task a retry of its first message started is found by the statement that
+        # looks for the id (the unique index on (scope, started_by)): no statement more.
+        taken = (
+            "SELECT version, id FROM a2a_tasks WHERE id = ?"
+            if started_by is None
+            else "SELECT version, id FROM a2a_tasks WHERE id = ? OR"
+            " (scope = ? AND started_by = ?) ORDER BY id = ? DESC LIMIT 1"
+        )
+        found = (task.id,) if started_by is None else (task.id, scope, started_by, task.id)
+        # The column only when set: a task without one is inserted as before migration 13.
+        started_column, started_value = (
+            (", started_by", ", ?") if started_by is not None else ("", "")
+        )
+        started = () if started_by is None else (started_by,)
 
         def create(db: sqlite3.Connection) -> Incarnation:
             now = time.time()
             with _transaction(db):
-                row = db.execute(
-                    "SELECT version FROM a2a_tasks WHERE id = ?", (task.id,)
-                ).fetchone()
-                if row is not None:
+                row = db.execute(taken, found).fetchone()
+                if row is not None and row[1] == task.id:
                     raise ConcurrentModificationError(task.id, 0, row[0])
+                if row is not None:
+                    raise DuplicateMessageError(row[1], first_message_id(task))
                 if limit is not None and not terminal:
                     (active,) = db.execute(
                         "SELECT coalesce(sum(n), 0) FROM a2a_task_counts"
@@ -312,9 +328,12 @@ class SQLiteTaskStore(SQLTaskStore):
                 (task_key,) = db.execute(
                     "INSERT INTO a2a_tasks (id, scope, context_id, state, status_key, version,"
                     " last_seq, terminal_at, created_at, updated_at, task, history_count,"
-                    " artifact_count, lease_owner, lease_expires, lease_epoch, key)"
-                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                    " (SELECT coalesce(max(key), 0) + 1 FROM a2a_tasks)) RETURNING key",
+                    " artifact_count, lease_owner, lease_expires, lease_epoch, key"
+                    + started_column
+                    + ") VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                    " (SELECT coalesce(max(key), 0) + 1 FROM a2a_tasks)"
+                    + started_value
+                    + ") RETURNING key",
                     (
                         task.id,
                         scope,
@@ -333,6 +352,7 @@ class SQLiteTaskStore(SQLTaskStore):
                             if lease is None
                             else (lease[0], now + lease[1], FIRST_EPOCH)
                         ),
+                        *started,
                     ),
                 ).fetchone()
                 self._append_messages(db, task_key, new.messages, 0)

@@ -9,6 +9,7 @@ import abc
 import asyncio
 import builtins
 import functools
+import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -327,6 +328,10 @@ class NewTask:
     #: ``(worker, ttl)``: the row is inserted with the task's lease taken by ``worker``
     #: for ``ttl`` seconds, at epoch :data:`FIRST_EPOCH` (``None``: no lease).
     lease: tuple[str, float] | None = None
+    #: The digest of the client's first message that starts the task (``TaskStore.create``'s
+    #: ``started_by``): a task of the scope that has it already makes the insert raise
+    #: ``DuplicateMessageError`` naming that task (``None``: none).
+    started_by: bytes | None = None
 
     def artifact_writes(self) -> list[ArtifactWrite]:
         """The artifact rows to write (no event refers to one yet)."""
@@ -591,8 +596,9 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         tenant: str | None = None,
         *,
         event: StreamResponse | None = None,
+        started_by: bytes | None = None,
     ) -> StoredTask:
-        return await self._create(task, owner, tenant, event, None)
+        return await self._create(task, owner, tenant, event, None, started_by)
 
     async def create_leased(
         self,
@@ -603,6 +609,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         event: StreamResponse | None = None,
         worker: str,
         ttl: float,
+        started_by: bytes | None = None,
     ) -> tuple[StoredTask, int | None]:
         """:meth:`create` that also takes the new task's lease for ``worker`` for ``ttl``
         seconds, in the same transaction (one commit where ``create`` then
@@ -615,8 +622,12 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         with ``acquire_lease``, once it knows the task exists (two transactions).
         """
         if type(self).create is not SQLTaskStore.create:
-            return await self.create(task, owner, tenant, event=event), None
-        return await self._create(task, owner, tenant, event, (worker, ttl)), FIRST_EPOCH
+            parameters = inspect.signature(self.create).parameters.values()
+            takes = any(p.name == "started_by" or p.kind is p.VAR_KEYWORD for p in parameters)
+            started = {"started_by": started_by} if started_by is not None and takes else {}
+            return await self.create(task, owner, tenant, event=event, **started), None
+        lease = (worker, ttl)
+        return await self._create(task, owner, tenant, event, lease, started_by), FIRST_EPOCH
 
     async def _create(
         self,
@@ -625,6 +636,7 @@ class SQLTaskStore(TaskStore, AsyncClosing):
         tenant: str | None,
         event: StreamResponse | None,
         lease: tuple[str, float] | None,
+        started_by: bytes | None = None,
     ) -> StoredTask:
         snapshot = encode_head(task)
         if not self._ok(task.id):
@@ -636,7 +648,16 @@ class SQLTaskStore(TaskStore, AsyncClosing):
             positions = {data: i for i, (_, data, _) in enumerate(messages)}
             logged, _ = compact_event(event, task, positions, {})
         row = await self._insert_task(
-            NewTask(task, scope_key(owner, tenant), snapshot, logged, messages, artifacts, lease)
+            NewTask(
+                task,
+                scope_key(owner, tenant),
+                snapshot,
+                logged,
+                messages,
+                artifacts,
+                lease,
+                started_by,
+            )
         )
         self._histories.pop(task.id)  # of a task that had this id before, if any
         self._artifact_reads.remember(task.id, row, 1, task)

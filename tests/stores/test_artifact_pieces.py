@@ -438,6 +438,7 @@ async def test_sqlite_database_of_schema_8_moves_forward(tmp_path: Path) -> None
         ALTER TABLE a2a_push_configs DROP COLUMN delivered_seq;
         ALTER TABLE a2a_push_configs DROP COLUMN claim_expires;
         ALTER TABLE a2a_push_configs DROP COLUMN dialect;
+        DROP INDEX a2a_tasks_context_state;
         DELETE FROM a2a_schema_migrations WHERE version >= 9;
         """
     )
@@ -464,6 +465,7 @@ async def test_postgres_database_of_schema_8_moves_forward(pg_dsn: str, pg_schem
             f"ALTER TABLE {q}.a2a_push_configs DROP COLUMN owed_seq,"
             " DROP COLUMN delivered_seq, DROP COLUMN claim_expires, DROP COLUMN dialect"
         )
+        conn.execute(f"DROP INDEX {q}.a2a_tasks_context_state")
         conn.execute(f"DELETE FROM {q}.a2a_schema_migrations WHERE version >= 9")
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _moves_forward(store, run)

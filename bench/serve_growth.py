@@ -27,8 +27,9 @@ buffers (hit + read) of the last request's statements replayed under
 ``EXPLAIN (ANALYZE, BUFFERS)`` in rolled-back transactions (plan nodes only: trigger
 bodies not counted; a replayed INSERT of a row that now exists fails and is skipped,
 the same at every size). Ratios are the largest size against the smallest; a
-statement or page count that grows more than 1.5x with the tasks stored is marked
-GROWS and makes the script exit 1.
+statement or page count that grows more than 2x with the tasks stored is marked
+GROWS and makes the script exit 1 (a B-tree one level deeper costs every look-up a
+page more: SQLite's pages grow some 1.3-1.5x from 1k to 50k tasks, logarithmically).
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ PG = os.environ.get("A2A_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/
 PROBE = "ctx-probe"
 PROBE_TASKS = 200
 STATES = (TaskState.COMPLETED, TaskState.INPUT_REQUIRED, TaskState.FAILED, TaskState.CANCELED)
-GROWTH_LIMIT = 1.5
+#: Pages and statements at the largest size against the smallest (50x the tasks): a
+#: B-tree one level deeper adds a page to each look-up (some 1.3-1.5x in SQLite, all
+#: logarithmic); a cost that grows with the tasks stored shows as tens of times.
+GROWTH_LIMIT = 2.0
 
 
 def _stores_module() -> Any:

@@ -207,6 +207,9 @@ def _command(command: bytes) -> Any:
 
 
 def main() -> int:
+    if len(sys.argv) < 3:  # run alone (``nox -s bench`` runs every script): nothing to do
+        print("counted_serve.py: a helper of serve_growth.py (COUNTER_PORT serve ARGS...)")
+        return 0
     port = int(sys.argv[1])
     _patch_psycopg()
     threading.Thread(target=_serve_counters, args=(port,), daemon=True).start()

@@ -266,8 +266,14 @@ async def first_event(client: httpx.AsyncClient, task_id: str) -> None:
 Op = Callable[[], Awaitable[Any]]
 
 
+def _at(second: int) -> str:
+    """The status timestamp of bulk task number ``second`` (they are 1 s apart)."""
+    at = _stores_module().T0 + timedelta(seconds=second)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def operations(
-    client: httpx.AsyncClient, plan: Plan, histories: tuple[int, ...]
+    client: httpx.AsyncClient, plan: Plan, histories: tuple[int, ...], size: int
 ) -> list[tuple[str, str, Op]]:
     """(group, name, one request) for every measured operation."""
     ops: list[tuple[str, str, Op]] = []
@@ -316,6 +322,10 @@ def operations(
         "ListTasks contextId": {"contextId": PROBE},
         "ListTasks status": {"status": "TASK_STATE_INPUT_REQUIRED"},
         "ListTasks contextId+status": {"contextId": PROBE, "status": "TASK_STATE_INPUT_REQUIRED"},
+        # The exact total of a timestamp filter counts the smaller side (matches, or the
+        # tasks before): the newest 100 tasks, and half the tasks.
+        "ListTasks statusTimestampAfter (newest 100)": {"statusTimestampAfter": _at(size - 100)},
+        "ListTasks statusTimestampAfter (half)": {"statusTimestampAfter": _at(size // 2)},
     }
     for name, filters in lists.items():
 
@@ -510,7 +520,7 @@ async def run_store(kind: str, args: argparse.Namespace, tmp: str) -> tuple[Resu
                 headers = {"A2A-Version": "1.0"}
                 base = f"http://127.0.0.1:{server.port}"
                 async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
-                    for group, name, op in operations(client, plan, plan.histories):
+                    for group, name, op in operations(client, plan, plan.histories, size):
                         if args.only and not any(o in name for o in args.only):
                             continue
                         repeats = args.repeats if group == "tasks" else max(5, args.repeats // 2)

@@ -62,14 +62,13 @@ def _needed(filters: dict[str, Any]) -> list[str]:
     ]
 
 
-# --- SQLite -------------------------------------------------------------------------------------
-
-
-def test_the_migration_adds_the_context_state_index(tmp_path: Path) -> None:
+def test_a_migration_adds_the_context_state_index_to_both_databases() -> None:
     migration = next(m for m in _migrations.MIGRATIONS if "a2a_tasks_context_state" in str(m))
-    assert migration.sqlite and migration.postgres
     assert any("(scope, context_id, state, status_key DESC" in s for s in migration.sqlite)
     assert any("(scope, context_id, state, status_key DESC" in s for s in migration.postgres)
+
+
+# --- SQLite -------------------------------------------------------------------------------------
 
 
 async def _sqlite_store(path: Path, count: int) -> SQLiteTaskStore:

@@ -15,7 +15,7 @@ process) and each operation is sent ``--repeats`` times, one at a time, over JSO
   (``turn``), making a task that streams 20 appended artifact chunks;
 * GetTask of a task with H messages, with and without ``historyLength=10``;
 * ListTasks (pages of 50): no filter, the probe context, ``input-required``, both,
-  and the second page;
+  the second page, and ``statusTimestampAfter`` the newest 100 tasks and half of them;
 * CancelTask; SubscribeToTask (until its first event) of a task with H messages;
 * push config create / get / list / delete;
 * a turn on a task with 1, 10, 100 subscribers (SSE streams) attached.

@@ -3,7 +3,7 @@
 A listing whose plan walks an index on fewer columns than it filters by (or the
 whole table) and drops the rows that do not match costs more the more tasks are
 stored: ListTasks by context and status read every task in that status, of every
-context, until migration 13 added ``a2a_tasks_context_state`` (SQLite: 97.6x the
+context, until migration 13 added ``a2a_tasks_context_state`` (SQLite: 41x the
 pages at 50k tasks as at 1k). These tests look at the plans of the statements the
 stores run, for every combination of the context, status and timestamp filters,
 first page and later ones, so such growth cannot come back silently.

@@ -861,7 +861,7 @@ _POSTGRES_V12 = (
 # A listing filtered by both a context and a status had no index with both: it
 # walked one of them (SQLite: every task in that state, of every context) and
 # dropped the rest, so its cost grew with the tasks stored (the first page of
-# 50 tasks read 97.6x the pages at 50k tasks as at 1k in SQLite). This index
+# 50 read 41x the pages at 50k tasks as at 1k in SQLite: bench/serve_growth.py). This index
 # serves both filters in the listing order; it costs an index entry per task.
 
 _SQLITE_V13 = (

@@ -440,6 +440,7 @@ async def test_sqlite_database_of_schema_8_moves_forward(tmp_path: Path) -> None
         ALTER TABLE a2a_push_configs DROP COLUMN dialect;
         DROP INDEX a2a_tasks_started_by;
         ALTER TABLE a2a_tasks DROP COLUMN started_by;
+        DROP INDEX a2a_tasks_context_state;
         DELETE FROM a2a_schema_migrations WHERE version >= 9;
         """
     )
@@ -467,6 +468,7 @@ async def test_postgres_database_of_schema_8_moves_forward(pg_dsn: str, pg_schem
             " DROP COLUMN delivered_seq, DROP COLUMN claim_expires, DROP COLUMN dialect"
         )
         conn.execute(f"ALTER TABLE {q}.a2a_tasks DROP COLUMN started_by")
+        conn.execute(f"DROP INDEX {q}.a2a_tasks_context_state")
         conn.execute(f"DELETE FROM {q}.a2a_schema_migrations WHERE version >= 9")
     async with PostgresTaskStore(pg_dsn, schema=pg_schema) as store:
         await _moves_forward(store, run)

@@ -68,6 +68,7 @@ async def test_a_fresh_schema_gets_tables_indexes_and_column_types(
         "a2a_tasks_list",
         "a2a_tasks_context",
         "a2a_tasks_state",
+        "a2a_tasks_context_state",
         "a2a_tasks_terminal",
         "a2a_tasks_started_by",
     } <= indexes

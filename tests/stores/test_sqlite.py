@@ -106,7 +106,12 @@ async def test_a_fresh_database_gets_the_schema(tmp_path: Path) -> None:
     tables = {row[0] for row in _rows(path, "SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"a2a_schema_migrations", "a2a_tasks", "a2a_task_events", "a2a_push_configs"} <= tables
     indexes = {row[0] for row in _rows(path, "SELECT name FROM sqlite_master WHERE type='index'")}
-    assert {"a2a_tasks_list", "a2a_tasks_context", "a2a_tasks_state"} <= indexes
+    assert {
+        "a2a_tasks_list",
+        "a2a_tasks_context",
+        "a2a_tasks_state",
+        "a2a_tasks_context_state",
+    } <= indexes
     applied = _rows(path, "SELECT version, name, applied_at FROM a2a_schema_migrations")
     assert [(v, n) for v, n, _ in applied] == [(m.version, m.name) for m in _migrations.MIGRATIONS]
 

@@ -305,6 +305,21 @@ reserve(Out *o, Py_ssize_t n)
     return 0;
 }
 
+/* A writer's result as bytes: r == 0 the bytes written, r > 0 None (the writer gave
+   up: the caller falls back to its pure path), r < 0 NULL (an exception is set).
+   Frees the buffer either way. */
+static PyObject *
+out_finish(Out *o, int r)
+{
+    PyObject *out = NULL;
+    if (r == 0)
+        out = PyBytes_FromStringAndSize(o->buf ? o->buf : "", o->len);
+    else if (r > 0)
+        out = Py_NewRef(Py_None);
+    PyMem_Free(o->buf);
+    return out;
+}
+
 static int
 put_varint(Out *o, uint64_t v)
 {
@@ -514,13 +529,7 @@ dumps(PyObject *arg, int is_struct)
         r = PyDict_CheckExact(arg) ? write_struct(&o, arg, 1) : 1;
     else
         r = write_value(&o, arg, 1);
-    PyObject *out = NULL;
-    if (r == 0)
-        out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
-    else if (r > 0)
-        out = Py_NewRef(Py_None);
-    PyMem_Free(o.buf);
-    return out;
+    return out_finish(&o, r);
 }
 
 static PyObject *

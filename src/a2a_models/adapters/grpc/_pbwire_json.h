@@ -355,13 +355,7 @@ jsonplan_dumps(JsonPlan *p, PyObject *arg)
         Py_RETURN_NONE;
     Out o = {NULL, 0, 0};
     int r = json_write(p, &o, arg, 0);
-    PyObject *out = NULL;
-    if (r == 0)
-        out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
-    else if (r > 0)
-        out = Py_NewRef(Py_None);
-    PyMem_Free(o.buf);
-    return out;
+    return out_finish(&o, r);
 }
 
 static int

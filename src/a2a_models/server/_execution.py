@@ -47,6 +47,15 @@ _FAIL_RETRY_FOR = 300.0
 UNRECORDED_TEXT = "The server could not record the task's progress."
 
 
+def log_refused_creation(run: AgentRun, exc: A2AError) -> None:
+    """Log the store's refusal to create ``run``'s task: a retried first message (the
+    caller gets the task it started) is news, anything else a warning."""
+    if isinstance(exc, DuplicateMessageError):
+        log.info("not creating task %s: %s", run.task_id, exc)
+    else:
+        log.warning("could not create task %s: %s", run.task_id, exc)
+
+
 async def keep_trying(what: str, attempt: Callable[[], Awaitable[None]]) -> bool:
     """Await ``attempt()`` until it raises nothing, backing off from a quarter of a
     second to every 10 s, for 5 minutes at most (a store back within minutes: a
@@ -370,11 +379,7 @@ class InProcessExecutor(RunTable):
             run.history = stored.task.history
             await self.writer.register_request_push(run)
         except A2AError as exc:
-            if isinstance(exc, DuplicateMessageError):
-                # A retry of the message that started that task: the caller gets it.
-                log.info("not creating task %s: %s", run.task_id, exc)
-            else:
-                log.warning("could not create task %s: %s", run.task_id, exc)
+            log_refused_creation(run, exc)
             run.error = exc
             raise RunAborted from exc
         await self.writer.created(task)

@@ -49,14 +49,14 @@ from ..models import (
     utc_now,
 )
 from ._agent import Agent, AgentEvent, CallContext, RequestContext
-from ._execution import RunTable, keep_trying
+from ._execution import RunTable, keep_trying, log_refused_creation
 from ._handler import Repeat, RequestHandler
 from ._ids import fast_id
 from ._leases import LeasingExecutor
 from ._operations import engine_observer
 from ._push import PushDispatcher, PushNotificationSender
 from ._run import AgentRun, unrecorded
-from ._store import DuplicateMessageError, TaskStore
+from ._store import TaskStore
 from ._streams import BrokerSubscription, EventBroker, task_event_stream
 from ._writer import TaskWriter, written
 
@@ -270,11 +270,7 @@ class QueueExecutor(RunTable):
             run.created = True
             await self.writer.register_request_push(run)
         except A2AError as exc:
-            if isinstance(exc, DuplicateMessageError):
-                # A retry of the message that started that task: the caller gets it.
-                log.info("not creating task %s: %s", run.task_id, exc)
-            else:
-                log.warning("could not create task %s: %s", run.task_id, exc)
+            log_refused_creation(run, exc)
             run.error = exc
             return None
         except Exception as exc:

@@ -107,6 +107,12 @@ class DuplicateMessageError(A2AError):
         self.message_id = message_id
         super().__init__(f"task {task_id!r} already has a message with id {message_id!r}")
 
+    @classmethod
+    def started(cls, task_id: str, task: Task) -> DuplicateMessageError:
+        """``create``'s refusal of ``task``: its first message (the client's, which starts
+        it) already started the task ``task_id``."""
+        return cls(task_id, task.history[0].message_id if task.history else "")
+
 
 class LeaseLostError(A2AError):
     """A fenced write was refused: the run's lease on the task was taken after it.
@@ -723,8 +729,7 @@ class InMemoryTaskStore(TaskStore):
             raise ConcurrentModificationError(task.id, 0, self._records[task.id].version)
         started = None if started_by is None else (owner, tenant, started_by)
         if started is not None and started in self._started:
-            first = task.history[0].message_id if task.history else ""
-            raise DuplicateMessageError(self._started[started], first)
+            raise DuplicateMessageError.started(self._started[started], task)
         limit = self.max_active_tasks_per_owner
         if (
             limit is not None

@@ -30,7 +30,6 @@ from ..server.paging import NO_TIMESTAMP, list_cursor, status_key, timestamp_key
 
 __all__ = [
     "ACTIVE_KEYS",
-    "first_message_id",
     "ArtifactWrite",
     "FetchedTask",
     "Incarnation",
@@ -605,9 +604,3 @@ def split_url(url: str, ours: tuple[str, ...]) -> tuple[str, dict[str, str]]:
         elif piece:
             kept.append(piece)
     return (f"{base}?{'&'.join(kept)}" if kept else base), mine
-
-
-def first_message_id(task: Task) -> str:
-    """The id of the first message of ``task``'s history (the client's message that
-    started it), for a :class:`~a2a_models.server.DuplicateMessageError` (``""``: none)."""
-    return task.history[0].message_id if task.history else ""

@@ -33,7 +33,6 @@ from ._common import (
     column_text,
     column_value,
     encode_event,
-    first_message_id,
     new_messages,
     own_head,
     own_message,
@@ -398,7 +397,7 @@ class PostgresTaskStore(PgLeases, SQLTaskStore):
                     )
                     found = await cursor.fetchone()
                     if found is not None and found[0] != task.id:
-                        raise DuplicateMessageError(found[0], first_message_id(task))
+                        raise DuplicateMessageError.started(found[0], task)
                 version = await self._version(conn, task.id)
                 raise ConcurrentModificationError(task.id, 0, version or 0)
             xact.xid = inserted[1]

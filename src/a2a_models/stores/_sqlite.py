@@ -36,7 +36,6 @@ from ._common import (
     column_text,
     column_value,
     encode_event,
-    first_message_id,
     new_messages,
     own_head,
     own_message,
@@ -316,7 +315,7 @@ class SQLiteTaskStore(SQLTaskStore):
                 if row is not None and row[1] == task.id:
                     raise ConcurrentModificationError(task.id, 0, row[0])
                 if row is not None:
-                    raise DuplicateMessageError(row[1], first_message_id(task))
+                    raise DuplicateMessageError.started(row[1], task)
                 if limit is not None and not terminal:
                     (active,) = db.execute(
                         "SELECT coalesce(sum(n), 0) FROM a2a_task_counts"
